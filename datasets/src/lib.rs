@@ -1,0 +1,1 @@
+//! Prompt-set loaders.

@@ -1,0 +1,15 @@
+//! Batch-invariant CPU kernels (and CPU references for the CUDA kernels).
+
+mod activation;
+mod attention;
+mod linear;
+mod norm;
+mod rope;
+mod select;
+
+pub use activation::silu_and_mul;
+pub use attention::{attention, AttentionShape, KeyList};
+pub use linear::{dot, linear};
+pub use norm::{add_inplace, rms_norm};
+pub use rope::{Llama3RopeScaling, Rope};
+pub use select::{argmax, log_softmax, softmax_with_temperature, top_k};

@@ -1,1 +1,38 @@
-//! Prompt-set loaders.
+//! Prompt sets for the specula benchmarks.
+//!
+//! - Loaders for the upstream formats of MT-bench, Spec-Bench, GSM8K and
+//!   HumanEval, plus generic JSONL and plain text ([`loaders`], [`Format`]).
+//! - [`PromptSetSpec`]: what to load (a file or the built-in set), with a
+//!   category filter and a deterministic sample ([`sample`]).
+//! - The built-in 24-prompt set, the default ([`builtin`]).
+//! - Chat templates from Hugging Face tokenizer configs ([`ChatTemplate`]).
+//!
+//! Multi-turn sets keep all their turns, but the benchmark sends the first
+//! turn of each prompt ([`Prompt::text`]).
+//!
+//! ```
+//! use specula_datasets::PromptSetSpec;
+//!
+//! let set = PromptSetSpec::builtin()
+//!     .with_categories(["math"])
+//!     .with_sample(3, 7)
+//!     .load()?;
+//! assert_eq!(set.len(), 3);
+//! assert!(set.prompts.iter().all(|p| p.text().starts_with("Question: ")));
+//! # Ok::<(), specula_datasets::DatasetError>(())
+//! ```
+
+pub mod builtin;
+pub mod chat_template;
+pub mod error;
+pub mod format;
+pub mod loaders;
+pub mod prompt;
+pub mod sample;
+pub mod spec;
+
+pub use chat_template::{prompt_input, ChatMessage, ChatTemplate};
+pub use error::{DatasetError, Result};
+pub use format::Format;
+pub use prompt::{Prompt, PromptSet};
+pub use spec::{load_file, PromptSetSpec, PromptSource};

@@ -82,10 +82,20 @@ impl ChatTemplate {
         bos_token: impl Into<String>,
         eos_token: impl Into<String>,
     ) -> Result<Self> {
-        Self::with_origin(source.into(), bos_token.into(), eos_token.into(), "<string>".to_owned())
+        Self::with_origin(
+            source.into(),
+            bos_token.into(),
+            eos_token.into(),
+            "<string>".to_owned(),
+        )
     }
 
-    fn with_origin(source: String, bos_token: String, eos_token: String, origin: String) -> Result<Self> {
+    fn with_origin(
+        source: String,
+        bos_token: String,
+        eos_token: String,
+        origin: String,
+    ) -> Result<Self> {
         let mut env = Environment::new();
         let syntax = minijinja::syntax::SyntaxConfig::builder()
             .trim_blocks(true)
@@ -94,9 +104,12 @@ impl ChatTemplate {
             .map_err(|e| template_error(&origin, &e))?;
         env.set_syntax(syntax);
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
-        env.add_function("raise_exception", |msg: String| -> Result<Value, minijinja::Error> {
-            Err(minijinja::Error::new(ErrorKind::InvalidOperation, msg))
-        });
+        env.add_function(
+            "raise_exception",
+            |msg: String| -> Result<Value, minijinja::Error> {
+                Err(minijinja::Error::new(ErrorKind::InvalidOperation, msg))
+            },
+        );
         env.add_function("strftime_now", |fmt: String| fixed_strftime(&fmt));
         env.add_template_owned(TEMPLATE_NAME, source.clone())
             .map_err(|e| template_error(&origin, &e))?;
@@ -159,7 +172,8 @@ impl ChatTemplate {
             Some(serde_json::Value::Array(items)) => pick_default(items).map_err(bad)?,
             Some(_) => {
                 return Err(bad(
-                    "field `chat_template` must be a string or a list of {name, template}".to_owned(),
+                    "field `chat_template` must be a string or a list of {name, template}"
+                        .to_owned(),
                 ))
             }
         };
@@ -203,7 +217,8 @@ impl ChatTemplate {
             .env
             .get_template(TEMPLATE_NAME)
             .map_err(|e| template_error(&self.origin, &e))?;
-        tmpl.render(ctx).map_err(|e| template_error(&self.origin, &e))
+        tmpl.render(ctx)
+            .map_err(|e| template_error(&self.origin, &e))
     }
 
     /// Renders a prompt as one user message (its first turn) followed by the
@@ -299,6 +314,9 @@ mod tests {
     #[test]
     fn strftime_is_fixed() {
         assert_eq!(fixed_strftime("%d %b %Y"), "26 Jul 2024");
-        assert_eq!(fixed_strftime("%A %Y-%m-%d %H:%M 100%%"), "Friday 2024-07-26 00:00 100%");
+        assert_eq!(
+            fixed_strftime("%A %Y-%m-%d %H:%M 100%%"),
+            "Friday 2024-07-26 00:00 100%"
+        );
     }
 }

@@ -43,7 +43,7 @@ pub enum DatasetError {
         file: PathBuf,
         /// The 1-based line.
         line: usize,
-        /// What the JSON parser said (its column is relative to this line).
+        /// What the JSON parser said, with the column within the line.
         message: String,
     },
 

@@ -39,8 +39,14 @@ impl Format {
 
     /// The canonical names accepted by [`Format::from_str`] (which also
     /// accepts `_` for `-` and any letter case).
-    pub const NAMES: [&'static str; 6] =
-        ["mt-bench", "spec-bench", "gsm8k", "humaneval", "jsonl", "text"];
+    pub const NAMES: [&'static str; 6] = [
+        "mt-bench",
+        "spec-bench",
+        "gsm8k",
+        "humaneval",
+        "jsonl",
+        "text",
+    ];
 
     /// The canonical name of this format, e.g. `"spec-bench"`.
     pub fn name(self) -> &'static str {
@@ -99,7 +105,13 @@ impl Format {
 }
 
 /// Spec-Bench's categories that MT-bench does not have.
-const SPEC_BENCH_ONLY: [&str; 5] = ["translation", "summarization", "qa", "math_reasoning", "rag"];
+const SPEC_BENCH_ONLY: [&str; 5] = [
+    "translation",
+    "summarization",
+    "qa",
+    "math_reasoning",
+    "rag",
+];
 
 fn detect_fastchat(lower_name: &str, content: &str) -> Format {
     if lower_name.contains("spec") {
@@ -114,7 +126,11 @@ fn detect_fastchat(lower_name: &str, content: &str) -> Format {
     let spec_only = content.lines().any(|line| {
         serde_json::from_str::<serde_json::Value>(line)
             .ok()
-            .and_then(|v| v.get("category").and_then(|c| c.as_str()).map(str::to_owned))
+            .and_then(|v| {
+                v.get("category")
+                    .and_then(|c| c.as_str())
+                    .map(str::to_owned)
+            })
             .is_some_and(|c| SPEC_BENCH_ONLY.contains(&c.as_str()))
     });
     if spec_only {
@@ -142,9 +158,7 @@ impl FromStr for Format {
             "txt" => Some(Format::Text),
             other => Format::ALL.into_iter().find(|f| f.name() == other),
         };
-        found.ok_or_else(|| DatasetError::FormatName {
-            name: s.to_owned(),
-        })
+        found.ok_or_else(|| DatasetError::FormatName { name: s.to_owned() })
     }
 }
 
@@ -184,13 +198,19 @@ mod tests {
     fn detects_from_content() {
         let p = Path::new("x.jsonl");
         let d = |c: &str| Format::detect(p, c).ok();
-        assert_eq!(d(r#"{"task_id":"a","prompt":"def f():"}"#), Some(Format::HumanEval));
+        assert_eq!(
+            d(r#"{"task_id":"a","prompt":"def f():"}"#),
+            Some(Format::HumanEval)
+        );
         assert_eq!(d(r#"{"question":"q","answer":"a"}"#), Some(Format::Gsm8k));
         assert_eq!(d(r#"{"prompt":"hi"}"#), Some(Format::Jsonl));
         assert_eq!(d("not json"), Some(Format::Jsonl));
         let fc = r#"{"question_id":1,"category":"writing","turns":["a"]}"#;
         assert_eq!(d(fc), Some(Format::MtBench));
-        let sb = format!("{fc}\n{}", r#"{"question_id":2,"category":"rag","turns":["b"]}"#);
+        let sb = format!(
+            "{fc}\n{}",
+            r#"{"question_id":2,"category":"rag","turns":["b"]}"#
+        );
         assert_eq!(d(&sb), Some(Format::SpecBench));
         assert_eq!(
             Format::detect(Path::new("spec_q.jsonl"), fc).ok(),

@@ -22,6 +22,8 @@
 //! # Ok::<(), specula_datasets::DatasetError>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod builtin;
 pub mod chat_template;
 pub mod error;

@@ -32,7 +32,11 @@ pub struct Prompt {
 
 impl Prompt {
     /// Builds a single-turn prompt.
-    pub fn new(id: impl Into<String>, category: impl Into<String>, text: impl Into<String>) -> Self {
+    pub fn new(
+        id: impl Into<String>,
+        category: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Self {
         Prompt {
             id: id.into(),
             category: category.into(),

@@ -67,9 +67,10 @@ pub struct PromptSetSpec {
     /// `builtin` or a file path.
     pub source: PromptSource,
     /// The file's format; `None` detects it (see [`Format::detect`]).
+    /// Ignored for the built-in set.
     pub format: Option<Format>,
-    /// For generic JSONL, the field holding the prompt (default `prompt`,
-    /// then `text`).
+    /// For generic JSONL files, the field holding the prompt (default
+    /// `prompt`, then `text`). Ignored for other formats and the built-in set.
     pub field: Option<String>,
     /// Keep only prompts in these categories (or subcategories); empty keeps all.
     pub categories: Vec<String>,
@@ -114,7 +115,10 @@ impl PromptSetSpec {
     }
 
     /// Sets the category filter (builder style).
-    pub fn with_categories<S: Into<String>>(mut self, categories: impl IntoIterator<Item = S>) -> Self {
+    pub fn with_categories<S: Into<String>>(
+        mut self,
+        categories: impl IntoIterator<Item = S>,
+    ) -> Self {
         self.categories = categories.into_iter().map(Into::into).collect();
         self
     }

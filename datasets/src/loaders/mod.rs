@@ -18,7 +18,12 @@ use crate::prompt::Prompt;
 
 /// Parses `content` as `format`. `field` picks the prompt field of generic
 /// JSONL and is ignored by the other formats.
-pub fn parse(format: Format, file: &Path, content: &str, field: Option<&str>) -> Result<Vec<Prompt>> {
+pub fn parse(
+    format: Format,
+    file: &Path,
+    content: &str,
+    field: Option<&str>,
+) -> Result<Vec<Prompt>> {
     match format {
         Format::MtBench => fastchat::parse_mt_bench(file, content),
         Format::SpecBench => fastchat::parse_spec_bench(file, content),
@@ -46,7 +51,13 @@ pub fn read_text(file: &Path) -> Result<String> {
         }
         Err(e) => {
             let valid = e.utf8_error().valid_up_to();
-            let line = 1 + e.as_bytes().get(..valid).unwrap_or(&[]).iter().filter(|&&b| b == b'\n').count();
+            let line = 1 + e
+                .as_bytes()
+                .get(..valid)
+                .unwrap_or(&[])
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
             Err(DatasetError::NotUtf8 {
                 file: file.to_path_buf(),
                 line,

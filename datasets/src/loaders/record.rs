@@ -30,7 +30,7 @@ pub(crate) fn records<'a>(file: &'a Path, content: &str) -> Result<Vec<Record<'a
         let value: Value = serde_json::from_str(text).map_err(|e| DatasetError::Json {
             file: file.to_path_buf(),
             line,
-            message: e.to_string(),
+            message: json_message(&e),
         })?;
         match value {
             Value::Object(obj) => out.push(Record { file, line, obj }),
@@ -49,6 +49,17 @@ pub(crate) fn records<'a>(file: &'a Path, content: &str) -> Result<Vec<Record<'a
         });
     }
     Ok(out)
+}
+
+/// serde_json's message with its position ("at line 1 column 9", always line
+/// 1 since each line is parsed alone) replaced by the column.
+fn json_message(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    let position = format!(" at line {} column {}", e.line(), e.column());
+    match full.strip_suffix(&position) {
+        Some(msg) => format!("{msg} (column {})", e.column()),
+        None => full,
+    }
 }
 
 /// "a string", "a number", ... for error messages.
@@ -92,10 +103,7 @@ impl Record<'_> {
             None => Err(self.missing(field)),
             Some(Value::String(s)) if s.trim().is_empty() => Err(self.bad(field, "is empty")),
             Some(Value::String(s)) => Ok(s.clone()),
-            Some(other) => Err(self.bad(
-                field,
-                format!("must be a string, found {}", kind(other)),
-            )),
+            Some(other) => Err(self.bad(field, format!("must be a string, found {}", kind(other)))),
         }
     }
 

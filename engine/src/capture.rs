@@ -1,0 +1,141 @@
+//! Aux hidden-state capture: which residual streams of the target the draft
+//! receives, under the layer-id conventions found in serving engines.
+//!
+//! A *capture point* `p` is the residual stream entering decoder layer `p`
+//! (hidden + residual, before the layer's input norm); `p = 0` is the
+//! embedding output. This is index `p` of Hugging Face's
+//! `output_hidden_states`. Capture points run from 0 to L-1: the stream after
+//! the last layer is only available after the final norm and is never an aux
+//! state.
+
+use crate::error::{EngineError, Result};
+use std::fmt;
+
+/// How configured layer ids map to capture points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IdConvention {
+    /// SGLang before PR #25454: every id `l` captures point `l + 1` (the output of layer `l`).
+    Legacy,
+    /// SGLang after PR #25454: shift by one only when the first id is 1, else use the ids as given.
+    #[default]
+    Boundary,
+}
+
+impl IdConvention {
+    /// All conventions, for audits and help texts.
+    pub const ALL: [IdConvention; 2] = [IdConvention::Legacy, IdConvention::Boundary];
+
+    /// The convention's name as the CLI spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            IdConvention::Legacy => "legacy",
+            IdConvention::Boundary => "boundary",
+        }
+    }
+}
+
+impl std::str::FromStr for IdConvention {
+    type Err = EngineError;
+    fn from_str(s: &str) -> Result<IdConvention> {
+        match s {
+            "legacy" => Ok(IdConvention::Legacy),
+            "boundary" => Ok(IdConvention::Boundary),
+            other => Err(EngineError::setting("id convention", format!("{other:?} (expected legacy or boundary)"))),
+        }
+    }
+}
+
+/// Where the capture points came from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CaptureSource {
+    /// The engine default `[2, L/2, L-3]` (the draft names no ids).
+    Default,
+    /// `eagle_config.eagle_aux_hidden_state_layer_ids` of the draft.
+    DraftConfig,
+    /// An explicit override (CLI `--aux-layers` or a sweep spec).
+    Override,
+}
+
+/// The resolved capture of one run: the ids as configured and the points they mean.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct AuxCapture {
+    /// The ids as configured (empty for the default).
+    pub ids: Vec<i64>,
+    /// How they were read.
+    pub convention: IdConvention,
+    /// Where they came from.
+    pub source: CaptureSource,
+    /// The residual streams captured, in the order they are concatenated.
+    pub points: Vec<usize>,
+}
+
+/// The default capture points `[2, L/2, L-3]` for `layers = L`.
+pub fn default_points(layers: usize) -> Vec<usize> {
+    vec![2, layers / 2, layers.saturating_sub(3)]
+}
+
+/// Maps configured ids to capture points under `convention`; `-1` is the
+/// embedding output. Points must be distinct from out-of-range: each must be
+/// below `layers`.
+pub fn resolve_ids(ids: &[i64], convention: IdConvention, layers: usize) -> Result<Vec<usize>> {
+    if ids.is_empty() {
+        return Err(EngineError::setting("aux layer ids", "empty list"));
+    }
+    let shift = match convention {
+        IdConvention::Legacy => 1,
+        IdConvention::Boundary => i64::from(ids[0] == 1),
+    };
+    ids.iter()
+        .map(|&id| {
+            let point = if id == -1 { 0 } else { id + shift };
+            if id < -1 || point < 0 || point as usize >= layers {
+                Err(EngineError::setting(
+                    "aux layer ids",
+                    format!(
+                        "id {id} resolves to capture point {point} under the {} convention, outside 0..{} (the target has {layers} layers; the stream after the last layer is never an aux state)",
+                        convention.name(),
+                        layers - 1
+                    ),
+                ))
+            } else {
+                Ok(point as usize)
+            }
+        })
+        .collect()
+}
+
+impl AuxCapture {
+    /// Resolves the capture of a run: an override wins over the draft's ids,
+    /// which win over the default.
+    pub fn resolve(override_ids: Option<&[i64]>, draft_ids: Option<&[i64]>, convention: IdConvention, layers: usize) -> Result<AuxCapture> {
+        let (ids, source) = match (override_ids, draft_ids) {
+            (Some(ids), _) => (ids.to_vec(), CaptureSource::Override),
+            (None, Some(ids)) => (ids.to_vec(), CaptureSource::DraftConfig),
+            (None, None) => {
+                if layers < 4 {
+                    return Err(EngineError::setting("aux layer ids", format!("the default [2, L/2, L-3] needs at least 4 target layers, the target has {layers}")));
+                }
+                return Ok(AuxCapture { ids: Vec::new(), convention, source: CaptureSource::Default, points: default_points(layers) });
+            }
+        };
+        let points = resolve_ids(&ids, convention, layers)?;
+        Ok(AuxCapture { ids, convention, source, points })
+    }
+
+    /// The points as `a;b;c` (`e` for the embedding output is written as 0).
+    pub fn points_label(&self) -> String {
+        self.points.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(";")
+    }
+}
+
+impl fmt::Display for AuxCapture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<String> = self.points.iter().map(|&p| if p == 0 { "embeddings".to_string() } else { format!("entering layer {p}") }).collect();
+        match self.source {
+            CaptureSource::Default => write!(f, "default [2, L/2, L-3] -> [{}]", names.join(", ")),
+            _ => write!(f, "ids {:?} ({}, {:?}) -> [{}]", self.ids, self.convention.name(), self.source, names.join(", ")),
+        }
+    }
+}

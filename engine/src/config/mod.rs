@@ -1,0 +1,9 @@
+//! Model configs read from Hugging Face `config.json` files.
+
+mod draft;
+mod json;
+mod target;
+
+pub use draft::{DraftConfig, EAGLE3_ARCHITECTURE};
+pub use json::read_json;
+pub use target::{Family, RopeScaling, TargetConfig};

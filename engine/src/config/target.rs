@@ -1,0 +1,202 @@
+//! Target model config (Llama 3.x, Qwen2, Qwen3) from `config.json`.
+
+use super::read_json;
+use crate::error::{EngineError, Result};
+use serde::Deserialize;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Model family, which fixes the few architectural differences the engine handles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Family {
+    /// `LlamaForCausalLM` (Llama 2/3.x; optional `attention_bias`, llama3 RoPE scaling).
+    Llama,
+    /// `Qwen2ForCausalLM`: biases on q, k and v.
+    Qwen2,
+    /// `Qwen3ForCausalLM`: RMSNorm on q and k per head.
+    Qwen3,
+}
+
+impl Family {
+    const NAMES: [(&'static str, Family); 3] = [
+        ("LlamaForCausalLM", Family::Llama),
+        ("Qwen2ForCausalLM", Family::Qwen2),
+        ("Qwen3ForCausalLM", Family::Qwen3),
+    ];
+
+    /// The Hugging Face architecture name.
+    pub fn architecture(self) -> &'static str {
+        Family::NAMES.iter().find(|(_, f)| *f == self).map(|(n, _)| *n).unwrap_or("?")
+    }
+
+    /// The family of an architecture name, if supported.
+    pub fn from_architecture(name: &str) -> Option<Family> {
+        Family::NAMES.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+    }
+}
+
+/// Llama 3 RoPE frequency scaling, as in `rope_scaling` with `rope_type: "llama3"`.
+pub type RopeScaling = specula_kernels::cpu::Llama3RopeScaling;
+
+/// The resolved target config the engine runs with.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TargetConfig {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Model family.
+    pub family: Family,
+    /// Residual stream width.
+    pub hidden_size: usize,
+    /// MLP inner width.
+    pub intermediate_size: usize,
+    /// Decoder layers (L).
+    pub num_hidden_layers: usize,
+    /// Query heads.
+    pub num_attention_heads: usize,
+    /// Key/value heads.
+    pub num_key_value_heads: usize,
+    /// Width of one head.
+    pub head_dim: usize,
+    /// RMSNorm epsilon.
+    pub rms_norm_eps: f32,
+    /// RoPE base.
+    pub rope_theta: f32,
+    /// Llama 3 RoPE scaling, if any.
+    #[serde(skip)]
+    pub rope_scaling: Option<RopeScaling>,
+    /// Vocabulary size (rows of the embedding).
+    pub vocab_size: usize,
+    /// Whether `lm_head` reuses the embedding.
+    pub tie_word_embeddings: bool,
+    /// Biases on q/k/v projections (Qwen2, or Llama with `attention_bias`).
+    pub qkv_bias: bool,
+    /// End-of-sequence token ids.
+    pub eos_token_ids: Vec<u32>,
+    /// Storage dtype named by the config (`torch_dtype` or `dtype`), e.g. `bfloat16`.
+    pub dtype: String,
+}
+
+#[derive(Deserialize)]
+struct RawTargetConfig {
+    architectures: Option<Vec<String>>,
+    hidden_size: Option<usize>,
+    intermediate_size: Option<usize>,
+    num_hidden_layers: Option<usize>,
+    num_attention_heads: Option<usize>,
+    num_key_value_heads: Option<usize>,
+    head_dim: Option<usize>,
+    rms_norm_eps: Option<f32>,
+    rope_theta: Option<f32>,
+    rope_scaling: Option<Value>,
+    rope_parameters: Option<Value>,
+    vocab_size: Option<usize>,
+    tie_word_embeddings: Option<bool>,
+    attention_bias: Option<bool>,
+    eos_token_id: Option<Value>,
+    torch_dtype: Option<String>,
+    dtype: Option<String>,
+}
+
+pub(super) fn required<T>(path: &Path, field: &str, v: Option<T>) -> Result<T> {
+    v.ok_or_else(|| EngineError::config(path, field, "required field is missing"))
+}
+
+pub(super) fn positive(path: &Path, field: &str, v: Option<usize>) -> Result<usize> {
+    match required(path, field, v)? {
+        0 => Err(EngineError::config(path, field, "must be greater than 0")),
+        n => Ok(n),
+    }
+}
+
+fn f32_field(path: &Path, field: &str, obj: &Value, key: &str) -> Result<f32> {
+    obj.get(key)
+        .and_then(Value::as_f64)
+        .map(|v| v as f32)
+        .ok_or_else(|| EngineError::config(path, format!("{field}.{key}"), "required number is missing"))
+}
+
+/// Reads the llama3 scaling from `rope_scaling` (transformers 4) or
+/// `rope_parameters` (transformers 5); other scaling types are refused.
+fn rope_scaling(path: &Path, field: &str, v: &Value) -> Result<Option<RopeScaling>> {
+    if v.is_null() {
+        return Ok(None);
+    }
+    let kind = v.get("rope_type").or_else(|| v.get("type")).and_then(Value::as_str).unwrap_or("default");
+    match kind {
+        "default" => Ok(None),
+        "llama3" => Ok(Some(RopeScaling {
+            factor: f32_field(path, field, v, "factor")?,
+            low_freq_factor: f32_field(path, field, v, "low_freq_factor")?,
+            high_freq_factor: f32_field(path, field, v, "high_freq_factor")?,
+            original_max_position_embeddings: f32_field(path, field, v, "original_max_position_embeddings")? as usize,
+        })),
+        other => Err(EngineError::config(path, format!("{field}.rope_type"), format!("unsupported RoPE scaling {other:?} (supported: default, llama3)"))),
+    }
+}
+
+/// Reads `eos_token_id` as a number or a list of numbers.
+pub(super) fn token_ids(path: &Path, field: &str, v: Option<&Value>) -> Result<Vec<u32>> {
+    let bad = || EngineError::config(path, field, "must be a token id or a list of token ids");
+    match v {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Number(n)) => Ok(vec![n.as_u64().ok_or_else(bad)? as u32]),
+        Some(Value::Array(a)) => a.iter().map(|x| x.as_u64().map(|n| n as u32).ok_or_else(bad)).collect(),
+        Some(_) => Err(bad()),
+    }
+}
+
+impl TargetConfig {
+    /// Reads `dir/config.json`.
+    pub fn load(dir: &Path) -> Result<TargetConfig> {
+        let path = dir.join("config.json");
+        let raw: RawTargetConfig = read_json(&path, "config.json (the target model config)")?;
+        let archs = required(&path, "architectures", raw.architectures)?;
+        let family = archs.iter().find_map(|a| Family::from_architecture(a)).ok_or_else(|| EngineError::UnknownArchitecture {
+            path: path.clone(),
+            found: archs.clone(),
+            supported: Family::NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
+        })?;
+        let hidden_size = positive(&path, "hidden_size", raw.hidden_size)?;
+        let num_attention_heads = positive(&path, "num_attention_heads", raw.num_attention_heads)?;
+        let num_key_value_heads = match raw.num_key_value_heads {
+            None => num_attention_heads,
+            n => positive(&path, "num_key_value_heads", n)?,
+        };
+        if num_attention_heads % num_key_value_heads != 0 {
+            return Err(EngineError::config(&path, "num_key_value_heads", format!("{num_key_value_heads} does not divide num_attention_heads = {num_attention_heads}")));
+        }
+        let head_dim = match raw.head_dim {
+            Some(d) => positive(&path, "head_dim", Some(d))?,
+            None if hidden_size % num_attention_heads == 0 => hidden_size / num_attention_heads,
+            None => return Err(EngineError::config(&path, "head_dim", "missing, and hidden_size is not a multiple of num_attention_heads")),
+        };
+        if head_dim % 2 != 0 {
+            return Err(EngineError::config(&path, "head_dim", format!("{head_dim} is odd; RoPE needs an even head size")));
+        }
+        let params = raw.rope_parameters.unwrap_or(Value::Null);
+        let rope_theta = raw.rope_theta.or_else(|| params.get("rope_theta").and_then(Value::as_f64).map(|v| v as f32)).unwrap_or(10000.0);
+        let rope_scaling = match (&raw.rope_scaling, params.is_null()) {
+            (Some(v), _) if !v.is_null() => rope_scaling(&path, "rope_scaling", v)?,
+            (_, false) => rope_scaling(&path, "rope_parameters", &params)?,
+            _ => None,
+        };
+        Ok(TargetConfig {
+            family,
+            hidden_size,
+            intermediate_size: positive(&path, "intermediate_size", raw.intermediate_size)?,
+            num_hidden_layers: positive(&path, "num_hidden_layers", raw.num_hidden_layers)?,
+            num_attention_heads,
+            num_key_value_heads,
+            head_dim,
+            rms_norm_eps: raw.rms_norm_eps.unwrap_or(1e-6),
+            rope_theta,
+            rope_scaling,
+            vocab_size: positive(&path, "vocab_size", raw.vocab_size)?,
+            tie_word_embeddings: raw.tie_word_embeddings.unwrap_or(false),
+            qkv_bias: family == Family::Qwen2 || raw.attention_bias.unwrap_or(false),
+            eos_token_ids: token_ids(&path, "eos_token_id", raw.eos_token_id.as_ref())?,
+            dtype: raw.torch_dtype.or(raw.dtype).unwrap_or_else(|| "float32".into()),
+            path,
+        })
+    }
+}

@@ -1,0 +1,239 @@
+//! The decode loop: prefill, then per step draft -> verify -> accept ->
+//! commit, for a batch of sequences of different lengths, each with its own
+//! acceptance, until EOS or `max_new_tokens`.
+
+use crate::error::{EngineError, Result};
+use crate::kv_cache::KvCache;
+use crate::model::{ForwardBatch, TargetModel};
+use crate::spec::{verify_greedy, verify_sampling, Acceptance, DraftRequest, DraftTree, Drafter, SpecConfig};
+use crate::stats::{FinishReason, Generation, SequenceResult};
+use crate::timing::{timed, Span, SpanRecorder};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use specula_kernels::cpu::{argmax, softmax_with_temperature};
+use std::time::Instant;
+
+/// What to generate and how.
+#[derive(Debug, Clone)]
+pub struct GenerateParams {
+    /// Speculation knobs (`SpecConfig::BASELINE` for plain decoding).
+    pub spec: SpecConfig,
+    /// 0 = greedy; otherwise sampling at this temperature.
+    pub temperature: f32,
+    /// Tokens to generate per sequence at most (the prefill's token included).
+    pub max_new_tokens: usize,
+    /// Seed of every sampling stream (sequence `i` gets its own stream).
+    pub seed: u64,
+    /// Keep generating past EOS (fixed-length benchmarking).
+    pub ignore_eos: bool,
+}
+
+impl Default for GenerateParams {
+    fn default() -> GenerateParams {
+        GenerateParams { spec: SpecConfig::BASELINE, temperature: 0.0, max_new_tokens: 64, seed: 0, ignore_eos: false }
+    }
+}
+
+struct Sequence {
+    tokens: Vec<u32>,
+    cache: KvCache,
+    pending_start: usize,
+    pending_aux: Vec<f32>,
+    rng: ChaCha8Rng,
+    result: SequenceResult,
+    done: bool,
+}
+
+impl Sequence {
+    /// Appends `toks` until EOS or the length limit; returns how many were kept.
+    fn emit(&mut self, toks: &[u32], params: &GenerateParams, eos: &[u32], now: f64) -> usize {
+        let mut kept = 0;
+        for &t in toks {
+            if self.result.output.len() >= params.max_new_tokens {
+                break;
+            }
+            self.tokens.push(t);
+            self.result.output.push(t);
+            kept += 1;
+            if !params.ignore_eos && eos.contains(&t) {
+                self.finish(FinishReason::Eos, now);
+                return kept;
+            }
+        }
+        if self.result.output.len() >= params.max_new_tokens {
+            self.finish(FinishReason::Length, now);
+        }
+        kept
+    }
+
+    fn finish(&mut self, reason: FinishReason, now: f64) {
+        self.done = true;
+        self.result.finish = reason;
+        self.result.finished_s = now;
+    }
+}
+
+/// Per-row target choices: argmax ids (greedy) or tempered distributions.
+enum Choices {
+    Greedy(Vec<u32>),
+    Probs(Vec<Vec<f32>>),
+}
+
+fn choose(logits: &[f32], vocab: usize, temperature: f32) -> Choices {
+    let rows = logits.chunks_exact(vocab);
+    if temperature <= 0.0 {
+        Choices::Greedy(rows.map(|r| argmax(r).unwrap_or(0) as u32).collect())
+    } else {
+        Choices::Probs(rows.map(|r| softmax_with_temperature(r, temperature)).collect())
+    }
+}
+
+fn check_prompts(prompts: &[Vec<u32>], vocab: usize) -> Result<()> {
+    for (i, p) in prompts.iter().enumerate() {
+        if p.is_empty() {
+            return Err(EngineError::setting("prompt", format!("prompt {i} is empty")));
+        }
+        if let Some(&t) = p.iter().find(|&&t| t as usize >= vocab) {
+            return Err(EngineError::setting("prompt", format!("prompt {i} holds token id {t}, outside the target vocabulary of {vocab}")));
+        }
+    }
+    Ok(())
+}
+
+/// Generates a continuation of every prompt, speculatively when
+/// `params.spec` has steps (then `drafter` is required).
+pub fn generate(target: &TargetModel, prompts: &[Vec<u32>], params: &GenerateParams, mut drafter: Option<&mut dyn Drafter>, rec: &mut dyn SpanRecorder) -> Result<Generation> {
+    let vocab = target.config().vocab_size;
+    let eos = target.config().eos_token_ids.clone();
+    check_prompts(prompts, vocab)?;
+    if params.max_new_tokens == 0 {
+        return Err(EngineError::setting("max_new_tokens", "must be at least 1"));
+    }
+    let speculative = !params.spec.is_baseline();
+    if speculative && drafter.is_none() {
+        return Err(EngineError::setting("draft", format!("{} needs a draft model", params.spec)));
+    }
+    let capture = if speculative { drafter.as_ref().map(|d| d.capture_points()).unwrap_or_default() } else { Vec::new() };
+    let aux_width = capture.len() * target.config().hidden_size;
+    let t0 = Instant::now();
+    let mut seqs: Vec<Sequence> = prompts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Sequence {
+            tokens: p.clone(),
+            cache: target.new_cache(),
+            pending_start: 0,
+            pending_aux: Vec::new(),
+            rng: ChaCha8Rng::seed_from_u64(params.seed.wrapping_add((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))),
+            result: SequenceResult { prompt_len: p.len(), ..SequenceResult::default() },
+            done: false,
+        })
+        .collect();
+
+    // Prefill every prompt in one ragged batch.
+    let mut batch = ForwardBatch::default();
+    for (i, s) in seqs.iter().enumerate() {
+        batch.push_causal(i, 0, &s.tokens, 0, true);
+    }
+    let mut caches: Vec<KvCache> = seqs.iter_mut().map(|s| std::mem::replace(&mut s.cache, KvCache::new(0, 1))).collect();
+    let out = timed(rec, Span::Prefill, || target.forward(&batch, &mut caches, &capture));
+    let choices = timed(rec, Span::Sample, || choose(&out.logits, vocab, params.temperature));
+    let prefill_s = t0.elapsed().as_secs_f64();
+    let mut row = 0;
+    for (i, (s, mut c)) in seqs.iter_mut().zip(caches).enumerate() {
+        c.commit_all();
+        s.cache = c;
+        let n = s.tokens.len();
+        s.pending_aux = out.aux[row * aux_width..(row + n) * aux_width].to_vec();
+        row += n;
+        let first = match &choices {
+            Choices::Greedy(ids) => ids[i],
+            Choices::Probs(p) => verify_sampling(&DraftTree::default(), &p[i..i + 1], &mut s.rng).tokens[0],
+        };
+        s.result.ttft_s = prefill_s;
+        s.emit(&[first], params, &eos, prefill_s);
+    }
+    rec.finish_step();
+
+    let mut steps = 0;
+    while seqs.iter().any(|s| !s.done) {
+        steps += 1;
+        let active: Vec<usize> = (0..seqs.len()).filter(|&i| !seqs[i].done).collect();
+        let trees: Vec<DraftTree> = match (&mut drafter, speculative) {
+            (Some(d), true) => {
+                let requests: Vec<DraftRequest<'_>> = active
+                    .iter()
+                    .map(|&i| DraftRequest { slot: i, tokens: &seqs[i].tokens, pending_start: seqs[i].pending_start, pending_aux: &seqs[i].pending_aux })
+                    .collect();
+                let mut rngs: Vec<ChaCha8Rng> = active.iter().map(|&i| seqs[i].rng.clone()).collect();
+                let mut rng_refs: Vec<&mut ChaCha8Rng> = rngs.iter_mut().collect();
+                let trees = d.draft(&requests, &params.spec, params.temperature, &mut rng_refs, rec)?;
+                for (&i, r) in active.iter().zip(rngs) {
+                    seqs[i].rng = r;
+                }
+                trees
+            }
+            _ => vec![DraftTree::default(); active.len()],
+        };
+        // Verify: the root (last emitted token) and the tree, per sequence.
+        let mut batch = ForwardBatch::default();
+        let mut starts = Vec::with_capacity(active.len());
+        for (b, (&i, tree)) in active.iter().zip(&trees).enumerate() {
+            let s = &seqs[i];
+            let base = s.cache.len();
+            let root_pos = s.tokens.len() - 1;
+            starts.push(batch.len());
+            batch.push_tree_node(b, *s.tokens.last().expect("a sequence always has tokens"), root_pos, base, vec![base], true);
+            for (n, node) in tree.nodes.iter().enumerate() {
+                let mut seen = vec![base];
+                seen.extend(tree.path_to(n).into_iter().map(|a| base + 1 + a));
+                batch.push_tree_node(b, node.token, root_pos + node.depth, base, seen, true);
+            }
+        }
+        let mut caches: Vec<KvCache> = active.iter().map(|&i| std::mem::replace(&mut seqs[i].cache, KvCache::new(0, 1))).collect();
+        let out = timed(rec, Span::Verify, || target.forward(&batch, &mut caches, &capture));
+        let choices = timed(rec, Span::Sample, || choose(&out.logits, vocab, params.temperature));
+        let accepts: Vec<Acceptance> = timed(rec, Span::Accept, || {
+            active
+                .iter()
+                .zip(&trees)
+                .enumerate()
+                .map(|(b, (&i, tree))| {
+                    let range = starts[b]..starts[b] + tree.len() + 1;
+                    match &choices {
+                        Choices::Greedy(ids) => verify_greedy(tree, &ids[range]),
+                        Choices::Probs(p) => verify_sampling(tree, &p[range], &mut seqs[i].rng),
+                    }
+                })
+                .collect()
+        });
+        rec.begin(Span::KvCommit);
+        let now = t0.elapsed().as_secs_f64();
+        for (b, ((&i, mut cache), acc)) in active.iter().zip(caches).zip(&accepts).enumerate() {
+            let base = cache.committed();
+            let keep: Vec<usize> = std::iter::once(base).chain(acc.accepted.iter().map(|&a| base + 1 + a)).collect();
+            cache.commit(&keep);
+            let s = &mut seqs[i];
+            s.cache = cache;
+            s.pending_start = s.tokens.len() - 1;
+            s.pending_aux.clear();
+            for &k in std::iter::once(&0).chain(acc.accepted.iter().map(|a| a + 1).collect::<Vec<_>>().iter()) {
+                let r = starts[b] + k;
+                s.pending_aux.extend_from_slice(&out.aux[r * aux_width..(r + 1) * aux_width]);
+            }
+            let kept = s.emit(&acc.tokens, params, &eos, now);
+            s.result.verify_steps += 1;
+            s.result.accepted_per_step.push(acc.accepted.len() as u16);
+            s.result.emitted_per_step.push(kept as u16);
+            if s.done {
+                if let Some(d) = drafter.as_mut() {
+                    d.release(i);
+                }
+            }
+        }
+        rec.end(Span::KvCommit);
+        rec.finish_step();
+    }
+    let decode_s = t0.elapsed().as_secs_f64() - prefill_s;
+    Ok(Generation { sequences: seqs.into_iter().map(|s| s.result).collect(), prefill_s, decode_s, batch_steps: steps, spec: params.spec })
+}

@@ -1,0 +1,175 @@
+//! Building blocks shared by the target and the draft: linear layers, the
+//! attention block over a ragged batch, the gated MLP.
+
+use super::batch::ForwardBatch;
+use crate::checkpoint::Checkpoint;
+use crate::error::Result;
+use crate::kv_cache::KvCache;
+use rayon::prelude::*;
+use specula_kernels::cpu::{self, AttentionShape, KeyList, Rope};
+
+/// A linear layer in the Hugging Face `[out, in]` layout.
+pub struct Linear {
+    w: Vec<f32>,
+    bias: Option<Vec<f32>>,
+    out_dim: usize,
+    in_dim: usize,
+}
+
+impl Linear {
+    /// Loads `{name}.weight` (and `{name}.bias` when `bias`) of shape `[out, in]`.
+    pub fn load(ck: &Checkpoint, name: &str, out_dim: usize, in_dim: usize, bias: bool, why: &str) -> Result<Linear> {
+        let w = ck.f32(&format!("{name}.weight"), &[out_dim, in_dim], why)?;
+        let bias = if bias { Some(ck.f32(&format!("{name}.bias"), &[out_dim], why)?) } else { None };
+        Ok(Linear { w, bias, out_dim, in_dim })
+    }
+
+    /// Wraps an existing `[out, in]` matrix (a tied embedding).
+    pub fn from_weight(w: Vec<f32>, out_dim: usize, in_dim: usize) -> Linear {
+        assert_eq!(w.len(), out_dim * in_dim);
+        Linear { w, bias: None, out_dim, in_dim }
+    }
+
+    /// `x: [rows, in]` -> `[rows, out]`.
+    pub fn forward(&self, x: &[f32]) -> Vec<f32> {
+        let rows = x.len() / self.in_dim;
+        let mut out = vec![0f32; rows * self.out_dim];
+        cpu::linear(x, rows, self.in_dim, &self.w, self.out_dim, self.bias.as_deref(), &mut out);
+        out
+    }
+}
+
+/// An RMSNorm weight with its epsilon.
+pub struct Norm {
+    w: Vec<f32>,
+    eps: f32,
+}
+
+impl Norm {
+    /// Loads `{name}.weight` of shape `[dim]`.
+    pub fn load(ck: &Checkpoint, name: &str, dim: usize, eps: f32, why: &str) -> Result<Norm> {
+        Ok(Norm { w: ck.f32(&format!("{name}.weight"), &[dim], why)?, eps })
+    }
+
+    /// Normalised copy of `x: [rows, dim]`.
+    pub fn apply(&self, x: &[f32]) -> Vec<f32> {
+        let mut y = x.to_vec();
+        cpu::rms_norm(&mut y, self.w.len(), &self.w, self.eps);
+        y
+    }
+
+    /// Normalises `x` in place.
+    pub fn apply_inplace(&self, x: &mut [f32]) {
+        cpu::rms_norm(x, self.w.len(), &self.w, self.eps);
+    }
+}
+
+/// Self-attention of one decoder layer (grouped-query, RoPE, optional q/k norms and biases).
+pub struct Attention {
+    q: Linear,
+    k: Linear,
+    v: Linear,
+    o: Linear,
+    q_norm: Option<Norm>,
+    k_norm: Option<Norm>,
+    shape: AttentionShape,
+}
+
+/// Sizes of an attention block.
+pub struct AttentionDims {
+    /// Width of the block's input.
+    pub in_dim: usize,
+    /// Width of its output (the residual stream).
+    pub out_dim: usize,
+    /// Head layout.
+    pub shape: AttentionShape,
+    /// Biases on q, k, v.
+    pub qkv_bias: bool,
+    /// Per-head RMSNorm on q and k (Qwen3), with this epsilon.
+    pub qk_norm_eps: Option<f32>,
+}
+
+impl Attention {
+    /// Loads `{prefix}.{q,k,v,o}_proj` (and `q_norm`/`k_norm`).
+    pub fn load(ck: &Checkpoint, prefix: &str, d: &AttentionDims, why: &str) -> Result<Attention> {
+        let s = d.shape;
+        let qd = s.n_heads * s.head_dim;
+        let kd = s.kv_width();
+        let norm = |n: &str| -> Result<Option<Norm>> {
+            d.qk_norm_eps.map(|eps| Norm::load(ck, &format!("{prefix}.{n}"), s.head_dim, eps, why)).transpose()
+        };
+        Ok(Attention {
+            q: Linear::load(ck, &format!("{prefix}.q_proj"), qd, d.in_dim, d.qkv_bias, why)?,
+            k: Linear::load(ck, &format!("{prefix}.k_proj"), kd, d.in_dim, d.qkv_bias, why)?,
+            v: Linear::load(ck, &format!("{prefix}.v_proj"), kd, d.in_dim, d.qkv_bias, why)?,
+            o: Linear::load(ck, &format!("{prefix}.o_proj"), d.out_dim, qd, false, why)?,
+            q_norm: norm("q_norm")?,
+            k_norm: norm("k_norm")?,
+            shape: s,
+        })
+    }
+
+    /// Attention output `[rows, out]` for the normalised input `x: [rows, in]`;
+    /// appends each row's key and value to its cache's `layer` first.
+    pub fn forward(&self, x: &[f32], batch: &ForwardBatch, caches: &mut [KvCache], layer: usize, rope: &Rope) -> Vec<f32> {
+        let s = self.shape;
+        let (qd, kd) = (s.n_heads * s.head_dim, s.kv_width());
+        let mut q = self.q.forward(x);
+        let mut k = self.k.forward(x);
+        let v = self.v.forward(x);
+        if let (Some(qn), Some(kn)) = (&self.q_norm, &self.k_norm) {
+            qn.apply_inplace(&mut q);
+            kn.apply_inplace(&mut k);
+        }
+        for (r, row) in batch.rows.iter().enumerate() {
+            rope.apply(&mut q[r * qd..(r + 1) * qd], row.position);
+            rope.apply(&mut k[r * kd..(r + 1) * kd], row.position);
+            caches[row.cache].push(layer, &k[r * kd..(r + 1) * kd], &v[r * kd..(r + 1) * kd]);
+        }
+        let caches: &[KvCache] = caches;
+        let scale = 1.0 / (s.head_dim as f32).sqrt();
+        let mut att = vec![0f32; batch.len() * qd];
+        att.par_chunks_mut(qd).zip(batch.rows.par_iter()).enumerate().for_each(|(r, (out, row))| {
+            let (kc, vc) = caches[row.cache].layer(layer);
+            let keys = KeyList { prefix: row.visible.prefix, extra: &row.visible.extra };
+            cpu::attention(&q[r * qd..(r + 1) * qd], kc, vc, keys, s, scale, out);
+        });
+        self.o.forward(&att)
+    }
+}
+
+/// The gated SiLU MLP.
+pub struct Mlp {
+    gate: Linear,
+    up: Linear,
+    down: Linear,
+}
+
+impl Mlp {
+    /// Loads `{prefix}.{gate,up,down}_proj`.
+    pub fn load(ck: &Checkpoint, prefix: &str, hidden: usize, inner: usize, why: &str) -> Result<Mlp> {
+        Ok(Mlp {
+            gate: Linear::load(ck, &format!("{prefix}.gate_proj"), inner, hidden, false, why)?,
+            up: Linear::load(ck, &format!("{prefix}.up_proj"), inner, hidden, false, why)?,
+            down: Linear::load(ck, &format!("{prefix}.down_proj"), hidden, inner, false, why)?,
+        })
+    }
+
+    /// `down(silu(gate(x)) * up(x))`.
+    pub fn forward(&self, x: &[f32]) -> Vec<f32> {
+        let mut g = self.gate.forward(x);
+        let u = self.up.forward(x);
+        cpu::silu_and_mul(&mut g, &u);
+        self.down.forward(&g)
+    }
+}
+
+/// Rows of an embedding table for `tokens`.
+pub fn embed(table: &[f32], dim: usize, tokens: impl Iterator<Item = u32>) -> Vec<f32> {
+    let mut out = Vec::new();
+    for t in tokens {
+        let t = t as usize;
+        out.extend_from_slice(&table[t * dim..(t + 1) * dim]);
+    }
+    out
+}

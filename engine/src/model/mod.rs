@@ -1,0 +1,10 @@
+//! The target model and the EAGLE-3 draft on the CPU, over ragged batches.
+
+mod batch;
+mod blocks;
+mod draft;
+mod target;
+
+pub use batch::{ForwardBatch, Row, Visible};
+pub use draft::{Eagle3Draft, HiddenInput};
+pub use target::{TargetModel, TargetOutput};

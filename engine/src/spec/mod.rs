@@ -1,0 +1,17 @@
+//! Speculative decoding: configs, draft trees, drafting and verification.
+
+mod config;
+mod drafter;
+mod eagle3;
+mod oracle;
+mod search;
+mod tree;
+mod verify;
+
+pub use config::SpecConfig;
+pub use drafter::{DraftRequest, Drafter};
+pub use eagle3::Eagle3Drafter;
+pub use oracle::OracleDrafter;
+pub use search::{children_of, search_trees, Candidate, SearchState};
+pub use tree::{DraftNode, DraftTree, Proposal};
+pub use verify::{verify_greedy, verify_sampling, Acceptance};

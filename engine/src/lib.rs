@@ -1,17 +1,24 @@
 //! specula's speculative decoding engine: Hugging Face checkpoints, the
 //! target and EAGLE-3 draft models, aux hidden-state capture, draft trees,
 //! lossless verification and per-span timing.
+//!
+//! The CPU backend reads checkpoints through candle-core and computes with
+//! the batch-invariant kernels of `specula-kernels`, so the engine's first
+//! invariant (speculative greedy output == baseline greedy output, token for
+//! token) holds exactly for every config and batch size.
 
 pub mod capture;
 pub mod checkpoint;
 pub mod config;
 pub mod error;
-pub mod tokenizer;
-
-pub use error::{EngineError, Result};
+pub mod fixtures;
+pub mod generate;
 pub mod kv_cache;
 pub mod model;
-pub mod generate;
+pub mod pair;
 pub mod spec;
 pub mod stats;
 pub mod timing;
+pub mod tokenizer;
+
+pub use error::{EngineError, Result};

@@ -148,7 +148,12 @@ pub(super) fn token_ids(path: &Path, field: &str, v: Option<&Value>) -> Result<V
 impl TargetConfig {
     /// Reads `dir/config.json`.
     pub fn load(dir: &Path) -> Result<TargetConfig> {
-        let path = dir.join("config.json");
+        Self::load_file(&dir.join("config.json"))
+    }
+
+    /// Reads a target config file (any name).
+    pub fn load_file(path: &Path) -> Result<TargetConfig> {
+        let path = path.to_path_buf();
         let raw: RawTargetConfig = read_json(&path, "config.json (the target model config)")?;
         let archs = required(&path, "architectures", raw.architectures)?;
         let family = archs.iter().find_map(|a| Family::from_architecture(a)).ok_or_else(|| EngineError::UnknownArchitecture {

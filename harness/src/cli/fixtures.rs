@@ -1,0 +1,65 @@
+//! `specula fixtures`: write model checkpoints.
+
+use super::CliError;
+use clap::{Args, Subcommand, ValueEnum};
+use specula_engine::fixtures::{write_random_pair, StoreDtype, TargetShape};
+use std::path::PathBuf;
+
+#[derive(Subcommand, Debug)]
+pub enum FixturesCommand {
+    /// Write a random-initialised target (OUT/target) and EAGLE-3 draft (OUT/draft) in the
+    /// Hugging Face / SGLang layout, with a byte-level tokenizer.json, from a fixed seed.
+    Random(RandomArgs),
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum Dtype {
+    F32,
+    Bf16,
+}
+
+#[derive(Args, Debug)]
+pub struct RandomArgs {
+    /// A built-in shape (tiny, tiny-llama3, tiny-qwen2, tiny-qwen3) or the path of a config.json to copy the shape of.
+    #[arg(long, default_value = "tiny")]
+    shape: String,
+    /// Output folder (created).
+    #[arg(long)]
+    out: PathBuf,
+    /// Seed of the random weights.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Storage dtype of the weights.
+    #[arg(long, value_enum, default_value = "f32")]
+    dtype: Dtype,
+    /// Aux-layer ids to record in the draft's eagle_config (comma-separated; -1 = embeddings). Default: none.
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    aux_layers: Option<Vec<i64>>,
+}
+
+/// Runs `specula fixtures ...`.
+pub fn run(cmd: FixturesCommand) -> Result<(), CliError> {
+    let FixturesCommand::Random(a) = cmd;
+    let shape = match TargetShape::named(&a.shape) {
+        Some(s) => s,
+        None => {
+            let path = PathBuf::from(&a.shape);
+            if !path.exists() {
+                return Err(CliError::Input(format!("--shape {:?}: neither a built-in shape ({}) nor an existing config.json", a.shape, TargetShape::NAMES.join(", "))));
+            }
+            TargetShape::from_config_file(&path)?
+        }
+    };
+    let params = shape.parameters();
+    if params > 200_000_000 {
+        return Err(CliError::Input(format!("--shape {}: {params} parameters would write {} GB of random weights; fixtures are for small shapes", a.shape, params * 4 / 1_000_000_000)));
+    }
+    let dtype = match a.dtype {
+        Dtype::F32 => StoreDtype::F32,
+        Dtype::Bf16 => StoreDtype::Bf16,
+    };
+    let paths = write_random_pair(&a.out, &shape, a.seed, dtype, a.aux_layers)?;
+    println!("target: {} ({params} parameters, {:?})", paths.target.display(), shape.family);
+    println!("draft:  {}", paths.draft.display());
+    Ok(())
+}

@@ -1,0 +1,45 @@
+"""Fold the simulation results (simulation*.json beside each draft) into the
+draft's training_report.json / training_report.md."""
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+import common  # noqa: E402
+from train_eagle3 import write_md  # noqa: E402
+
+
+def main():
+    for name in ("eagle3", "eagle3-embed"):
+        d = os.path.join(common.MODEL_DIR, name)
+        rpath = os.path.join(d, "training_report.json")
+        if not os.path.exists(rpath):
+            continue
+        with open(rpath) as f:
+            rep = json.load(f)
+        rows, raw = [], {}
+        for fn in sorted(os.listdir(d)):
+            if not (fn.startswith("simulation") and fn.endswith(".json")):
+                continue
+            with open(os.path.join(d, fn)) as f:
+                sim = json.load(f)
+            raw[fn] = sim
+            for set_name, v in sim["sets"].items():
+                rows.append(f"served with ids {sim['served_ids']} (trained {sim['trained_ids']}), {set_name}: "
+                            f"tau {v['tau']:.2f} over {v['prompts']} prompts "
+                            f"(steps {sim['steps']}, topk 1, max_new {sim['max_new_tokens']}), "
+                            f"per-position acceptance {v['per_position_acceptance']}, "
+                            f"lossless {v.get('lossless_prompts', '?')}/{v['prompts']}")
+        if rows:
+            rep["simulation"] = rows
+            rep["simulation_detail"] = raw
+            with open(rpath, "w") as f:
+                json.dump(rep, f, indent=2)
+                f.write("\n")
+            write_md(rep, os.path.join(d, "training_report.md"))
+            print(f"{name}: {len(rows)} simulation rows folded in")
+
+
+if __name__ == "__main__":
+    main()

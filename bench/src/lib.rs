@@ -1,1 +1,1 @@
-//! Benchmarks live in `benches/`.
+//! Criterion benchmarks of specula live in `benches/` (`cargo bench -p specula-bench`).

@@ -41,7 +41,10 @@ impl std::str::FromStr for IdConvention {
         match s {
             "legacy" => Ok(IdConvention::Legacy),
             "boundary" => Ok(IdConvention::Boundary),
-            other => Err(EngineError::setting("id convention", format!("{other:?} (expected legacy or boundary)"))),
+            other => Err(EngineError::setting(
+                "id convention",
+                format!("{other:?} (expected legacy or boundary)"),
+            )),
         }
     }
 }
@@ -109,7 +112,12 @@ pub fn resolve_ids(ids: &[i64], convention: IdConvention, layers: usize) -> Resu
 impl AuxCapture {
     /// Resolves the capture of a run: an override wins over the draft's ids,
     /// which win over the default.
-    pub fn resolve(override_ids: Option<&[i64]>, draft_ids: Option<&[i64]>, convention: IdConvention, layers: usize) -> Result<AuxCapture> {
+    pub fn resolve(
+        override_ids: Option<&[i64]>,
+        draft_ids: Option<&[i64]>,
+        convention: IdConvention,
+        layers: usize,
+    ) -> Result<AuxCapture> {
         let (ids, source) = match (override_ids, draft_ids) {
             (Some(ids), _) => (ids.to_vec(), CaptureSource::Override),
             (None, Some(ids)) => (ids.to_vec(), CaptureSource::DraftConfig),
@@ -117,25 +125,56 @@ impl AuxCapture {
                 if layers < 4 {
                     return Err(EngineError::setting("aux layer ids", format!("the default [2, L/2, L-3] needs at least 4 target layers, the target has {layers}")));
                 }
-                return Ok(AuxCapture { ids: Vec::new(), convention, source: CaptureSource::Default, points: default_points(layers) });
+                return Ok(AuxCapture {
+                    ids: Vec::new(),
+                    convention,
+                    source: CaptureSource::Default,
+                    points: default_points(layers),
+                });
             }
         };
         let points = resolve_ids(&ids, convention, layers)?;
-        Ok(AuxCapture { ids, convention, source, points })
+        Ok(AuxCapture {
+            ids,
+            convention,
+            source,
+            points,
+        })
     }
 
     /// The points as `a;b;c` (`e` for the embedding output is written as 0).
     pub fn points_label(&self) -> String {
-        self.points.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(";")
+        self.points
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(";")
     }
 }
 
 impl fmt::Display for AuxCapture {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<String> = self.points.iter().map(|&p| if p == 0 { "embeddings".to_string() } else { format!("entering layer {p}") }).collect();
+        let names: Vec<String> = self
+            .points
+            .iter()
+            .map(|&p| {
+                if p == 0 {
+                    "embeddings".to_string()
+                } else {
+                    format!("entering layer {p}")
+                }
+            })
+            .collect();
         match self.source {
             CaptureSource::Default => write!(f, "default [2, L/2, L-3] -> [{}]", names.join(", ")),
-            _ => write!(f, "ids {:?} ({}, {:?}) -> [{}]", self.ids, self.convention.name(), self.source, names.join(", ")),
+            _ => write!(
+                f,
+                "ids {:?} ({}, {:?}) -> [{}]",
+                self.ids,
+                self.convention.name(),
+                self.source,
+                names.join(", ")
+            ),
         }
     }
 }

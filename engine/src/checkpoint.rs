@@ -32,7 +32,11 @@ impl Checkpoint {
             shards.sort();
             shards.dedup();
             if shards.is_empty() {
-                return Err(EngineError::config(&index_path, "weight_map", "names no shard"));
+                return Err(EngineError::config(
+                    &index_path,
+                    "weight_map",
+                    "names no shard",
+                ));
             }
             shards.into_iter().map(|s| dir.join(s)).collect()
         } else if single.exists() {
@@ -40,23 +44,35 @@ impl Checkpoint {
         } else {
             return Err(EngineError::MissingFile {
                 path: single,
-                what: "weights (model.safetensors, or shards with model.safetensors.index.json)".into(),
+                what: "weights (model.safetensors, or shards with model.safetensors.index.json)"
+                    .into(),
             });
         };
         let mut files = Vec::new();
         let mut index = HashMap::new();
         for path in names {
             if !path.exists() {
-                return Err(EngineError::MissingFile { path, what: "a weight shard named by model.safetensors.index.json".into() });
+                return Err(EngineError::MissingFile {
+                    path,
+                    what: "a weight shard named by model.safetensors.index.json".into(),
+                });
             }
             // SAFETY: the file is mapped read-only and not modified while the checkpoint is open.
-            let st = unsafe { MmapedSafetensors::new(&path) }.map_err(|e| EngineError::Safetensors { path: path.clone(), message: e.to_string() })?;
+            let st =
+                unsafe { MmapedSafetensors::new(&path) }.map_err(|e| EngineError::Safetensors {
+                    path: path.clone(),
+                    message: e.to_string(),
+                })?;
             for (name, _) in st.tensors() {
                 index.insert(name, files.len());
             }
             files.push((path, st));
         }
-        Ok(Checkpoint { dir: dir.to_path_buf(), files, index })
+        Ok(Checkpoint {
+            dir: dir.to_path_buf(),
+            files,
+            index,
+        })
     }
 
     /// The folder it was opened from.
@@ -66,7 +82,9 @@ impl Checkpoint {
 
     /// The stored name of `name`, also accepting a `model.` prefix (SGLang drafts).
     fn stored_name(&self, name: &str) -> Option<String> {
-        [name.to_string(), format!("model.{name}")].into_iter().find(|n| self.index.contains_key(n))
+        [name.to_string(), format!("model.{name}")]
+            .into_iter()
+            .find(|n| self.index.contains_key(n))
     }
 
     /// Whether the checkpoint holds `name`.
@@ -88,32 +106,66 @@ impl Checkpoint {
         st.get(&stored).ok().map(|v| v.shape().to_vec())
     }
 
-    fn load(&self, name: &str, expected: &[usize], why: &str, dtype: DType) -> Result<candle_core::Tensor> {
-        let stored = self.stored_name(name).ok_or_else(|| EngineError::MissingTensor { path: self.dir.clone(), name: name.to_string() })?;
+    fn load(
+        &self,
+        name: &str,
+        expected: &[usize],
+        why: &str,
+        dtype: DType,
+    ) -> Result<candle_core::Tensor> {
+        let stored = self
+            .stored_name(name)
+            .ok_or_else(|| EngineError::MissingTensor {
+                path: self.dir.clone(),
+                name: name.to_string(),
+            })?;
         let (path, st) = &self.files[self.index[&stored]];
-        let shape = st.get(&stored).map(|v| v.shape().to_vec()).unwrap_or_default();
+        let shape = st
+            .get(&stored)
+            .map(|v| v.shape().to_vec())
+            .unwrap_or_default();
         if shape != expected {
-            return Err(EngineError::TensorShape { path: path.clone(), name: stored, expected: expected.to_vec(), found: shape, why: why.to_string() });
+            return Err(EngineError::TensorShape {
+                path: path.clone(),
+                name: stored,
+                expected: expected.to_vec(),
+                found: shape,
+                why: why.to_string(),
+            });
         }
-        let err = |e: candle_core::Error| EngineError::Safetensors { path: path.clone(), message: format!("tensor `{stored}`: {e}") };
-        st.load(&stored, &Device::Cpu).and_then(|t| t.to_dtype(dtype)).and_then(|t| t.flatten_all()).map_err(err)
+        let err = |e: candle_core::Error| EngineError::Safetensors {
+            path: path.clone(),
+            message: format!("tensor `{stored}`: {e}"),
+        };
+        st.load(&stored, &Device::Cpu)
+            .and_then(|t| t.to_dtype(dtype))
+            .and_then(|t| t.flatten_all())
+            .map_err(err)
     }
 
     /// Loads a float tensor of exactly `expected` shape as f32; `why` names
     /// the config fields the shape comes from, for the error message.
     pub fn f32(&self, name: &str, expected: &[usize], why: &str) -> Result<Vec<f32>> {
         let t = self.load(name, expected, why, DType::F32)?;
-        t.to_vec1::<f32>().map_err(|e| EngineError::Safetensors { path: self.dir.clone(), message: format!("tensor `{name}`: {e}") })
+        t.to_vec1::<f32>().map_err(|e| EngineError::Safetensors {
+            path: self.dir.clone(),
+            message: format!("tensor `{name}`: {e}"),
+        })
     }
 
     /// Loads an integer tensor of exactly `expected` shape as i64.
     pub fn i64(&self, name: &str, expected: &[usize], why: &str) -> Result<Vec<i64>> {
         let t = self.load(name, expected, why, DType::I64)?;
-        t.to_vec1::<i64>().map_err(|e| EngineError::Safetensors { path: self.dir.clone(), message: format!("tensor `{name}`: {e}") })
+        t.to_vec1::<i64>().map_err(|e| EngineError::Safetensors {
+            path: self.dir.clone(),
+            message: format!("tensor `{name}`: {e}"),
+        })
     }
 
     /// The file holding `name` (for messages).
     pub fn file_of(&self, name: &str) -> PathBuf {
-        self.stored_name(name).map(|n| self.files[self.index[&n]].0.clone()).unwrap_or_else(|| self.dir.clone())
+        self.stored_name(name)
+            .map(|n| self.files[self.index[&n]].0.clone())
+            .unwrap_or_else(|| self.dir.clone())
     }
 }

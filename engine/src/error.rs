@@ -30,7 +30,7 @@ pub enum EngineError {
     Json {
         /// The file.
         path: PathBuf,
-        /// The JSON path of the field (`.` for the document).
+        /// `field `name`` for a type error, `invalid JSON` for a syntax error.
         field: String,
         /// What the parser said, with line and column.
         message: String,
@@ -46,7 +46,9 @@ pub enum EngineError {
         message: String,
     },
     /// The checkpoint's architecture is not one the engine runs.
-    #[error("{path}: field `architectures`: unknown architecture {found:?} (supported: {supported})")]
+    #[error(
+        "{path}: field `architectures`: unknown architecture {found:?} (supported: {supported})"
+    )]
     UnknownArchitecture {
         /// The config file.
         path: PathBuf,
@@ -106,16 +108,30 @@ pub enum EngineError {
 impl EngineError {
     /// An [`EngineError::Io`] for `path`.
     pub fn io(path: &Path, source: std::io::Error) -> EngineError {
-        EngineError::Io { path: path.to_path_buf(), source }
+        EngineError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     }
 
     /// An [`EngineError::Config`] for `field` of `path`.
-    pub fn config(path: &Path, field: impl Into<String>, message: impl Into<String>) -> EngineError {
-        EngineError::Config { path: path.to_path_buf(), field: field.into(), message: message.into() }
+    pub fn config(
+        path: &Path,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> EngineError {
+        EngineError::Config {
+            path: path.to_path_buf(),
+            field: field.into(),
+            message: message.into(),
+        }
     }
 
     /// An [`EngineError::InvalidSetting`].
     pub fn setting(field: impl Into<String>, message: impl Into<String>) -> EngineError {
-        EngineError::InvalidSetting { field: field.into(), message: message.into() }
+        EngineError::InvalidSetting {
+            field: field.into(),
+            message: message.into(),
+        }
     }
 }

@@ -5,7 +5,9 @@
 use crate::error::{EngineError, Result};
 use crate::kv_cache::KvCache;
 use crate::model::{ForwardBatch, TargetModel};
-use crate::spec::{verify_greedy, verify_sampling, Acceptance, DraftRequest, DraftTree, Drafter, SpecConfig};
+use crate::spec::{
+    verify_greedy, verify_sampling, Acceptance, DraftRequest, DraftTree, Drafter, SpecConfig,
+};
 use crate::stats::{FinishReason, Generation, SequenceResult};
 use crate::timing::{timed, Span, SpanRecorder};
 use rand::SeedableRng;
@@ -30,7 +32,13 @@ pub struct GenerateParams {
 
 impl Default for GenerateParams {
     fn default() -> GenerateParams {
-        GenerateParams { spec: SpecConfig::BASELINE, temperature: 0.0, max_new_tokens: 64, seed: 0, ignore_eos: false }
+        GenerateParams {
+            spec: SpecConfig::BASELINE,
+            temperature: 0.0,
+            max_new_tokens: 64,
+            seed: 0,
+            ignore_eos: false,
+        }
     }
 }
 
@@ -84,17 +92,26 @@ fn choose(logits: &[f32], vocab: usize, temperature: f32) -> Choices {
     if temperature <= 0.0 {
         Choices::Greedy(rows.map(|r| argmax(r).unwrap_or(0) as u32).collect())
     } else {
-        Choices::Probs(rows.map(|r| softmax_with_temperature(r, temperature)).collect())
+        Choices::Probs(
+            rows.map(|r| softmax_with_temperature(r, temperature))
+                .collect(),
+        )
     }
 }
 
 fn check_prompts(prompts: &[Vec<u32>], vocab: usize) -> Result<()> {
     for (i, p) in prompts.iter().enumerate() {
         if p.is_empty() {
-            return Err(EngineError::setting("prompt", format!("prompt {i} is empty")));
+            return Err(EngineError::setting(
+                "prompt",
+                format!("prompt {i} is empty"),
+            ));
         }
         if let Some(&t) = p.iter().find(|&&t| t as usize >= vocab) {
-            return Err(EngineError::setting("prompt", format!("prompt {i} holds token id {t}, outside the target vocabulary of {vocab}")));
+            return Err(EngineError::setting(
+                "prompt",
+                format!("prompt {i} holds token id {t}, outside the target vocabulary of {vocab}"),
+            ));
         }
     }
     Ok(())
@@ -102,7 +119,13 @@ fn check_prompts(prompts: &[Vec<u32>], vocab: usize) -> Result<()> {
 
 /// Generates a continuation of every prompt, speculatively when
 /// `params.spec` has steps (then `drafter` is required).
-pub fn generate(target: &TargetModel, prompts: &[Vec<u32>], params: &GenerateParams, mut drafter: Option<&mut dyn Drafter>, rec: &mut dyn SpanRecorder) -> Result<Generation> {
+pub fn generate(
+    target: &TargetModel,
+    prompts: &[Vec<u32>],
+    params: &GenerateParams,
+    mut drafter: Option<&mut dyn Drafter>,
+    rec: &mut dyn SpanRecorder,
+) -> Result<Generation> {
     let vocab = target.config().vocab_size;
     let eos = target.config().eos_token_ids.clone();
     check_prompts(prompts, vocab)?;
@@ -111,9 +134,19 @@ pub fn generate(target: &TargetModel, prompts: &[Vec<u32>], params: &GeneratePar
     }
     let speculative = !params.spec.is_baseline();
     if speculative && drafter.is_none() {
-        return Err(EngineError::setting("draft", format!("{} needs a draft model", params.spec)));
+        return Err(EngineError::setting(
+            "draft",
+            format!("{} needs a draft model", params.spec),
+        ));
     }
-    let capture = if speculative { drafter.as_ref().map(|d| d.capture_points()).unwrap_or_default() } else { Vec::new() };
+    let capture = if speculative {
+        drafter
+            .as_ref()
+            .map(|d| d.capture_points())
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     let aux_width = capture.len() * target.config().hidden_size;
     let t0 = Instant::now();
     let mut seqs: Vec<Sequence> = prompts
@@ -124,8 +157,15 @@ pub fn generate(target: &TargetModel, prompts: &[Vec<u32>], params: &GeneratePar
             cache: target.new_cache(),
             pending_start: 0,
             pending_aux: Vec::new(),
-            rng: ChaCha8Rng::seed_from_u64(params.seed.wrapping_add((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))),
-            result: SequenceResult { prompt_len: p.len(), ..SequenceResult::default() },
+            rng: ChaCha8Rng::seed_from_u64(
+                params
+                    .seed
+                    .wrapping_add((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            ),
+            result: SequenceResult {
+                prompt_len: p.len(),
+                ..SequenceResult::default()
+            },
             done: false,
         })
         .collect();
@@ -135,9 +175,16 @@ pub fn generate(target: &TargetModel, prompts: &[Vec<u32>], params: &GeneratePar
     for (i, s) in seqs.iter().enumerate() {
         batch.push_causal(i, 0, &s.tokens, 0, true);
     }
-    let mut caches: Vec<KvCache> = seqs.iter_mut().map(|s| std::mem::replace(&mut s.cache, KvCache::new(0, 1))).collect();
-    let out = timed(rec, Span::Prefill, || target.forward(&batch, &mut caches, &capture));
-    let choices = timed(rec, Span::Sample, || choose(&out.logits, vocab, params.temperature));
+    let mut caches: Vec<KvCache> = seqs
+        .iter_mut()
+        .map(|s| std::mem::replace(&mut s.cache, KvCache::new(0, 1)))
+        .collect();
+    let out = timed(rec, Span::Prefill, || {
+        target.forward(&batch, &mut caches, &capture)
+    });
+    let choices = timed(rec, Span::Sample, || {
+        choose(&out.logits, vocab, params.temperature)
+    });
     let prefill_s = t0.elapsed().as_secs_f64();
     let mut row = 0;
     for (i, (s, mut c)) in seqs.iter_mut().zip(caches).enumerate() {
@@ -148,7 +195,9 @@ pub fn generate(target: &TargetModel, prompts: &[Vec<u32>], params: &GeneratePar
         row += n;
         let first = match &choices {
             Choices::Greedy(ids) => ids[i],
-            Choices::Probs(p) => verify_sampling(&DraftTree::default(), &p[i..i + 1], &mut s.rng).tokens[0],
+            Choices::Probs(p) => {
+                verify_sampling(&DraftTree::default(), &p[i..i + 1], &mut s.rng).tokens[0]
+            }
         };
         s.result.ttft_s = prefill_s;
         s.emit(&[first], params, &eos, prefill_s);
@@ -163,11 +212,23 @@ pub fn generate(target: &TargetModel, prompts: &[Vec<u32>], params: &GeneratePar
             (Some(d), true) => {
                 let requests: Vec<DraftRequest<'_>> = active
                     .iter()
-                    .map(|&i| DraftRequest { slot: i, tokens: &seqs[i].tokens, pending_start: seqs[i].pending_start, pending_aux: &seqs[i].pending_aux })
+                    .map(|&i| DraftRequest {
+                        slot: i,
+                        tokens: &seqs[i].tokens,
+                        pending_start: seqs[i].pending_start,
+                        pending_aux: &seqs[i].pending_aux,
+                    })
                     .collect();
-                let mut rngs: Vec<ChaCha8Rng> = active.iter().map(|&i| seqs[i].rng.clone()).collect();
+                let mut rngs: Vec<ChaCha8Rng> =
+                    active.iter().map(|&i| seqs[i].rng.clone()).collect();
                 let mut rng_refs: Vec<&mut ChaCha8Rng> = rngs.iter_mut().collect();
-                let trees = d.draft(&requests, &params.spec, params.temperature, &mut rng_refs, rec)?;
+                let trees = d.draft(
+                    &requests,
+                    &params.spec,
+                    params.temperature,
+                    &mut rng_refs,
+                    rec,
+                )?;
                 for (&i, r) in active.iter().zip(rngs) {
                     seqs[i].rng = r;
                 }
@@ -183,16 +244,30 @@ pub fn generate(target: &TargetModel, prompts: &[Vec<u32>], params: &GeneratePar
             let base = s.cache.len();
             let root_pos = s.tokens.len() - 1;
             starts.push(batch.len());
-            batch.push_tree_node(b, *s.tokens.last().expect("a sequence always has tokens"), root_pos, base, vec![base], true);
+            batch.push_tree_node(
+                b,
+                *s.tokens.last().expect("a sequence always has tokens"),
+                root_pos,
+                base,
+                vec![base],
+                true,
+            );
             for (n, node) in tree.nodes.iter().enumerate() {
                 let mut seen = vec![base];
                 seen.extend(tree.path_to(n).into_iter().map(|a| base + 1 + a));
                 batch.push_tree_node(b, node.token, root_pos + node.depth, base, seen, true);
             }
         }
-        let mut caches: Vec<KvCache> = active.iter().map(|&i| std::mem::replace(&mut seqs[i].cache, KvCache::new(0, 1))).collect();
-        let out = timed(rec, Span::Verify, || target.forward(&batch, &mut caches, &capture));
-        let choices = timed(rec, Span::Sample, || choose(&out.logits, vocab, params.temperature));
+        let mut caches: Vec<KvCache> = active
+            .iter()
+            .map(|&i| std::mem::replace(&mut seqs[i].cache, KvCache::new(0, 1)))
+            .collect();
+        let out = timed(rec, Span::Verify, || {
+            target.forward(&batch, &mut caches, &capture)
+        });
+        let choices = timed(rec, Span::Sample, || {
+            choose(&out.logits, vocab, params.temperature)
+        });
         let accepts: Vec<Acceptance> = timed(rec, Span::Accept, || {
             active
                 .iter()
@@ -211,15 +286,24 @@ pub fn generate(target: &TargetModel, prompts: &[Vec<u32>], params: &GeneratePar
         let now = t0.elapsed().as_secs_f64();
         for (b, ((&i, mut cache), acc)) in active.iter().zip(caches).zip(&accepts).enumerate() {
             let base = cache.committed();
-            let keep: Vec<usize> = std::iter::once(base).chain(acc.accepted.iter().map(|&a| base + 1 + a)).collect();
+            let keep: Vec<usize> = std::iter::once(base)
+                .chain(acc.accepted.iter().map(|&a| base + 1 + a))
+                .collect();
             cache.commit(&keep);
             let s = &mut seqs[i];
             s.cache = cache;
             s.pending_start = s.tokens.len() - 1;
             s.pending_aux.clear();
-            for &k in std::iter::once(&0).chain(acc.accepted.iter().map(|a| a + 1).collect::<Vec<_>>().iter()) {
+            for &k in std::iter::once(&0).chain(
+                acc.accepted
+                    .iter()
+                    .map(|a| a + 1)
+                    .collect::<Vec<_>>()
+                    .iter(),
+            ) {
                 let r = starts[b] + k;
-                s.pending_aux.extend_from_slice(&out.aux[r * aux_width..(r + 1) * aux_width]);
+                s.pending_aux
+                    .extend_from_slice(&out.aux[r * aux_width..(r + 1) * aux_width]);
             }
             let kept = s.emit(&acc.tokens, params, &eos, now);
             s.result.verify_steps += 1;
@@ -235,5 +319,11 @@ pub fn generate(target: &TargetModel, prompts: &[Vec<u32>], params: &GeneratePar
         rec.finish_step();
     }
     let decode_s = t0.elapsed().as_secs_f64() - prefill_s;
-    Ok(Generation { sequences: seqs.into_iter().map(|s| s.result).collect(), prefill_s, decode_s, batch_steps: steps, spec: params.spec })
+    Ok(Generation {
+        sequences: seqs.into_iter().map(|s| s.result).collect(),
+        prefill_s,
+        decode_s,
+        batch_steps: steps,
+        spec: params.spec,
+    })
 }

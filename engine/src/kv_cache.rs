@@ -17,7 +17,11 @@ pub struct KvCache {
 impl KvCache {
     /// An empty cache for `layers` layers of `width = kv_heads * head_dim` floats per entry.
     pub fn new(layers: usize, width: usize) -> KvCache {
-        KvCache { layers: vec![(Vec::new(), Vec::new()); layers], width, committed: 0 }
+        KvCache {
+            layers: vec![(Vec::new(), Vec::new()); layers],
+            width,
+            committed: 0,
+        }
     }
 
     /// Entries held (committed and scratch).
@@ -54,8 +58,14 @@ impl KvCache {
     /// drops every other scratch entry.
     pub fn commit(&mut self, keep: &[usize]) {
         let len = self.len();
-        assert!(keep.windows(2).all(|w| w[0] < w[1]), "kv commit: entries must be ascending");
-        assert!(keep.iter().all(|&e| e >= self.committed && e < len), "kv commit: entry outside the scratch tail");
+        assert!(
+            keep.windows(2).all(|w| w[0] < w[1]),
+            "kv commit: entries must be ascending"
+        );
+        assert!(
+            keep.iter().all(|&e| e >= self.committed && e < len),
+            "kv commit: entry outside the scratch tail"
+        );
         let w = self.width;
         for (ks, vs) in &mut self.layers {
             for (dst, &src) in (self.committed..).zip(keep) {

@@ -46,7 +46,8 @@ impl SequenceResult {
 
     /// Seconds per output token after the first.
     pub fn tpot_s(&self) -> Option<f64> {
-        (self.output.len() > 1).then(|| (self.finished_s - self.ttft_s) / (self.output.len() - 1) as f64)
+        (self.output.len() > 1)
+            .then(|| (self.finished_s - self.ttft_s) / (self.output.len() - 1) as f64)
     }
 }
 
@@ -73,7 +74,11 @@ impl Generation {
 
     /// Tokens emitted by verify steps, summed over sequences.
     pub fn emitted_in_decode(&self) -> usize {
-        self.sequences.iter().flat_map(|s| &s.emitted_per_step).map(|&e| e as usize).sum()
+        self.sequences
+            .iter()
+            .flat_map(|s| &s.emitted_per_step)
+            .map(|&e| e as usize)
+            .sum()
     }
 
     /// Generated tokens, summed over sequences (prefill tokens included).
@@ -97,7 +102,12 @@ impl Generation {
         if slots == 0 {
             return 0.0;
         }
-        let accepted: usize = self.sequences.iter().flat_map(|s| &s.accepted_per_step).map(|&a| a as usize).sum();
+        let accepted: usize = self
+            .sequences
+            .iter()
+            .flat_map(|s| &s.accepted_per_step)
+            .map(|&a| a as usize)
+            .sum();
         accepted as f64 / slots as f64
     }
 
@@ -106,7 +116,12 @@ impl Generation {
         let v = self.verify_steps();
         (1..=self.spec.steps)
             .map(|k| {
-                let reach = self.sequences.iter().flat_map(|s| &s.accepted_per_step).filter(|&&a| a as usize >= k).count();
+                let reach = self
+                    .sequences
+                    .iter()
+                    .flat_map(|s| &s.accepted_per_step)
+                    .filter(|&&a| a as usize >= k)
+                    .count();
                 if v == 0 {
                     0.0
                 } else {

@@ -26,7 +26,15 @@ pub enum Span {
 
 impl Span {
     /// Every span, in step order.
-    pub const ALL: [Span; 7] = [Span::Prefill, Span::Draft, Span::TreeBuild, Span::Verify, Span::Accept, Span::KvCommit, Span::Sample];
+    pub const ALL: [Span; 7] = [
+        Span::Prefill,
+        Span::Draft,
+        Span::TreeBuild,
+        Span::Verify,
+        Span::Accept,
+        Span::KvCommit,
+        Span::Sample,
+    ];
 
     /// The span's name in CSV files and reports.
     pub fn name(self) -> &'static str {
@@ -107,14 +115,22 @@ pub struct HostRecorder {
 
 impl SpanRecorder for HostRecorder {
     fn begin(&mut self, span: Span) {
-        debug_assert!(self.open.is_none(), "span {span:?} begins inside {:?}", self.open);
+        debug_assert!(
+            self.open.is_none(),
+            "span {span:?} begins inside {:?}",
+            self.open
+        );
         self.open = Some((span, Instant::now()));
     }
 
     fn end(&mut self, span: Span) {
         if let Some((s, t0)) = self.open.take() {
             debug_assert_eq!(s, span, "span ended out of order");
-            self.log.samples.entry(span).or_default().push(t0.elapsed().as_nanos() as u64);
+            self.log
+                .samples
+                .entry(span)
+                .or_default()
+                .push(t0.elapsed().as_nanos() as u64);
         }
     }
 }

@@ -14,21 +14,39 @@ impl TextTokenizer {
     pub fn load(dir: &Path) -> Result<TextTokenizer> {
         let path = dir.join("tokenizer.json");
         if !path.exists() {
-            return Err(EngineError::MissingFile { path, what: "tokenizer.json (the target's tokenizer)".into() });
+            return Err(EngineError::MissingFile {
+                path,
+                what: "tokenizer.json (the target's tokenizer)".into(),
+            });
         }
-        let inner = tokenizers::Tokenizer::from_file(&path).map_err(|e| EngineError::Tokenizer { path: path.clone(), message: e.to_string() })?;
+        let inner =
+            tokenizers::Tokenizer::from_file(&path).map_err(|e| EngineError::Tokenizer {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
         Ok(TextTokenizer { path, inner })
     }
 
     /// Token ids of `text`, with the special tokens the tokenizer adds (BOS).
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
-        let enc = self.inner.encode(text, true).map_err(|e| EngineError::Tokenizer { path: self.path.clone(), message: e.to_string() })?;
+        let enc = self
+            .inner
+            .encode(text, true)
+            .map_err(|e| EngineError::Tokenizer {
+                path: self.path.clone(),
+                message: e.to_string(),
+            })?;
         Ok(enc.get_ids().to_vec())
     }
 
     /// Text of `ids`, without special tokens.
     pub fn decode(&self, ids: &[u32]) -> Result<String> {
-        self.inner.decode(ids, true).map_err(|e| EngineError::Tokenizer { path: self.path.clone(), message: e.to_string() })
+        self.inner
+            .decode(ids, true)
+            .map_err(|e| EngineError::Tokenizer {
+                path: self.path.clone(),
+                message: e.to_string(),
+            })
     }
 
     /// Number of tokens, added tokens included.

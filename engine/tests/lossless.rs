@@ -27,7 +27,13 @@ fn grid() -> Vec<SpecConfig> {
 }
 
 fn greedy(spec: SpecConfig) -> GenerateParams {
-    GenerateParams { spec, temperature: 0.0, max_new_tokens: MAX_NEW, seed: 1, ignore_eos: true }
+    GenerateParams {
+        spec,
+        temperature: 0.0,
+        max_new_tokens: MAX_NEW,
+        seed: 1,
+        ignore_eos: true,
+    }
 }
 
 #[test]
@@ -35,28 +41,65 @@ fn every_grid_config_and_batch_size_reproduces_the_baseline_with_an_oracle_draft
     let fx = common::fixture("tiny");
     let target = TargetModel::load(&fx.target).unwrap();
     let prompts = common::prompts(8, 11);
-    let baseline = generate(&target, &prompts, &greedy(SpecConfig::BASELINE), None, &mut NullRecorder).unwrap();
-    let reference: HashMap<usize, Vec<u32>> = prompts.iter().zip(&baseline.sequences).enumerate().map(|(i, (p, s))| (i, [p.clone(), s.output.clone()].concat())).collect();
+    let baseline = generate(
+        &target,
+        &prompts,
+        &greedy(SpecConfig::BASELINE),
+        None,
+        &mut NullRecorder,
+    )
+    .unwrap();
+    let reference: HashMap<usize, Vec<u32>> = prompts
+        .iter()
+        .zip(&baseline.sequences)
+        .enumerate()
+        .map(|(i, (p, s))| (i, [p.clone(), s.output.clone()].concat()))
+        .collect();
     let grid = grid();
-    assert_eq!(grid.len(), 145, "the grid covers 144 speculative configs and the baseline");
+    assert_eq!(
+        grid.len(),
+        145,
+        "the grid covers 144 speculative configs and the baseline"
+    );
     let mut deep_accepts = 0;
     for (ci, spec) in grid.iter().enumerate() {
         for batch in 1..=8 {
             let first = (ci + batch) % (9 - batch);
             let slice = &prompts[first..first + batch];
-            let refs: HashMap<usize, Vec<u32>> = (0..batch).map(|i| (i, reference[&(first + i)].clone())).collect();
+            let refs: HashMap<usize, Vec<u32>> = (0..batch)
+                .map(|i| (i, reference[&(first + i)].clone()))
+                .collect();
             let mut oracle = OracleDrafter::new(refs, 0.75, target.config().vocab_size, ci as u64);
-            let g = generate(&target, slice, &greedy(*spec), Some(&mut oracle), &mut NullRecorder).unwrap();
+            let g = generate(
+                &target,
+                slice,
+                &greedy(*spec),
+                Some(&mut oracle),
+                &mut NullRecorder,
+            )
+            .unwrap();
             for (i, s) in g.sequences.iter().enumerate() {
                 assert_eq!(s.output, baseline.sequences[first + i].output, "{spec}, batch {batch}, sequence {i}: speculative output differs from the baseline");
             }
-            deep_accepts += g.sequences.iter().flat_map(|s| &s.accepted_per_step).filter(|&&a| a >= 2).count();
+            deep_accepts += g
+                .sequences
+                .iter()
+                .flat_map(|s| &s.accepted_per_step)
+                .filter(|&&a| a >= 2)
+                .count();
             if !spec.is_baseline() && spec.steps >= 2 {
-                assert!(g.tau() > 1.3, "{spec}, batch {batch}: the oracle should get tokens accepted (tau {})", g.tau());
+                assert!(
+                    g.tau() > 1.3,
+                    "{spec}, batch {batch}: the oracle should get tokens accepted (tau {})",
+                    g.tau()
+                );
             }
         }
     }
-    assert!(deep_accepts > 1000, "the grid must exercise accepted paths of depth >= 2 ({deep_accepts})");
+    assert!(
+        deep_accepts > 1000,
+        "the grid must exercise accepted paths of depth >= 2 ({deep_accepts})"
+    );
 }
 
 #[test]
@@ -64,12 +107,19 @@ fn the_eagle3_draft_path_is_lossless_across_configs_and_batches() {
     let fx = common::fixture("tiny");
     let mut pair = ModelPair::load(&fx.target, Some(&fx.draft), &CaptureChoice::default()).unwrap();
     let prompts = common::prompts(8, 12);
-    let baseline = pair.generate(&prompts, &greedy(SpecConfig::BASELINE), &mut NullRecorder).unwrap();
+    let baseline = pair
+        .generate(&prompts, &greedy(SpecConfig::BASELINE), &mut NullRecorder)
+        .unwrap();
     for (ci, spec) in grid().iter().enumerate().filter(|(i, _)| i % 3 == 0) {
         let batch = 1 + ci % 8;
-        let g = pair.generate(&prompts[..batch], &greedy(*spec), &mut NullRecorder).unwrap();
+        let g = pair
+            .generate(&prompts[..batch], &greedy(*spec), &mut NullRecorder)
+            .unwrap();
         for (i, s) in g.sequences.iter().enumerate() {
-            assert_eq!(s.output, baseline.sequences[i].output, "{spec}, batch {batch}, sequence {i}");
+            assert_eq!(
+                s.output, baseline.sequences[i].output,
+                "{spec}, batch {batch}, sequence {i}"
+            );
         }
     }
 }
@@ -78,14 +128,39 @@ fn the_eagle3_draft_path_is_lossless_across_configs_and_batches() {
 fn every_model_family_is_lossless_and_batch_invariant() {
     for shape in ["tiny-llama3", "tiny-qwen2", "tiny-qwen3"] {
         let fx = common::fixture(shape);
-        let capture = CaptureChoice { override_ids: Some(vec![0, 1, 2]), convention: IdConvention::Boundary };
+        let capture = CaptureChoice {
+            override_ids: Some(vec![0, 1, 2]),
+            convention: IdConvention::Boundary,
+        };
         let mut pair = ModelPair::load(&fx.target, Some(&fx.draft), &capture).unwrap();
         let prompts = common::prompts(5, 13);
-        let alone: Vec<Vec<u32>> = prompts.iter().map(|p| pair.generate(std::slice::from_ref(p), &greedy(SpecConfig::BASELINE), &mut NullRecorder).unwrap().sequences[0].output.clone()).collect();
-        for spec in [SpecConfig::BASELINE, SpecConfig::chain(4), SpecConfig::new(3, 3, 8).unwrap()] {
-            let g = pair.generate(&prompts, &greedy(spec), &mut NullRecorder).unwrap();
+        let alone: Vec<Vec<u32>> = prompts
+            .iter()
+            .map(|p| {
+                pair.generate(
+                    std::slice::from_ref(p),
+                    &greedy(SpecConfig::BASELINE),
+                    &mut NullRecorder,
+                )
+                .unwrap()
+                .sequences[0]
+                    .output
+                    .clone()
+            })
+            .collect();
+        for spec in [
+            SpecConfig::BASELINE,
+            SpecConfig::chain(4),
+            SpecConfig::new(3, 3, 8).unwrap(),
+        ] {
+            let g = pair
+                .generate(&prompts, &greedy(spec), &mut NullRecorder)
+                .unwrap();
             for (i, s) in g.sequences.iter().enumerate() {
-                assert_eq!(s.output, alone[i], "{shape} {spec}: batched output of sequence {i} differs from decoding it alone");
+                assert_eq!(
+                    s.output, alone[i],
+                    "{shape} {spec}: batched output of sequence {i} differs from decoding it alone"
+                );
             }
         }
     }
@@ -97,17 +172,52 @@ fn stopping_on_eos_truncates_identically() {
     let target = TargetModel::load(&fx.target).unwrap();
     let prompts = common::prompts(8, 14);
     // Make a token the baseline emits mid-way the end-of-sequence token.
-    let free = generate(&target, &prompts, &greedy(SpecConfig::BASELINE), None, &mut NullRecorder).unwrap();
+    let free = generate(
+        &target,
+        &prompts,
+        &greedy(SpecConfig::BASELINE),
+        None,
+        &mut NullRecorder,
+    )
+    .unwrap();
     let eos = free.sequences[0].output[5];
     let mut cfg = target.config().clone();
     cfg.eos_token_ids = vec![eos];
-    let target = TargetModel::from_checkpoint(cfg, &specula_engine::checkpoint::Checkpoint::open(&fx.target).unwrap()).unwrap();
-    let params = |spec| GenerateParams { ignore_eos: false, ..greedy(spec) };
-    let base = generate(&target, &prompts, &params(SpecConfig::BASELINE), None, &mut NullRecorder).unwrap();
-    assert!(base.sequences[0].output.len() <= 6 && *base.sequences[0].output.last().unwrap() == eos);
-    let refs: HashMap<usize, Vec<u32>> = prompts.iter().zip(&free.sequences).enumerate().map(|(i, (p, s))| (i, [p.clone(), s.output.clone()].concat())).collect();
+    let target = TargetModel::from_checkpoint(
+        cfg,
+        &specula_engine::checkpoint::Checkpoint::open(&fx.target).unwrap(),
+    )
+    .unwrap();
+    let params = |spec| GenerateParams {
+        ignore_eos: false,
+        ..greedy(spec)
+    };
+    let base = generate(
+        &target,
+        &prompts,
+        &params(SpecConfig::BASELINE),
+        None,
+        &mut NullRecorder,
+    )
+    .unwrap();
+    assert!(
+        base.sequences[0].output.len() <= 6 && *base.sequences[0].output.last().unwrap() == eos
+    );
+    let refs: HashMap<usize, Vec<u32>> = prompts
+        .iter()
+        .zip(&free.sequences)
+        .enumerate()
+        .map(|(i, (p, s))| (i, [p.clone(), s.output.clone()].concat()))
+        .collect();
     let mut oracle = OracleDrafter::new(refs, 0.9, target.config().vocab_size, 3);
-    let spec = generate(&target, &prompts, &params(SpecConfig::new(5, 2, 8).unwrap()), Some(&mut oracle), &mut NullRecorder).unwrap();
+    let spec = generate(
+        &target,
+        &prompts,
+        &params(SpecConfig::new(5, 2, 8).unwrap()),
+        Some(&mut oracle),
+        &mut NullRecorder,
+    )
+    .unwrap();
     for (a, b) in spec.sequences.iter().zip(&base.sequences) {
         assert_eq!(a.output, b.output);
         assert_eq!(a.finish, b.finish);

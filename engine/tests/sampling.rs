@@ -40,13 +40,23 @@ fn chi_square_p(counts: &[usize], probs: &[f32]) -> f64 {
 }
 
 fn random_dist(rng: &mut ChaCha8Rng, n: usize) -> Vec<f32> {
-    let w: Vec<f32> = (0..n).map(|_| rng.random_range(0.0f32..1.0).powi(2) + 0.01).collect();
+    let w: Vec<f32> = (0..n)
+        .map(|_| rng.random_range(0.0f32..1.0).powi(2) + 0.01)
+        .collect();
     let s: f32 = w.iter().sum();
     w.into_iter().map(|v| v / s).collect()
 }
 
+/// Makes the tree of one trial.
+type TreeMaker<'a> = dyn Fn(&mut ChaCha8Rng) -> DraftTree + 'a;
+
 fn node(token: u32, parent: Option<usize>, depth: usize, proposal: Proposal) -> DraftNode {
-    DraftNode { token, parent, depth, proposal }
+    DraftNode {
+        token,
+        parent,
+        depth,
+        proposal,
+    }
 }
 
 #[test]
@@ -62,16 +72,33 @@ fn tree_verification_emits_the_target_distribution() {
     let draw = |rng: &mut ChaCha8Rng, q: &[f32]| {
         let u: f32 = rng.random();
         let mut c = 0.0;
-        q.iter().position(|&p| {
-            c += p;
-            u < c
-        }).unwrap_or(q.len() - 1) as u32
+        q.iter()
+            .position(|&p| {
+                c += p;
+                u < c
+            })
+            .unwrap_or(q.len() - 1) as u32
     };
     let sampled_chain = |rng: &mut ChaCha8Rng| DraftTree {
         nodes: vec![
-            node(draw(rng, &q_root), None, 1, Proposal::Sampled(Arc::new(q_root.clone()))),
-            node(draw(rng, &q_child), Some(0), 2, Proposal::Sampled(Arc::new(q_child.clone()))),
-            node(draw(rng, &q_child), Some(1), 3, Proposal::Sampled(Arc::new(q_child.clone()))),
+            node(
+                draw(rng, &q_root),
+                None,
+                1,
+                Proposal::Sampled(Arc::new(q_root.clone())),
+            ),
+            node(
+                draw(rng, &q_child),
+                Some(0),
+                2,
+                Proposal::Sampled(Arc::new(q_child.clone())),
+            ),
+            node(
+                draw(rng, &q_child),
+                Some(1),
+                3,
+                Proposal::Sampled(Arc::new(q_child.clone())),
+            ),
         ],
     };
     let fixed_tree = DraftTree {
@@ -85,10 +112,20 @@ fn tree_verification_emits_the_target_distribution() {
         ],
     };
     let point_mass_tree = |_: &mut ChaCha8Rng| fixed_tree.clone();
-    let shapes: [(&str, &dyn Fn(&mut ChaCha8Rng) -> DraftTree, usize); 2] = [("sampled chain", &sampled_chain, 3), ("point-mass tree", &point_mass_tree, 6)];
+    let shapes: [(&str, &TreeMaker, usize); 2] = [
+        ("sampled chain", &sampled_chain, 3),
+        ("point-mass tree", &point_mass_tree, 6),
+    ];
     for (name, make, len) in shapes {
         // Half uniform, so that every drafted token has real mass.
-        let probs: Vec<Vec<f32>> = (0..=len).map(|_| random_dist(&mut rng, V).into_iter().map(|p| 0.5 * p + 0.5 / V as f32).collect()).collect();
+        let probs: Vec<Vec<f32>> = (0..=len)
+            .map(|_| {
+                random_dist(&mut rng, V)
+                    .into_iter()
+                    .map(|p| 0.5 * p + 0.5 / V as f32)
+                    .collect()
+            })
+            .collect();
         let mut first = vec![0usize; V];
         let mut second = vec![0usize; V];
         let mut accepted_any = 0;
@@ -101,13 +138,22 @@ fn tree_verification_emits_the_target_distribution() {
             }
             accepted_any += usize::from(!a.accepted.is_empty());
         }
-        assert!(accepted_any > N / 10, "{name}: drafts must get accepted for the test to mean anything ({accepted_any})");
+        assert!(
+            accepted_any > N / 10,
+            "{name}: drafts must get accepted for the test to mean anything ({accepted_any})"
+        );
         let p1 = chi_square_p(&first, &probs[0]);
-        assert!(p1 > 1e-3, "{name}: first token not distributed as the target (p = {p1:.2e})");
+        assert!(
+            p1 > 1e-3,
+            "{name}: first token not distributed as the target (p = {p1:.2e})"
+        );
         // Given that node 0 was accepted, the next token follows the target at node 0.
         assert!(second.iter().sum::<usize>() > 2_000);
         let p2 = chi_square_p(&second, &probs[1]);
-        assert!(p2 > 1e-3, "{name}: second token not distributed as the target at node 0 (p = {p2:.2e})");
+        assert!(
+            p2 > 1e-3,
+            "{name}: second token not distributed as the target at node 0 (p = {p2:.2e})"
+        );
     }
 }
 
@@ -119,7 +165,13 @@ fn the_chi_square_check_rejects_a_biased_sampler() {
     let p = random_dist(&mut rng, 8);
     let mut counts = vec![0usize; 8];
     for _ in 0..20_000 {
-        let t = if rng.random_bool(0.3) { 2 } else { (0..8).find(|&i| rng.random_range(0.0f32..1.0) < p[i] * 2.0).unwrap_or(0) };
+        let t = if rng.random_bool(0.3) {
+            2
+        } else {
+            (0..8)
+                .find(|&i| rng.random_range(0.0f32..1.0) < p[i] * 2.0)
+                .unwrap_or(0)
+        };
         counts[t] += 1;
     }
     assert!(chi_square_p(&counts, &p) < 1e-6);
@@ -141,8 +193,16 @@ fn the_engine_samples_the_target_distribution_through_eagle3_drafts() {
             batch_prompts.push(prompt.clone());
         }
         for _ in 0..N / 8 {
-            let params = GenerateParams { spec, temperature, max_new_tokens: 2, seed: rng_seed.random(), ignore_eos: true };
-            let g = pair.generate(&batch_prompts, &params, &mut NullRecorder).unwrap();
+            let params = GenerateParams {
+                spec,
+                temperature,
+                max_new_tokens: 2,
+                seed: rng_seed.random(),
+                ignore_eos: true,
+            };
+            let g = pair
+                .generate(&batch_prompts, &params, &mut NullRecorder)
+                .unwrap();
             pairs.extend(g.sequences.iter().map(|s| (s.output[0], s.output[1])));
         }
         let mut by_first = std::collections::HashMap::new();
@@ -150,7 +210,10 @@ fn the_engine_samples_the_target_distribution_through_eagle3_drafts() {
             *by_first.entry(a).or_insert(0usize) += 1;
         }
         let (&top, &n_top) = by_first.iter().max_by_key(|(_, &n)| n).unwrap();
-        assert!(n_top > 2_000, "{spec}: the conditional sample is too small ({n_top})");
+        assert!(
+            n_top > 2_000,
+            "{spec}: the conditional sample is too small ({n_top})"
+        );
         // The target's exact distribution after prompt + top.
         let mut ctx = prompt.clone();
         ctx.push(top);
@@ -166,6 +229,9 @@ fn the_engine_samples_the_target_distribution_through_eagle3_drafts() {
             }
         }
         let pv = chi_square_p(&counts, &p);
-        assert!(pv > 1e-3, "{spec}: second token not distributed as the target (p = {pv:.2e})");
+        assert!(
+            pv > 1e-3,
+            "{spec}: second token not distributed as the target (p = {pv:.2e})"
+        );
     }
 }

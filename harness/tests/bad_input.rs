@@ -8,25 +8,53 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn specula(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_specula")).args(args).output().expect("the binary runs")
+    Command::new(env!("CARGO_BIN_EXE_specula"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
 }
 
 fn fixture() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let t = tempfile::tempdir().unwrap();
-    let p = write_random_pair(t.path(), &TargetShape::named("tiny").unwrap(), 1, StoreDtype::F32, None).unwrap();
+    let p = write_random_pair(
+        t.path(),
+        &TargetShape::named("tiny").unwrap(),
+        1,
+        StoreDtype::F32,
+        None,
+    )
+    .unwrap();
     (t, p.target, p.draft)
 }
 
 fn generate(target: &Path, draft: &Path) -> Output {
-    specula(&["generate", "--target", target.to_str().unwrap(), "--draft", draft.to_str().unwrap(), "--prompt", "hi", "--max-new-tokens", "4"])
+    specula(&[
+        "generate",
+        "--target",
+        target.to_str().unwrap(),
+        "--draft",
+        draft.to_str().unwrap(),
+        "--prompt",
+        "hi",
+        "--max-new-tokens",
+        "4",
+    ])
 }
 
 /// Exit code 2, one line on stderr, naming every `needles`, no panic.
 fn assert_clear_error(out: &Output, needles: &[&str]) {
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "exit code 2 expected, stderr: {err}");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "exit code 2 expected, stderr: {err}"
+    );
     assert!(!err.contains("panicked"), "panicked: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line expected: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "one line expected: {err}"
+    );
     assert!(err.starts_with("error: "), "{err}");
     for n in needles {
         assert!(err.contains(n), "{n:?} missing from: {err}");
@@ -34,7 +62,8 @@ fn assert_clear_error(out: &Output, needles: &[&str]) {
 }
 
 fn edit_json(path: &Path, f: impl FnOnce(&mut serde_json::Value)) {
-    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     f(&mut v);
     std::fs::write(path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
 }
@@ -46,33 +75,69 @@ fn a_missing_tensor_is_named_with_its_checkpoint() {
     let mut w = shape.random_weights(&mut ChaCha8Rng::seed_from_u64(1), StoreDtype::F32);
     w.remove("model.layers.2.mlp.up_proj.weight");
     w.write(&target.join("model.safetensors")).unwrap();
-    assert_clear_error(&generate(&target, &draft), &[target.to_str().unwrap(), "missing tensor `model.layers.2.mlp.up_proj.weight`"]);
+    assert_clear_error(
+        &generate(&target, &draft),
+        &[
+            target.to_str().unwrap(),
+            "missing tensor `model.layers.2.mlp.up_proj.weight`",
+        ],
+    );
 }
 
 #[test]
 fn a_tensor_of_the_wrong_shape_names_the_file_tensor_and_config_fields() {
     let (_t, target, draft) = fixture();
-    edit_json(&target.join("config.json"), |c| c["intermediate_size"] = 96.into());
-    assert_clear_error(&generate(&target, &draft), &["model.safetensors", "model.layers.0.mlp.gate_proj.weight", "[96, 64]", "[128, 64]", "intermediate_size"]);
+    edit_json(&target.join("config.json"), |c| {
+        c["intermediate_size"] = 96.into()
+    });
+    assert_clear_error(
+        &generate(&target, &draft),
+        &[
+            "model.safetensors",
+            "model.layers.0.mlp.gate_proj.weight",
+            "[96, 64]",
+            "[128, 64]",
+            "intermediate_size",
+        ],
+    );
 }
 
 #[test]
 fn an_unknown_architecture_is_refused_with_the_supported_ones() {
     let (_t, target, draft) = fixture();
-    edit_json(&target.join("config.json"), |c| c["architectures"] = serde_json::json!(["MambaForCausalLM"]));
-    assert_clear_error(&generate(&target, &draft), &["config.json", "architectures", "MambaForCausalLM", "LlamaForCausalLM"]);
+    edit_json(&target.join("config.json"), |c| {
+        c["architectures"] = serde_json::json!(["MambaForCausalLM"])
+    });
+    assert_clear_error(
+        &generate(&target, &draft),
+        &[
+            "config.json",
+            "architectures",
+            "MambaForCausalLM",
+            "LlamaForCausalLM",
+        ],
+    );
 }
 
 #[test]
 fn a_malformed_config_gives_the_line_and_column() {
     let (_t, target, draft) = fixture();
     let text = std::fs::read_to_string(target.join("config.json")).unwrap();
-    std::fs::write(target.join("config.json"), text.replace("\"hidden_size\": 64,", "\"hidden_size\": 64,,")).unwrap();
+    std::fs::write(
+        target.join("config.json"),
+        text.replace("\"hidden_size\": 64,", "\"hidden_size\": 64,,"),
+    )
+    .unwrap();
     assert_clear_error(&generate(&target, &draft), &["config.json", "line"]);
     // A field of the wrong type names the field.
-    edit_json(&draft.join("config.json"), |c| c["hidden_size"] = "wide".into());
+    edit_json(&draft.join("config.json"), |c| {
+        c["hidden_size"] = "wide".into()
+    });
     std::fs::write(target.join("config.json"), text).unwrap();
-    assert_clear_error(&generate(&target, &draft), &["draft", "config.json", "hidden_size", "invalid type"]);
+    assert_clear_error(
+        &generate(&target, &draft),
+        &["draft", "config.json", "hidden_size", "invalid type"],
+    );
 }
 
 #[test]
@@ -82,11 +147,28 @@ fn a_draft_whose_fc_is_not_three_target_widths_is_refused() {
     let mut ds = DraftShape::for_target(&shape, None);
     ds.target_hidden_size = 48; // fc becomes [64, 144] instead of [64, 192]
     let ids: Vec<usize> = (0..256).collect();
-    ds.random_weights(&mut ChaCha8Rng::seed_from_u64(2), StoreDtype::F32, &ids).write(&draft.join("model.safetensors")).unwrap();
-    assert_clear_error(&generate(&target, &draft), &["draft", "model.safetensors", "fc.weight", "[64, 192]", "[64, 144]", "3 x target hidden_size"]);
+    ds.random_weights(&mut ChaCha8Rng::seed_from_u64(2), StoreDtype::F32, &ids)
+        .write(&draft.join("model.safetensors"))
+        .unwrap();
+    assert_clear_error(
+        &generate(&target, &draft),
+        &[
+            "draft",
+            "model.safetensors",
+            "fc.weight",
+            "[64, 192]",
+            "[64, 144]",
+            "3 x target hidden_size",
+        ],
+    );
     // A config that says so is refused before the weights are read.
-    edit_json(&draft.join("config.json"), |c| c["target_hidden_size"] = 48.into());
-    assert_clear_error(&generate(&target, &draft), &["draft", "config.json", "target_hidden_size", "64"]);
+    edit_json(&draft.join("config.json"), |c| {
+        c["target_hidden_size"] = 48.into()
+    });
+    assert_clear_error(
+        &generate(&target, &draft),
+        &["draft", "config.json", "target_hidden_size", "64"],
+    );
 }
 
 #[test]
@@ -107,19 +189,48 @@ fn a_corrupt_tokenizer_is_named() {
 fn missing_weights_are_named() {
     let (_t, target, draft) = fixture();
     std::fs::remove_file(target.join("model.safetensors")).unwrap();
-    assert_clear_error(&generate(&target, &draft), &["model.safetensors", "missing weights"]);
+    assert_clear_error(
+        &generate(&target, &draft),
+        &["model.safetensors", "missing weights"],
+    );
 }
 
 #[test]
 fn an_impossible_tree_is_refused() {
     let (_t, target, draft) = fixture();
-    let out = specula(&["generate", "--target", target.to_str().unwrap(), "--draft", draft.to_str().unwrap(), "--prompt", "hi", "--steps", "2", "--topk", "2", "--num-draft-tokens", "8"]);
+    let out = specula(&[
+        "generate",
+        "--target",
+        target.to_str().unwrap(),
+        "--draft",
+        draft.to_str().unwrap(),
+        "--prompt",
+        "hi",
+        "--steps",
+        "2",
+        "--topk",
+        "2",
+        "--num-draft-tokens",
+        "8",
+    ]);
     assert_clear_error(&out, &["num_draft_tokens", "2 * 2 + 1 = 5"]);
 }
 
 #[test]
 fn aux_ids_past_the_last_layer_are_refused() {
     let (_t, target, draft) = fixture();
-    let out = specula(&["generate", "--target", target.to_str().unwrap(), "--draft", draft.to_str().unwrap(), "--prompt", "hi", "--aux-layers", "1,2,3", "--id-convention", "legacy"]);
+    let out = specula(&[
+        "generate",
+        "--target",
+        target.to_str().unwrap(),
+        "--draft",
+        draft.to_str().unwrap(),
+        "--prompt",
+        "hi",
+        "--aux-layers",
+        "1,2,3",
+        "--id-convention",
+        "legacy",
+    ]);
     assert_clear_error(&out, &["aux layer ids", "capture point 4", "legacy"]);
 }

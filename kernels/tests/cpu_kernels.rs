@@ -24,8 +24,15 @@ fn linear_matches_naive_reference() {
         linear(&x, m, k, &w, n, Some(&b), &mut out);
         for i in 0..m {
             for j in 0..n {
-                let r: f64 = (0..k).map(|t| x[i * k + t] as f64 * w[j * k + t] as f64).sum::<f64>() + b[j] as f64;
-                assert!((out[i * n + j] as f64 - r).abs() < 1e-4 * (k as f64).sqrt(), "({m},{k},{n}) [{i},{j}]: {} vs {r}", out[i * n + j]);
+                let r: f64 = (0..k)
+                    .map(|t| x[i * k + t] as f64 * w[j * k + t] as f64)
+                    .sum::<f64>()
+                    + b[j] as f64;
+                assert!(
+                    (out[i * n + j] as f64 - r).abs() < 1e-4 * (k as f64).sqrt(),
+                    "({m},{k},{n}) [{i},{j}]: {} vs {r}",
+                    out[i * n + j]
+                );
             }
         }
     }
@@ -42,7 +49,11 @@ fn linear_rows_are_bitwise_independent_of_batch() {
     for i in [0, 7, 15] {
         let mut one = vec![0f32; n];
         linear(&x[i * k..(i + 1) * k], 1, k, &w, n, None, &mut one);
-        assert_eq!(one, full[i * n..(i + 1) * n], "row {i} differs between m=1 and m=16");
+        assert_eq!(
+            one,
+            full[i * n..(i + 1) * n],
+            "row {i} differs between m=1 and m=16"
+        );
     }
 }
 
@@ -89,12 +100,20 @@ fn rope_rotates_pairs_by_position_times_frequency() {
 
 #[test]
 fn llama3_scaling_keeps_high_and_divides_low_frequencies() {
-    let s = Llama3RopeScaling { factor: 8.0, low_freq_factor: 1.0, high_freq_factor: 4.0, original_max_position_embeddings: 8192 };
+    let s = Llama3RopeScaling {
+        factor: 8.0,
+        low_freq_factor: 1.0,
+        high_freq_factor: 4.0,
+        original_max_position_embeddings: 8192,
+    };
     let plain = Rope::new(128, 500000.0, None);
     let scaled = Rope::new(128, 500000.0, Some(s));
     let (p, q) = (plain.inv_freq(), scaled.inv_freq());
     assert_eq!(p[0], q[0], "the highest frequency is kept");
-    assert!((q[63] - p[63] / 8.0).abs() < 1e-12, "the lowest frequency is divided by factor");
+    assert!(
+        (q[63] - p[63] / 8.0).abs() < 1e-12,
+        "the lowest frequency is divided by factor"
+    );
     let mid: Vec<usize> = (0..64)
         .filter(|&i| {
             let wl = 2.0 * std::f32::consts::PI / p[i];
@@ -107,15 +126,31 @@ fn llama3_scaling_keeps_high_and_divides_low_frequencies() {
     }
 }
 
-fn naive_attention(q: &[f32], k: &[f32], v: &[f32], keys: &[usize], shape: AttentionShape, scale: f32) -> Vec<f64> {
-    let AttentionShape { n_heads, n_kv_heads, head_dim } = shape;
+fn naive_attention(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    keys: &[usize],
+    shape: AttentionShape,
+    scale: f32,
+) -> Vec<f64> {
+    let AttentionShape {
+        n_heads,
+        n_kv_heads,
+        head_dim,
+    } = shape;
     let w = n_kv_heads * head_dim;
     let mut out = vec![0f64; n_heads * head_dim];
     for h in 0..n_heads {
         let kvh = h / (n_heads / n_kv_heads);
         let s: Vec<f64> = keys
             .iter()
-            .map(|&e| (0..head_dim).map(|d| q[h * head_dim + d] as f64 * k[e * w + kvh * head_dim + d] as f64).sum::<f64>() * scale as f64)
+            .map(|&e| {
+                (0..head_dim)
+                    .map(|d| q[h * head_dim + d] as f64 * k[e * w + kvh * head_dim + d] as f64)
+                    .sum::<f64>()
+                    * scale as f64
+            })
             .collect();
         let m = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
         let z: f64 = s.iter().map(|x| (x - m).exp()).sum();
@@ -132,14 +167,29 @@ fn naive_attention(q: &[f32], k: &[f32], v: &[f32], keys: &[usize], shape: Atten
 #[test]
 fn attention_matches_reference_with_prefix_and_tree_keys() {
     let mut rng = ChaCha8Rng::seed_from_u64(5);
-    let shape = AttentionShape { n_heads: 8, n_kv_heads: 2, head_dim: 16 };
+    let shape = AttentionShape {
+        n_heads: 8,
+        n_kv_heads: 2,
+        head_dim: 16,
+    };
     let entries = 40;
     let k = random(&mut rng, entries * shape.kv_width());
     let v = random(&mut rng, entries * shape.kv_width());
     let q = random(&mut rng, shape.n_heads * shape.head_dim);
     let extra = [31, 33, 38];
     let mut out = vec![0f32; q.len()];
-    attention(&q, &k, &v, KeyList { prefix: 30, extra: &extra }, shape, 0.25, &mut out);
+    attention(
+        &q,
+        &k,
+        &v,
+        KeyList {
+            prefix: 30,
+            extra: &extra,
+        },
+        shape,
+        0.25,
+        &mut out,
+    );
     let keys: Vec<usize> = (0..30).chain(extra).collect();
     let want = naive_attention(&q, &k, &v, &keys, shape, 0.25);
     for (a, b) in out.iter().zip(&want) {
@@ -150,13 +200,28 @@ fn attention_matches_reference_with_prefix_and_tree_keys() {
 #[test]
 fn attention_ignores_entries_outside_the_key_list() {
     let mut rng = ChaCha8Rng::seed_from_u64(6);
-    let shape = AttentionShape { n_heads: 4, n_kv_heads: 4, head_dim: 8 };
+    let shape = AttentionShape {
+        n_heads: 4,
+        n_kv_heads: 4,
+        head_dim: 8,
+    };
     let k = random(&mut rng, 20 * shape.kv_width());
     let v = random(&mut rng, 20 * shape.kv_width());
     let q = random(&mut rng, 32);
     // Contiguous prefix 0..12 == the same entries copied so that 10, 11 sit at 15, 19.
     let mut a = vec![0f32; 32];
-    attention(&q, &k, &v, KeyList { prefix: 12, extra: &[] }, shape, 0.3, &mut a);
+    attention(
+        &q,
+        &k,
+        &v,
+        KeyList {
+            prefix: 12,
+            extra: &[],
+        },
+        shape,
+        0.3,
+        &mut a,
+    );
     let (mut k2, mut v2) = (k.clone(), v.clone());
     let w = shape.kv_width();
     k2.copy_within(10 * w..11 * w, 15 * w);
@@ -164,8 +229,22 @@ fn attention_ignores_entries_outside_the_key_list() {
     v2.copy_within(10 * w..11 * w, 15 * w);
     v2.copy_within(11 * w..12 * w, 19 * w);
     let mut b = vec![0f32; 32];
-    attention(&q, &k2, &v2, KeyList { prefix: 10, extra: &[15, 19] }, shape, 0.3, &mut b);
-    assert_eq!(a, b, "the same visible entries in the same order give bitwise the same output");
+    attention(
+        &q,
+        &k2,
+        &v2,
+        KeyList {
+            prefix: 10,
+            extra: &[15, 19],
+        },
+        shape,
+        0.3,
+        &mut b,
+    );
+    assert_eq!(
+        a, b,
+        "the same visible entries in the same order give bitwise the same output"
+    );
 }
 
 #[test]

@@ -69,11 +69,19 @@ impl DraftConfig {
         let raw: RawDraftConfig = read_json(&path, "config.json (the EAGLE-3 draft config)")?;
         let archs = required(&path, "architectures", raw.architectures)?;
         if !archs.iter().any(|a| a == EAGLE3_ARCHITECTURE) {
-            return Err(EngineError::UnknownArchitecture { path, found: archs, supported: EAGLE3_ARCHITECTURE.to_string() });
+            return Err(EngineError::UnknownArchitecture {
+                path,
+                found: archs,
+                supported: EAGLE3_ARCHITECTURE.to_string(),
+            });
         }
         if let Some(n) = raw.num_hidden_layers {
             if n != 1 {
-                return Err(EngineError::config(&path, "num_hidden_layers", format!("{n}: an EAGLE-3 draft has exactly one midlayer")));
+                return Err(EngineError::config(
+                    &path,
+                    "num_hidden_layers",
+                    format!("{n}: an EAGLE-3 draft has exactly one midlayer"),
+                ));
             }
         }
         let hidden_size = positive(&path, "hidden_size", raw.hidden_size)?;
@@ -88,7 +96,13 @@ impl DraftConfig {
         let head_dim = match raw.head_dim {
             Some(d) => positive(&path, "head_dim", Some(d))?,
             None if hidden_size % num_attention_heads == 0 => hidden_size / num_attention_heads,
-            None => return Err(EngineError::config(&path, "head_dim", "missing, and hidden_size is not a multiple of num_attention_heads")),
+            None => {
+                return Err(EngineError::config(
+                    &path,
+                    "head_dim",
+                    "missing, and hidden_size is not a multiple of num_attention_heads",
+                ))
+            }
         };
         let vocab_size = positive(&path, "vocab_size", raw.vocab_size)?;
         let draft_vocab_size = match raw.draft_vocab_size {
@@ -96,11 +110,21 @@ impl DraftConfig {
             d => positive(&path, "draft_vocab_size", d)?,
         };
         if draft_vocab_size > vocab_size {
-            return Err(EngineError::config(&path, "draft_vocab_size", format!("{draft_vocab_size} is larger than vocab_size = {vocab_size}")));
+            return Err(EngineError::config(
+                &path,
+                "draft_vocab_size",
+                format!("{draft_vocab_size} is larger than vocab_size = {vocab_size}"),
+            ));
         }
         let rope_theta = raw
             .rope_theta
-            .or_else(|| raw.rope_parameters.as_ref().and_then(|p| p.get("rope_theta")).and_then(Value::as_f64).map(|v| v as f32))
+            .or_else(|| {
+                raw.rope_parameters
+                    .as_ref()
+                    .and_then(|p| p.get("rope_theta"))
+                    .and_then(Value::as_f64)
+                    .map(|v| v as f32)
+            })
             .unwrap_or(10000.0);
         Ok(DraftConfig {
             hidden_size,
@@ -116,7 +140,9 @@ impl DraftConfig {
             rope_theta,
             vocab_size,
             draft_vocab_size,
-            aux_layer_ids: raw.eagle_config.and_then(|e| e.eagle_aux_hidden_state_layer_ids),
+            aux_layer_ids: raw
+                .eagle_config
+                .and_then(|e| e.eagle_aux_hidden_state_layer_ids),
             path,
         })
     }

@@ -26,12 +26,19 @@ impl Family {
 
     /// The Hugging Face architecture name.
     pub fn architecture(self) -> &'static str {
-        Family::NAMES.iter().find(|(_, f)| *f == self).map(|(n, _)| *n).unwrap_or("?")
+        Family::NAMES
+            .iter()
+            .find(|(_, f)| *f == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("?")
     }
 
     /// The family of an architecture name, if supported.
     pub fn from_architecture(name: &str) -> Option<Family> {
-        Family::NAMES.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+        Family::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, f)| *f)
     }
 }
 
@@ -112,7 +119,9 @@ fn f32_field(path: &Path, field: &str, obj: &Value, key: &str) -> Result<f32> {
     obj.get(key)
         .and_then(Value::as_f64)
         .map(|v| v as f32)
-        .ok_or_else(|| EngineError::config(path, format!("{field}.{key}"), "required number is missing"))
+        .ok_or_else(|| {
+            EngineError::config(path, format!("{field}.{key}"), "required number is missing")
+        })
 }
 
 /// Reads the llama3 scaling from `rope_scaling` (transformers 4) or
@@ -121,16 +130,29 @@ fn rope_scaling(path: &Path, field: &str, v: &Value) -> Result<Option<RopeScalin
     if v.is_null() {
         return Ok(None);
     }
-    let kind = v.get("rope_type").or_else(|| v.get("type")).and_then(Value::as_str).unwrap_or("default");
+    let kind = v
+        .get("rope_type")
+        .or_else(|| v.get("type"))
+        .and_then(Value::as_str)
+        .unwrap_or("default");
     match kind {
         "default" => Ok(None),
         "llama3" => Ok(Some(RopeScaling {
             factor: f32_field(path, field, v, "factor")?,
             low_freq_factor: f32_field(path, field, v, "low_freq_factor")?,
             high_freq_factor: f32_field(path, field, v, "high_freq_factor")?,
-            original_max_position_embeddings: f32_field(path, field, v, "original_max_position_embeddings")? as usize,
+            original_max_position_embeddings: f32_field(
+                path,
+                field,
+                v,
+                "original_max_position_embeddings",
+            )? as usize,
         })),
-        other => Err(EngineError::config(path, format!("{field}.rope_type"), format!("unsupported RoPE scaling {other:?} (supported: default, llama3)"))),
+        other => Err(EngineError::config(
+            path,
+            format!("{field}.rope_type"),
+            format!("unsupported RoPE scaling {other:?} (supported: default, llama3)"),
+        )),
     }
 }
 
@@ -140,7 +162,10 @@ pub(super) fn token_ids(path: &Path, field: &str, v: Option<&Value>) -> Result<V
     match v {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Number(n)) => Ok(vec![n.as_u64().ok_or_else(bad)? as u32]),
-        Some(Value::Array(a)) => a.iter().map(|x| x.as_u64().map(|n| n as u32).ok_or_else(bad)).collect(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|x| x.as_u64().map(|n| n as u32).ok_or_else(bad))
+            .collect(),
         Some(_) => Err(bad()),
     }
 }
@@ -156,11 +181,18 @@ impl TargetConfig {
         let path = path.to_path_buf();
         let raw: RawTargetConfig = read_json(&path, "config.json (the target model config)")?;
         let archs = required(&path, "architectures", raw.architectures)?;
-        let family = archs.iter().find_map(|a| Family::from_architecture(a)).ok_or_else(|| EngineError::UnknownArchitecture {
-            path: path.clone(),
-            found: archs.clone(),
-            supported: Family::NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
-        })?;
+        let family = archs
+            .iter()
+            .find_map(|a| Family::from_architecture(a))
+            .ok_or_else(|| EngineError::UnknownArchitecture {
+                path: path.clone(),
+                found: archs.clone(),
+                supported: Family::NAMES
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
         let hidden_size = positive(&path, "hidden_size", raw.hidden_size)?;
         let num_attention_heads = positive(&path, "num_attention_heads", raw.num_attention_heads)?;
         let num_key_value_heads = match raw.num_key_value_heads {
@@ -173,13 +205,31 @@ impl TargetConfig {
         let head_dim = match raw.head_dim {
             Some(d) => positive(&path, "head_dim", Some(d))?,
             None if hidden_size % num_attention_heads == 0 => hidden_size / num_attention_heads,
-            None => return Err(EngineError::config(&path, "head_dim", "missing, and hidden_size is not a multiple of num_attention_heads")),
+            None => {
+                return Err(EngineError::config(
+                    &path,
+                    "head_dim",
+                    "missing, and hidden_size is not a multiple of num_attention_heads",
+                ))
+            }
         };
         if head_dim % 2 != 0 {
-            return Err(EngineError::config(&path, "head_dim", format!("{head_dim} is odd; RoPE needs an even head size")));
+            return Err(EngineError::config(
+                &path,
+                "head_dim",
+                format!("{head_dim} is odd; RoPE needs an even head size"),
+            ));
         }
         let params = raw.rope_parameters.unwrap_or(Value::Null);
-        let rope_theta = raw.rope_theta.or_else(|| params.get("rope_theta").and_then(Value::as_f64).map(|v| v as f32)).unwrap_or(10000.0);
+        let rope_theta = raw
+            .rope_theta
+            .or_else(|| {
+                params
+                    .get("rope_theta")
+                    .and_then(Value::as_f64)
+                    .map(|v| v as f32)
+            })
+            .unwrap_or(10000.0);
         let rope_scaling = match (&raw.rope_scaling, params.is_null()) {
             (Some(v), _) if !v.is_null() => rope_scaling(&path, "rope_scaling", v)?,
             (_, false) => rope_scaling(&path, "rope_parameters", &params)?,
@@ -200,7 +250,10 @@ impl TargetConfig {
             tie_word_embeddings: raw.tie_word_embeddings.unwrap_or(false),
             qkv_bias: family == Family::Qwen2 || raw.attention_bias.unwrap_or(false),
             eos_token_ids: token_ids(&path, "eos_token_id", raw.eos_token_id.as_ref())?,
-            dtype: raw.torch_dtype.or(raw.dtype).unwrap_or_else(|| "float32".into()),
+            dtype: raw
+                .torch_dtype
+                .or(raw.dtype)
+                .unwrap_or_else(|| "float32".into()),
             path,
         })
     }

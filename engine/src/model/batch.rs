@@ -39,9 +39,24 @@ impl ForwardBatch {
     /// entries before this forward, `pending` of them appended by earlier
     /// rows of this batch), at positions `first_position..`; with
     /// `want_last_logits` the last token's logits are requested.
-    pub fn push_causal(&mut self, cache: usize, cache_len: usize, tokens: &[u32], first_position: usize, want_last_logits: bool) {
+    pub fn push_causal(
+        &mut self,
+        cache: usize,
+        cache_len: usize,
+        tokens: &[u32],
+        first_position: usize,
+        want_last_logits: bool,
+    ) {
         for (i, &token) in tokens.iter().enumerate() {
-            self.rows.push(Row { token, position: first_position + i, cache, visible: Visible { prefix: cache_len + i + 1, extra: Vec::new() } });
+            self.rows.push(Row {
+                token,
+                position: first_position + i,
+                cache,
+                visible: Visible {
+                    prefix: cache_len + i + 1,
+                    extra: Vec::new(),
+                },
+            });
         }
         if want_last_logits && !tokens.is_empty() {
             self.logit_rows.push(self.rows.len() - 1);
@@ -51,8 +66,24 @@ impl ForwardBatch {
     /// Appends one tree token that sees the committed prefix `0..committed`
     /// and `ancestors_and_self` (absolute cache entries, ascending, ending
     /// with its own entry). Returns its row index.
-    pub fn push_tree_node(&mut self, cache: usize, token: u32, position: usize, committed: usize, ancestors_and_self: Vec<usize>, want_logits: bool) -> usize {
-        self.rows.push(Row { token, position, cache, visible: Visible { prefix: committed, extra: ancestors_and_self } });
+    pub fn push_tree_node(
+        &mut self,
+        cache: usize,
+        token: u32,
+        position: usize,
+        committed: usize,
+        ancestors_and_self: Vec<usize>,
+        want_logits: bool,
+    ) -> usize {
+        self.rows.push(Row {
+            token,
+            position,
+            cache,
+            visible: Visible {
+                prefix: committed,
+                extra: ancestors_and_self,
+            },
+        });
         let r = self.rows.len() - 1;
         if want_logits {
             self.logit_rows.push(r);

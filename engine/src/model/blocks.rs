@@ -8,6 +8,9 @@ use crate::kv_cache::KvCache;
 use rayon::prelude::*;
 use specula_kernels::cpu::{self, AttentionShape, KeyList, Rope};
 
+/// Multiply-adds of one attention call below which it stays on one thread.
+const ATTENTION_PARALLEL_MIN_WORK: usize = 1 << 20;
+
 /// A linear layer in the Hugging Face `[out, in]` layout.
 pub struct Linear {
     w: Vec<f32>,
@@ -18,23 +21,52 @@ pub struct Linear {
 
 impl Linear {
     /// Loads `{name}.weight` (and `{name}.bias` when `bias`) of shape `[out, in]`.
-    pub fn load(ck: &Checkpoint, name: &str, out_dim: usize, in_dim: usize, bias: bool, why: &str) -> Result<Linear> {
+    pub fn load(
+        ck: &Checkpoint,
+        name: &str,
+        out_dim: usize,
+        in_dim: usize,
+        bias: bool,
+        why: &str,
+    ) -> Result<Linear> {
         let w = ck.f32(&format!("{name}.weight"), &[out_dim, in_dim], why)?;
-        let bias = if bias { Some(ck.f32(&format!("{name}.bias"), &[out_dim], why)?) } else { None };
-        Ok(Linear { w, bias, out_dim, in_dim })
+        let bias = if bias {
+            Some(ck.f32(&format!("{name}.bias"), &[out_dim], why)?)
+        } else {
+            None
+        };
+        Ok(Linear {
+            w,
+            bias,
+            out_dim,
+            in_dim,
+        })
     }
 
     /// Wraps an existing `[out, in]` matrix (a tied embedding).
     pub fn from_weight(w: Vec<f32>, out_dim: usize, in_dim: usize) -> Linear {
         assert_eq!(w.len(), out_dim * in_dim);
-        Linear { w, bias: None, out_dim, in_dim }
+        Linear {
+            w,
+            bias: None,
+            out_dim,
+            in_dim,
+        }
     }
 
     /// `x: [rows, in]` -> `[rows, out]`.
     pub fn forward(&self, x: &[f32]) -> Vec<f32> {
         let rows = x.len() / self.in_dim;
         let mut out = vec![0f32; rows * self.out_dim];
-        cpu::linear(x, rows, self.in_dim, &self.w, self.out_dim, self.bias.as_deref(), &mut out);
+        cpu::linear(
+            x,
+            rows,
+            self.in_dim,
+            &self.w,
+            self.out_dim,
+            self.bias.as_deref(),
+            &mut out,
+        );
         out
     }
 }
@@ -48,7 +80,10 @@ pub struct Norm {
 impl Norm {
     /// Loads `{name}.weight` of shape `[dim]`.
     pub fn load(ck: &Checkpoint, name: &str, dim: usize, eps: f32, why: &str) -> Result<Norm> {
-        Ok(Norm { w: ck.f32(&format!("{name}.weight"), &[dim], why)?, eps })
+        Ok(Norm {
+            w: ck.f32(&format!("{name}.weight"), &[dim], why)?,
+            eps,
+        })
     }
 
     /// Normalised copy of `x: [rows, dim]`.
@@ -96,12 +131,35 @@ impl Attention {
         let qd = s.n_heads * s.head_dim;
         let kd = s.kv_width();
         let norm = |n: &str| -> Result<Option<Norm>> {
-            d.qk_norm_eps.map(|eps| Norm::load(ck, &format!("{prefix}.{n}"), s.head_dim, eps, why)).transpose()
+            d.qk_norm_eps
+                .map(|eps| Norm::load(ck, &format!("{prefix}.{n}"), s.head_dim, eps, why))
+                .transpose()
         };
         Ok(Attention {
-            q: Linear::load(ck, &format!("{prefix}.q_proj"), qd, d.in_dim, d.qkv_bias, why)?,
-            k: Linear::load(ck, &format!("{prefix}.k_proj"), kd, d.in_dim, d.qkv_bias, why)?,
-            v: Linear::load(ck, &format!("{prefix}.v_proj"), kd, d.in_dim, d.qkv_bias, why)?,
+            q: Linear::load(
+                ck,
+                &format!("{prefix}.q_proj"),
+                qd,
+                d.in_dim,
+                d.qkv_bias,
+                why,
+            )?,
+            k: Linear::load(
+                ck,
+                &format!("{prefix}.k_proj"),
+                kd,
+                d.in_dim,
+                d.qkv_bias,
+                why,
+            )?,
+            v: Linear::load(
+                ck,
+                &format!("{prefix}.v_proj"),
+                kd,
+                d.in_dim,
+                d.qkv_bias,
+                why,
+            )?,
             o: Linear::load(ck, &format!("{prefix}.o_proj"), d.out_dim, qd, false, why)?,
             q_norm: norm("q_norm")?,
             k_norm: norm("k_norm")?,
@@ -111,7 +169,14 @@ impl Attention {
 
     /// Attention output `[rows, out]` for the normalised input `x: [rows, in]`;
     /// appends each row's key and value to its cache's `layer` first.
-    pub fn forward(&self, x: &[f32], batch: &ForwardBatch, caches: &mut [KvCache], layer: usize, rope: &Rope) -> Vec<f32> {
+    pub fn forward(
+        &self,
+        x: &[f32],
+        batch: &ForwardBatch,
+        caches: &mut [KvCache],
+        layer: usize,
+        rope: &Rope,
+    ) -> Vec<f32> {
         let s = self.shape;
         let (qd, kd) = (s.n_heads * s.head_dim, s.kv_width());
         let mut q = self.q.forward(x);
@@ -129,11 +194,30 @@ impl Attention {
         let caches: &[KvCache] = caches;
         let scale = 1.0 / (s.head_dim as f32).sqrt();
         let mut att = vec![0f32; batch.len() * qd];
-        att.par_chunks_mut(qd).zip(batch.rows.par_iter()).enumerate().for_each(|(r, (out, row))| {
+        let one_row = |r: usize, out: &mut [f32]| {
+            let row = &batch.rows[r];
             let (kc, vc) = caches[row.cache].layer(layer);
-            let keys = KeyList { prefix: row.visible.prefix, extra: &row.visible.extra };
+            let keys = KeyList {
+                prefix: row.visible.prefix,
+                extra: &row.visible.extra,
+            };
             cpu::attention(&q[r * qd..(r + 1) * qd], kc, vc, keys, s, scale, out);
-        });
+        };
+        // Waking other threads costs tens of microseconds: only worth it for long prefills.
+        let work: usize = batch
+            .rows
+            .iter()
+            .map(|r| (r.visible.prefix + r.visible.extra.len()) * qd)
+            .sum();
+        if work < ATTENTION_PARALLEL_MIN_WORK {
+            att.chunks_mut(qd)
+                .enumerate()
+                .for_each(|(r, out)| one_row(r, out));
+        } else {
+            att.par_chunks_mut(qd)
+                .enumerate()
+                .for_each(|(r, out)| one_row(r, out));
+        }
         self.o.forward(&att)
     }
 }
@@ -147,11 +231,31 @@ pub struct Mlp {
 
 impl Mlp {
     /// Loads `{prefix}.{gate,up,down}_proj`.
-    pub fn load(ck: &Checkpoint, prefix: &str, hidden: usize, inner: usize, why: &str) -> Result<Mlp> {
+    pub fn load(
+        ck: &Checkpoint,
+        prefix: &str,
+        hidden: usize,
+        inner: usize,
+        why: &str,
+    ) -> Result<Mlp> {
         Ok(Mlp {
-            gate: Linear::load(ck, &format!("{prefix}.gate_proj"), inner, hidden, false, why)?,
+            gate: Linear::load(
+                ck,
+                &format!("{prefix}.gate_proj"),
+                inner,
+                hidden,
+                false,
+                why,
+            )?,
             up: Linear::load(ck, &format!("{prefix}.up_proj"), inner, hidden, false, why)?,
-            down: Linear::load(ck, &format!("{prefix}.down_proj"), hidden, inner, false, why)?,
+            down: Linear::load(
+                ck,
+                &format!("{prefix}.down_proj"),
+                hidden,
+                inner,
+                false,
+                why,
+            )?,
         })
     }
 

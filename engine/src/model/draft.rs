@@ -51,29 +51,73 @@ pub struct DraftOutput {
 impl Eagle3Draft {
     /// Loads the draft in `dir` against `target` (whose embedding it uses
     /// when it has none of its own).
-    pub fn load(dir: &Path, target: &TargetConfig, target_embed: Arc<Vec<f32>>) -> Result<Eagle3Draft> {
+    pub fn load(
+        dir: &Path,
+        target: &TargetConfig,
+        target_embed: Arc<Vec<f32>>,
+    ) -> Result<Eagle3Draft> {
         let config = DraftConfig::load(dir)?;
         let ck = Checkpoint::open(dir)?;
         let c = &config;
         let path = &c.path;
         if c.target_hidden_size != target.hidden_size {
-            return Err(EngineError::config(path, "target_hidden_size", format!("{} (or hidden_size when absent), but the target's hidden_size is {}", c.target_hidden_size, target.hidden_size)));
+            return Err(EngineError::config(
+                path,
+                "target_hidden_size",
+                format!(
+                    "{} (or hidden_size when absent), but the target's hidden_size is {}",
+                    c.target_hidden_size, target.hidden_size
+                ),
+            ));
         }
         if c.vocab_size != target.vocab_size {
-            return Err(EngineError::config(path, "vocab_size", format!("{}, but the target's vocab_size is {}", c.vocab_size, target.vocab_size)));
+            return Err(EngineError::config(
+                path,
+                "vocab_size",
+                format!(
+                    "{}, but the target's vocab_size is {}",
+                    c.vocab_size, target.vocab_size
+                ),
+            ));
         }
         let h = c.hidden_size;
         let fc_in = AUX_STATES * c.target_hidden_size;
-        let fc = Linear::load(&ck, "fc", h, fc_in, false, "fc input = 3 x target hidden_size, output = hidden_size")?;
+        let fc = Linear::load(
+            &ck,
+            "fc",
+            h,
+            fc_in,
+            false,
+            "fc input = 3 x target hidden_size, output = hidden_size",
+        )?;
         let embed = if ck.contains("embed_tokens.weight") {
-            Arc::new(ck.f32("embed_tokens.weight", &[c.vocab_size, h], "vocab_size, hidden_size")?)
+            Arc::new(ck.f32(
+                "embed_tokens.weight",
+                &[c.vocab_size, h],
+                "vocab_size, hidden_size",
+            )?)
         } else if h == target.hidden_size {
             target_embed
         } else {
-            return Err(EngineError::MissingTensor { path: ck.dir().to_path_buf(), name: "embed_tokens.weight (needed: the draft hidden_size differs from the target's)".into() });
+            return Err(EngineError::MissingTensor {
+                path: ck.dir().to_path_buf(),
+                name:
+                    "embed_tokens.weight (needed: the draft hidden_size differs from the target's)"
+                        .into(),
+            });
         };
-        let shape = AttentionShape { n_heads: c.num_attention_heads, n_kv_heads: c.num_key_value_heads, head_dim: c.head_dim };
-        let dims = AttentionDims { in_dim: 2 * h, out_dim: h, shape, qkv_bias: false, qk_norm_eps: None };
+        let shape = AttentionShape {
+            n_heads: c.num_attention_heads,
+            n_kv_heads: c.num_key_value_heads,
+            head_dim: c.head_dim,
+        };
+        let dims = AttentionDims {
+            in_dim: 2 * h,
+            out_dim: h,
+            shape,
+            qkv_bias: false,
+            qk_norm_eps: None,
+        };
         let eps = c.rms_norm_eps;
         let d2t_raw = ck.i64("d2t", &[c.draft_vocab_size], "draft_vocab_size")?;
         let d2t = d2t_raw
@@ -82,7 +126,13 @@ impl Eagle3Draft {
             .map(|(d, &off)| {
                 let t = d as i64 + off;
                 if t < 0 || t as usize >= c.vocab_size {
-                    Err(EngineError::Safetensors { path: ck.file_of("d2t"), message: format!("tensor `d2t`: draft id {d} maps to target id {t}, outside 0..{}", c.vocab_size) })
+                    Err(EngineError::Safetensors {
+                        path: ck.file_of("d2t"),
+                        message: format!(
+                            "tensor `d2t`: draft id {d} maps to target id {t}, outside 0..{}",
+                            c.vocab_size
+                        ),
+                    })
                 } else {
                     Ok(t as u32)
                 }
@@ -120,15 +170,26 @@ impl Eagle3Draft {
     }
 
     /// Runs `batch` (appending each row to its cache as scratch) with the given hidden inputs.
-    pub fn forward(&self, batch: &ForwardBatch, hidden: HiddenInput<'_>, caches: &mut [KvCache]) -> DraftOutput {
+    pub fn forward(
+        &self,
+        batch: &ForwardBatch,
+        hidden: HiddenInput<'_>,
+        caches: &mut [KvCache],
+    ) -> DraftOutput {
         let h = self.config.hidden_size;
         let rows = batch.len();
         let mut x = match hidden {
             HiddenInput::Aux(a) => self.fc.forward(a),
             HiddenInput::Own(g) => g.to_vec(),
         };
-        assert_eq!(x.len(), rows * h, "draft forward: hidden input has the wrong number of rows");
-        let e = self.input_norm.apply(&embed(&self.embed, h, batch.rows.iter().map(|r| r.token)));
+        assert_eq!(
+            x.len(),
+            rows * h,
+            "draft forward: hidden input has the wrong number of rows"
+        );
+        let e = self
+            .input_norm
+            .apply(&embed(&self.embed, h, batch.rows.iter().map(|r| r.token)));
         let hn = self.hidden_norm.apply(&x);
         let mut cat = Vec::with_capacity(rows * 2 * h);
         for r in 0..rows {
@@ -144,6 +205,9 @@ impl Eagle3Draft {
             sel.extend_from_slice(&x[r * h..(r + 1) * h]);
         }
         self.norm.apply_inplace(&mut sel);
-        DraftOutput { logits: self.lm_head.forward(&sel), hidden: x }
+        DraftOutput {
+            logits: self.lm_head.forward(&sel),
+            hidden: x,
+        }
     }
 }

@@ -51,7 +51,11 @@ impl TargetModel {
         let h = c.hidden_size;
         let why_h = "hidden_size, vocab_size";
         let embed = ck.f32("model.embed_tokens.weight", &[c.vocab_size, h], why_h)?;
-        let shape = AttentionShape { n_heads: c.num_attention_heads, n_kv_heads: c.num_key_value_heads, head_dim: c.head_dim };
+        let shape = AttentionShape {
+            n_heads: c.num_attention_heads,
+            n_kv_heads: c.num_key_value_heads,
+            head_dim: c.head_dim,
+        };
         let dims = AttentionDims {
             in_dim: h,
             out_dim: h,
@@ -64,10 +68,28 @@ impl TargetModel {
         for i in 0..c.num_hidden_layers {
             let p = format!("model.layers.{i}");
             layers.push(DecoderLayer {
-                input_norm: Norm::load(ck, &format!("{p}.input_layernorm"), h, c.rms_norm_eps, "hidden_size")?,
+                input_norm: Norm::load(
+                    ck,
+                    &format!("{p}.input_layernorm"),
+                    h,
+                    c.rms_norm_eps,
+                    "hidden_size",
+                )?,
                 attn: Attention::load(ck, &format!("{p}.self_attn"), &dims, why_attn)?,
-                post_norm: Norm::load(ck, &format!("{p}.post_attention_layernorm"), h, c.rms_norm_eps, "hidden_size")?,
-                mlp: Mlp::load(ck, &format!("{p}.mlp"), h, c.intermediate_size, "hidden_size, intermediate_size")?,
+                post_norm: Norm::load(
+                    ck,
+                    &format!("{p}.post_attention_layernorm"),
+                    h,
+                    c.rms_norm_eps,
+                    "hidden_size",
+                )?,
+                mlp: Mlp::load(
+                    ck,
+                    &format!("{p}.mlp"),
+                    h,
+                    c.intermediate_size,
+                    "hidden_size, intermediate_size",
+                )?,
             });
         }
         let norm = Norm::load(ck, "model.norm", h, c.rms_norm_eps, "hidden_size")?;
@@ -77,7 +99,14 @@ impl TargetModel {
             Linear::load(ck, "lm_head", c.vocab_size, h, false, why_h)?
         };
         let rope = Rope::new(c.head_dim, c.rope_theta, c.rope_scaling);
-        Ok(TargetModel { config, embed: Arc::new(embed), layers, norm, lm_head, rope })
+        Ok(TargetModel {
+            config,
+            embed: Arc::new(embed),
+            layers,
+            norm,
+            lm_head,
+            rope,
+        })
     }
 
     /// The config it was loaded with.
@@ -92,23 +121,39 @@ impl TargetModel {
 
     /// A fresh KV cache for one sequence.
     pub fn new_cache(&self) -> KvCache {
-        KvCache::new(self.layers.len(), self.config.num_key_value_heads * self.config.head_dim)
+        KvCache::new(
+            self.layers.len(),
+            self.config.num_key_value_heads * self.config.head_dim,
+        )
     }
 
     /// Runs `batch`, appending every row's keys and values to its cache as
     /// scratch, capturing the residual streams entering the layers in
     /// `capture` (0 = embedding output), and computing logits for
     /// `batch.logit_rows`.
-    pub fn forward(&self, batch: &ForwardBatch, caches: &mut [KvCache], capture: &[usize]) -> TargetOutput {
+    pub fn forward(
+        &self,
+        batch: &ForwardBatch,
+        caches: &mut [KvCache],
+        capture: &[usize],
+    ) -> TargetOutput {
         let h = self.config.hidden_size;
         let rows = batch.len();
         let mut x = embed(&self.embed, h, batch.rows.iter().map(|r| r.token));
-        let mut aux = vec![0f32; if capture.is_empty() { 0 } else { rows * capture.len() * h }];
+        let mut aux = vec![
+            0f32;
+            if capture.is_empty() {
+                0
+            } else {
+                rows * capture.len() * h
+            }
+        ];
         let width = capture.len() * h;
         for (li, layer) in self.layers.iter().enumerate() {
             for (slot, _) in capture.iter().enumerate().filter(|(_, &p)| p == li) {
                 for r in 0..rows {
-                    aux[r * width + slot * h..r * width + (slot + 1) * h].copy_from_slice(&x[r * h..(r + 1) * h]);
+                    aux[r * width + slot * h..r * width + (slot + 1) * h]
+                        .copy_from_slice(&x[r * h..(r + 1) * h]);
                 }
             }
             let normed = layer.input_norm.apply(&x);
@@ -123,6 +168,9 @@ impl TargetModel {
             last.extend_from_slice(&x[r * h..(r + 1) * h]);
         }
         self.norm.apply_inplace(&mut last);
-        TargetOutput { logits: self.lm_head.forward(&last), aux }
+        TargetOutput {
+            logits: self.lm_head.forward(&last),
+            aux,
+        }
     }
 }

@@ -16,7 +16,11 @@ pub struct SpecConfig {
 
 impl SpecConfig {
     /// The plain-decoding baseline.
-    pub const BASELINE: SpecConfig = SpecConfig { steps: 0, topk: 1, num_draft_tokens: 1 };
+    pub const BASELINE: SpecConfig = SpecConfig {
+        steps: 0,
+        topk: 1,
+        num_draft_tokens: 1,
+    };
 
     /// Checks a combination: `steps = 0` gives the baseline whatever the
     /// other two say; otherwise `topk >= 1` and `2 <= num_draft_tokens <= steps * topk + 1`.
@@ -25,7 +29,10 @@ impl SpecConfig {
             return Ok(SpecConfig::BASELINE);
         }
         if topk == 0 {
-            return Err(EngineError::setting("topk", "must be at least 1 when steps > 0"));
+            return Err(EngineError::setting(
+                "topk",
+                "must be at least 1 when steps > 0",
+            ));
         }
         if num_draft_tokens < 2 {
             return Err(EngineError::setting("num_draft_tokens", format!("{num_draft_tokens}: must be at least 2 (the root plus one draft token) when steps > 0")));
@@ -37,12 +44,20 @@ impl SpecConfig {
                 format!("{num_draft_tokens} > steps * topk + 1 = {steps} * {topk} + 1 = {max}: the tree cannot hold that many tokens"),
             ));
         }
-        Ok(SpecConfig { steps, topk, num_draft_tokens })
+        Ok(SpecConfig {
+            steps,
+            topk,
+            num_draft_tokens,
+        })
     }
 
     /// The chain `steps` deep (`topk = 1`, `num_draft_tokens = steps + 1`).
     pub fn chain(steps: usize) -> SpecConfig {
-        SpecConfig { steps, topk: 1, num_draft_tokens: steps + 1 }
+        SpecConfig {
+            steps,
+            topk: 1,
+            num_draft_tokens: steps + 1,
+        }
     }
 
     /// Whether this is the no-speculation baseline.
@@ -56,7 +71,11 @@ impl std::fmt::Display for SpecConfig {
         if self.is_baseline() {
             write!(f, "baseline")
         } else {
-            write!(f, "steps={} topk={} draft_tokens={}", self.steps, self.topk, self.num_draft_tokens)
+            write!(
+                f,
+                "steps={} topk={} draft_tokens={}",
+                self.steps, self.topk, self.num_draft_tokens
+            )
         }
     }
 }
@@ -69,7 +88,10 @@ mod tests {
     fn combinations_beyond_the_tree_capacity_are_refused() {
         assert!(SpecConfig::new(3, 2, 7).is_ok());
         let e = SpecConfig::new(3, 2, 8).unwrap_err().to_string();
-        assert!(e.contains("num_draft_tokens") && e.contains("3 * 2 + 1 = 7"), "{e}");
+        assert!(
+            e.contains("num_draft_tokens") && e.contains("3 * 2 + 1 = 7"),
+            "{e}"
+        );
         assert!(SpecConfig::new(2, 0, 2).is_err());
         assert!(SpecConfig::new(2, 1, 1).is_err());
         assert_eq!(SpecConfig::new(0, 4, 16).unwrap(), SpecConfig::BASELINE);

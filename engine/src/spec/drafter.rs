@@ -28,7 +28,14 @@ pub trait Drafter {
     /// One draft tree per request, shaped by `cfg`; `rngs[r]` is request
     /// `r`'s sampling stream (used when `temperature > 0`). Draft forwards
     /// are recorded as `draft` spans, tree selection as `tree_build`.
-    fn draft(&mut self, requests: &[DraftRequest<'_>], cfg: &SpecConfig, temperature: f32, rngs: &mut [&mut ChaCha8Rng], rec: &mut dyn SpanRecorder) -> Result<Vec<DraftTree>>;
+    fn draft(
+        &mut self,
+        requests: &[DraftRequest<'_>],
+        cfg: &SpecConfig,
+        temperature: f32,
+        rngs: &mut [&mut ChaCha8Rng],
+        rec: &mut dyn SpanRecorder,
+    ) -> Result<Vec<DraftTree>>;
 
     /// The sequence in `slot` is finished: drop its state.
     fn release(&mut self, slot: usize);

@@ -26,10 +26,22 @@ impl Eagle3Drafter {
     /// Wraps `model`, fed with the target streams of `capture` (three points).
     pub fn new(model: Eagle3Draft, capture: AuxCapture) -> Result<Eagle3Drafter> {
         if capture.points.len() != 3 {
-            return Err(EngineError::setting("aux layer ids", format!("{:?} gives {} capture points; an EAGLE-3 fc consumes exactly 3", capture.ids, capture.points.len())));
+            return Err(EngineError::setting(
+                "aux layer ids",
+                format!(
+                    "{:?} gives {} capture points; an EAGLE-3 fc consumes exactly 3",
+                    capture.ids,
+                    capture.points.len()
+                ),
+            ));
         }
         let target_vocab = model.config().vocab_size;
-        Ok(Eagle3Drafter { model, capture, target_vocab, caches: HashMap::new() })
+        Ok(Eagle3Drafter {
+            model,
+            capture,
+            target_vocab,
+            caches: HashMap::new(),
+        })
     }
 
     /// The resolved capture this drafter is fed with.
@@ -48,9 +60,23 @@ impl Drafter for Eagle3Drafter {
         self.capture.points.clone()
     }
 
-    fn draft(&mut self, requests: &[DraftRequest<'_>], cfg: &SpecConfig, temperature: f32, rngs: &mut [&mut ChaCha8Rng], rec: &mut dyn SpanRecorder) -> Result<Vec<DraftTree>> {
+    fn draft(
+        &mut self,
+        requests: &[DraftRequest<'_>],
+        cfg: &SpecConfig,
+        temperature: f32,
+        rngs: &mut [&mut ChaCha8Rng],
+        rec: &mut dyn SpanRecorder,
+    ) -> Result<Vec<DraftTree>> {
         let h = self.model.config().hidden_size;
-        let mut caches: Vec<KvCache> = requests.iter().map(|q| self.caches.remove(&q.slot).unwrap_or_else(|| self.model.new_cache())).collect();
+        let mut caches: Vec<KvCache> = requests
+            .iter()
+            .map(|q| {
+                self.caches
+                    .remove(&q.slot)
+                    .unwrap_or_else(|| self.model.new_cache())
+            })
+            .collect();
         // Extend: one causal run of pending (aux_i, x_{i+1}) pairs per sequence.
         let mut batch = ForwardBatch::default();
         let mut aux = Vec::new();
@@ -58,58 +84,100 @@ impl Drafter for Eagle3Drafter {
         for (r, q) in requests.iter().enumerate() {
             let root = q.tokens.len() - 1;
             if caches[r].len() != q.pending_start {
-                return Err(EngineError::setting("draft state", format!("sequence {} draft cache holds {} entries, pending aux starts at {}", q.slot, caches[r].len(), q.pending_start)));
+                return Err(EngineError::setting(
+                    "draft state",
+                    format!(
+                        "sequence {} draft cache holds {} entries, pending aux starts at {}",
+                        q.slot,
+                        caches[r].len(),
+                        q.pending_start
+                    ),
+                ));
             }
-            batch.push_causal(r, caches[r].len(), &q.tokens[q.pending_start + 1..=root], q.pending_start, true);
+            batch.push_causal(
+                r,
+                caches[r].len(),
+                &q.tokens[q.pending_start + 1..=root],
+                q.pending_start,
+                true,
+            );
             last_rows.push(batch.len() - 1);
             aux.extend_from_slice(q.pending_aux);
         }
         let model = &self.model;
-        let out = timed(rec, Span::Draft, || model.forward(&batch, HiddenInput::Aux(&aux), &mut caches));
+        let out = timed(rec, Span::Draft, || {
+            model.forward(&batch, HiddenInput::Aux(&aux), &mut caches)
+        });
         caches.iter_mut().for_each(KvCache::commit_all);
         let vocab = model.config().draft_vocab_size;
-        let first: Vec<Vec<f32>> = out.logits.chunks_exact(vocab).map(<[f32]>::to_vec).collect();
-        let last_hidden: Vec<Vec<f32>> = last_rows.iter().map(|&r| out.hidden[r * h..(r + 1) * h].to_vec()).collect();
+        let first: Vec<Vec<f32>> = out
+            .logits
+            .chunks_exact(vocab)
+            .map(<[f32]>::to_vec)
+            .collect();
+        let last_hidden: Vec<Vec<f32>> = last_rows
+            .iter()
+            .map(|&r| out.hidden[r * h..(r + 1) * h].to_vec())
+            .collect();
         // Per sequence and candidate: the cache entry of its expansion and the hidden state it produced.
         let mut entry: Vec<HashMap<usize, usize>> = vec![HashMap::new(); requests.len()];
         let mut produced: Vec<HashMap<usize, Vec<f32>>> = vec![HashMap::new(); requests.len()];
         let roots: Vec<usize> = requests.iter().map(|q| q.tokens.len() - 1).collect();
-        let states = search_trees(cfg, temperature, &first, model.draft_to_target(), self.target_vocab, rngs, |states| {
-            let mut batch = ForwardBatch::default();
-            let mut hidden = Vec::new();
-            let mut owners = Vec::new();
-            for (r, st) in states.iter().enumerate() {
-                let mut next_entry = caches[r].len();
-                for &n in &st.frontier {
-                    let c = &st.pool[n];
-                    let mut seen = Vec::new();
-                    let mut cur = c.parent;
-                    while let Some(p) = cur {
-                        seen.push(entry[r][&p]);
-                        cur = st.pool[p].parent;
+        let states = search_trees(
+            cfg,
+            temperature,
+            &first,
+            model.draft_to_target(),
+            self.target_vocab,
+            rngs,
+            |states| {
+                let mut batch = ForwardBatch::default();
+                let mut hidden = Vec::new();
+                let mut owners = Vec::new();
+                for (r, st) in states.iter().enumerate() {
+                    for (next_entry, &n) in (caches[r].len()..).zip(&st.frontier) {
+                        let c = &st.pool[n];
+                        let mut seen = Vec::new();
+                        let mut cur = c.parent;
+                        while let Some(p) = cur {
+                            seen.push(entry[r][&p]);
+                            cur = st.pool[p].parent;
+                        }
+                        seen.reverse();
+                        seen.push(next_entry);
+                        entry[r].insert(n, next_entry);
+                        batch.push_tree_node(
+                            r,
+                            c.token,
+                            roots[r] + c.depth - 1,
+                            caches[r].committed(),
+                            seen,
+                            true,
+                        );
+                        hidden.extend_from_slice(
+                            c.parent.map_or(&last_hidden[r], |p| &produced[r][&p]),
+                        );
+                        owners.push((r, n));
                     }
-                    seen.reverse();
-                    seen.push(next_entry);
-                    entry[r].insert(n, next_entry);
-                    next_entry += 1;
-                    batch.push_tree_node(r, c.token, roots[r] + c.depth - 1, caches[r].committed(), seen, true);
-                    hidden.extend_from_slice(c.parent.map_or(&last_hidden[r], |p| &produced[r][&p]));
-                    owners.push((r, n));
                 }
-            }
-            let out = timed(rec, Span::Draft, || model.forward(&batch, HiddenInput::Own(&hidden), &mut caches));
-            let mut logits: Vec<Vec<Vec<f32>>> = vec![Vec::new(); states.len()];
-            for (row, &(r, n)) in owners.iter().enumerate() {
-                produced[r].insert(n, out.hidden[row * h..(row + 1) * h].to_vec());
-                logits[r].push(out.logits[row * vocab..(row + 1) * vocab].to_vec());
-            }
-            logits
-        });
+                let out = timed(rec, Span::Draft, || {
+                    model.forward(&batch, HiddenInput::Own(&hidden), &mut caches)
+                });
+                let mut logits: Vec<Vec<Vec<f32>>> = vec![Vec::new(); states.len()];
+                for (row, &(r, n)) in owners.iter().enumerate() {
+                    produced[r].insert(n, out.hidden[row * h..(row + 1) * h].to_vec());
+                    logits[r].push(out.logits[row * vocab..(row + 1) * vocab].to_vec());
+                }
+                logits
+            },
+        );
         for (q, mut c) in requests.iter().zip(caches) {
             c.rollback();
             self.caches.insert(q.slot, c);
         }
-        Ok(timed(rec, Span::TreeBuild, || states.into_iter().map(|s| s.into_tree(cfg)).collect()))
+        Ok(timed(rec, Span::TreeBuild, || {
+            states.into_iter().map(|s| s.into_tree(cfg)).collect()
+        }))
     }
 
     fn release(&mut self, slot: usize) {

@@ -26,8 +26,19 @@ pub struct OracleDrafter {
 impl OracleDrafter {
     /// `references[slot]` is the full token sequence (prompt and output) the
     /// target is expected to produce for that slot.
-    pub fn new(references: HashMap<usize, Vec<u32>>, hit_rate: f64, vocab: usize, seed: u64) -> OracleDrafter {
-        OracleDrafter { references, hit_rate, vocab, identity: (0..vocab as u32).collect(), noise: ChaCha8Rng::seed_from_u64(seed) }
+    pub fn new(
+        references: HashMap<usize, Vec<u32>>,
+        hit_rate: f64,
+        vocab: usize,
+        seed: u64,
+    ) -> OracleDrafter {
+        OracleDrafter {
+            references,
+            hit_rate,
+            vocab,
+            identity: (0..vocab as u32).collect(),
+            noise: ChaCha8Rng::seed_from_u64(seed),
+        }
     }
 
     /// Logits for the children of a node whose path (root excluded) is
@@ -35,10 +46,15 @@ impl OracleDrafter {
     /// boosted near the top with probability `hit_rate` when the path so far
     /// follows the reference.
     fn logits(&mut self, slot: usize, root: usize, path: &[u32]) -> Vec<f32> {
-        let mut l: Vec<f32> = (0..self.vocab).map(|_| self.noise.random_range(0.0f32..4.0)).collect();
+        let mut l: Vec<f32> = (0..self.vocab)
+            .map(|_| self.noise.random_range(0.0f32..4.0))
+            .collect();
         let reference = self.references.get(&slot);
         let next = reference.and_then(|r| {
-            let on_path = path.iter().enumerate().all(|(i, &t)| r.get(root + 1 + i) == Some(&t));
+            let on_path = path
+                .iter()
+                .enumerate()
+                .all(|(i, &t)| r.get(root + 1 + i) == Some(&t));
             if on_path {
                 r.get(root + 1 + path.len()).copied()
             } else {
@@ -71,9 +87,21 @@ impl Drafter for OracleDrafter {
         Vec::new()
     }
 
-    fn draft(&mut self, requests: &[DraftRequest<'_>], cfg: &SpecConfig, temperature: f32, rngs: &mut [&mut ChaCha8Rng], rec: &mut dyn SpanRecorder) -> Result<Vec<DraftTree>> {
-        let roots: Vec<(usize, usize)> = requests.iter().map(|q| (q.slot, q.tokens.len() - 1)).collect();
-        let first: Vec<Vec<f32>> = timed(rec, Span::Draft, || roots.iter().map(|&(s, r)| self.logits(s, r, &[])).collect());
+    fn draft(
+        &mut self,
+        requests: &[DraftRequest<'_>],
+        cfg: &SpecConfig,
+        temperature: f32,
+        rngs: &mut [&mut ChaCha8Rng],
+        rec: &mut dyn SpanRecorder,
+    ) -> Result<Vec<DraftTree>> {
+        let roots: Vec<(usize, usize)> = requests
+            .iter()
+            .map(|q| (q.slot, q.tokens.len() - 1))
+            .collect();
+        let first: Vec<Vec<f32>> = timed(rec, Span::Draft, || {
+            roots.iter().map(|&(s, r)| self.logits(s, r, &[])).collect()
+        });
         let identity = std::mem::take(&mut self.identity);
         let vocab = self.vocab;
         let states = search_trees(cfg, temperature, &first, &identity, vocab, rngs, |states| {
@@ -81,13 +109,20 @@ impl Drafter for OracleDrafter {
             let out = states
                 .iter()
                 .zip(&roots)
-                .map(|(st, &(slot, root))| st.frontier.iter().map(|&n| self.logits(slot, root, &Self::path(st, Some(n)))).collect())
+                .map(|(st, &(slot, root))| {
+                    st.frontier
+                        .iter()
+                        .map(|&n| self.logits(slot, root, &Self::path(st, Some(n))))
+                        .collect()
+                })
                 .collect();
             rec.end(Span::Draft);
             out
         });
         self.identity = identity;
-        Ok(timed(rec, Span::TreeBuild, || states.into_iter().map(|s| s.into_tree(cfg)).collect()))
+        Ok(timed(rec, Span::TreeBuild, || {
+            states.into_iter().map(|s| s.into_tree(cfg)).collect()
+        }))
     }
 
     fn release(&mut self, _slot: usize) {}

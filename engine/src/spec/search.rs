@@ -37,7 +37,15 @@ pub struct SearchState {
 /// vocabulary, mapped to target ids by `vocab_map`): the `topk` most likely,
 /// or, when sampling a chain (`temperature > 0`, `topk = 1`), one token drawn
 /// from the tempered draft distribution.
-pub fn children_of(logits: &[f32], parent: Option<(usize, &Candidate)>, topk: usize, temperature: f32, vocab_map: &[u32], target_vocab: usize, rng: &mut ChaCha8Rng) -> Vec<Candidate> {
+pub fn children_of(
+    logits: &[f32],
+    parent: Option<(usize, &Candidate)>,
+    topk: usize,
+    temperature: f32,
+    vocab_map: &[u32],
+    target_vocab: usize,
+    rng: &mut ChaCha8Rng,
+) -> Vec<Candidate> {
     let logp = log_softmax(logits);
     let (base, depth) = parent.map_or((0.0, 1), |(_, c)| (c.score, c.depth + 1));
     let parent = parent.map(|(i, _)| i);
@@ -57,11 +65,23 @@ pub fn children_of(logits: &[f32], parent: Option<(usize, &Candidate)>, topk: us
         for (d, &v) in q.iter().enumerate() {
             dense[vocab_map[d] as usize] += v;
         }
-        return vec![Candidate { token: vocab_map[pick], parent, depth, score: base + logp[pick], proposal: Proposal::Sampled(Arc::new(dense)) }];
+        return vec![Candidate {
+            token: vocab_map[pick],
+            parent,
+            depth,
+            score: base + logp[pick],
+            proposal: Proposal::Sampled(Arc::new(dense)),
+        }];
     }
     top_k(&logp, topk)
         .into_iter()
-        .map(|(d, lp)| Candidate { token: vocab_map[d], parent, depth, score: base + lp, proposal: Proposal::PointMass })
+        .map(|(d, lp)| Candidate {
+            token: vocab_map[d],
+            parent,
+            depth,
+            score: base + lp,
+            proposal: Proposal::PointMass,
+        })
         .collect()
 }
 
@@ -82,23 +102,51 @@ pub fn search_trees(
         .iter()
         .zip(rngs.iter_mut())
         .map(|(logits, rng)| {
-            let pool = children_of(logits, None, cfg.topk, temperature, vocab_map, target_vocab, rng);
-            SearchState { frontier: (0..pool.len()).collect(), pool }
+            let pool = children_of(
+                logits,
+                None,
+                cfg.topk,
+                temperature,
+                vocab_map,
+                target_vocab,
+                rng,
+            );
+            SearchState {
+                frontier: (0..pool.len()).collect(),
+                pool,
+            }
         })
         .collect();
     for _ in 1..cfg.steps {
         let logits = expand(&states);
         assert_eq!(logits.len(), states.len(), "expand: one entry per sequence");
         for ((st, lg), rng) in states.iter_mut().zip(logits).zip(rngs.iter_mut()) {
-            assert_eq!(lg.len(), st.frontier.len(), "expand: one logits row per frontier node");
+            assert_eq!(
+                lg.len(),
+                st.frontier.len(),
+                "expand: one logits row per frontier node"
+            );
             let start = st.pool.len();
             for (&node, l) in st.frontier.clone().iter().zip(&lg) {
                 let parent = st.pool[node].clone();
-                let kids = children_of(l, Some((node, &parent)), cfg.topk, temperature, vocab_map, target_vocab, rng);
+                let kids = children_of(
+                    l,
+                    Some((node, &parent)),
+                    cfg.topk,
+                    temperature,
+                    vocab_map,
+                    target_vocab,
+                    rng,
+                );
                 st.pool.extend(kids);
             }
             let mut fresh: Vec<usize> = (start..st.pool.len()).collect();
-            fresh.sort_by(|&a, &b| st.pool[b].score.total_cmp(&st.pool[a].score).then(a.cmp(&b)));
+            fresh.sort_by(|&a, &b| {
+                st.pool[b]
+                    .score
+                    .total_cmp(&st.pool[a].score)
+                    .then(a.cmp(&b))
+            });
             fresh.truncate(cfg.topk);
             fresh.sort_unstable();
             st.frontier = fresh;
@@ -114,7 +162,13 @@ impl SearchState {
     pub fn into_tree(self, cfg: &SpecConfig) -> DraftTree {
         let mut order: Vec<usize> = (0..self.pool.len()).collect();
         let pool = &self.pool;
-        order.sort_by(|&a, &b| pool[b].score.total_cmp(&pool[a].score).then(pool[a].depth.cmp(&pool[b].depth)).then(a.cmp(&b)));
+        order.sort_by(|&a, &b| {
+            pool[b]
+                .score
+                .total_cmp(&pool[a].score)
+                .then(pool[a].depth.cmp(&pool[b].depth))
+                .then(a.cmp(&b))
+        });
         let mut picked: Vec<usize> = Vec::new();
         let mut index_of = vec![usize::MAX; pool.len()];
         for i in order {
@@ -135,7 +189,12 @@ impl SearchState {
             .iter()
             .map(|&i| {
                 let c = &pool[i];
-                DraftNode { token: c.token, parent: c.parent.map(|p| index_of[p]), depth: c.depth, proposal: c.proposal.clone() }
+                DraftNode {
+                    token: c.token,
+                    parent: c.parent.map(|p| index_of[p]),
+                    depth: c.depth,
+                    proposal: c.proposal.clone(),
+                }
             })
             .collect();
         DraftTree { nodes }

@@ -35,7 +35,11 @@ pub struct DraftTree {
 impl DraftTree {
     /// Node indices whose parent is `parent` (`None`: the root), in order.
     pub fn children(&self, parent: Option<usize>) -> impl Iterator<Item = usize> + '_ {
-        self.nodes.iter().enumerate().filter(move |(_, n)| n.parent == parent).map(|(i, _)| i)
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(move |(_, n)| n.parent == parent)
+            .map(|(i, _)| i)
     }
 
     /// Ancestors of node `i`, root side first, `i` itself last.

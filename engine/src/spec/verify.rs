@@ -24,9 +24,16 @@ fn position(node: Option<usize>) -> usize {
 /// position `k` (0 = root, `i + 1` = node `i`). Accepts while a child carries
 /// the target's choice, then emits the target's choice at the last accepted node.
 pub fn verify_greedy(tree: &DraftTree, target_choice: &[u32]) -> Acceptance {
-    assert_eq!(target_choice.len(), tree.len() + 1, "verify_greedy: one choice per tree position");
+    assert_eq!(
+        target_choice.len(),
+        tree.len() + 1,
+        "verify_greedy: one choice per tree position"
+    );
     let mut cur = None;
-    let mut acc = Acceptance { accepted: Vec::new(), tokens: Vec::new() };
+    let mut acc = Acceptance {
+        accepted: Vec::new(),
+        tokens: Vec::new(),
+    };
     loop {
         let want = target_choice[position(cur)];
         acc.tokens.push(want);
@@ -81,10 +88,21 @@ fn normalise(p: &mut [f32]) -> bool {
 /// without `x`). If no child is accepted a token is drawn from the residual;
 /// at a leaf the bonus token is drawn from `p`. The emitted tokens are
 /// distributed exactly as the target's own samples would be.
-pub fn verify_sampling(tree: &DraftTree, target_probs: &[Vec<f32>], rng: &mut impl Rng) -> Acceptance {
-    assert_eq!(target_probs.len(), tree.len() + 1, "verify_sampling: one distribution per tree position");
+pub fn verify_sampling(
+    tree: &DraftTree,
+    target_probs: &[Vec<f32>],
+    rng: &mut impl Rng,
+) -> Acceptance {
+    assert_eq!(
+        target_probs.len(),
+        tree.len() + 1,
+        "verify_sampling: one distribution per tree position"
+    );
     let mut cur = None;
-    let mut acc = Acceptance { accepted: Vec::new(), tokens: Vec::new() };
+    let mut acc = Acceptance {
+        accepted: Vec::new(),
+        tokens: Vec::new(),
+    };
     'walk: loop {
         let original = &target_probs[position(cur)];
         let mut p = original.clone();
@@ -92,7 +110,14 @@ pub fn verify_sampling(tree: &DraftTree, target_probs: &[Vec<f32>], rng: &mut im
             let x = tree.nodes[c].token as usize;
             let (ratio, q) = match &tree.nodes[c].proposal {
                 Proposal::PointMass => (p[x] as f64, None),
-                Proposal::Sampled(q) => (if q[x] > 0.0 { p[x] as f64 / q[x] as f64 } else { 1.0 }, Some(q)),
+                Proposal::Sampled(q) => (
+                    if q[x] > 0.0 {
+                        p[x] as f64 / q[x] as f64
+                    } else {
+                        1.0
+                    },
+                    Some(q),
+                ),
             };
             if rng.random::<f64>() < ratio.min(1.0) {
                 acc.accepted.push(c);
@@ -102,7 +127,10 @@ pub fn verify_sampling(tree: &DraftTree, target_probs: &[Vec<f32>], rng: &mut im
             }
             match q {
                 None => p[x] = 0.0,
-                Some(q) => p.iter_mut().zip(q.iter()).for_each(|(a, b)| *a = (*a - b).max(0.0)),
+                Some(q) => p
+                    .iter_mut()
+                    .zip(q.iter())
+                    .for_each(|(a, b)| *a = (*a - b).max(0.0)),
             }
             if !normalise(&mut p) {
                 p.clone_from(original);

@@ -45,7 +45,11 @@ pub fn run(cmd: FixturesCommand) -> Result<(), CliError> {
         None => {
             let path = PathBuf::from(&a.shape);
             if !path.exists() {
-                return Err(CliError::Input(format!("--shape {:?}: neither a built-in shape ({}) nor an existing config.json", a.shape, TargetShape::NAMES.join(", "))));
+                return Err(CliError::Input(format!(
+                    "--shape {:?}: neither a built-in shape ({}) nor an existing config.json",
+                    a.shape,
+                    TargetShape::NAMES.join(", ")
+                )));
             }
             TargetShape::from_config_file(&path)?
         }
@@ -59,7 +63,11 @@ pub fn run(cmd: FixturesCommand) -> Result<(), CliError> {
         Dtype::Bf16 => StoreDtype::Bf16,
     };
     let paths = write_random_pair(&a.out, &shape, a.seed, dtype, a.aux_layers)?;
-    println!("target: {} ({params} parameters, {:?})", paths.target.display(), shape.family);
+    println!(
+        "target: {} ({params} parameters, {:?})",
+        paths.target.display(),
+        shape.family
+    );
     println!("draft:  {}", paths.draft.display());
     Ok(())
 }

@@ -11,7 +11,9 @@ use specula_engine::timing::{HostRecorder, Span};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
-#[command(after_help = "Examples:\n  specula generate --target m/target --prompt 'def fib(n):'\n  specula generate --target m/target --draft m/draft --steps 5 --prompt 'Question: ...' --json\n  specula generate --target m/target --draft m/draft --aux-layers -1,2,4 --id-convention boundary --prompt hi")]
+#[command(
+    after_help = "Examples:\n  specula generate --target m/target --prompt 'def fib(n):'\n  specula generate --target m/target --draft m/draft --steps 5 --prompt 'Question: ...' --json\n  specula generate --target m/target --draft m/draft --aux-layers -1,2,4 --id-convention boundary --prompt hi"
+)]
 pub struct GenerateArgs {
     /// Target model folder (config.json, *.safetensors, tokenizer.json).
     #[arg(long)]
@@ -58,22 +60,44 @@ pub struct GenerateArgs {
 pub fn run(a: GenerateArgs) -> Result<(), CliError> {
     let convention: IdConvention = a.id_convention.parse()?;
     let steps = a.steps.unwrap_or(if a.draft.is_some() { 5 } else { 0 });
-    let spec = SpecConfig::new(steps, a.topk, a.num_draft_tokens.unwrap_or(steps * a.topk + 1))?;
+    let spec = SpecConfig::new(
+        steps,
+        a.topk,
+        a.num_draft_tokens.unwrap_or(steps * a.topk + 1),
+    )?;
     if !spec.is_baseline() && a.draft.is_none() {
-        return Err(CliError::Input(format!("--steps {steps} needs --draft (an EAGLE-3 draft folder)")));
+        return Err(CliError::Input(format!(
+            "--steps {steps} needs --draft (an EAGLE-3 draft folder)"
+        )));
     }
     if !(a.temperature >= 0.0 && a.temperature.is_finite()) {
-        return Err(CliError::Input(format!("--temperature {}: must be a finite number >= 0", a.temperature)));
+        return Err(CliError::Input(format!(
+            "--temperature {}: must be a finite number >= 0",
+            a.temperature
+        )));
     }
-    let capture = CaptureChoice { override_ids: a.aux_layers.clone(), convention };
+    let capture = CaptureChoice {
+        override_ids: a.aux_layers.clone(),
+        convention,
+    };
     let mut pair = ModelPair::load(&a.target, a.draft.as_deref(), &capture)?;
     let prompt = pair.tokenizer.encode(&a.prompt)?;
-    let params = GenerateParams { spec, temperature: a.temperature, max_new_tokens: a.max_new_tokens, seed: a.seed, ignore_eos: a.ignore_eos };
+    let params = GenerateParams {
+        spec,
+        temperature: a.temperature,
+        max_new_tokens: a.max_new_tokens,
+        seed: a.seed,
+        ignore_eos: a.ignore_eos,
+    };
     let mut rec = HostRecorder::default();
-    let g = pair.generate(&[prompt.clone()], &params, &mut rec)?;
+    let g = pair.generate(std::slice::from_ref(&prompt), &params, &mut rec)?;
     let seq = &g.sequences[0];
     let text = pair.tokenizer.decode(&seq.output)?;
-    let step_ns: u64 = Span::ALL.iter().filter(|s| **s != Span::Prefill).map(|s| rec.log.total(*s).as_nanos() as u64).sum();
+    let step_ns: u64 = Span::ALL
+        .iter()
+        .filter(|s| **s != Span::Prefill)
+        .map(|s| rec.log.total(*s).as_nanos() as u64)
+        .sum();
     let spans: serde_json::Map<String, serde_json::Value> = Span::ALL
         .iter()
         .filter(|s| rec.log.count(**s) > 0)
@@ -105,24 +129,55 @@ pub fn run(a: GenerateArgs) -> Result<(), CliError> {
             "decode_tok_s": g.decode_throughput(),
             "spans": spans,
         });
-        println!("{}", serde_json::to_string_pretty(&out).expect("serialisable"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&out).expect("serialisable")
+        );
         return Ok(());
     }
     println!("{text}");
     println!("---");
-    println!("{spec}  temperature {}  prompt {} tokens  output {} tokens ({:?})", a.temperature, prompt.len(), seq.output.len(), seq.finish);
+    println!(
+        "{spec}  temperature {}  prompt {} tokens  output {} tokens ({:?})",
+        a.temperature,
+        prompt.len(),
+        seq.output.len(),
+        seq.finish
+    );
     if let Some(c) = pair.capture() {
         println!("capture: {c}");
     }
-    println!("tau {:.2} over {} verify steps, accept rate {:.3}, decode {:.1} tok/s", g.tau(), g.verify_steps(), g.accept_rate(), g.decode_throughput());
+    println!(
+        "tau {:.2} over {} verify steps, accept rate {:.3}, decode {:.1} tok/s",
+        g.tau(),
+        g.verify_steps(),
+        g.accept_rate(),
+        g.decode_throughput()
+    );
     if !spec.is_baseline() {
-        let pos: Vec<String> = g.per_position_acceptance().iter().map(|a| format!("{a:.2}")).collect();
+        let pos: Vec<String> = g
+            .per_position_acceptance()
+            .iter()
+            .map(|a| format!("{a:.2}"))
+            .collect();
         println!("per-position acceptance: [{}]", pos.join(", "));
     }
-    println!("{:<11} {:>6} {:>10} {:>10} {:>7}", "span", "count", "total ms", "mean us", "share");
+    println!(
+        "{:<11} {:>6} {:>10} {:>10} {:>7}",
+        "span", "count", "total ms", "mean us", "share"
+    );
     for (name, v) in &spans {
-        let share = v["share_of_step"].as_f64().map_or("-".to_string(), |s| format!("{:.1}%", s * 100.0));
-        println!("{:<11} {:>6} {:>10.2} {:>10.1} {:>7}", name, v["count"], v["total_ms"].as_f64().unwrap_or(0.0), v["mean_us"].as_f64().unwrap_or(0.0), share);
+        let share = v["share_of_step"]
+            .as_f64()
+            .map_or("-".to_string(), |s| format!("{:.1}%", s * 100.0));
+        println!(
+            "{:<11} {:>6} {:>10.2} {:>10.1} {:>7}",
+            name,
+            v["count"],
+            v["total_ms"].as_f64().unwrap_or(0.0),
+            v["mean_us"].as_f64().unwrap_or(0.0),
+            share
+        );
     }
     Ok(())
 }

@@ -50,14 +50,40 @@ impl KeyList<'_> {
 /// order, so the result depends only on the visible entries, not on masked
 /// ones or on other queries: tree verification reproduces plain decoding
 /// bitwise.
-pub fn attention(q: &[f32], k_cache: &[f32], v_cache: &[f32], keys: KeyList<'_>, shape: AttentionShape, scale: f32, out: &mut [f32]) {
-    let AttentionShape { n_heads, n_kv_heads, head_dim } = shape;
-    assert_eq!(q.len(), n_heads * head_dim, "attention: q is not [n_heads, head_dim]");
-    assert_eq!(out.len(), n_heads * head_dim, "attention: out is not [n_heads, head_dim]");
-    assert!(n_kv_heads > 0 && n_heads % n_kv_heads == 0, "attention: n_heads must be a multiple of n_kv_heads");
+pub fn attention(
+    q: &[f32],
+    k_cache: &[f32],
+    v_cache: &[f32],
+    keys: KeyList<'_>,
+    shape: AttentionShape,
+    scale: f32,
+    out: &mut [f32],
+) {
+    let AttentionShape {
+        n_heads,
+        n_kv_heads,
+        head_dim,
+    } = shape;
+    assert_eq!(
+        q.len(),
+        n_heads * head_dim,
+        "attention: q is not [n_heads, head_dim]"
+    );
+    assert_eq!(
+        out.len(),
+        n_heads * head_dim,
+        "attention: out is not [n_heads, head_dim]"
+    );
+    assert!(
+        n_kv_heads > 0 && n_heads % n_kv_heads == 0,
+        "attention: n_heads must be a multiple of n_kv_heads"
+    );
     let width = shape.kv_width();
     let entries = k_cache.len() / width;
-    assert!(keys.iter().all(|e| e < entries), "attention: key list points past the cache");
+    assert!(
+        keys.iter().all(|e| e < entries),
+        "attention: key list points past the cache"
+    );
     let group = n_heads / n_kv_heads;
     let mut scores = vec![0f32; keys.len()];
     for h in 0..n_heads {

@@ -3,7 +3,7 @@
 use rayon::prelude::*;
 
 /// Work (multiply-adds) below which [`linear`] stays on one thread.
-const PARALLEL_MIN_WORK: usize = 1 << 18;
+const PARALLEL_MIN_WORK: usize = 1 << 19;
 /// Output columns handed to one rayon task.
 const COLUMNS_PER_TASK: usize = 32;
 
@@ -33,7 +33,15 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 /// Every element is one call of [`dot`], so row `i` of the output is bitwise
 /// the same for any `m`. Large products are split over output columns with
 /// rayon, which does not change any element's arithmetic.
-pub fn linear(x: &[f32], m: usize, k: usize, w: &[f32], n: usize, bias: Option<&[f32]>, out: &mut [f32]) {
+pub fn linear(
+    x: &[f32],
+    m: usize,
+    k: usize,
+    w: &[f32],
+    n: usize,
+    bias: Option<&[f32]>,
+    out: &mut [f32],
+) {
     assert_eq!(x.len(), m * k, "linear: x is not [m, k]");
     assert_eq!(w.len(), n * k, "linear: w is not [n, k]");
     assert_eq!(out.len(), m * n, "linear: out is not [m, n]");

@@ -25,7 +25,7 @@ impl Rope {
     /// Frequencies `1 / theta^(2i/d)` for a rotary dimension of `head_dim`,
     /// optionally rescaled as Llama 3 does.
     pub fn new(head_dim: usize, theta: f32, scaling: Option<Llama3RopeScaling>) -> Rope {
-        assert!(head_dim % 2 == 0, "rope: head_dim must be even");
+        assert!(head_dim.is_multiple_of(2), "rope: head_dim must be even");
         let half = head_dim / 2;
         let mut inv_freq: Vec<f32> = (0..half)
             .map(|i| 1.0 / theta.powf((2 * i) as f32 / head_dim as f32))
@@ -42,7 +42,8 @@ impl Rope {
                 if wavelen > low_wavelen {
                     *f /= s.factor;
                 } else {
-                    let smooth = (old / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+                    let smooth = (old / wavelen - s.low_freq_factor)
+                        / (s.high_freq_factor - s.low_freq_factor);
                     *f = (1.0 - smooth) * *f / s.factor + smooth * *f;
                 }
             }
@@ -58,7 +59,11 @@ impl Rope {
     /// Rotates every head of `x: [heads, head_dim]` (one token) to `position`.
     pub fn apply(&self, x: &mut [f32], position: usize) {
         let half = self.head_dim / 2;
-        assert_eq!(x.len() % self.head_dim, 0, "rope: x is not [heads, head_dim]");
+        assert_eq!(
+            x.len() % self.head_dim,
+            0,
+            "rope: x is not [heads, head_dim]"
+        );
         for head in x.chunks_exact_mut(self.head_dim) {
             for (i, f) in self.inv_freq.iter().enumerate() {
                 let angle = position as f32 * f;

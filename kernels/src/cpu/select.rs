@@ -4,9 +4,12 @@
 pub fn argmax(x: &[f32]) -> Option<usize> {
     let mut best: Option<(usize, f32)> = None;
     for (i, &v) in x.iter().enumerate() {
-        match best {
-            Some((_, b)) if !(v > b) => {}
-            _ => best = Some((i, v)),
+        let better = match best {
+            None => true,
+            Some((_, b)) => v > b,
+        };
+        if better {
+            best = Some((i, v));
         }
     }
     best.map(|(i, _)| i)
@@ -35,9 +38,15 @@ pub fn log_softmax(x: &[f32]) -> Vec<f32> {
 
 /// `softmax(x / temperature)` (`temperature > 0`), normalised in f64.
 pub fn softmax_with_temperature(x: &[f32], temperature: f32) -> Vec<f32> {
-    assert!(temperature > 0.0, "softmax_with_temperature: temperature must be > 0");
+    assert!(
+        temperature > 0.0,
+        "softmax_with_temperature: temperature must be > 0"
+    );
     let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let e: Vec<f64> = x.iter().map(|&v| (((v - max) / temperature) as f64).exp()).collect();
+    let e: Vec<f64> = x
+        .iter()
+        .map(|&v| (((v - max) / temperature) as f64).exp())
+        .collect();
     let sum: f64 = e.iter().sum();
     e.into_iter().map(|v| (v / sum) as f32).collect()
 }

@@ -29,13 +29,19 @@ impl TextTokenizer {
 
     /// Token ids of `text`, with the special tokens the tokenizer adds (BOS).
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
-        let enc = self
-            .inner
-            .encode(text, true)
-            .map_err(|e| EngineError::Tokenizer {
-                path: self.path.clone(),
-                message: e.to_string(),
-            })?;
+        self.encode_with(text, true)
+    }
+
+    /// Token ids of `text`; `add_special_tokens = false` for text that
+    /// already holds them (a rendered chat template starts with BOS).
+    pub fn encode_with(&self, text: &str, add_special_tokens: bool) -> Result<Vec<u32>> {
+        let enc =
+            self.inner
+                .encode(text, add_special_tokens)
+                .map_err(|e| EngineError::Tokenizer {
+                    path: self.path.clone(),
+                    message: e.to_string(),
+                })?;
         Ok(enc.get_ids().to_vec())
     }
 

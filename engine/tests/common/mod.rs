@@ -1,6 +1,8 @@
 //! Shared fixtures of the engine tests: random checkpoints written once per test binary.
 #![allow(dead_code)]
 
+pub mod reference;
+
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use specula_engine::fixtures::{write_random_pair, FixturePaths, StoreDtype, TargetShape};

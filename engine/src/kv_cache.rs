@@ -5,6 +5,8 @@
 //! prefix ([`KvCache::commit`]) and the rest dropped; drafting drops all of
 //! its scratch ([`KvCache::rollback`]). Nothing is ever recomputed.
 
+use specula_kernels::cpu::compact_rows;
+
 /// Keys and values of one model (all layers) for one sequence.
 #[derive(Debug, Clone)]
 pub struct KvCache {
@@ -67,15 +69,12 @@ impl KvCache {
             "kv commit: entry outside the scratch tail"
         );
         let w = self.width;
+        let kept = self.committed + keep.len();
         for (ks, vs) in &mut self.layers {
-            for (dst, &src) in (self.committed..).zip(keep) {
-                if dst != src {
-                    ks.copy_within(src * w..(src + 1) * w, dst * w);
-                    vs.copy_within(src * w..(src + 1) * w, dst * w);
-                }
-            }
-            ks.truncate((self.committed + keep.len()) * w);
-            vs.truncate((self.committed + keep.len()) * w);
+            compact_rows(ks, w, self.committed, keep);
+            compact_rows(vs, w, self.committed, keep);
+            ks.truncate(kept * w);
+            vs.truncate(kept * w);
         }
         self.committed += keep.len();
     }
@@ -107,20 +106,21 @@ mod tests {
     #[test]
     fn commit_compacts_kept_entries_and_drops_the_rest() {
         let mut c = KvCache::new(2, 2);
-        for e in 0..6 {
+        let push = |c: &mut KvCache, e: usize| {
             for l in 0..2 {
                 let x = (10 * l + e) as f32;
                 c.push(l, &[x, x], &[-x, -x]);
             }
-        }
+        };
+        (0..3).for_each(|e| push(&mut c, e));
         c.commit(&[0, 1]);
+        assert_eq!((c.len(), c.committed()), (2, 2), "entry 2 is dropped");
+        (2..6).for_each(|e| push(&mut c, e));
         c.commit(&[3, 5]);
-        assert_eq!(c.len(), 4);
-        assert_eq!(c.committed(), 4);
+        assert_eq!((c.len(), c.committed()), (4, 4));
         assert_eq!(entry(&c, 1, 2), (vec![13.0, 13.0], vec![-13.0, -13.0]));
         assert_eq!(entry(&c, 0, 3), (vec![5.0, 5.0], vec![-5.0, -5.0]));
-        c.push(0, &[9.0, 9.0], &[9.0, 9.0]);
-        c.push(1, &[9.0, 9.0], &[9.0, 9.0]);
+        push(&mut c, 9);
         c.rollback();
         assert_eq!(c.len(), 4);
     }

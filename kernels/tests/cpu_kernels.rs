@@ -266,3 +266,35 @@ fn selection_helpers_agree_with_definitions() {
     assert!((g[0] - 2.0 / (1.0 + (-1f32).exp())).abs() < 1e-6);
     assert!((g[1] - 3.0 * (-2.0 / (1.0 + 2f32.exp()))).abs() < 1e-6);
 }
+
+#[test]
+fn greedy_tree_accept_follows_the_targets_choices_through_siblings() {
+    // root -> {5 (node 0), 7 (node 1)}; node 1 -> {2 (node 2), 9 (node 3)}; node 3 -> {4 (node 4)}
+    let parents = [-1, -1, 1, 1, 3];
+    let tokens = [5, 7, 2, 9, 4];
+    // Target: 7 at the root, 9 at node 1, 4 at node 3, 8 at node 4.
+    let choice = [7, 0, 9, 0, 4, 8];
+    assert_eq!(
+        greedy_tree_accept(&parents, &tokens, &choice),
+        (vec![1, 3, 4], 8)
+    );
+    // Target disagrees at the root: nothing accepted, its choice is the bonus.
+    assert_eq!(
+        greedy_tree_accept(&parents, &tokens, &[3, 0, 0, 0, 0, 0]),
+        (vec![], 3)
+    );
+    // An empty tree is plain decoding.
+    assert_eq!(greedy_tree_accept(&[], &[], &[11]), (vec![], 11));
+}
+
+#[test]
+fn compact_rows_moves_kept_rows_in_order() {
+    let mut buf: Vec<f32> = (0..14).map(|v| v as f32).collect(); // 7 rows of width 2
+    compact_rows(&mut buf, 2, 2, &[2, 4, 5]);
+    assert_eq!(&buf[4..10], &[4.0, 5.0, 8.0, 9.0, 10.0, 11.0]);
+    assert_eq!(
+        &buf[..4],
+        &[0.0, 1.0, 2.0, 3.0],
+        "rows below the destination are untouched"
+    );
+}

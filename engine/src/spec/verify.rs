@@ -5,6 +5,7 @@
 
 use super::tree::{DraftTree, Proposal};
 use rand::Rng;
+use specula_kernels::cpu::greedy_tree_accept;
 
 /// The outcome of verifying one tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,22 +30,19 @@ pub fn verify_greedy(tree: &DraftTree, target_choice: &[u32]) -> Acceptance {
         tree.len() + 1,
         "verify_greedy: one choice per tree position"
     );
-    let mut cur = None;
-    let mut acc = Acceptance {
-        accepted: Vec::new(),
-        tokens: Vec::new(),
-    };
-    loop {
-        let want = target_choice[position(cur)];
-        acc.tokens.push(want);
-        match tree.children(cur).find(|&c| tree.nodes[c].token == want) {
-            Some(c) => {
-                acc.accepted.push(c);
-                cur = Some(c);
-            }
-            None => return acc,
-        }
-    }
+    let parents: Vec<i32> = tree
+        .nodes
+        .iter()
+        .map(|n| n.parent.map_or(-1, |p| p as i32))
+        .collect();
+    let tokens: Vec<u32> = tree.nodes.iter().map(|n| n.token).collect();
+    let (accepted, bonus) = greedy_tree_accept(&parents, &tokens, target_choice);
+    let tokens = accepted
+        .iter()
+        .map(|&i| tree.nodes[i].token)
+        .chain(std::iter::once(bonus))
+        .collect();
+    Acceptance { accepted, tokens }
 }
 
 /// Draws an index from the (possibly unnormalised) weights `p`; `None` when they sum to 0.

@@ -6,6 +6,7 @@ mod linear;
 mod norm;
 mod rope;
 mod select;
+mod tree;
 
 pub use activation::silu_and_mul;
 pub use attention::{attention, AttentionShape, KeyList};
@@ -13,3 +14,4 @@ pub use linear::{dot, linear};
 pub use norm::{add_inplace, rms_norm};
 pub use rope::{Llama3RopeScaling, Rope};
 pub use select::{argmax, log_softmax, softmax_with_temperature, top_k};
+pub use tree::{compact_rows, greedy_tree_accept};

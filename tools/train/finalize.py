@@ -11,6 +11,10 @@ from train_eagle3 import write_md  # noqa: E402
 
 
 def main():
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--note", default=None, help="free-text note added to both draft reports")
+    args = ap.parse_args()
     for name in ("eagle3", "eagle3-embed"):
         d = os.path.join(common.MODEL_DIR, name)
         rpath = os.path.join(d, "training_report.json")
@@ -18,6 +22,8 @@ def main():
             continue
         with open(rpath) as f:
             rep = json.load(f)
+        if args.note:
+            rep["note"] = args.note
         rows, raw = [], {}
         for fn in sorted(os.listdir(d)):
             if not (fn.startswith("simulation") and fn.endswith(".json")):
@@ -34,6 +40,7 @@ def main():
         if rows:
             rep["simulation"] = rows
             rep["simulation_detail"] = raw
+        if rows or args.note:
             with open(rpath, "w") as f:
                 json.dump(rep, f, indent=2)
                 f.write("\n")

@@ -23,9 +23,11 @@ SIM_TIMEOUT=${SIM_TIMEOUT:-600}
 
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 pack() {
+  # 15 MB parts (the device tool returns files of at most 16 MB): cat tiny-llama.tgz.part-* | tar xzf -
   if [[ -n "${OUT:-}" ]]; then
-    tar czf "$OUT/tiny-llama.tgz" "$M" || true
-    echo "[run_all] packed after $1 ($(du -h "$OUT/tiny-llama.tgz" | cut -f1)) at ${SECONDS}s"
+    rm -f "$OUT"/tiny-llama.tgz.part-*
+    tar czf - "$M" | split -b 15m - "$OUT/tiny-llama.tgz.part-" || true
+    echo "[run_all] packed after $1 ($(cat "$OUT"/tiny-llama.tgz.part-* | wc -c) bytes) at ${SECONDS}s"
   fi
 }
 
@@ -68,6 +70,7 @@ if [[ -n "$GOLDEN_PID" ]]; then
 fi
 
 if has sim; then
+  if [[ -n "${DEADLINE:-}" ]]; then SIM_TIMEOUT=$((DEADLINE - SECONDS - 20)); echo "[run_all] sim timeout ${SIM_TIMEOUT}s"; fi
   timeout $SIM_TIMEOUT python3 $T/simulate.py --draft $M/eagle3 $SIM_ARGS --json-out $M/eagle3/simulation.json > devrun/sim1.log 2>&1 &
   S1=$!
   timeout $SIM_TIMEOUT python3 $T/simulate.py --draft $M/eagle3-embed $SIM_ARGS --json-out $M/eagle3-embed/simulation.json > devrun/sim2.log 2>&1 &

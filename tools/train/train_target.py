@@ -202,13 +202,17 @@ def main():
     step = -1
     while step + 1 < args.steps:
         step += 1
-        if args.time_budget and step == 30:
+        if args.time_budget and step in (10, 40):  # time steps 10..40 (past the warm-up)
             if dev == "cuda":
                 torch.cuda.synchronize()
-            per = (time.time() - t0) / 30 * 1.1
-            if per * args.steps > args.time_budget:
-                args.steps = max(100, int(args.time_budget / per))
-                print(f"time budget: {per * 1000:.0f} ms/step -> steps cut to {args.steps}", flush=True)
+            if step == 10:
+                t_mark = time.time()
+            else:
+                per = (time.time() - t_mark) / 30 * 1.05
+                left = args.time_budget - (time.time() - t0)
+                if step + left / per < args.steps:
+                    args.steps = max(100, int(step + left / per))
+                    print(f"time budget: {per * 1000:.0f} ms/step -> steps cut to {args.steps}", flush=True)
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
         xb = np.concatenate([streams["gsm_train"].sample(rng, n_gsm, args.seq, 1.0),

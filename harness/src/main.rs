@@ -1,6 +1,8 @@
 //! `specula`: benchmark and explain EAGLE-3 speculative decoding.
 
 mod cli;
+mod export;
+mod sweep;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -2,12 +2,21 @@
 
 mod fixtures;
 mod generate;
+mod merge;
+mod sweep;
 
+use crate::sweep::SweepError;
 use clap::{Parser, Subcommand};
 use specula_engine::EngineError;
 
 /// Exit code for unusable input (bad files, fields, settings).
 pub const EXIT_BAD_INPUT: u8 = 2;
+
+/// Exit code of a run stopped by Ctrl-C or SIGTERM (128 + SIGINT).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Exit code when writing results fails or a run folder is damaged.
+pub const EXIT_FAILED: u8 = 1;
 
 /// An error of a subcommand, with its exit code.
 #[derive(Debug, thiserror::Error)]
@@ -15,15 +24,31 @@ pub enum CliError {
     /// Bad model files or settings.
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// A sweep or merge problem.
+    #[error(transparent)]
+    Sweep(SweepError),
     /// Anything else the user supplied that cannot be used.
     #[error("{0}")]
     Input(String),
 }
 
+impl From<SweepError> for CliError {
+    fn from(e: SweepError) -> CliError {
+        match e {
+            SweepError::Engine(e) => CliError::Engine(e),
+            e => CliError::Sweep(e),
+        }
+    }
+}
+
 impl CliError {
-    /// The process exit code: 2 for unusable input.
+    /// The process exit code: 2 for unusable input, 130 when interrupted, 1 when writing failed.
     pub fn exit_code(&self) -> u8 {
-        EXIT_BAD_INPUT
+        match self {
+            CliError::Sweep(SweepError::Interrupted(_)) => EXIT_INTERRUPTED,
+            CliError::Sweep(SweepError::Io { .. }) => EXIT_FAILED,
+            _ => EXIT_BAD_INPUT,
+        }
     }
 }
 
@@ -42,6 +67,11 @@ enum Command {
     Fixtures(fixtures::FixturesCommand),
     /// Generate text from one prompt, speculatively or not, and report tau and span times.
     Generate(generate::GenerateArgs),
+    /// Run a grid of model pairs x draft configs x batch sizes x prompt sets x temperatures
+    /// into runs.csv, positions.csv, kernels.csv, histograms/ and meta.json.
+    Sweep(sweep::SweepArgs),
+    /// Merge run folders (shards of one sweep) into one, refusing duplicate rows.
+    Merge(merge::MergeArgs),
 }
 
 /// Runs the parsed command.
@@ -49,5 +79,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Fixtures(c) => fixtures::run(c),
         Command::Generate(a) => generate::run(a),
+        Command::Sweep(a) => sweep::run(a),
+        Command::Merge(a) => merge::run(a),
     }
 }

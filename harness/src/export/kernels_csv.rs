@@ -1,0 +1,91 @@
+//! `kernels.csv`: per (row, span) latency: count, mean, p50/p90/p99, max (µs)
+//! and share of the decode step time.
+//!
+//! `count`, `mean_us` and `max_us` are exact (from the raw samples);
+//! percentiles come from the row's HDR histogram (3 significant digits, the
+//! same histograms as the `.hlog` files). `share` is the span's total time
+//! over the summed time of every span except `prefill` (the decode steps);
+//! it is empty for `prefill`.
+
+use super::histograms::of_samples;
+use super::{AppendCsv, Row, RowWriter};
+use crate::sweep::SweepError;
+use specula_engine::timing::Span;
+use std::path::Path;
+
+/// The header.
+pub const HEADER: [&str; 10] = [
+    "run_id", "row_key", "span", "count", "mean_us", "p50_us", "p90_us", "p99_us", "max_us",
+    "share",
+];
+
+/// The kernels.csv writer.
+#[derive(Debug)]
+pub struct KernelsCsv(AppendCsv);
+
+impl KernelsCsv {
+    /// Opens (or creates) `path`.
+    pub fn open(path: &Path) -> Result<KernelsCsv, SweepError> {
+        AppendCsv::open(path, &HEADER).map(KernelsCsv)
+    }
+}
+
+fn us(ns: f64) -> String {
+    format!("{:.3}", ns / 1e3)
+}
+
+/// The kernels.csv records of a row (none when spans were off).
+pub fn records(row: &Row) -> Vec<Vec<String>> {
+    let samples = |s: Span| -> Vec<u64> {
+        row.intervals
+            .iter()
+            .filter_map(|iv| iv.log.samples.get(&s))
+            .flatten()
+            .copied()
+            .collect()
+    };
+    let all: Vec<(Span, Vec<u64>)> = Span::ALL
+        .iter()
+        .map(|&s| (s, samples(s)))
+        .filter(|(_, v)| !v.is_empty())
+        .collect();
+    let step_ns: u128 = all
+        .iter()
+        .filter(|(s, _)| *s != Span::Prefill)
+        .flat_map(|(_, v)| v)
+        .map(|&x| x as u128)
+        .sum();
+    all.iter()
+        .map(|(span, v)| {
+            let h = of_samples(v);
+            let total: u128 = v.iter().map(|&x| x as u128).sum();
+            let share = if *span == Span::Prefill || step_ns == 0 {
+                String::new()
+            } else {
+                format!("{:.4}", total as f64 / step_ns as f64)
+            };
+            vec![
+                row.run_id.clone(),
+                row.row_key.clone(),
+                span.name().to_string(),
+                v.len().to_string(),
+                us(total as f64 / v.len() as f64),
+                us(h.value_at_quantile(0.5) as f64),
+                us(h.value_at_quantile(0.9) as f64),
+                us(h.value_at_quantile(0.99) as f64),
+                us(*v.iter().max().unwrap_or(&0) as f64),
+                share,
+            ]
+        })
+        .collect()
+}
+
+impl RowWriter for KernelsCsv {
+    fn write(&mut self, row: &Row) -> Result<(), SweepError> {
+        let r = records(row);
+        if r.is_empty() {
+            return Ok(());
+        }
+        self.0.append(&r)
+    }
+}

@@ -1,0 +1,230 @@
+//! `meta.json`: what a run was: the resolved spec, the run id, the git
+//! revision, tool and crate versions, the machine, the shard, the skipped
+//! grid points and the run's status. Written when the run starts and again
+//! when it stops (atomically, through a temporary file).
+
+use crate::sweep::SweepError;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The machine a run ran on.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Machine {
+    /// Host name.
+    pub hostname: String,
+    /// CPU model name.
+    pub cpu: String,
+    /// Logical cores available to the process.
+    pub cores: usize,
+    /// Physical memory, bytes (0 when unknown).
+    pub memory_bytes: u64,
+    /// Operating system and architecture.
+    pub os: String,
+}
+
+impl Machine {
+    /// Describes this machine (Linux `/proc` files; `unknown` elsewhere).
+    pub fn describe() -> Machine {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("model name") || l.starts_with("Model"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+            .unwrap_or_else(|| "unknown".into());
+        let memory_bytes = std::fs::read_to_string("/proc/meminfo")
+            .unwrap_or_default()
+            .lines()
+            .find(|l| l.starts_with("MemTotal:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<u64>().ok())
+            .map_or(0, |kb| kb * 1024);
+        Machine {
+            hostname: hostname(),
+            cpu,
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            memory_bytes,
+            os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
+        }
+    }
+}
+
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most buf.len() bytes into a buffer we own.
+    let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
+    let name = if ok {
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        String::from_utf8_lossy(&buf[..end]).into_owned()
+    } else {
+        String::new()
+    };
+    if name.is_empty() {
+        "unknown".into()
+    } else {
+        name
+    }
+}
+
+/// `git rev-parse HEAD` in the current folder, or `unknown`.
+pub fn git_rev() -> String {
+    std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Versions of this tool and the crates that shape its numbers (from the
+/// workspace's Cargo.lock, compiled in).
+pub fn crate_versions() -> BTreeMap<String, String> {
+    const LOCK: &str = include_str!("../../../Cargo.lock");
+    const WANTED: [&str; 9] = [
+        "specula",
+        "specula-engine",
+        "specula-kernels",
+        "specula-datasets",
+        "candle-core",
+        "tokenizers",
+        "safetensors",
+        "minijinja",
+        "hdrhistogram",
+    ];
+    #[derive(Deserialize)]
+    struct Lock {
+        package: Vec<Package>,
+    }
+    #[derive(Deserialize)]
+    struct Package {
+        name: String,
+        version: String,
+    }
+    let mut out = BTreeMap::new();
+    if let Ok(lock) = toml::from_str::<Lock>(LOCK) {
+        for p in lock.package {
+            if WANTED.contains(&p.name.as_str()) {
+                out.insert(p.name, p.version);
+            }
+        }
+    }
+    out.insert("specula".into(), env!("CARGO_PKG_VERSION").into());
+    out
+}
+
+/// A UTC instant as RFC 3339 (`2026-05-01T12:34:56Z`).
+pub fn rfc3339(t: SystemTime) -> String {
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Howard Hinnant's civil-from-days.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// The run id's time part: `20260501T123456Z`.
+pub fn compact_utc(t: SystemTime) -> String {
+    rfc3339(t).replace(['-', ':'], "")
+}
+
+/// The contents of meta.json.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Meta {
+    /// `specula`.
+    pub tool: String,
+    /// This tool's version.
+    pub tool_version: String,
+    /// Versions of the crates that shape the numbers.
+    pub crate_versions: BTreeMap<String, String>,
+    /// The run id (the `run_id` column).
+    pub run_id: String,
+    /// `git rev-parse HEAD` when the run started.
+    pub git_rev: String,
+    /// When the run started (UTC).
+    pub started_at: String,
+    /// When it last stopped (UTC), if it has.
+    pub finished_at: Option<String>,
+    /// `running`, `finished` or `interrupted`.
+    pub status: String,
+    /// The machine.
+    pub machine: Machine,
+    /// `cpu`.
+    pub backend: String,
+    /// The folder relative paths of the spec are resolved against.
+    pub base_dir: String,
+    /// `i/n` of `--shard` (`0/1`: the whole grid).
+    pub shard: String,
+    /// Unit of span samples in histograms/ (`ns`).
+    pub histogram_unit: String,
+    /// Rows of the whole grid, and of this shard.
+    pub grid_rows: usize,
+    /// Rows this shard runs.
+    pub shard_rows: usize,
+    /// Rows in runs.csv when the run last stopped.
+    pub rows_written: usize,
+    /// Draft configs that do not run, with reasons.
+    pub skipped: Vec<crate::sweep::grid::Skipped>,
+    /// The resolved spec (after CLI overrides), as JSON.
+    pub spec: serde_json::Value,
+    /// Column lists of the CSV files.
+    pub columns: BTreeMap<String, Vec<String>>,
+    /// For merged runs: the meta.json of every input, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<serde_json::Value>,
+}
+
+impl Meta {
+    /// Writes `path` atomically.
+    pub fn write(&self, path: &Path) -> Result<(), SweepError> {
+        let tmp = path.with_extension("json.tmp");
+        let text = serde_json::to_string_pretty(self).expect("meta is serialisable");
+        std::fs::write(&tmp, text + "\n").map_err(|e| SweepError::io(&tmp, e))?;
+        std::fs::rename(&tmp, path).map_err(|e| SweepError::io(path, e))
+    }
+
+    /// Reads `path`.
+    pub fn read(path: &Path) -> Result<Meta, SweepError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SweepError::io(path, e))?;
+        serde_json::from_str(&text).map_err(|e| SweepError::Corrupt {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn utc_dates_are_civil() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        let t = UNIX_EPOCH + Duration::from_secs(1_709_210_096); // leap day 2024
+        assert_eq!(rfc3339(t), "2024-02-29T12:34:56Z");
+        assert_eq!(compact_utc(t), "20240229T123456Z");
+    }
+
+    #[test]
+    fn versions_come_from_the_lock_file() {
+        let v = crate_versions();
+        assert!(v.contains_key("specula-engine") && v.contains_key("candle-core"));
+    }
+}

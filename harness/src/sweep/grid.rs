@@ -1,0 +1,368 @@
+//! Grid expansion: the spec's lists crossed into baseline groups (one per
+//! model pair x prompt set x batch size x temperature x repeat x span mode),
+//! each holding its baseline row first and then one row per valid draft
+//! config. Invalid configs are collected with their reason, never dropped
+//! silently.
+
+use super::spec::{SpanMode, SweepSpec};
+use super::SweepError;
+use specula_datasets::{PromptSet, PromptSource};
+use specula_engine::capture::{AuxCapture, IdConvention};
+use specula_engine::config::{DraftConfig, TargetConfig};
+use specula_engine::spec::SpecConfig;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// A model pair with what its config files say.
+#[derive(Debug, Clone)]
+pub struct ModelInfo {
+    /// Name in row keys.
+    pub name: String,
+    /// Target path as written in the spec (the `target` column).
+    pub target: PathBuf,
+    /// Draft path as written in the spec (the `draft` column).
+    pub draft: Option<PathBuf>,
+    /// Target folder resolved against the sweep's base folder.
+    pub target_dir: PathBuf,
+    /// Draft folder resolved likewise.
+    pub draft_dir: Option<PathBuf>,
+    /// Storage dtype named by the target config.
+    pub dtype: String,
+    /// Whether to use the target's chat template.
+    pub chat_template: bool,
+}
+
+/// How a draft is fed: the aux-id override (if any) and the id convention.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaptureKey {
+    /// Ids overriding the draft config's.
+    pub override_ids: Option<Vec<i64>>,
+    /// How ids map to capture points.
+    pub convention: IdConvention,
+}
+
+/// One valid speculative config of a model pair.
+#[derive(Debug, Clone)]
+pub struct DraftPoint {
+    /// steps, topk, num_draft_tokens.
+    pub spec: SpecConfig,
+    /// How the draft is fed.
+    pub capture: CaptureKey,
+    /// The resolved capture points, `a;b;c` (the `aux_layers_resolved` column).
+    pub aux_points: String,
+    /// Its part of the row key, e.g. `s5k1n6` or `s3k2n7-auxm1_2_4-legacy`.
+    pub label: String,
+}
+
+/// Rows that share a baseline: the baseline first, then the draft configs.
+#[derive(Debug, Clone)]
+pub struct Group {
+    /// Index into [`Grid::models`].
+    pub model: usize,
+    /// Index into [`Grid::sets`].
+    pub prompt_set: usize,
+    /// Prompts per `generate` call.
+    pub batch_size: usize,
+    /// Sampling temperature (0 = greedy).
+    pub temperature: f64,
+    /// Repeat index (0-based).
+    pub repeat: usize,
+    /// Whether spans are recorded.
+    pub spans: SpanMode,
+    /// Indices into [`Grid::points`], the baseline first.
+    pub points: Vec<usize>,
+}
+
+/// One row of runs.csv to produce.
+#[derive(Debug, Clone)]
+pub struct Point {
+    /// Unique, file-name-safe key (`row_key` column, histogram file name).
+    pub key: String,
+    /// Index into [`Grid::groups`].
+    pub group: usize,
+    /// Index into the model's [`Grid::configs`]; `None` for the baseline.
+    pub config: Option<usize>,
+}
+
+/// A draft config that will not run, and why.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Skipped {
+    /// The model pair's name.
+    pub model: String,
+    /// The config as written (`steps=2 topk=1 num_draft_tokens=9 ...`).
+    pub config: String,
+    /// Why it is skipped.
+    pub reason: String,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "skipped {} {}: {}", self.model, self.config, self.reason)
+    }
+}
+
+/// The expanded sweep.
+#[derive(Debug, Clone)]
+pub struct Grid {
+    /// Model pairs, in spec order.
+    pub models: Vec<ModelInfo>,
+    /// Valid draft configs per model.
+    pub configs: Vec<Vec<DraftPoint>>,
+    /// Loaded prompt sets, in spec order.
+    pub sets: Vec<PromptSet>,
+    /// Baseline groups, in run order.
+    pub groups: Vec<Group>,
+    /// Rows, in run order.
+    pub points: Vec<Point>,
+    /// Configs that will not run.
+    pub skipped: Vec<Skipped>,
+}
+
+/// `path` if absolute, else `base/path`.
+pub fn resolve(base: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    }
+}
+
+/// Keeps `[A-Za-z0-9_-]`, maps anything else to `-`.
+pub fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// `0`, `0p7`: a temperature as a key part.
+fn temperature_label(t: f64) -> String {
+    format!("{t}").replace('.', "p")
+}
+
+fn capture_label(c: &CaptureKey) -> String {
+    let mut s = String::new();
+    if let Some(ids) = &c.override_ids {
+        let ids: Vec<String> = ids
+            .iter()
+            .map(|i| i.to_string().replace('-', "m"))
+            .collect();
+        s.push_str(&format!("-aux{}", ids.join("_")));
+    }
+    if c.convention != IdConvention::default() {
+        s.push_str(&format!("-{}", c.convention.name()));
+    }
+    s
+}
+
+impl Grid {
+    /// Expands `spec`, reading model configs and prompt sets; relative paths are resolved against `base`.
+    pub fn expand(spec: &SweepSpec, base: &Path) -> Result<Grid, SweepError> {
+        let mut models = Vec::new();
+        let mut configs = Vec::new();
+        let mut skipped = Vec::new();
+        for m in &spec.models {
+            let m = m.get_ref();
+            let target_dir = resolve(base, &m.target);
+            let draft_dir = m.draft.as_deref().map(|d| resolve(base, d));
+            let tcfg = TargetConfig::load(&target_dir)?;
+            let draft_ids = match &draft_dir {
+                Some(d) => Some(DraftConfig::load(d)?.aux_layer_ids),
+                None => None,
+            };
+            let info = ModelInfo {
+                name: sanitize(&m.resolved_name()),
+                target: m.target.clone(),
+                draft: m.draft.clone(),
+                target_dir,
+                draft_dir,
+                dtype: tcfg.dtype.clone(),
+                chat_template: m.chat_template == super::spec::ChatTemplateMode::Auto,
+            };
+            let mut list: Vec<DraftPoint> = Vec::new();
+            for d in &spec.drafts {
+                let d = d.get_ref();
+                let convention = d.convention().map_err(SweepError::Input)?;
+                for &steps in &d.steps.0 {
+                    for &topk in &d.topk.0 {
+                        let ndts = match &d.num_draft_tokens {
+                            Some(n) => n.0.clone(),
+                            None => vec![steps * topk + 1],
+                        };
+                        for ndt in ndts {
+                            let mut written =
+                                format!("steps={steps} topk={topk} num_draft_tokens={ndt}");
+                            if let Some(ids) = &d.aux_layers {
+                                written.push_str(&format!(" aux_layers={ids:?}"));
+                            }
+                            if d.id_convention.is_some() {
+                                written.push_str(&format!(" id_convention={}", convention.name()));
+                            }
+                            let skip = |reason: String| Skipped {
+                                model: info.name.clone(),
+                                config: written.clone(),
+                                reason,
+                            };
+                            if steps == 0 {
+                                skipped.push(skip(
+                                    "steps = 0 is the baseline, which runs in every group anyway"
+                                        .into(),
+                                ));
+                                continue;
+                            }
+                            let sc = match SpecConfig::new(steps, topk, ndt) {
+                                Ok(sc) => sc,
+                                Err(e) => {
+                                    skipped.push(skip(e.to_string()));
+                                    continue;
+                                }
+                            };
+                            let Some(ids) = &draft_ids else {
+                                skipped.push(skip(format!(
+                                    "model `{}` has no `draft`; only its baselines run",
+                                    info.name
+                                )));
+                                continue;
+                            };
+                            let capture = CaptureKey {
+                                override_ids: d.aux_layers.clone(),
+                                convention,
+                            };
+                            let resolved = AuxCapture::resolve(
+                                capture.override_ids.as_deref(),
+                                ids.as_deref(),
+                                convention,
+                                tcfg.num_hidden_layers,
+                            )
+                            .and_then(|c| match c.points.len() {
+                                3 => Ok(c),
+                                n => Err(specula_engine::EngineError::setting(
+                                    "aux layer ids",
+                                    format!(
+                                        "{n} capture points; an EAGLE-3 draft consumes exactly 3"
+                                    ),
+                                )),
+                            });
+                            let cap = match resolved {
+                                Ok(c) => c,
+                                Err(e) => {
+                                    skipped.push(skip(e.to_string()));
+                                    continue;
+                                }
+                            };
+                            if list.iter().any(|p| p.spec == sc && p.capture == capture) {
+                                skipped.push(skip("duplicate of an earlier draft config".into()));
+                                continue;
+                            }
+                            list.push(DraftPoint {
+                                spec: sc,
+                                label: format!("s{steps}k{topk}n{ndt}{}", capture_label(&capture)),
+                                capture,
+                                aux_points: cap.points_label(),
+                            });
+                        }
+                    }
+                }
+            }
+            models.push(info);
+            configs.push(list);
+        }
+        let mut sets = Vec::new();
+        for p in &spec.prompt_sets {
+            let mut p = p.get_ref().clone();
+            if let PromptSource::Path(path) = &p.source {
+                p.name = Some(p.resolved_name());
+                p.source = PromptSource::Path(resolve(base, path));
+            }
+            sets.push(p.load()?);
+        }
+        let mut grid = Grid {
+            models,
+            configs,
+            sets,
+            groups: Vec::new(),
+            points: Vec::new(),
+            skipped,
+        };
+        grid.cross(spec)?;
+        Ok(grid)
+    }
+
+    /// Builds the groups and rows, in run order, and checks that keys are unique.
+    fn cross(&mut self, spec: &SweepSpec) -> Result<(), SweepError> {
+        let mut keys = HashSet::new();
+        for (mi, m) in self.models.iter().enumerate() {
+            for (si, set) in self.sets.iter().enumerate() {
+                for &batch_size in &spec.batch_sizes.get_ref().0 {
+                    for &temperature in &spec.temperatures.get_ref().0 {
+                        for repeat in 0..spec.repeats {
+                            let mut modes = spec.spans.get_ref().0.clone();
+                            modes.dedup();
+                            if repeat % 2 == 1 {
+                                modes.reverse();
+                            }
+                            for spans in modes {
+                                let gi = self.groups.len();
+                                let tail = format!(
+                                    "b{batch_size}.{}.t{}.r{repeat}{}",
+                                    sanitize(&set.name),
+                                    temperature_label(temperature),
+                                    if spans == SpanMode::Off {
+                                        ".nospans"
+                                    } else {
+                                        ""
+                                    }
+                                );
+                                let mut points = Vec::new();
+                                let labels = std::iter::once((None, "base".to_string())).chain(
+                                    self.configs[mi]
+                                        .iter()
+                                        .enumerate()
+                                        .map(|(ci, c)| (Some(ci), c.label.clone())),
+                                );
+                                for (config, label) in labels {
+                                    let key = format!("{}.{label}.{tail}", m.name);
+                                    if !keys.insert(key.clone()) {
+                                        return Err(SweepError::Input(format!("two grid points share the row key `{key}`: give models and prompt sets distinct `name`s")));
+                                    }
+                                    points.push(self.points.len());
+                                    self.points.push(Point {
+                                        key,
+                                        group: gi,
+                                        config,
+                                    });
+                                }
+                                self.groups.push(Group {
+                                    model: mi,
+                                    prompt_set: si,
+                                    batch_size,
+                                    temperature,
+                                    repeat,
+                                    spans,
+                                    points,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The draft config of row `p` (`None` for a baseline).
+    pub fn config_of(&self, p: &Point) -> Option<&DraftPoint> {
+        let g = &self.groups[p.group];
+        p.config.map(|c| &self.configs[g.model][c])
+    }
+
+    /// The speculation knobs of row `p`.
+    pub fn spec_of(&self, p: &Point) -> SpecConfig {
+        self.config_of(p).map_or(SpecConfig::BASELINE, |c| c.spec)
+    }
+}

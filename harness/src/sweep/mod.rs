@@ -1,0 +1,70 @@
+//! `specula sweep`: a grid of model pairs x draft configs x batch sizes x
+//! prompt sets x temperatures, run through the engine into the files of
+//! DESIGN.md (runs.csv, positions.csv, kernels.csv, histograms/, meta.json).
+//!
+//! - [`spec`]: the TOML spec and its CLI overrides;
+//! - [`grid`]: expansion into baseline groups and rows, invalid points with reasons;
+//! - [`shard`]: the deterministic slice of `--shard i/n`;
+//! - [`run_dir`]: the run folder, created exclusively and locked;
+//! - [`resume`]: what a folder already holds, and its repair after a kill;
+//! - [`runner`] and [`measure`]: running rows and turning generations into measures;
+//! - [`progress`], [`summary`], [`interrupt`]: what the user sees, and Ctrl-C.
+
+pub mod grid;
+pub mod interrupt;
+pub mod measure;
+pub mod progress;
+pub mod resume;
+pub mod run_dir;
+pub mod runner;
+pub mod shard;
+pub mod spec;
+pub mod summary;
+
+use std::path::PathBuf;
+
+/// Anything that stops a sweep.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    /// The spec is malformed or has an unusable value.
+    #[error("{0}")]
+    Spec(#[from] spec::SpecError),
+    /// A model folder is unusable.
+    #[error(transparent)]
+    Engine(#[from] specula_engine::EngineError),
+    /// A prompt set is unusable.
+    #[error(transparent)]
+    Dataset(#[from] specula_datasets::DatasetError),
+    /// Other unusable input (folders, flags).
+    #[error("{0}")]
+    Input(String),
+    /// Reading or writing a result file failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// A result file in a run folder is not what this tool writes.
+    #[error("{}: {message}", path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// Ctrl-C or SIGTERM: finished rows are kept, the row in flight is dropped.
+    #[error("interrupted: {0}")]
+    Interrupted(String),
+}
+
+impl SweepError {
+    /// An [`SweepError::Io`] for `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> SweepError {
+        SweepError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! `--resume DIR`: what a run folder already holds, and its repair.
+//!
+//! A row is finished exactly when its line is in runs.csv (written last, in
+//! one append). After a kill, the folder may hold a partial last line, or
+//! positions/kernels lines and a histogram log of the row that was in
+//! flight; repair drops all of those, so the resumed run appends each
+//! remaining row once and no finished row is lost or duplicated.
+
+use super::SweepError;
+use crate::export::{runs_csv, AppendCsv, Table};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// The rows a folder already holds: row key -> throughput (tok/s), for the speedups of later rows.
+#[derive(Debug, Clone, Default)]
+pub struct Finished {
+    /// Finished rows by key.
+    pub throughput: HashMap<String, f64>,
+}
+
+impl Finished {
+    /// Whether row `key` is finished.
+    pub fn contains(&self, key: &str) -> bool {
+        self.throughput.contains_key(key)
+    }
+}
+
+/// Cuts a partial last line (a write cut short by a kill).
+fn drop_partial_line(path: &Path) -> Result<(), SweepError> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return Ok(());
+    };
+    if bytes.is_empty() || bytes.ends_with(b"\n") {
+        return Ok(());
+    }
+    let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| SweepError::io(path, e))?;
+    f.set_len(keep as u64).map_err(|e| SweepError::io(path, e))
+}
+
+/// Rewrites `path` keeping only lines whose `row_key` is finished.
+fn keep_finished(path: &Path, header: &[&str], done: &Finished) -> Result<(), SweepError> {
+    if !path.exists() {
+        return Ok(());
+    }
+    drop_partial_line(path)?;
+    let t = Table::read(path)?;
+    let Some(k) = t.col("row_key") else {
+        return Err(SweepError::Corrupt {
+            path: path.to_path_buf(),
+            message: "no row_key column".into(),
+        });
+    };
+    let keep: Vec<Vec<String>> = t
+        .rows
+        .iter()
+        .filter(|r| done.contains(&r[k]))
+        .cloned()
+        .collect();
+    if keep.len() == t.rows.len() {
+        return Ok(());
+    }
+    let tmp = path.with_extension("csv.tmp");
+    let _ = std::fs::remove_file(&tmp);
+    AppendCsv::open(&tmp, header)?.append(&keep)?;
+    std::fs::rename(&tmp, path).map_err(|e| SweepError::io(path, e))
+}
+
+/// Reads the finished rows of `dir` and repairs what a kill may have left.
+pub fn repair(dir: &Path) -> Result<Finished, SweepError> {
+    let runs = dir.join("runs.csv");
+    let mut done = Finished::default();
+    if runs.exists() {
+        drop_partial_line(&runs)?;
+        let t = Table::read(&runs)?;
+        if t.header != runs_csv::HEADER {
+            return Err(SweepError::Corrupt {
+                path: runs,
+                message: "its header is not the one this version writes".into(),
+            });
+        }
+        let (k, tp) = (
+            t.col("row_key").unwrap(),
+            t.col("throughput_tok_s").unwrap(),
+        );
+        for r in &t.rows {
+            let v = r[tp].parse().unwrap_or(0.0);
+            if done.throughput.insert(r[k].clone(), v).is_some() {
+                return Err(SweepError::Corrupt {
+                    path: runs,
+                    message: format!("row `{}` appears twice", r[k]),
+                });
+            }
+        }
+    }
+    keep_finished(
+        &dir.join("positions.csv"),
+        &crate::export::positions_csv::HEADER,
+        &done,
+    )?;
+    keep_finished(
+        &dir.join("kernels.csv"),
+        &crate::export::kernels_csv::HEADER,
+        &done,
+    )?;
+    let hist = dir.join("histograms");
+    if let Ok(entries) = std::fs::read_dir(&hist) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let finished = name
+                .strip_suffix(".hlog")
+                .is_some_and(|key| done.contains(key));
+            if !finished {
+                let p = e.path();
+                std::fs::remove_file(&p).map_err(|err| SweepError::io(&p, err))?;
+            }
+        }
+    }
+    Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_line_is_dropped() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("x.csv");
+        std::fs::write(&p, "a,b\n1,2\n3,").unwrap();
+        drop_partial_line(&p).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "a,b\n1,2\n");
+    }
+}

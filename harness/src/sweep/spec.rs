@@ -1,0 +1,532 @@
+//! The sweep spec: a TOML file naming model pairs, draft configs, batch
+//! sizes, prompt sets and temperatures, plus the CLI flags that override its
+//! fields. Every error names the file and the line (`spec.toml:12:1: ...`).
+
+use serde::{Deserialize, Serialize};
+use specula_datasets::PromptSetSpec;
+use specula_engine::capture::IdConvention;
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// A value or a list of values (`steps = 5` or `steps = [1, 3, 5]`); always a list once read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct OneOrMany<T>(pub Vec<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrMany<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{value, IntoDeserializer, SeqAccess, Visitor};
+        struct V<T>(std::marker::PhantomData<T>);
+        macro_rules! one {
+            ($name:ident, $t:ty) => {
+                fn $name<E: serde::de::Error>(self, v: $t) -> Result<Self::Value, E> {
+                    T::deserialize(v.into_deserializer()).map(|x| OneOrMany(vec![x]))
+                }
+            };
+        }
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = OneOrMany<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a value or a list of values")
+            }
+            one!(visit_i64, i64);
+            one!(visit_u64, u64);
+            one!(visit_f64, f64);
+            one!(visit_bool, bool);
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                T::deserialize(value::StrDeserializer::<E>::new(v)).map(|x| OneOrMany(vec![x]))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                Vec::<T>::deserialize(value::SeqAccessDeserializer::new(seq)).map(OneOrMany)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// Whether a row records span timings (`on`) or runs with a null recorder (`off`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SpanMode {
+    /// Host-clock spans into HDR histograms.
+    On,
+    /// No span recording (to measure its overhead).
+    Off,
+}
+
+impl SpanMode {
+    /// `on` or `off`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SpanMode::On => "on",
+            SpanMode::Off => "off",
+        }
+    }
+}
+
+impl std::str::FromStr for SpanMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<SpanMode, String> {
+        match s {
+            "on" => Ok(SpanMode::On),
+            "off" => Ok(SpanMode::Off),
+            other => Err(format!("{other:?}: expected on or off")),
+        }
+    }
+}
+
+/// Whether prompts go through the target's chat template.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChatTemplateMode {
+    /// Use `tokenizer_config.json`'s `chat_template` when the target has one, else raw text.
+    #[default]
+    Auto,
+    /// Always send the raw prompt text (with the tokenizer's special tokens).
+    None,
+}
+
+/// One model pair: a target and, optionally, its EAGLE-3 draft.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    /// Name in row keys and tables; default: the target folder's name (its parent's when it is called `target`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Target folder (config.json, safetensors, tokenizer.json).
+    pub target: PathBuf,
+    /// EAGLE-3 draft folder; without it only baselines run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft: Option<PathBuf>,
+    /// `auto` (the target's chat template when it has one) or `none`.
+    #[serde(default)]
+    pub chat_template: ChatTemplateMode,
+}
+
+impl ModelSpec {
+    /// The name used in row keys.
+    pub fn resolved_name(&self) -> String {
+        if let Some(n) = &self.name {
+            return n.clone();
+        }
+        let file = |p: &Path| p.file_name().map(|s| s.to_string_lossy().into_owned());
+        match file(&self.target) {
+            Some(f) if f == "target" => self.target.parent().and_then(file).unwrap_or(f),
+            Some(f) => f,
+            None => self.target.display().to_string(),
+        }
+    }
+}
+
+/// A family of draft configs: every list field is crossed with the others.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DraftSpec {
+    /// Draft depth(s); 0 is the baseline, which runs anyway.
+    pub steps: OneOrMany<usize>,
+    /// Branching per step (1 = a chain).
+    #[serde(default = "one_topk")]
+    pub topk: OneOrMany<usize>,
+    /// Tokens verified per step, root included; default `steps * topk + 1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_draft_tokens: Option<OneOrMany<usize>>,
+    /// Aux-layer ids overriding the draft's `eagle_config` (-1 = embedding output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aux_layers: Option<Vec<i64>>,
+    /// `legacy` or `boundary` (default): how the ids map to capture points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_convention: Option<String>,
+}
+
+fn one_topk() -> OneOrMany<usize> {
+    OneOrMany(vec![1])
+}
+
+impl DraftSpec {
+    /// The id convention, parsed (default boundary).
+    pub fn convention(&self) -> Result<IdConvention, String> {
+        match &self.id_convention {
+            None => Ok(IdConvention::default()),
+            Some(s) => s
+                .parse()
+                .map_err(|_| format!("id_convention {s:?}: expected legacy or boundary")),
+        }
+    }
+}
+
+/// The whole sweep, as read from TOML (field docs are in `bench/sweeps/default.toml`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSpec {
+    /// Sweep name: the run id starts with it.
+    #[serde(default = "default_name")]
+    pub name: String,
+    /// Seed of the sampling streams (repeat `r` uses `seed + r`).
+    #[serde(default)]
+    pub seed: u64,
+    /// Tokens generated per prompt at most.
+    #[serde(default = "default_max_new_tokens")]
+    pub max_new_tokens: usize,
+    /// Keep generating past end-of-sequence (fixed-length rows).
+    #[serde(default)]
+    pub ignore_eos: bool,
+    /// Rows per grid point (each with its own baseline).
+    #[serde(default = "default_repeats")]
+    pub repeats: usize,
+    /// Unrecorded batches run after loading each model pair.
+    #[serde(default = "default_warmup")]
+    pub warmup: usize,
+    /// Prompts per `generate` call.
+    #[serde(default = "default_batch_sizes")]
+    pub batch_sizes: Spanned<OneOrMany<usize>>,
+    /// 0 = greedy; > 0 = rejection sampling.
+    #[serde(default = "default_temperatures")]
+    pub temperatures: Spanned<OneOrMany<f64>>,
+    /// `on`, `off` or both (to measure the recording overhead).
+    #[serde(default = "default_spans")]
+    pub spans: Spanned<OneOrMany<SpanMode>>,
+    /// Model pairs.
+    #[serde(default)]
+    pub models: Vec<Spanned<ModelSpec>>,
+    /// Draft configs (default: one chain of 5 steps).
+    #[serde(default = "default_drafts")]
+    pub drafts: Vec<Spanned<DraftSpec>>,
+    /// Prompt sets (default: the whole built-in set).
+    #[serde(default = "default_prompt_sets")]
+    pub prompt_sets: Vec<Spanned<PromptSetSpec>>,
+}
+
+fn nowhere<T>(v: T) -> Spanned<T> {
+    Spanned::new(0..0, v)
+}
+fn default_name() -> String {
+    "sweep".into()
+}
+fn default_max_new_tokens() -> usize {
+    64
+}
+fn default_repeats() -> usize {
+    1
+}
+fn default_warmup() -> usize {
+    1
+}
+fn default_batch_sizes() -> Spanned<OneOrMany<usize>> {
+    nowhere(OneOrMany(vec![1]))
+}
+fn default_temperatures() -> Spanned<OneOrMany<f64>> {
+    nowhere(OneOrMany(vec![0.0]))
+}
+fn default_spans() -> Spanned<OneOrMany<SpanMode>> {
+    nowhere(OneOrMany(vec![SpanMode::On]))
+}
+fn default_drafts() -> Vec<Spanned<DraftSpec>> {
+    vec![nowhere(DraftSpec {
+        steps: OneOrMany(vec![5]),
+        topk: one_topk(),
+        num_draft_tokens: None,
+        aux_layers: None,
+        id_convention: None,
+    })]
+}
+fn default_prompt_sets() -> Vec<Spanned<PromptSetSpec>> {
+    vec![nowhere(PromptSetSpec::builtin())]
+}
+
+/// A spec error: the file, the line and column when known, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError {
+    /// The spec file (or `command line`).
+    pub origin: String,
+    /// 1-based line and column, when the error has a place in the file.
+    pub at: Option<(usize, usize)>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.at {
+            Some((l, c)) => write!(f, "{}:{l}:{c}: {}", self.origin, self.message),
+            None => write!(f, "{}: {}", self.origin, self.message),
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// The spec's text, to turn byte spans into lines.
+#[derive(Debug, Clone)]
+pub struct SpecSource {
+    /// The file as given on the command line.
+    pub path: PathBuf,
+    /// Its content.
+    pub text: String,
+}
+
+impl SpecSource {
+    /// Reads `path`.
+    pub fn read(path: &Path) -> Result<SpecSource, SpecError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SpecError {
+            origin: path.display().to_string(),
+            at: None,
+            message: format!("cannot read the sweep spec: {e}"),
+        })?;
+        Ok(SpecSource {
+            path: path.to_path_buf(),
+            text,
+        })
+    }
+
+    /// An error at byte range `span` (an empty span at 0: the value came from a flag or a default).
+    pub fn error(&self, span: Range<usize>, message: impl Into<String>) -> SpecError {
+        let at = (span != (0..0)).then(|| {
+            let before = &self.text[..span.start.min(self.text.len())];
+            let line = before.matches('\n').count() + 1;
+            let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+            (line, col)
+        });
+        SpecError {
+            origin: self.path.display().to_string(),
+            at,
+            message: message.into(),
+        }
+    }
+
+    /// Parses the TOML into a spec (syntax, types and unknown fields) and checks its values.
+    pub fn parse(&self) -> Result<SweepSpec, SpecError> {
+        let spec: SweepSpec = toml::from_str(&self.text).map_err(|e| {
+            self.error(
+                e.span().unwrap_or(0..0),
+                e.message().trim().replace('\n', " "),
+            )
+        })?;
+        spec.validate(self)?;
+        Ok(spec)
+    }
+}
+
+/// CLI flags that replace spec fields (`None`: keep the spec's).
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--batch-sizes`.
+    pub batch_sizes: Option<Vec<usize>>,
+    /// `--temperatures`.
+    pub temperatures: Option<Vec<f64>>,
+    /// `--max-new-tokens`.
+    pub max_new_tokens: Option<usize>,
+    /// `--repeats`.
+    pub repeats: Option<usize>,
+    /// `--warmup`.
+    pub warmup: Option<usize>,
+    /// `--seed`.
+    pub seed: Option<u64>,
+    /// `--sample`: draw this many prompts from every prompt set.
+    pub sample: Option<usize>,
+    /// `--spans` / `--no-spans`.
+    pub spans: Option<Vec<SpanMode>>,
+    /// `--ignore-eos`.
+    pub ignore_eos: bool,
+    /// `--target` (with `--draft`): replaces the model list with one pair.
+    pub target: Option<PathBuf>,
+    /// `--draft`.
+    pub draft: Option<PathBuf>,
+}
+
+impl Overrides {
+    /// Whether any flag overrides the spec.
+    pub fn any(&self) -> bool {
+        self.batch_sizes.is_some()
+            || self.temperatures.is_some()
+            || self.max_new_tokens.is_some()
+            || self.repeats.is_some()
+            || self.warmup.is_some()
+            || self.seed.is_some()
+            || self.sample.is_some()
+            || self.spans.is_some()
+            || self.ignore_eos
+            || self.target.is_some()
+            || self.draft.is_some()
+    }
+}
+
+impl SweepSpec {
+    /// Replaces the fields the flags name, then checks the result.
+    pub fn apply(&mut self, o: &Overrides, src: &SpecSource) -> Result<(), SpecError> {
+        if let Some(v) = &o.batch_sizes {
+            self.batch_sizes = nowhere(OneOrMany(v.clone()));
+        }
+        if let Some(v) = &o.temperatures {
+            self.temperatures = nowhere(OneOrMany(v.clone()));
+        }
+        if let Some(v) = &o.spans {
+            self.spans = nowhere(OneOrMany(v.clone()));
+        }
+        self.max_new_tokens = o.max_new_tokens.unwrap_or(self.max_new_tokens);
+        self.repeats = o.repeats.unwrap_or(self.repeats);
+        self.warmup = o.warmup.unwrap_or(self.warmup);
+        self.seed = o.seed.unwrap_or(self.seed);
+        self.ignore_eos |= o.ignore_eos;
+        if let Some(n) = o.sample {
+            for p in &mut self.prompt_sets {
+                p.get_mut().sample = Some(n);
+            }
+        }
+        match (&o.target, &o.draft) {
+            (Some(t), d) => {
+                self.models = vec![nowhere(ModelSpec {
+                    name: None,
+                    target: t.clone(),
+                    draft: d.clone(),
+                    chat_template: ChatTemplateMode::Auto,
+                })]
+            }
+            (None, Some(_)) => {
+                return Err(SpecError {
+                    origin: "command line".into(),
+                    at: None,
+                    message: "--draft needs --target".into(),
+                })
+            }
+            (None, None) => {}
+        }
+        self.validate(src)
+    }
+
+    /// Checks values that TOML types cannot: ranges, empty lists, names.
+    pub fn validate(&self, src: &SpecSource) -> Result<(), SpecError> {
+        let need = |ok: bool, span: Range<usize>, msg: String| {
+            if ok {
+                Ok(())
+            } else {
+                Err(src.error(span, msg))
+            }
+        };
+        let top = |field: &str| top_level_span(&src.text, field);
+        need(
+            !self.name.is_empty(),
+            top("name"),
+            "field `name` must not be empty".into(),
+        )?;
+        need(
+            self.max_new_tokens >= 1,
+            top("max_new_tokens"),
+            "field `max_new_tokens` must be at least 1".into(),
+        )?;
+        need(
+            self.repeats >= 1,
+            top("repeats"),
+            "field `repeats` must be at least 1".into(),
+        )?;
+        let b = &self.batch_sizes;
+        need(
+            !b.get_ref().0.is_empty() && b.get_ref().0.iter().all(|&x| x >= 1),
+            b.span(),
+            format!(
+                "field `batch_sizes`: {:?}: needs at least one size, each at least 1",
+                b.get_ref().0
+            ),
+        )?;
+        let t = &self.temperatures;
+        need(
+            !t.get_ref().0.is_empty() && t.get_ref().0.iter().all(|&x| x >= 0.0 && x.is_finite()),
+            t.span(),
+            format!(
+                "field `temperatures`: {:?}: needs at least one, each finite and >= 0",
+                t.get_ref().0
+            ),
+        )?;
+        need(
+            !self.spans.get_ref().0.is_empty(),
+            self.spans.span(),
+            "field `spans` must name on, off or both".into(),
+        )?;
+        need(
+            !self.models.is_empty(),
+            0..0,
+            "no model pair: add a [[models]] table with `target` (and `draft`)".into(),
+        )?;
+        for d in &self.drafts {
+            let v = d.get_ref();
+            need(
+                !v.steps.0.is_empty() && !v.topk.0.is_empty(),
+                d.span(),
+                "[[drafts]]: `steps` and `topk` need at least one value".into(),
+            )?;
+            if let Err(m) = v.convention() {
+                return Err(src.error(d.span(), format!("[[drafts]]: {m}")));
+            }
+        }
+        need(
+            !self.prompt_sets.is_empty(),
+            top("prompt_sets"),
+            "field `prompt_sets` is empty".into(),
+        )?;
+        Ok(())
+    }
+}
+
+/// Where top-level `field = ...` starts (a line scan; `0..0` when absent).
+fn top_level_span(text: &str, field: &str) -> Range<usize> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_start();
+        if t.starts_with('[') {
+            break;
+        }
+        if t.strip_prefix(field)
+            .is_some_and(|r| r.trim_start().starts_with('='))
+        {
+            let start = offset + line.len() - t.len();
+            return start..start + field.len();
+        }
+        offset += line.len();
+    }
+    0..0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn src(text: &str) -> SpecSource {
+        SpecSource {
+            path: "s.toml".into(),
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn scalars_and_lists_both_read_as_lists() {
+        let s = src("batch_sizes = 2\ntemperatures = [0, 0.5]\n[[models]]\ntarget = \"m/target\"\n[[drafts]]\nsteps = [1, 3]\n")
+            .parse()
+            .unwrap();
+        assert_eq!(s.batch_sizes.get_ref().0, vec![2]);
+        assert_eq!(s.temperatures.get_ref().0, vec![0.0, 0.5]);
+        assert_eq!(s.drafts[0].get_ref().steps.0, vec![1, 3]);
+        assert_eq!(s.drafts[0].get_ref().topk.0, vec![1]);
+        assert_eq!(s.models[0].get_ref().resolved_name(), "m");
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let e = src("name = \"x\"\n\n[[models]]\ntarget = \"t\"\ncolour = 3\n")
+            .parse()
+            .unwrap_err();
+        assert_eq!(e.at.map(|a| a.0), Some(5), "{e}");
+        assert!(e.message.contains("unknown field `colour`"), "{e}");
+        let e = src("repeats = 0\n[[models]]\ntarget = \"t\"\n")
+            .parse()
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "s.toml:1:1: field `repeats` must be at least 1"
+        );
+        let e = src("[[models]]\ntarget = \"t\"\n[[drafts]]\nsteps = -1\n")
+            .parse()
+            .unwrap_err();
+        assert_eq!(e.at.map(|a| a.0), Some(4), "{e}");
+    }
+}

@@ -10,3 +10,5 @@
 //! output, token for token) hold exactly rather than "up to rounding".
 
 pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;

@@ -1,0 +1,95 @@
+//! `specula-gpu-check [OUT_DIR]`: every CUDA kernel against its CPU reference
+//! on fresh random inputs, the device ceilings, and per-kernel timings of the
+//! Llama-3.1-8B shape; CSV into OUT_DIR, a table on stdout. Exit 1 on any failure.
+
+use specula_kernels::cuda::check::{measure_ceilings, run_checks};
+use specula_kernels::cuda::Gpu;
+use std::io::Write;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let out = std::env::args().nth(1).map(std::path::PathBuf::from);
+    let gpu = match Gpu::new(0) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    println!(
+        "device: {} ({}), kernels compiled by NVRTC in {:.2} s",
+        gpu.name, gpu.arch, gpu.compile_s
+    );
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64);
+    let rows = match run_checks(&gpu, seed) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut csv = String::from("kernel,dtype,shape,error,tolerance,pass,seed\n");
+    println!(
+        "{:<20} {:<5} {:>10} {:>9} {:<5} shape",
+        "kernel", "dtype", "error", "tolerance", "pass"
+    );
+    for r in &rows {
+        println!(
+            "{:<20} {:<5} {:>10.2e} {:>9.0e} {:<5} {}",
+            r.kernel,
+            r.dtype,
+            r.error,
+            r.tolerance,
+            r.pass(),
+            r.shape
+        );
+        csv.push_str(&format!(
+            "{},{},\"{}\",{:e},{:e},{},{}\n",
+            r.kernel,
+            r.dtype,
+            r.shape,
+            r.error,
+            r.tolerance,
+            r.pass(),
+            seed
+        ));
+    }
+    let ceilings = match measure_ceilings(&gpu) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    println!(
+        "ceilings: device-to-device copy {:.0} GB/s (read + write), bf16 GEMM 8192^3 {:.0} TFLOP/s",
+        ceilings.copy_gb_s, ceilings.gemm_tflops
+    );
+    if let Some(dir) = out {
+        let _ = std::fs::create_dir_all(&dir);
+        let write = |name: &str, text: &str| {
+            std::fs::File::create(dir.join(name)).and_then(|mut f| f.write_all(text.as_bytes()))
+        };
+        let ceil = format!(
+            "measure,value,unit\ncopy_bandwidth,{:.1},GB/s\nbf16_gemm_8192,{:.1},TFLOP/s\n",
+            ceilings.copy_gb_s, ceilings.gemm_tflops
+        );
+        if let Err(e) = write("kernel_checks.csv", &csv).and_then(|_| write("ceilings.csv", &ceil))
+        {
+            eprintln!("error: {}: {e}", dir.display());
+            return ExitCode::from(2);
+        }
+    }
+    if rows.iter().all(|r| r.pass()) {
+        println!("all {} kernel checks passed", rows.len());
+        ExitCode::SUCCESS
+    } else {
+        println!(
+            "{} kernel checks FAILED",
+            rows.iter().filter(|r| !r.pass()).count()
+        );
+        ExitCode::from(1)
+    }
+}

@@ -1,0 +1,157 @@
+//! Opening the device, compiling the kernels, element types, event timers.
+
+use cudarc::driver::{
+    sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DeviceRepr, ValidAsZeroBits,
+};
+use std::sync::Arc;
+
+/// The CUDA C source of every kernel.
+pub const SOURCE: &str = include_str!("kernels.cu");
+
+/// Why the GPU path cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    /// A CUDA library could not be opened (no driver, or no toolkit libraries on LD_LIBRARY_PATH).
+    #[error("no usable CUDA installation: {0} could not be loaded (is an NVIDIA driver installed, and are CUDA's libnvrtc/libcublas on LD_LIBRARY_PATH?)")]
+    MissingLibrary(&'static str),
+    /// A driver call failed.
+    #[error("CUDA driver: {0}")]
+    Driver(#[from] cudarc::driver::DriverError),
+    /// NVRTC refused the kernels.
+    #[error("NVRTC: {0}")]
+    Compile(String),
+    /// cuBLAS failed.
+    #[error("cuBLAS: {0}")]
+    Blas(#[from] cudarc::cublas::result::CublasError),
+    /// A launch was given inconsistent sizes.
+    #[error("{0}")]
+    Shape(String),
+}
+
+/// The device, its stream, cuBLAS and the compiled kernels.
+pub struct Gpu {
+    /// The CUDA context.
+    pub ctx: Arc<CudaContext>,
+    /// The stream every launch goes to.
+    pub stream: Arc<CudaStream>,
+    /// cuBLAS bound to `stream`.
+    pub blas: cudarc::cublas::CudaBlas,
+    module: Arc<CudaModule>,
+    /// Device name.
+    pub name: String,
+    /// Architecture the kernels were compiled for (`sm_90`).
+    pub arch: &'static str,
+    /// Seconds NVRTC took.
+    pub compile_s: f64,
+}
+
+impl Gpu {
+    /// Opens device `ordinal` and compiles the kernels for it.
+    pub fn new(ordinal: usize) -> Result<Gpu, GpuError> {
+        // cudarc panics on a missing library at first use: look first.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(GpuError::MissingLibrary("libcuda.so.1 (the NVIDIA driver)"));
+        }
+        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+            return Err(GpuError::MissingLibrary("libnvrtc"));
+        }
+        if !unsafe { cudarc::cublas::sys::is_culib_present() } {
+            return Err(GpuError::MissingLibrary("libcublas"));
+        }
+        let ctx = CudaContext::new(ordinal)?;
+        let stream = ctx.default_stream();
+        let (major, minor) = ctx.compute_capability()?;
+        let arch: &'static str = Box::leak(format!("sm_{major}{minor}").into_boxed_str());
+        let t0 = std::time::Instant::now();
+        let opts = cudarc::nvrtc::CompileOptions {
+            arch: Some(arch),
+            ..Default::default()
+        };
+        let ptx = cudarc::nvrtc::compile_ptx_with_opts(SOURCE, opts)
+            .map_err(|e| GpuError::Compile(format!("{e:?}")))?;
+        let compile_s = t0.elapsed().as_secs_f64();
+        let module = ctx.load_module(ptx)?;
+        let blas = cudarc::cublas::CudaBlas::new(stream.clone())?;
+        Ok(Gpu {
+            name: ctx.name()?,
+            ctx,
+            stream,
+            blas,
+            module,
+            arch,
+            compile_s,
+        })
+    }
+
+    /// A kernel by its full name (`rope_bf16`).
+    pub fn function(&self, name: &str) -> Result<CudaFunction, GpuError> {
+        Ok(self.module.load_function(name)?)
+    }
+
+    /// Waits for the stream.
+    pub fn sync(&self) -> Result<(), GpuError> {
+        Ok(self.stream.synchronize()?)
+    }
+}
+
+/// An element type the kernels are compiled for.
+pub trait GpuElement: DeviceRepr + ValidAsZeroBits + Copy + Default + 'static {
+    /// Kernel name suffix.
+    const SUFFIX: &'static str;
+    /// Bytes per element.
+    const BYTES: usize;
+    /// From f32 (round to nearest even).
+    fn from_f32(v: f32) -> Self;
+    /// To f32.
+    fn to_f32(self) -> f32;
+}
+
+impl GpuElement for f32 {
+    const SUFFIX: &'static str = "f32";
+    const BYTES: usize = 4;
+    fn from_f32(v: f32) -> f32 {
+        v
+    }
+    fn to_f32(self) -> f32 {
+        self
+    }
+}
+
+impl GpuElement for half::bf16 {
+    const SUFFIX: &'static str = "bf16";
+    const BYTES: usize = 2;
+    fn from_f32(v: f32) -> half::bf16 {
+        half::bf16::from_f32(v)
+    }
+    fn to_f32(self) -> f32 {
+        half::bf16::to_f32(self)
+    }
+}
+
+/// Times stream work with a pair of CUDA events (created with timing enabled).
+pub struct GpuTimer {
+    start: CudaEvent,
+    stop: CudaEvent,
+}
+
+impl GpuTimer {
+    /// Two timing events.
+    pub fn new(gpu: &Gpu) -> Result<GpuTimer, GpuError> {
+        let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        Ok(GpuTimer {
+            start: gpu.ctx.new_event(flags)?,
+            stop: gpu.ctx.new_event(flags)?,
+        })
+    }
+
+    /// Records the start on the stream.
+    pub fn start(&self, gpu: &Gpu) -> Result<(), GpuError> {
+        Ok(self.start.record(&gpu.stream)?)
+    }
+
+    /// Records the stop and returns the milliseconds in between (waits for it).
+    pub fn stop_ms(&self, gpu: &Gpu) -> Result<f32, GpuError> {
+        self.stop.record(&gpu.stream)?;
+        Ok(self.start.elapsed_ms(&self.stop)?)
+    }
+}

@@ -1,0 +1,269 @@
+// specula's CUDA kernels, compiled at run time by NVRTC (no headers needed).
+// Every kernel exists for float (_f32) and bfloat16 (_bf16, stored as
+// unsigned short, computed in float). Each has a CPU reference in
+// kernels/src/cpu, and the GPU check compares them on random inputs.
+
+typedef unsigned short bf16;
+#define INFINITY __int_as_float(0x7f800000)
+
+__device__ __forceinline__ float ld(const float* p) { return *p; }
+__device__ __forceinline__ float ld(const bf16* p) { return __uint_as_float(((unsigned int)*p) << 16); }
+__device__ __forceinline__ void st(float* p, float v) { *p = v; }
+__device__ __forceinline__ void st(bf16* p, float v) {
+    unsigned int u = __float_as_uint(v);
+    if ((u & 0x7fffffffu) > 0x7f800000u) { *p = 0x7fc0; return; }
+    u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest even
+    *p = (bf16)(u >> 16);
+}
+
+// Block-wide reductions; blockDim.x is a multiple of 32, at most 1024.
+__device__ float block_sum(float v) {
+    __shared__ float sh[32];
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads();
+    if (lane == 0) sh[warp] = v;
+    __syncthreads();
+    int nw = blockDim.x >> 5;
+    v = (threadIdx.x < nw) ? sh[threadIdx.x] : 0.f;
+    if (warp == 0) for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (threadIdx.x == 0) sh[0] = v;
+    __syncthreads();
+    return sh[0];
+}
+
+__device__ float block_max(float v) {
+    __shared__ float sh[32];
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads();
+    if (lane == 0) sh[warp] = v;
+    __syncthreads();
+    int nw = blockDim.x >> 5;
+    v = (threadIdx.x < nw) ? sh[threadIdx.x] : -INFINITY;
+    if (warp == 0) for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    if (threadIdx.x == 0) sh[0] = v;
+    __syncthreads();
+    return sh[0];
+}
+
+// (value, index) argmax across the block: larger value wins, the lower index on a tie.
+__device__ void block_argmax(float& v, int& i) {
+    __shared__ float sv[32];
+    __shared__ int si[32];
+    for (int o = 16; o > 0; o >>= 1) {
+        float ov = __shfl_xor_sync(0xffffffffu, v, o);
+        int oi = __shfl_xor_sync(0xffffffffu, i, o);
+        if (ov > v || (ov == v && oi < i)) { v = ov; i = oi; }
+    }
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads();
+    if (lane == 0) { sv[warp] = v; si[warp] = i; }
+    __syncthreads();
+    int nw = blockDim.x >> 5;
+    if (threadIdx.x < nw) { v = sv[threadIdx.x]; i = si[threadIdx.x]; } else { v = -INFINITY; i = 0x7fffffff; }
+    if (warp == 0) {
+        for (int o = 16; o > 0; o >>= 1) {
+            float ov = __shfl_xor_sync(0xffffffffu, v, o);
+            int oi = __shfl_xor_sync(0xffffffffu, i, o);
+            if (ov > v || (ov == v && oi < i)) { v = ov; i = oi; }
+        }
+    }
+    if (threadIdx.x == 0) { sv[0] = v; si[0] = i; }
+    __syncthreads();
+    v = sv[0];
+    i = si[0];
+}
+
+// out[r] = table[ids[r]]; grid: rows.
+template <typename T>
+__device__ void embedding_gather(T* out, const T* table, const unsigned int* ids, int hidden) {
+    const T* src = table + (size_t)ids[blockIdx.x] * hidden;
+    T* dst = out + (size_t)blockIdx.x * hidden;
+    for (int i = threadIdx.x; i < hidden; i += blockDim.x) dst[i] = src[i];
+}
+
+// residual += delta (when delta is not null); out = rmsnorm(residual) * w. grid: rows.
+template <typename T>
+__device__ void rms_norm_residual(T* out, T* residual, const T* delta, const T* w, float eps, int hidden) {
+    T* x = residual + (size_t)blockIdx.x * hidden;
+    const T* d = delta ? delta + (size_t)blockIdx.x * hidden : nullptr;
+    float ss = 0.f;
+    for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
+        if (d) st(&x[i], ld(&x[i]) + ld(&d[i]));
+        float v = ld(&x[i]);
+        ss += v * v;
+    }
+    float inv = rsqrtf(block_sum(ss) / hidden + eps);
+    T* o = out + (size_t)blockIdx.x * hidden;
+    for (int i = threadIdx.x; i < hidden; i += blockDim.x) st(&o[i], ld(&x[i]) * inv * ld(&w[i]));
+}
+
+// Rotates x: [rows, heads, head_dim] (rotate_half layout) to positions[r]. grid: rows.
+template <typename T>
+__device__ void rope(T* x, const int* positions, const float* inv_freq, int heads, int head_dim) {
+    int half = head_dim / 2;
+    float pos = (float)positions[blockIdx.x];
+    for (int idx = threadIdx.x; idx < heads * half; idx += blockDim.x) {
+        int h = idx / half, i = idx % half;
+        T* p = x + ((size_t)blockIdx.x * heads + h) * head_dim;
+        float s, c;
+        sincosf(pos * inv_freq[i], &s, &c);
+        float a = ld(&p[i]), b = ld(&p[i + half]);
+        st(&p[i], a * c - b * s);
+        st(&p[i + half], b * c + a * s);
+    }
+}
+
+// out = silu(gate) * up, element-wise over n values.
+template <typename T>
+__device__ void silu_mul(T* out, const T* gate, const T* up, long n) {
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
+        float g = ld(&gate[i]);
+        st(&out[i], g / (1.f + expf(-g)) * ld(&up[i]));
+    }
+}
+
+// One query row and head per block (grid: rows x heads). The row sees pool
+// entries base[r] + j for j < prefix[r], then base[r] + extra[k] for k in
+// extra_off[r]..extra_off[r+1]. k/v pools: [entries, kv_heads, head_dim].
+// Dynamic shared memory: (head_dim + keys) floats.
+template <typename T>
+__device__ void attention(T* out, const T* q, const T* kp, const T* vp, const int* base, const int* prefix,
+                          const int* extra_off, const int* extra, int heads, int kv_heads, int head_dim, float scale) {
+    extern __shared__ float smem[];
+    int r = blockIdx.x, h = blockIdx.y, kvh = h / (heads / kv_heads);
+    int np = prefix[r], e0 = extra_off[r], nk = np + extra_off[r + 1] - e0;
+    float* qs = smem;
+    float* sc = smem + head_dim;
+    const T* qr = q + ((size_t)r * heads + h) * head_dim;
+    for (int d = threadIdx.x; d < head_dim; d += blockDim.x) qs[d] = ld(&qr[d]);
+    __syncthreads();
+    size_t width = (size_t)kv_heads * head_dim;
+    float mx = -INFINITY;
+    for (int j = threadIdx.x; j < nk; j += blockDim.x) {
+        size_t e = base[r] + (j < np ? j : extra[e0 + j - np]);
+        const T* k = kp + e * width + (size_t)kvh * head_dim;
+        float acc = 0.f;
+        for (int d = 0; d < head_dim; d++) acc += qs[d] * ld(&k[d]);
+        acc *= scale;
+        sc[j] = acc;
+        mx = fmaxf(mx, acc);
+    }
+    mx = block_max(mx);
+    float sum = 0.f;
+    for (int j = threadIdx.x; j < nk; j += blockDim.x) {
+        float p = expf(sc[j] - mx);
+        sc[j] = p;
+        sum += p;
+    }
+    sum = block_sum(sum);
+    float inv = 1.f / sum;
+    T* o = out + ((size_t)r * heads + h) * head_dim;
+    for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
+        float acc = 0.f;
+        for (int j = 0; j < nk; j++) {
+            size_t e = base[r] + (j < np ? j : extra[e0 + j - np]);
+            acc += sc[j] * ld(&vp[e * width + (size_t)kvh * head_dim + d]);
+        }
+        st(&o[d], acc * inv);
+    }
+}
+
+// out[r] = argmax of x[r, :n]; grid: rows.
+template <typename T>
+__device__ void argmax_rows(int* out, const T* x, int n) {
+    const T* row = x + (size_t)blockIdx.x * n;
+    float bv = -INFINITY;
+    int bi = 0x7fffffff;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        float v = ld(&row[i]);
+        if (v > bv) { bv = v; bi = i; }
+    }
+    block_argmax(bv, bi);
+    if (threadIdx.x == 0) out[blockIdx.x] = bi;
+}
+
+// The k largest of x[r, :n], largest first (ties to the lower index); k <= 32. grid: rows.
+template <typename T>
+__device__ void top_k_rows(int* out_idx, float* out_val, const T* x, int n, int k) {
+    __shared__ int picked[32];
+    const T* row = x + (size_t)blockIdx.x * n;
+    for (int round = 0; round < k; round++) {
+        float bv = -INFINITY;
+        int bi = 0x7fffffff;
+        for (int i = threadIdx.x; i < n; i += blockDim.x) {
+            bool taken = false;
+            for (int p = 0; p < round; p++) taken |= picked[p] == i;
+            float v = ld(&row[i]);
+            if (!taken && v > bv) { bv = v; bi = i; }
+        }
+        block_argmax(bv, bi);
+        if (threadIdx.x == 0) {
+            picked[round] = bi;
+            out_idx[blockIdx.x * k + round] = bi;
+            out_val[blockIdx.x * k + round] = bv;
+        }
+        __syncthreads();
+    }
+}
+
+// kv_commit: for every layer (grid.y) and sequence (grid.x), moves pool rows
+// src[i] -> dst[i] for i in off[s]..off[s+1], in order (dst <= src, ascending).
+template <typename T>
+__device__ void kv_commit(T* kp, T* vp, const int* src, const int* dst, const int* off, int width, long layer_stride) {
+    T* k = kp + blockIdx.y * layer_stride;
+    T* v = vp + blockIdx.y * layer_stride;
+    for (int i = off[blockIdx.x]; i < off[blockIdx.x + 1]; i++) {
+        size_t s = (size_t)src[i] * width, d = (size_t)dst[i] * width;
+        if (s != d) {
+            for (int w = threadIdx.x; w < width; w += blockDim.x) { k[d + w] = k[s + w]; v[d + w] = v[s + w]; }
+        }
+        __syncthreads();
+    }
+}
+
+#define BOTH(NAME, PARAMS, ARGS)                                                   \
+    extern "C" __global__ void NAME##_f32 PARAMS(float) { NAME<float> ARGS; }   \
+    extern "C" __global__ void NAME##_bf16 PARAMS(bf16) { NAME<bf16> ARGS; }
+
+#define P_EMB(T) (T* out, const T* table, const unsigned int* ids, int hidden)
+BOTH(embedding_gather, P_EMB, (out, table, ids, hidden))
+#define P_RMS(T) (T* out, T* residual, const T* delta, const T* w, float eps, int hidden)
+BOTH(rms_norm_residual, P_RMS, (out, residual, delta, w, eps, hidden))
+#define P_ROPE(T) (T* x, const int* positions, const float* inv_freq, int heads, int head_dim)
+BOTH(rope, P_ROPE, (x, positions, inv_freq, heads, head_dim))
+#define P_SILU(T) (T* out, const T* gate, const T* up, long n)
+BOTH(silu_mul, P_SILU, (out, gate, up, n))
+#define P_ATT(T) (T* out, const T* q, const T* kp, const T* vp, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int kv_heads, int head_dim, float scale)
+BOTH(attention, P_ATT, (out, q, kp, vp, base, prefix, extra_off, extra, heads, kv_heads, head_dim, scale))
+#define P_ARGMAX(T) (int* out, const T* x, int n)
+BOTH(argmax_rows, P_ARGMAX, (out, x, n))
+#define P_TOPK(T) (int* out_idx, float* out_val, const T* x, int n, int k)
+BOTH(top_k_rows, P_TOPK, (out_idx, out_val, x, n, k))
+#define P_KV(T) (T* kp, T* vp, const int* src, const int* dst, const int* off, int width, long layer_stride)
+BOTH(kv_commit, P_KV, (kp, vp, src, dst, off, width, layer_stride))
+
+// Greedy tree verification, one thread per sequence. Sequence s owns nodes
+// node_off[s]..node_off[s+1] (parents local, -1 = root; parents first) and
+// choices at node_off[s] + s .. (root first). Writes the accepted local node
+// indices at accepted[node_off[s]..], their count and the bonus token.
+extern "C" __global__ void verify_greedy_tree(const int* choice, const int* tokens, const int* parents, const int* node_off,
+                                              int n_seq, int* accepted, int* accept_len, int* bonus) {
+    int s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= n_seq) return;
+    int o = node_off[s], n = node_off[s + 1] - o;
+    const int* ch = choice + o + s;
+    int cur = -1, len = 0;
+    while (true) {
+        int want = ch[cur + 1];
+        int found = -1;
+        for (int i = 0; i < n; i++) {
+            if (parents[o + i] == cur && tokens[o + i] == want) { found = i; break; }
+        }
+        if (found < 0) { bonus[s] = want; break; }
+        accepted[o + len++] = found;
+        cur = found;
+    }
+    accept_len[s] = len;
+}

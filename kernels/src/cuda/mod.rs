@@ -1,0 +1,10 @@
+//! CUDA kernels compiled at run time by NVRTC for the device's architecture,
+//! launched through cudarc (dynamic loading: nothing CUDA is needed to build),
+//! with GEMMs through cuBLAS and timing through CUDA events.
+
+pub mod check;
+mod device;
+mod ops;
+
+pub use device::{Gpu, GpuElement, GpuError, GpuTimer};
+pub use ops::*;

@@ -1,0 +1,386 @@
+//! Launch wrappers: one function per kernel, checking sizes before launching.
+
+use super::device::{Gpu, GpuElement, GpuError};
+use crate::cpu::AttentionShape;
+use cudarc::cublas::{sys::cublasOperation_t, Gemm, GemmConfig};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+
+const THREADS: u32 = 256;
+/// Dynamic shared memory an attention block may use without opting in.
+const MAX_ATTENTION_SMEM: usize = 48 * 1024;
+
+fn cfg(grid: (u32, u32), block: u32, smem: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (grid.0, grid.1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: smem,
+    }
+}
+
+fn need(ok: bool, what: impl FnOnce() -> String) -> Result<(), GpuError> {
+    if ok {
+        Ok(())
+    } else {
+        Err(GpuError::Shape(what()))
+    }
+}
+
+fn name<T: GpuElement>(kernel: &str) -> String {
+    format!("{kernel}_{}", T::SUFFIX)
+}
+
+/// `out[r] = table[ids[r]]` for `ids.len()` rows of `hidden`.
+pub fn embedding_gather<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<T>,
+    table: &CudaSlice<T>,
+    ids: &CudaSlice<u32>,
+    hidden: usize,
+) -> Result<(), GpuError> {
+    let rows = ids.len();
+    need(out.len() >= rows * hidden, || {
+        "embedding_gather: out is too small".into()
+    })?;
+    let f = gpu.function(&name::<T>("embedding_gather"))?;
+    let h = hidden as i32;
+    let mut b = gpu.stream.launch_builder(&f);
+    b.arg(out).arg(table).arg(ids).arg(&h);
+    unsafe { b.launch(cfg((rows as u32, 1), THREADS, 0)) }?;
+    Ok(())
+}
+
+/// `residual += delta` (when given), then `out = rmsnorm(residual) * w`, row by row.
+pub fn rms_norm_residual<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<T>,
+    residual: &mut CudaSlice<T>,
+    delta: Option<&CudaSlice<T>>,
+    w: &CudaSlice<T>,
+    eps: f32,
+    hidden: usize,
+) -> Result<(), GpuError> {
+    let rows = residual.len() / hidden;
+    need(
+        w.len() == hidden
+            && out.len() >= rows * hidden
+            && delta.is_none_or(|d| d.len() >= rows * hidden),
+        || "rms_norm_residual: sizes disagree".into(),
+    )?;
+    let f = gpu.function(&name::<T>("rms_norm_residual"))?;
+    let h = hidden as i32;
+    let null: u64 = 0;
+    let mut b = gpu.stream.launch_builder(&f);
+    b.arg(out).arg(residual);
+    match delta {
+        Some(d) => b.arg(d),
+        None => b.arg(&null),
+    };
+    b.arg(w).arg(&eps).arg(&h);
+    unsafe { b.launch(cfg((rows as u32, 1), THREADS, 0)) }?;
+    Ok(())
+}
+
+/// Rotates `x: [rows, heads, head_dim]` to `positions[r]` with the given inverse frequencies.
+pub fn rope<T: GpuElement>(
+    gpu: &Gpu,
+    x: &mut CudaSlice<T>,
+    positions: &CudaSlice<i32>,
+    inv_freq: &CudaSlice<f32>,
+    heads: usize,
+    head_dim: usize,
+) -> Result<(), GpuError> {
+    let rows = positions.len();
+    need(
+        x.len() == rows * heads * head_dim && inv_freq.len() == head_dim / 2,
+        || "rope: sizes disagree".into(),
+    )?;
+    let f = gpu.function(&name::<T>("rope"))?;
+    let (h, d) = (heads as i32, head_dim as i32);
+    let mut b = gpu.stream.launch_builder(&f);
+    b.arg(x).arg(positions).arg(inv_freq).arg(&h).arg(&d);
+    unsafe { b.launch(cfg((rows as u32, 1), THREADS, 0)) }?;
+    Ok(())
+}
+
+/// `out = silu(gate) * up`.
+pub fn silu_mul<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<T>,
+    gate: &CudaSlice<T>,
+    up: &CudaSlice<T>,
+) -> Result<(), GpuError> {
+    let n = gate.len();
+    need(up.len() == n && out.len() >= n, || {
+        "silu_mul: sizes disagree".into()
+    })?;
+    let f = gpu.function(&name::<T>("silu_mul"))?;
+    let nl = n as i64;
+    let blocks = n.div_ceil(THREADS as usize).min(65_535) as u32;
+    let mut b = gpu.stream.launch_builder(&f);
+    b.arg(out).arg(gate).arg(up).arg(&nl);
+    unsafe { b.launch(cfg((blocks, 1), THREADS, 0)) }?;
+    Ok(())
+}
+
+/// What each query row of an attention launch sees (device copies of the
+/// engine's key lists): pool entries `base[r] + j` for `j < prefix[r]`, then
+/// `base[r] + extra[k]` for `k` in `extra_off[r]..extra_off[r + 1]`.
+pub struct KeyLists {
+    /// Pool offset of each row's sequence.
+    pub base: CudaSlice<i32>,
+    /// Visible prefix length per row.
+    pub prefix: CudaSlice<i32>,
+    /// Offsets into `extra`, rows + 1 of them.
+    pub extra_off: CudaSlice<i32>,
+    /// Further visible entries (relative to `base`).
+    pub extra: CudaSlice<i32>,
+    /// The longest key list of any row.
+    pub max_keys: usize,
+}
+
+impl KeyLists {
+    /// Uploads host lists: per row `(base, prefix, extra)`.
+    pub fn upload(gpu: &Gpu, rows: &[(usize, usize, Vec<usize>)]) -> Result<KeyLists, GpuError> {
+        let mut off = vec![0i32];
+        let mut extra = Vec::new();
+        for (_, _, e) in rows {
+            extra.extend(e.iter().map(|&v| v as i32));
+            off.push(extra.len() as i32);
+        }
+        if extra.is_empty() {
+            extra.push(0); // cudarc refuses empty allocations
+        }
+        let s = &gpu.stream;
+        Ok(KeyLists {
+            base: s.clone_htod(&rows.iter().map(|r| r.0 as i32).collect::<Vec<_>>())?,
+            prefix: s.clone_htod(&rows.iter().map(|r| r.1 as i32).collect::<Vec<_>>())?,
+            extra_off: s.clone_htod(&off)?,
+            extra: s.clone_htod(&extra)?,
+            max_keys: rows.iter().map(|r| r.1 + r.2.len()).max().unwrap_or(0),
+        })
+    }
+}
+
+/// Attention of `q: [rows, heads, head_dim]` over the pools `[entries, kv_heads, head_dim]`.
+#[allow(clippy::too_many_arguments)]
+pub fn attention<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<T>,
+    q: &CudaSlice<T>,
+    k_pool: &CudaSlice<T>,
+    v_pool: &CudaSlice<T>,
+    keys: &KeyLists,
+    shape: AttentionShape,
+    scale: f32,
+) -> Result<(), GpuError> {
+    let rows = keys.base.len();
+    let AttentionShape {
+        n_heads,
+        n_kv_heads,
+        head_dim,
+    } = shape;
+    need(
+        q.len() == rows * n_heads * head_dim && out.len() >= q.len(),
+        || "attention: q/out sizes disagree".into(),
+    )?;
+    let smem = (head_dim + keys.max_keys) * 4;
+    need(smem <= MAX_ATTENTION_SMEM, || {
+        format!(
+            "attention: {} keys exceed this kernel's shared-memory limit",
+            keys.max_keys
+        )
+    })?;
+    let f = gpu.function(&name::<T>("attention"))?;
+    let (h, kvh, d) = (n_heads as i32, n_kv_heads as i32, head_dim as i32);
+    let mut b = gpu.stream.launch_builder(&f);
+    b.arg(out)
+        .arg(q)
+        .arg(k_pool)
+        .arg(v_pool)
+        .arg(&keys.base)
+        .arg(&keys.prefix)
+        .arg(&keys.extra_off)
+        .arg(&keys.extra);
+    b.arg(&h).arg(&kvh).arg(&d).arg(&scale);
+    unsafe { b.launch(cfg((rows as u32, n_heads as u32), 128, smem as u32)) }?;
+    Ok(())
+}
+
+/// `out[r] = argmax(x[r, :n])` (the lowest index on ties).
+pub fn argmax_rows<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<i32>,
+    x: &CudaSlice<T>,
+    n: usize,
+) -> Result<(), GpuError> {
+    let rows = x.len() / n;
+    need(out.len() >= rows, || "argmax_rows: out is too small".into())?;
+    let f = gpu.function(&name::<T>("argmax_rows"))?;
+    let nn = n as i32;
+    let mut b = gpu.stream.launch_builder(&f);
+    b.arg(out).arg(x).arg(&nn);
+    unsafe { b.launch(cfg((rows as u32, 1), 512, 0)) }?;
+    Ok(())
+}
+
+/// The `k <= 32` largest of each row of `x: [rows, n]`, largest first.
+pub fn top_k_rows<T: GpuElement>(
+    gpu: &Gpu,
+    idx: &mut CudaSlice<i32>,
+    val: &mut CudaSlice<f32>,
+    x: &CudaSlice<T>,
+    n: usize,
+    k: usize,
+) -> Result<(), GpuError> {
+    let rows = x.len() / n;
+    need(
+        (1..=32).contains(&k) && k <= n && idx.len() >= rows * k && val.len() >= rows * k,
+        || format!("top_k_rows: k = {k} must be in 1..=32 and fit the outputs"),
+    )?;
+    let f = gpu.function(&name::<T>("top_k_rows"))?;
+    let (nn, kk) = (n as i32, k as i32);
+    let mut b = gpu.stream.launch_builder(&f);
+    b.arg(idx).arg(val).arg(x).arg(&nn).arg(&kk);
+    unsafe { b.launch(cfg((rows as u32, 1), 512, 0)) }?;
+    Ok(())
+}
+
+/// Compacts accepted KV rows of every layer: for sequence `s`, rows
+/// `src[i] -> dst[i]` for `i` in `off[s]..off[s + 1]`, in order. Pools hold
+/// `layers` layers of `layer_stride` elements, rows of `width`.
+#[allow(clippy::too_many_arguments)]
+pub fn kv_commit<T: GpuElement>(
+    gpu: &Gpu,
+    k_pool: &mut CudaSlice<T>,
+    v_pool: &mut CudaSlice<T>,
+    src: &CudaSlice<i32>,
+    dst: &CudaSlice<i32>,
+    off: &CudaSlice<i32>,
+    layers: usize,
+    width: usize,
+    layer_stride: usize,
+) -> Result<(), GpuError> {
+    let n_seq = off.len() - 1;
+    need(
+        k_pool.len() >= layers * layer_stride
+            && v_pool.len() == k_pool.len()
+            && src.len() == dst.len(),
+        || "kv_commit: sizes disagree".into(),
+    )?;
+    let f = gpu.function(&name::<T>("kv_commit"))?;
+    let (w, ls) = (width as i32, layer_stride as i64);
+    let mut b = gpu.stream.launch_builder(&f);
+    b.arg(k_pool)
+        .arg(v_pool)
+        .arg(src)
+        .arg(dst)
+        .arg(off)
+        .arg(&w)
+        .arg(&ls);
+    unsafe { b.launch(cfg((n_seq as u32, layers as u32), THREADS, 0)) }?;
+    Ok(())
+}
+
+/// Outputs of [`verify_greedy_tree`].
+pub struct GreedyVerdicts {
+    /// Accepted local node indices, at each sequence's node offset.
+    pub accepted: CudaSlice<i32>,
+    /// Accepted count per sequence.
+    pub accept_len: CudaSlice<i32>,
+    /// Bonus token per sequence.
+    pub bonus: CudaSlice<i32>,
+}
+
+/// Greedy verification of many trees at once (see `cpu::greedy_tree_accept`).
+pub fn verify_greedy_tree(
+    gpu: &Gpu,
+    choice: &CudaSlice<i32>,
+    tokens: &CudaSlice<i32>,
+    parents: &CudaSlice<i32>,
+    node_off: &CudaSlice<i32>,
+) -> Result<GreedyVerdicts, GpuError> {
+    let n_seq = node_off.len() - 1;
+    need(
+        choice.len() == tokens.len() + n_seq && parents.len() == tokens.len(),
+        || "verify_greedy_tree: sizes disagree".into(),
+    )?;
+    let s = &gpu.stream;
+    let mut v = GreedyVerdicts {
+        accepted: s.alloc_zeros(tokens.len().max(1))?,
+        accept_len: s.alloc_zeros(n_seq)?,
+        bonus: s.alloc_zeros(n_seq)?,
+    };
+    let f = gpu.function("verify_greedy_tree")?;
+    let n = n_seq as i32;
+    let mut b = s.launch_builder(&f);
+    b.arg(choice)
+        .arg(tokens)
+        .arg(parents)
+        .arg(node_off)
+        .arg(&n)
+        .arg(&mut v.accepted)
+        .arg(&mut v.accept_len)
+        .arg(&mut v.bonus);
+    unsafe { b.launch(cfg((n_seq.div_ceil(128) as u32, 1), 128, 0)) }?;
+    Ok(v)
+}
+
+/// `y[m, n] = x[m, k] W[n, k]^T` in bf16 with f32 accumulation (cuBLAS).
+pub fn linear_bf16(
+    gpu: &Gpu,
+    y: &mut CudaSlice<half::bf16>,
+    x: &CudaSlice<half::bf16>,
+    w: &CudaSlice<half::bf16>,
+    m: usize,
+    k: usize,
+    n: usize,
+) -> Result<(), GpuError> {
+    need(
+        x.len() == m * k && w.len() == n * k && y.len() >= m * n,
+        || "linear_bf16: sizes disagree".into(),
+    )?;
+    let cfg = GemmConfig {
+        transa: cublasOperation_t::CUBLAS_OP_T,
+        transb: cublasOperation_t::CUBLAS_OP_N,
+        m: n as i32,
+        n: m as i32,
+        k: k as i32,
+        alpha: half::bf16::ONE,
+        lda: k as i32,
+        ldb: k as i32,
+        beta: half::bf16::ZERO,
+        ldc: n as i32,
+    };
+    unsafe { gpu.blas.gemm(cfg, w, x, y) }?;
+    Ok(())
+}
+
+/// `y[m, n] = x[m, k] W[n, k]^T` in f32 (cuBLAS).
+pub fn linear_f32(
+    gpu: &Gpu,
+    y: &mut CudaSlice<f32>,
+    x: &CudaSlice<f32>,
+    w: &CudaSlice<f32>,
+    m: usize,
+    k: usize,
+    n: usize,
+) -> Result<(), GpuError> {
+    need(
+        x.len() == m * k && w.len() == n * k && y.len() >= m * n,
+        || "linear_f32: sizes disagree".into(),
+    )?;
+    let cfg = GemmConfig {
+        transa: cublasOperation_t::CUBLAS_OP_T,
+        transb: cublasOperation_t::CUBLAS_OP_N,
+        m: n as i32,
+        n: m as i32,
+        k: k as i32,
+        alpha: 1.0,
+        lda: k as i32,
+        ldb: k as i32,
+        beta: 0.0,
+        ldc: n as i32,
+    };
+    unsafe { gpu.blas.gemm(cfg, w, x, y) }?;
+    Ok(())
+}

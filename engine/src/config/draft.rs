@@ -1,7 +1,7 @@
 //! EAGLE-3 draft config (SGLang / SpecForge `LlamaForCausalLMEagle3` layout).
 
 use super::read_json;
-use super::target::{positive, required};
+use super::target::{attention_geometry, positive, required};
 use crate::error::{EngineError, Result};
 use serde::Deserialize;
 use serde_json::Value;
@@ -84,26 +84,13 @@ impl DraftConfig {
                 ));
             }
         }
-        let hidden_size = positive(&path, "hidden_size", raw.hidden_size)?;
-        let num_attention_heads = positive(&path, "num_attention_heads", raw.num_attention_heads)?;
-        let num_key_value_heads = match raw.num_key_value_heads {
-            None => num_attention_heads,
-            n => positive(&path, "num_key_value_heads", n)?,
-        };
-        if num_attention_heads % num_key_value_heads != 0 {
-            return Err(EngineError::config(&path, "num_key_value_heads", format!("{num_key_value_heads} does not divide num_attention_heads = {num_attention_heads}")));
-        }
-        let head_dim = match raw.head_dim {
-            Some(d) => positive(&path, "head_dim", Some(d))?,
-            None if hidden_size % num_attention_heads == 0 => hidden_size / num_attention_heads,
-            None => {
-                return Err(EngineError::config(
-                    &path,
-                    "head_dim",
-                    "missing, and hidden_size is not a multiple of num_attention_heads",
-                ))
-            }
-        };
+        let (hidden_size, num_attention_heads, num_key_value_heads, head_dim) = attention_geometry(
+            &path,
+            raw.hidden_size,
+            raw.num_attention_heads,
+            raw.num_key_value_heads,
+            raw.head_dim,
+        )?;
         let vocab_size = positive(&path, "vocab_size", raw.vocab_size)?;
         let draft_vocab_size = match raw.draft_vocab_size {
             None => vocab_size,

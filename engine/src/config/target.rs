@@ -124,6 +124,50 @@ fn f32_field(path: &Path, field: &str, obj: &Value, key: &str) -> Result<f32> {
         })
 }
 
+/// Hidden size, query heads, kv heads and head size, checked against each
+/// other (`num_key_value_heads` defaults to the query heads, `head_dim` to
+/// `hidden_size / num_attention_heads`).
+pub(super) fn attention_geometry(
+    path: &Path,
+    hidden: Option<usize>,
+    heads: Option<usize>,
+    raw_kv: Option<usize>,
+    raw_hd: Option<usize>,
+) -> Result<(usize, usize, usize, usize)> {
+    let hidden_size = positive(path, "hidden_size", hidden)?;
+    let num_attention_heads = positive(path, "num_attention_heads", heads)?;
+    let num_key_value_heads = match raw_kv {
+        None => num_attention_heads,
+        n => positive(path, "num_key_value_heads", n)?,
+    };
+    if num_attention_heads % num_key_value_heads != 0 {
+        return Err(EngineError::config(
+            path,
+            "num_key_value_heads",
+            format!(
+                "{num_key_value_heads} does not divide num_attention_heads = {num_attention_heads}"
+            ),
+        ));
+    }
+    let head_dim = match raw_hd {
+        Some(d) => positive(path, "head_dim", Some(d))?,
+        None if hidden_size % num_attention_heads == 0 => hidden_size / num_attention_heads,
+        None => {
+            return Err(EngineError::config(
+                path,
+                "head_dim",
+                "missing, and hidden_size is not a multiple of num_attention_heads",
+            ))
+        }
+    };
+    Ok((
+        hidden_size,
+        num_attention_heads,
+        num_key_value_heads,
+        head_dim,
+    ))
+}
+
 /// Reads the llama3 scaling from `rope_scaling` (transformers 4) or
 /// `rope_parameters` (transformers 5); other scaling types are refused.
 fn rope_scaling(path: &Path, field: &str, v: &Value) -> Result<Option<RopeScaling>> {
@@ -193,26 +237,13 @@ impl TargetConfig {
                     .collect::<Vec<_>>()
                     .join(", "),
             })?;
-        let hidden_size = positive(&path, "hidden_size", raw.hidden_size)?;
-        let num_attention_heads = positive(&path, "num_attention_heads", raw.num_attention_heads)?;
-        let num_key_value_heads = match raw.num_key_value_heads {
-            None => num_attention_heads,
-            n => positive(&path, "num_key_value_heads", n)?,
-        };
-        if num_attention_heads % num_key_value_heads != 0 {
-            return Err(EngineError::config(&path, "num_key_value_heads", format!("{num_key_value_heads} does not divide num_attention_heads = {num_attention_heads}")));
-        }
-        let head_dim = match raw.head_dim {
-            Some(d) => positive(&path, "head_dim", Some(d))?,
-            None if hidden_size % num_attention_heads == 0 => hidden_size / num_attention_heads,
-            None => {
-                return Err(EngineError::config(
-                    &path,
-                    "head_dim",
-                    "missing, and hidden_size is not a multiple of num_attention_heads",
-                ))
-            }
-        };
+        let (hidden_size, num_attention_heads, num_key_value_heads, head_dim) = attention_geometry(
+            &path,
+            raw.hidden_size,
+            raw.num_attention_heads,
+            raw.num_key_value_heads,
+            raw.head_dim,
+        )?;
         if head_dim % 2 != 0 {
             return Err(EngineError::config(
                 &path,

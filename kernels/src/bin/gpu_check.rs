@@ -3,6 +3,7 @@
 //! Llama-3.1-8B shape; CSV into OUT_DIR, a table on stdout. Exit 1 on any failure.
 
 use specula_kernels::cuda::check::{measure_ceilings, run_checks};
+use specula_kernels::cuda::timing::{time_kernels, ModelShape};
 use specula_kernels::cuda::Gpu;
 use std::io::Write;
 use std::process::ExitCode;
@@ -67,6 +68,43 @@ fn main() -> ExitCode {
         "ceilings: device-to-device copy {:.0} GB/s (read + write), bf16 GEMM 8192^3 {:.0} TFLOP/s",
         ceilings.copy_gb_s, ceilings.gemm_tflops
     );
+    let mut times = String::from("kernel,rows,time_us,bytes,gb_s,tflops,fraction_of_ceiling\n");
+    println!("per-kernel timings, Llama-3.1-8B shape, bf16 (median of 50, CUDA events):");
+    println!(
+        "{:<28} {:>5} {:>10} {:>10} {:>9} {:>8}",
+        "kernel", "rows", "time us", "GB/s", "TFLOP/s", "ceiling"
+    );
+    for rows in [1usize, 8, 64] {
+        let timings = match time_kernels(&gpu, ModelShape::LLAMA_3_1_8B, rows, 1024) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        for k in &timings {
+            let frac = k.fraction_of_ceiling(&ceilings);
+            println!(
+                "{:<28} {:>5} {:>10.1} {:>10.0} {:>9.1} {:>7.0}%",
+                k.kernel,
+                k.rows,
+                k.time_us,
+                k.gb_s(),
+                k.tflops(),
+                frac * 100.0
+            );
+            times.push_str(&format!(
+                "\"{}\",{},{:.2},{:.0},{:.1},{:.2},{:.3}\n",
+                k.kernel,
+                k.rows,
+                k.time_us,
+                k.bytes,
+                k.gb_s(),
+                k.tflops(),
+                frac
+            ));
+        }
+    }
     if let Some(dir) = out {
         let _ = std::fs::create_dir_all(&dir);
         let write = |name: &str, text: &str| {
@@ -76,8 +114,10 @@ fn main() -> ExitCode {
             "measure,value,unit\ncopy_bandwidth,{:.1},GB/s\nbf16_gemm_8192,{:.1},TFLOP/s\n",
             ceilings.copy_gb_s, ceilings.gemm_tflops
         );
-        if let Err(e) = write("kernel_checks.csv", &csv).and_then(|_| write("ceilings.csv", &ceil))
-        {
+        let written = write("kernel_checks.csv", &csv)
+            .and_then(|_| write("ceilings.csv", &ceil))
+            .and_then(|_| write("kernel_times.csv", &times));
+        if let Err(e) = written {
             eprintln!("error: {}: {e}", dir.display());
             return ExitCode::from(2);
         }

@@ -5,6 +5,7 @@
 pub mod check;
 mod device;
 mod ops;
+pub mod timing;
 
 pub use device::{Gpu, GpuElement, GpuError, GpuTimer};
 pub use ops::*;

@@ -142,7 +142,7 @@ fn fresh(a: &SweepArgs, spec_path: &Path) -> Result<Option<Plan>, CliError> {
     print_skipped(&grid);
     if a.dry_run {
         for (gi, g) in grid.groups.iter().enumerate() {
-            let mark = if shard.owns(gi) { "run " } else { "skip" };
+            let mark = if shard.owns(gi) { "run" } else { "skip" };
             for &p in &g.points {
                 println!("{mark} {}", grid.points[p].key);
             }

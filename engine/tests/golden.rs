@@ -1,0 +1,131 @@
+//! The Rust engine reproduces transformers on the committed trained model:
+//! the same prompt tokens, the same 32 greedy tokens for 8 prompts, and the
+//! last-position logits within 1e-3 relative error (f32 compute on the bf16
+//! checkpoint). Goldens made by tools/train/golden.py.
+
+use specula_engine::generate::{generate, GenerateParams};
+use specula_engine::model::{ForwardBatch, TargetModel};
+use specula_engine::pair::{CaptureChoice, ModelPair};
+use specula_engine::spec::SpecConfig;
+use specula_engine::timing::NullRecorder;
+use std::path::PathBuf;
+
+fn model_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../models/tiny-llama"))
+}
+
+#[derive(serde::Deserialize)]
+struct Golden {
+    prompts: Vec<String>,
+    prompt_token_ids: Vec<Vec<u32>>,
+    greedy_token_ids: Vec<Vec<u32>>,
+}
+
+fn golden() -> Golden {
+    let path = model_dir().join("golden/golden.json");
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+#[test]
+fn the_tokenizer_gives_the_golden_prompt_ids() {
+    let g = golden();
+    let pair = ModelPair::load(&model_dir(), None, &CaptureChoice::default()).unwrap();
+    for (text, ids) in g.prompts.iter().zip(&g.prompt_token_ids) {
+        assert_eq!(&pair.tokenizer.encode(text).unwrap(), ids, "{text:?}");
+    }
+}
+
+#[test]
+fn greedy_tokens_equal_transformers_for_every_golden_prompt() {
+    let g = golden();
+    let target = TargetModel::load(&model_dir()).unwrap();
+    let params = GenerateParams {
+        spec: SpecConfig::BASELINE,
+        temperature: 0.0,
+        max_new_tokens: 32,
+        seed: 0,
+        ignore_eos: true,
+    };
+    let out = generate(
+        &target,
+        &g.prompt_token_ids,
+        &params,
+        None,
+        &mut NullRecorder,
+    )
+    .unwrap();
+    for (i, (s, want)) in out.sequences.iter().zip(&g.greedy_token_ids).enumerate() {
+        assert_eq!(&s.output, want, "prompt {i}: {:?}", g.prompts[i]);
+    }
+}
+
+#[test]
+fn speculative_greedy_tokens_equal_transformers_too() {
+    let g = golden();
+    let mut pair = ModelPair::load(
+        &model_dir(),
+        Some(&model_dir().join("eagle3")),
+        &CaptureChoice::default(),
+    )
+    .unwrap();
+    for spec in [SpecConfig::chain(5), SpecConfig::new(4, 3, 8).unwrap()] {
+        let params = GenerateParams {
+            spec,
+            temperature: 0.0,
+            max_new_tokens: 32,
+            seed: 0,
+            ignore_eos: true,
+        };
+        let out = pair
+            .generate(&g.prompt_token_ids, &params, &mut NullRecorder)
+            .unwrap();
+        for (i, (s, want)) in out.sequences.iter().zip(&g.greedy_token_ids).enumerate() {
+            assert_eq!(&s.output, want, "{spec}, prompt {i}");
+        }
+        assert!(
+            out.tau() > 1.5,
+            "{spec}: the trained draft is accepted (tau {})",
+            out.tau()
+        );
+    }
+}
+
+#[test]
+fn last_position_logits_match_transformers_within_1e_3() {
+    let g = golden();
+    let target = TargetModel::load(&model_dir()).unwrap();
+    let v = target.config().vocab_size;
+    let st = safetensors_logits();
+    let mut worst = 0f32;
+    for (i, ids) in g.prompt_token_ids.iter().enumerate() {
+        let mut batch = ForwardBatch::default();
+        batch.push_causal(0, 0, ids, 0, true);
+        let mut caches = vec![target.new_cache()];
+        let got = target.forward(&batch, &mut caches, &[]).logits;
+        let want = &st[i * v..(i + 1) * v];
+        let diff = got
+            .iter()
+            .zip(want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        let scale = want.iter().map(|b| b.abs()).fold(0f32, f32::max);
+        assert!(
+            diff / scale < 1e-3,
+            "prompt {i}: max |diff| {diff} against max |logit| {scale}"
+        );
+        worst = worst.max(diff / scale);
+    }
+    eprintln!("worst norm-wise relative logit error over the golden prompts: {worst:.2e}");
+}
+
+/// The golden logits `[8, vocab]`, read with the safetensors crate.
+fn safetensors_logits() -> Vec<f32> {
+    let bytes = std::fs::read(model_dir().join("golden/golden_logits.safetensors")).unwrap();
+    let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let t = st.tensor("logits").unwrap();
+    assert_eq!(t.dtype(), safetensors::Dtype::F32);
+    t.data()
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}

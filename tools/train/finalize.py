@@ -36,7 +36,8 @@ def main():
                             f"tau {v['tau']:.2f} over {v['prompts']} prompts "
                             f"(steps {sim['steps']}, topk 1, max_new {sim['max_new_tokens']}), "
                             f"per-position acceptance {v['per_position_acceptance']}, "
-                            f"lossless {v.get('lossless_prompts', '?')}/{v['prompts']}")
+                            + (f"lossless {v['lossless_prompts']}/{v['prompts']}" if "lossless_prompts" in v
+                               else "lossless not checked"))
         if rows:
             rep["simulation"] = rows
             rep["simulation_detail"] = raw

@@ -103,7 +103,7 @@ def main():
     ap.add_argument("--kv-heads", type=int, default=2)
     ap.add_argument("--seq", type=int, default=512)
     ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--steps", type=int, default=1200)
+    ap.add_argument("--steps", type=int, default=1001)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--warmup", type=int, default=150)
     ap.add_argument("--gsm-frac", type=float, default=0.3, help="share of batch rows drawn from GSM8K")

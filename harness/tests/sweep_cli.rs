@@ -391,3 +391,46 @@ fn the_committed_sweeps_parse_and_expand() {
         );
     }
 }
+
+#[test]
+fn span_recording_can_be_switched_off_and_its_overhead_is_reported() {
+    let t = workspace();
+    let spec = spec(
+        t.path(),
+        "s.toml",
+        "max_new_tokens = 6\nspans = [\"on\", \"off\"]\n[[drafts]]\nsteps = 2\n[[prompt_sets]]\nsample = 2\n",
+    );
+    let stdout = ok(&specula_in(
+        t.path(),
+        &["sweep", spec.to_str().unwrap(), "--out", "run"],
+    ));
+    assert!(
+        stdout.contains("span recording: throughput with spans / without ="),
+        "{stdout}"
+    );
+    let run = t.path().join("run");
+    let keys = Csv::read(&run.join("runs.csv")).column("row_key");
+    assert_eq!(
+        keys,
+        [
+            "rnd.base.b1.builtin.t0.r0",
+            "rnd.base.b1.builtin.t0.r0.nospans",
+            "rnd.s2k1n3.b1.builtin.t0.r0",
+            "rnd.s2k1n3.b1.builtin.t0.r0.nospans"
+        ],
+        "each row runs with and without spans, back to back"
+    );
+    let kernels = Csv::read(&run.join("kernels.csv"));
+    assert!(kernels
+        .rows
+        .iter()
+        .all(|r| !r["row_key"].ends_with(".nospans")));
+    assert_eq!(histogram_counts(&run).len(), kernels.rows.len());
+    let runs = Csv::read(&run.join("runs.csv"));
+    assert!(runs.rows.iter().all(|r| r["spans"]
+        == if r["row_key"].ends_with(".nospans") {
+            "off"
+        } else {
+            "on"
+        }));
+}

@@ -273,22 +273,18 @@ pub fn run(a: SweepArgs) -> Result<(), CliError> {
     meta.status = "running".into();
     meta.write(&dir.file("meta.json"))?;
     interrupt::install();
-    let progress_quiet = a.quiet;
-    let (result, written) = {
-        let probe = Progress::new(0, true);
-        let pending = Runner::new(&grid, &info, Vec::new(), &probe, done.clone()).pending_batches();
-        let progress = Progress::new(pending, progress_quiet);
-        if already > 0 {
-            progress.note(&format!(
-                "resuming {}: {already} rows already finished",
-                dir.path().display()
-            ));
-        }
-        let mut runner = Runner::new(&grid, &info, writers, &progress, done);
-        let r = runner.run();
-        progress.finish();
-        (r, runner.written)
-    };
+    let progress = Progress::new(0, a.quiet);
+    if already > 0 {
+        progress.note(&format!(
+            "resuming {}: {already} rows already finished",
+            dir.path().display()
+        ));
+    }
+    let mut runner = Runner::new(&grid, &info, writers, &progress, done);
+    progress.set_total(runner.pending_batches());
+    let result = runner.run();
+    progress.finish();
+    let written = runner.written;
     meta.rows_written = already + written;
     meta.finished_at = Some(rfc3339(SystemTime::now()));
     meta.status = match &result {

@@ -1,8 +1,8 @@
 //! Grid expansion: the spec's lists crossed into baseline groups (one per
-//! model pair x prompt set x batch size x temperature x repeat x span mode),
-//! each holding its baseline row first and then one row per valid draft
-//! config. Invalid configs are collected with their reason, never dropped
-//! silently.
+//! model pair x prompt set x batch size x temperature x repeat), each holding
+//! its baseline row first (one per span mode) and then one row per valid
+//! draft config and span mode. Invalid configs are collected with their
+//! reason, never dropped silently.
 
 use super::spec::{SpanMode, SweepSpec};
 use super::SweepError;
@@ -67,9 +67,7 @@ pub struct Group {
     pub temperature: f64,
     /// Repeat index (0-based).
     pub repeat: usize,
-    /// Whether spans are recorded.
-    pub spans: SpanMode,
-    /// Indices into [`Grid::points`], the baseline first.
+    /// Indices into [`Grid::points`], the baseline(s) first (one per span mode).
     pub points: Vec<usize>,
 }
 
@@ -82,6 +80,8 @@ pub struct Point {
     pub group: usize,
     /// Index into the model's [`Grid::configs`]; `None` for the baseline.
     pub config: Option<usize>,
+    /// Whether the row records spans.
+    pub spans: SpanMode,
 }
 
 /// A draft config that will not run, and why.
@@ -294,39 +294,45 @@ impl Grid {
     }
 
     /// Builds the groups and rows, in run order, and checks that keys are unique.
+    ///
+    /// With both span modes, a config's `on` and `off` rows are adjacent (the
+    /// order flips on odd repeats), so their throughput ratio sees the same
+    /// machine state.
     fn cross(&mut self, spec: &SweepSpec) -> Result<(), SweepError> {
         let mut keys = HashSet::new();
+        let mut modes = spec.spans.get_ref().0.clone();
+        modes.sort();
+        modes.dedup();
         for (mi, m) in self.models.iter().enumerate() {
             for (si, set) in self.sets.iter().enumerate() {
                 for &batch_size in &spec.batch_sizes.get_ref().0 {
                     for &temperature in &spec.temperatures.get_ref().0 {
                         for repeat in 0..spec.repeats {
-                            let mut modes = spec.spans.get_ref().0.clone();
-                            modes.dedup();
+                            let gi = self.groups.len();
+                            let tail = format!(
+                                "b{batch_size}.{}.t{}.r{repeat}",
+                                sanitize(&set.name),
+                                temperature_label(temperature),
+                            );
+                            let mut order = modes.clone();
                             if repeat % 2 == 1 {
-                                modes.reverse();
+                                order.reverse();
                             }
-                            for spans in modes {
-                                let gi = self.groups.len();
-                                let tail = format!(
-                                    "b{batch_size}.{}.t{}.r{repeat}{}",
-                                    sanitize(&set.name),
-                                    temperature_label(temperature),
-                                    if spans == SpanMode::Off {
+                            let labels = std::iter::once((None, "base".to_string())).chain(
+                                self.configs[mi]
+                                    .iter()
+                                    .enumerate()
+                                    .map(|(ci, c)| (Some(ci), c.label.clone())),
+                            );
+                            let mut points = Vec::new();
+                            for (config, label) in labels {
+                                for &spans in &order {
+                                    let off = if spans == SpanMode::Off {
                                         ".nospans"
                                     } else {
                                         ""
-                                    }
-                                );
-                                let mut points = Vec::new();
-                                let labels = std::iter::once((None, "base".to_string())).chain(
-                                    self.configs[mi]
-                                        .iter()
-                                        .enumerate()
-                                        .map(|(ci, c)| (Some(ci), c.label.clone())),
-                                );
-                                for (config, label) in labels {
-                                    let key = format!("{}.{label}.{tail}", m.name);
+                                    };
+                                    let key = format!("{}.{label}.{tail}{off}", m.name);
                                     if !keys.insert(key.clone()) {
                                         return Err(SweepError::Input(format!("two grid points share the row key `{key}`: give models and prompt sets distinct `name`s")));
                                     }
@@ -335,18 +341,18 @@ impl Grid {
                                         key,
                                         group: gi,
                                         config,
+                                        spans,
                                     });
                                 }
-                                self.groups.push(Group {
-                                    model: mi,
-                                    prompt_set: si,
-                                    batch_size,
-                                    temperature,
-                                    repeat,
-                                    spans,
-                                    points,
-                                });
                             }
+                            self.groups.push(Group {
+                                model: mi,
+                                prompt_set: si,
+                                batch_size,
+                                temperature,
+                                repeat,
+                                points,
+                            });
                         }
                     }
                 }

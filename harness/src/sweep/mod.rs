@@ -2,7 +2,7 @@
 //! prompt sets x temperatures, run through the engine into the files of
 //! DESIGN.md (runs.csv, positions.csv, kernels.csv, histograms/, meta.json).
 //!
-//! - [`spec`]: the TOML spec and its CLI overrides;
+//! - [`spec`], [`spec_source`], [`values`]: the TOML spec, its CLI overrides, errors with lines;
 //! - [`grid`]: expansion into baseline groups and rows, invalid points with reasons;
 //! - [`shard`]: the deterministic slice of `--shard i/n`;
 //! - [`run_dir`]: the run folder, created exclusively and locked;
@@ -19,7 +19,9 @@ pub mod run_dir;
 pub mod runner;
 pub mod shard;
 pub mod spec;
+pub mod spec_source;
 pub mod summary;
+pub mod values;
 
 use std::path::PathBuf;
 

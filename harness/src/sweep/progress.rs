@@ -29,6 +29,11 @@ impl Progress {
         Progress { bar, quiet }
     }
 
+    /// Sets the number of `generate` calls to come.
+    pub fn set_total(&self, total: u64) {
+        self.bar.set_length(total);
+    }
+
     /// Shows the row in flight.
     pub fn row(&self, key: &str) {
         self.bar.set_message(key.to_string());

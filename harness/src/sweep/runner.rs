@@ -261,7 +261,7 @@ impl<'a> Runner<'a> {
                 )));
             }
             let start = t0.elapsed();
-            let gen = if record && g.spans == SpanMode::On {
+            let gen = if record && point.spans == SpanMode::On {
                 let mut rec = HostRecorder::default();
                 let gen = self.call(l, point, batch, &mut rec)?;
                 intervals.push(SpanInterval {
@@ -314,7 +314,7 @@ impl<'a> Runner<'a> {
             id_convention: config
                 .map(|c| c.capture.convention.name().to_string())
                 .unwrap_or_default(),
-            spans: g.spans,
+            spans: point.spans,
             row_key: point.key.clone(),
             positions: joined.per_position_acceptance(),
             intervals,
@@ -336,36 +336,41 @@ impl<'a> Runner<'a> {
     fn run_group(&mut self, l: &mut Loaded, gi: usize) -> Result<(), SweepError> {
         let g = self.grid.groups[gi].clone();
         let greedy = g.temperature == 0.0;
-        let base_key = self.grid.points[g.points[0]].key.clone();
-        let pending: Vec<usize> = g.points[1..]
-            .iter()
-            .copied()
-            .filter(|&p| !self.done.contains(&self.grid.points[p].key))
-            .collect();
-        let (base_tp, base_out) = if let Some(&tp) = self.done.throughput.get(&base_key) {
-            // Finished before a resume: its outputs are recomputed (greedy is deterministic), its timing is kept.
-            let out = if greedy && !pending.is_empty() {
-                Some(self.run_point(l, g.points[0], false)?.outputs)
-            } else {
-                None
-            };
-            (tp, out)
-        } else {
-            let o = self.run_point(l, g.points[0], true)?;
-            let mut row = o.row;
-            row.measures.speedup = Some(1.0);
-            row.measures.lossless = greedy.then_some(true);
-            self.write(&row)?;
-            (row.measures.throughput_tok_s, Some(o.outputs))
-        };
-        for p in pending {
+        // Baseline throughput per span mode, and the baseline's outputs.
+        let mut base_tp: HashMap<SpanMode, f64> = HashMap::new();
+        let mut base_out: Option<Vec<Vec<u32>>> = None;
+        for &p in &g.points {
+            let point = &self.grid.points[p];
+            let finished = self.done.throughput.get(&point.key).copied();
+            if point.config.is_none() {
+                let tp = match finished {
+                    Some(tp) => tp,
+                    None => {
+                        let o = self.run_point(l, p, true)?;
+                        let mut row = o.row;
+                        row.measures.speedup = Some(1.0);
+                        row.measures.lossless = greedy.then_some(true);
+                        self.write(&row)?;
+                        base_out = Some(o.outputs);
+                        row.measures.throughput_tok_s
+                    }
+                };
+                base_tp.insert(point.spans, tp);
+                continue;
+            }
+            if finished.is_some() {
+                continue;
+            }
+            if greedy && base_out.is_none() {
+                // The baseline finished before a resume: its outputs are recomputed
+                // (greedy decoding is deterministic); its timing is kept.
+                base_out = Some(self.run_point(l, g.points[0], false)?.outputs);
+            }
             let o = self.run_point(l, p, true)?;
             let mut row = o.row;
-            row.measures.speedup = (base_tp > 0.0).then(|| row.measures.throughput_tok_s / base_tp);
-            if greedy {
-                let base = base_out
-                    .as_ref()
-                    .expect("greedy groups keep the baseline's outputs");
+            let base = base_tp.get(&point.spans).copied().unwrap_or(0.0);
+            row.measures.speedup = (base > 0.0).then(|| row.measures.throughput_tok_s / base);
+            if let Some(base) = base_out.as_ref().filter(|_| greedy) {
                 let same = &o.outputs == base;
                 if !same {
                     let i = o

@@ -1,8 +1,8 @@
 //! `--shard i/n`: a deterministic slice of the grid.
 //!
 //! The unit of sharding is the baseline group (one model pair x prompt set x
-//! batch size x temperature x repeat x span mode, with its baseline row and
-//! every draft config): group `g` of the grid's run order belongs to shard
+//! batch size x temperature x repeat, with its baseline row and every draft
+//! config, in each span mode): group `g` of the grid's run order belongs to shard
 //! `g mod n`. A row's baseline is therefore always in the same shard, so
 //! speedup and lossless are computed within the shard exactly as in an
 //! unsharded run, and `specula merge` only has to concatenate.

@@ -2,91 +2,15 @@
 //! sizes, prompt sets and temperatures, plus the CLI flags that override its
 //! fields. Every error names the file and the line (`spec.toml:12:1: ...`).
 
+use super::spec_source::top_level_span;
+pub use super::spec_source::{SpecError, SpecSource};
+pub use super::values::{ChatTemplateMode, OneOrMany, SpanMode};
 use serde::{Deserialize, Serialize};
 use specula_datasets::PromptSetSpec;
 use specula_engine::capture::IdConvention;
-use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
-
-/// A value or a list of values (`steps = 5` or `steps = [1, 3, 5]`); always a list once read.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(transparent)]
-pub struct OneOrMany<T>(pub Vec<T>);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrMany<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::{value, IntoDeserializer, SeqAccess, Visitor};
-        struct V<T>(std::marker::PhantomData<T>);
-        macro_rules! one {
-            ($name:ident, $t:ty) => {
-                fn $name<E: serde::de::Error>(self, v: $t) -> Result<Self::Value, E> {
-                    T::deserialize(v.into_deserializer()).map(|x| OneOrMany(vec![x]))
-                }
-            };
-        }
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
-            type Value = OneOrMany<T>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a value or a list of values")
-            }
-            one!(visit_i64, i64);
-            one!(visit_u64, u64);
-            one!(visit_f64, f64);
-            one!(visit_bool, bool);
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                T::deserialize(value::StrDeserializer::<E>::new(v)).map(|x| OneOrMany(vec![x]))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-                Vec::<T>::deserialize(value::SeqAccessDeserializer::new(seq)).map(OneOrMany)
-            }
-        }
-        d.deserialize_any(V(std::marker::PhantomData))
-    }
-}
-
-/// Whether a row records span timings (`on`) or runs with a null recorder (`off`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SpanMode {
-    /// Host-clock spans into HDR histograms.
-    On,
-    /// No span recording (to measure its overhead).
-    Off,
-}
-
-impl SpanMode {
-    /// `on` or `off`.
-    pub fn name(self) -> &'static str {
-        match self {
-            SpanMode::On => "on",
-            SpanMode::Off => "off",
-        }
-    }
-}
-
-impl std::str::FromStr for SpanMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<SpanMode, String> {
-        match s {
-            "on" => Ok(SpanMode::On),
-            "off" => Ok(SpanMode::Off),
-            other => Err(format!("{other:?}: expected on or off")),
-        }
-    }
-}
-
-/// Whether prompts go through the target's chat template.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ChatTemplateMode {
-    /// Use `tokenizer_config.json`'s `chat_template` when the target has one, else raw text.
-    #[default]
-    Auto,
-    /// Always send the raw prompt text (with the tokenizer's special tokens).
-    None,
-}
 
 /// One model pair: a target and, optionally, its EAGLE-3 draft.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -235,79 +159,6 @@ fn default_prompt_sets() -> Vec<Spanned<PromptSetSpec>> {
     vec![nowhere(PromptSetSpec::builtin())]
 }
 
-/// A spec error: the file, the line and column when known, and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SpecError {
-    /// The spec file (or `command line`).
-    pub origin: String,
-    /// 1-based line and column, when the error has a place in the file.
-    pub at: Option<(usize, usize)>,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl fmt::Display for SpecError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.at {
-            Some((l, c)) => write!(f, "{}:{l}:{c}: {}", self.origin, self.message),
-            None => write!(f, "{}: {}", self.origin, self.message),
-        }
-    }
-}
-
-impl std::error::Error for SpecError {}
-
-/// The spec's text, to turn byte spans into lines.
-#[derive(Debug, Clone)]
-pub struct SpecSource {
-    /// The file as given on the command line.
-    pub path: PathBuf,
-    /// Its content.
-    pub text: String,
-}
-
-impl SpecSource {
-    /// Reads `path`.
-    pub fn read(path: &Path) -> Result<SpecSource, SpecError> {
-        let text = std::fs::read_to_string(path).map_err(|e| SpecError {
-            origin: path.display().to_string(),
-            at: None,
-            message: format!("cannot read the sweep spec: {e}"),
-        })?;
-        Ok(SpecSource {
-            path: path.to_path_buf(),
-            text,
-        })
-    }
-
-    /// An error at byte range `span` (an empty span at 0: the value came from a flag or a default).
-    pub fn error(&self, span: Range<usize>, message: impl Into<String>) -> SpecError {
-        let at = (span != (0..0)).then(|| {
-            let before = &self.text[..span.start.min(self.text.len())];
-            let line = before.matches('\n').count() + 1;
-            let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-            (line, col)
-        });
-        SpecError {
-            origin: self.path.display().to_string(),
-            at,
-            message: message.into(),
-        }
-    }
-
-    /// Parses the TOML into a spec (syntax, types and unknown fields) and checks its values.
-    pub fn parse(&self) -> Result<SweepSpec, SpecError> {
-        let spec: SweepSpec = toml::from_str(&self.text).map_err(|e| {
-            self.error(
-                e.span().unwrap_or(0..0),
-                e.message().trim().replace('\n', " "),
-            )
-        })?;
-        spec.validate(self)?;
-        Ok(spec)
-    }
-}
-
 /// CLI flags that replace spec fields (`None`: keep the spec's).
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
@@ -329,7 +180,8 @@ pub struct Overrides {
     pub spans: Option<Vec<SpanMode>>,
     /// `--ignore-eos`.
     pub ignore_eos: bool,
-    /// `--target` (with `--draft`): replaces the model list with one pair.
+    /// `--target` (with `--draft`): replaces the model list with one pair
+    /// (keeping the first pair's `chat_template`).
     pub target: Option<PathBuf>,
     /// `--draft`.
     pub draft: Option<PathBuf>,
@@ -376,11 +228,15 @@ impl SweepSpec {
         }
         match (&o.target, &o.draft) {
             (Some(t), d) => {
+                let chat_template = self
+                    .models
+                    .first()
+                    .map_or(ChatTemplateMode::Auto, |m| m.get_ref().chat_template);
                 self.models = vec![nowhere(ModelSpec {
                     name: None,
                     target: t.clone(),
                     draft: d.clone(),
-                    chat_template: ChatTemplateMode::Auto,
+                    chat_template,
                 })]
             }
             (None, Some(_)) => {
@@ -466,25 +322,6 @@ impl SweepSpec {
         )?;
         Ok(())
     }
-}
-
-/// Where top-level `field = ...` starts (a line scan; `0..0` when absent).
-fn top_level_span(text: &str, field: &str) -> Range<usize> {
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        let t = line.trim_start();
-        if t.starts_with('[') {
-            break;
-        }
-        if t.strip_prefix(field)
-            .is_some_and(|r| r.trim_start().starts_with('='))
-        {
-            let start = offset + line.len() - t.len();
-            return start..start + field.len();
-        }
-        offset += line.len();
-    }
-    0..0
 }
 
 #[cfg(test)]

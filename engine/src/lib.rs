@@ -7,6 +7,7 @@
 //! invariant (speculative greedy output == baseline greedy output, token for
 //! token) holds exactly for every config and batch size.
 
+pub mod audit;
 pub mod capture;
 pub mod checkpoint;
 pub mod config;

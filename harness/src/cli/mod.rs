@@ -1,5 +1,6 @@
 //! Command-line interface: one module per subcommand.
 
+mod audit;
 mod fixtures;
 mod generate;
 mod merge;
@@ -30,6 +31,9 @@ pub enum CliError {
     /// Anything else the user supplied that cannot be used.
     #[error("{0}")]
     Input(String),
+    /// An audit found a problem (already reported on stdout).
+    #[error("the audit found a problem (see above)")]
+    Findings,
 }
 
 impl From<SweepError> for CliError {
@@ -46,7 +50,7 @@ impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
             CliError::Sweep(SweepError::Interrupted(_)) => EXIT_INTERRUPTED,
-            CliError::Sweep(SweepError::Io { .. }) => EXIT_FAILED,
+            CliError::Sweep(SweepError::Io { .. }) | CliError::Findings => EXIT_FAILED,
             _ => EXIT_BAD_INPUT,
         }
     }
@@ -72,6 +76,9 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Merge run folders (shards of one sweep) into one, refusing duplicate rows.
     Merge(merge::MergeArgs),
+    /// Check a draft against its target: static checks of the files, and which target
+    /// hidden states the draft predicts best with (a capture-mapping mismatch is flagged).
+    Audit(audit::AuditArgs),
 }
 
 /// Runs the parsed command.
@@ -81,5 +88,11 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Generate(a) => generate::run(a),
         Command::Sweep(a) => sweep::run(a),
         Command::Merge(a) => merge::run(a),
+        Command::Audit(a) => {
+            if audit::run(a)? {
+                return Err(CliError::Findings);
+            }
+            Ok(())
+        }
     }
 }

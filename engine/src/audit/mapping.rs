@@ -1,0 +1,188 @@
+//! Which target hidden states was the draft trained on? Teacher-forced draft
+//! accuracy under every plausible capture mapping, ranked: the mapping the
+//! draft was trained on stands out, and a served mapping that does not is the
+//! bug DESIGN.md starts from.
+
+use crate::capture::{default_points, resolve_ids, AuxCapture, IdConvention};
+use crate::model::{Eagle3Draft, ForwardBatch, HiddenInput, TargetModel};
+use specula_kernels::cpu::argmax;
+
+/// One capture mapping and how well the draft predicts under it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Candidate {
+    /// Where the mapping comes from, in words.
+    pub label: String,
+    /// Capture points (0 = embedding output, p = residual stream entering layer p).
+    pub points: Vec<usize>,
+    /// Teacher-forced top-1 accuracy of the draft's first step (draft argmax == target argmax).
+    pub accuracy: f64,
+    /// Positions the accuracy was measured on.
+    pub positions: usize,
+}
+
+/// The ranking and its verdict.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct MappingAudit {
+    /// The mapping being served.
+    pub configured: Candidate,
+    /// The best-scoring mapping.
+    pub best: Candidate,
+    /// Every candidate, best first.
+    pub candidates: Vec<Candidate>,
+    /// Whether the served mapping loses to the best by more than the margin.
+    pub mismatch: bool,
+    /// The accuracy margin that counts as clear.
+    pub margin: f64,
+    /// The config.json line that serves the best mapping under the configured convention.
+    pub fix: Option<String>,
+}
+
+fn shifted(points: &[usize], by: i64, layers: usize) -> Option<Vec<usize>> {
+    points
+        .iter()
+        .map(|&p| usize::try_from(p as i64 + by).ok().filter(|&q| q < layers))
+        .collect()
+}
+
+/// The mappings worth trying for a served capture: the served one, the
+/// draft's ids under both conventions, the default, every point shifted by
+/// one layer either way, and embedding-first variants. Duplicates (by
+/// points) keep their first label.
+pub fn candidate_mappings(
+    served: &AuxCapture,
+    draft_ids: Option<&[i64]>,
+    layers: usize,
+) -> Vec<Candidate> {
+    let mut raw: Vec<(String, Vec<usize>)> =
+        vec![(format!("served ({served})"), served.points.clone())];
+    if let Some(ids) = draft_ids {
+        for conv in IdConvention::ALL {
+            if let Ok(p) = resolve_ids(ids, conv, layers) {
+                raw.push((format!("draft ids {ids:?} read as {}", conv.name()), p));
+            }
+        }
+    }
+    raw.push(("default [2, L/2, L-3]".into(), default_points(layers)));
+    for by in [-1i64, 1] {
+        if let Some(p) = shifted(&served.points, by, layers) {
+            raw.push((format!("served points shifted by {by:+}"), p));
+        }
+    }
+    let p = &served.points;
+    if p.len() == 3 {
+        raw.push((
+            "embeddings, then the first two served points".into(),
+            vec![0, p[0], p[1]],
+        ));
+        raw.push((
+            "embeddings, then the last two served points".into(),
+            vec![0, p[1], p[2]],
+        ));
+    }
+    let mut out: Vec<Candidate> = Vec::new();
+    for (label, points) in raw {
+        if !out.iter().any(|c| c.points == points) {
+            out.push(Candidate {
+                label,
+                points,
+                accuracy: 0.0,
+                positions: 0,
+            });
+        }
+    }
+    out
+}
+
+/// Config ids that give `points` under `convention`, if it can express them.
+pub fn ids_for(points: &[usize], convention: IdConvention) -> Option<Vec<i64>> {
+    let ids: Vec<i64> = match convention {
+        IdConvention::Legacy => points.iter().map(|&p| p as i64 - 1).collect(),
+        IdConvention::Boundary => points
+            .iter()
+            .map(|&p| if p == 0 { -1 } else { p as i64 })
+            .collect(),
+    };
+    (resolve_ids(&ids, convention, usize::MAX).ok()? == points).then_some(ids)
+}
+
+/// Scores every candidate on `sequences` (token ids, ideally the target's
+/// own greedy text) and ranks them. The served mapping is flagged when the
+/// best beats it by more than `margin` accuracy.
+pub fn rank_mappings(
+    target: &TargetModel,
+    draft: &Eagle3Draft,
+    sequences: &[Vec<u32>],
+    mut candidates: Vec<Candidate>,
+    served: &AuxCapture,
+    margin: f64,
+) -> MappingAudit {
+    let layers = target.config().num_hidden_layers;
+    let h = target.config().hidden_size;
+    let all_points: Vec<usize> = (0..layers).collect();
+    let v = target.config().vocab_size;
+    let dv = draft.config().draft_vocab_size;
+    let d2t = draft.draft_to_target();
+    let mut correct = vec![0usize; candidates.len()];
+    let mut counted = 0usize;
+    for seq in sequences.iter().filter(|s| s.len() >= 3) {
+        let t = seq.len();
+        let mut batch = ForwardBatch::default();
+        batch.push_causal(0, 0, seq, 0, false);
+        batch.logit_rows = (0..t).collect();
+        let out = target.forward(&batch, &mut [target.new_cache()], &all_points);
+        let target_choice: Vec<u32> = out
+            .logits
+            .chunks_exact(v)
+            .map(|r| argmax(r).unwrap_or(0) as u32)
+            .collect();
+        counted += t - 2;
+        for (ci, c) in candidates.iter().enumerate() {
+            // Pair i = (aux at position i, token i + 1) predicts the target's choice at position i + 1.
+            let mut aux = Vec::with_capacity((t - 1) * c.points.len() * h);
+            for i in 0..t - 1 {
+                for &p in &c.points {
+                    aux.extend_from_slice(&out.aux[(i * layers + p) * h..(i * layers + p + 1) * h]);
+                }
+            }
+            let mut db = ForwardBatch::default();
+            db.push_causal(0, 0, &seq[1..], 0, false);
+            db.logit_rows = (0..t - 2).collect();
+            let d = draft.forward(&db, HiddenInput::Aux(&aux), &mut [draft.new_cache()]);
+            correct[ci] += d
+                .logits
+                .chunks_exact(dv)
+                .enumerate()
+                .filter(|(i, r)| d2t[argmax(r).unwrap_or(0)] == target_choice[i + 1])
+                .count();
+        }
+    }
+    for (c, k) in candidates.iter_mut().zip(&correct) {
+        c.positions = counted;
+        c.accuracy = if counted == 0 {
+            0.0
+        } else {
+            *k as f64 / counted as f64
+        };
+    }
+    let configured = candidates[0].clone();
+    candidates.sort_by(|a, b| b.accuracy.total_cmp(&a.accuracy));
+    let best = candidates[0].clone();
+    let mismatch = best.points != configured.points && best.accuracy - configured.accuracy > margin;
+    let fix = mismatch.then(|| match ids_for(&best.points, served.convention) {
+        Some(ids) => format!("\"eagle_config\": {{\"eagle_aux_hidden_state_layer_ids\": {ids:?}}}  (read with the {} convention)", served.convention.name()),
+        None => format!(
+            "the {} convention cannot express {:?}; with the legacy convention: \"eagle_aux_hidden_state_layer_ids\": {:?}",
+            served.convention.name(),
+            best.points,
+            ids_for(&best.points, IdConvention::Legacy).unwrap_or_default()
+        ),
+    });
+    MappingAudit {
+        configured,
+        best,
+        candidates,
+        mismatch,
+        margin,
+        fix,
+    }
+}

@@ -307,7 +307,11 @@ pub fn generate(
             }
             let kept = s.emit(&acc.tokens, params, &eos, now);
             s.result.verify_steps += 1;
-            s.result.accepted_per_step.push(acc.accepted.len() as u16);
+            // Credit only accepted drafts that were emitted (EOS or the length
+            // limit can cut a step short), so that tau = 1 + mean(accepted).
+            s.result
+                .accepted_per_step
+                .push(acc.accepted.len().min(kept.saturating_sub(1)) as u16);
             s.result.emitted_per_step.push(kept as u16);
             if s.done {
                 if let Some(d) = drafter.as_mut() {

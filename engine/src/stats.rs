@@ -25,7 +25,8 @@ pub struct SequenceResult {
     pub finish: FinishReason,
     /// Decode (verify) steps it took part in.
     pub verify_steps: usize,
-    /// Draft tokens accepted at each verify step.
+    /// Draft tokens accepted and emitted at each verify step (tokens past EOS
+    /// or the length limit are not credited).
     pub accepted_per_step: Vec<u16>,
     /// Tokens emitted at each verify step (bonus included, after EOS/length truncation).
     pub emitted_per_step: Vec<u16>,

@@ -1,5 +1,6 @@
 //! `specula`: benchmark and explain EAGLE-3 speculative decoding.
 
+mod analyze;
 mod cli;
 mod export;
 mod sweep;

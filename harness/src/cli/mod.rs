@@ -1,5 +1,6 @@
 //! Command-line interface: one module per subcommand.
 
+mod analyze;
 mod audit;
 mod fixtures;
 mod generate;
@@ -79,6 +80,8 @@ enum Command {
     /// Check a draft against its target: static checks of the files, and which target
     /// hidden states the draft predicts best with (a capture-mapping mismatch is flagged).
     Audit(audit::AuditArgs),
+    /// Explain a run: expected vs measured tau, live vs trained acceptance, break-even tau, a verdict per row.
+    Analyze(analyze::AnalyzeArgs),
 }
 
 /// Runs the parsed command.
@@ -88,6 +91,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Generate(a) => generate::run(a),
         Command::Sweep(a) => sweep::run(a),
         Command::Merge(a) => merge::run(a),
+        Command::Analyze(a) => analyze::run(a),
         Command::Audit(a) => {
             if audit::run(a)? {
                 return Err(CliError::Findings);

@@ -1,0 +1,81 @@
+//! `specula analyze RUN_DIR`: why a run's speculation pays or does not.
+
+use super::CliError;
+use crate::analyze::{analyze, read_run};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "For every speculative row: measured tau beside the tau its per-position acceptance implies (1 + sum a_k), live acceptance per depth beside the draft's teacher-forced training accuracy (from training_report.json beside the draft), the break-even tau from the measured span costs, and a verdict.\n\nExample:\n  specula analyze results/runs/default-20261129T120000Z"
+)]
+pub struct AnalyzeArgs {
+    /// A run folder written by `specula sweep` (runs.csv, positions.csv, kernels.csv).
+    run_dir: PathBuf,
+    /// Print one JSON array of row analyses instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `specula analyze`.
+pub fn run(a: AnalyzeArgs) -> Result<(), CliError> {
+    let data = read_run(&a.run_dir)?;
+    let rows = analyze(&data);
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).expect("serialisable")
+        );
+        return Ok(());
+    }
+    if rows.is_empty() {
+        println!("{}: no speculative rows to analyse", a.run_dir.display());
+        return Ok(());
+    }
+    let fmt = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.2}"));
+    println!(
+        "{:<44} {:>6} {:>8} {:>10} {:>8}",
+        "row", "tau", "1+sum a", "break-even", "speedup"
+    );
+    for r in &rows {
+        println!(
+            "{:<44} {:>6.2} {:>8.2} {:>10} {:>8}",
+            r.row_key,
+            r.tau,
+            r.expected_tau,
+            fmt(r.break_even_tau),
+            fmt(r.speedup)
+        );
+    }
+    for r in &rows {
+        println!("\n{}", r.row_key);
+        println!("  {}", r.verdict);
+        if let Some(c) = r.step_us {
+            println!(
+                "  step: draft {:.0} us, verify {:.0} us, overhead {:.0} us; baseline step {} us",
+                c.draft,
+                c.verify,
+                c.overhead,
+                r.baseline_step_us.map_or("-".into(), |b| format!("{b:.0}"))
+            );
+        }
+        let depth: Vec<String> = r
+            .conditional
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                let trained = r
+                    .trained_accuracy
+                    .as_ref()
+                    .and_then(|t| t.get(k))
+                    .map_or(String::new(), |t| format!(" (trained {:.0}%)", t * 100.0));
+                format!("depth {}: {:.0}%{trained}", k + 1, c * 100.0)
+            })
+            .collect();
+        println!(
+            "  live acceptance given the previous depth: {}",
+            depth.join(", ")
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,101 @@
+//! `specula analyze` explains a run: its expected tau agrees with the
+//! measured one, it weighs tau against the break-even tau, and it calls a
+//! tau of about 1.00 a configuration error rather than a result.
+
+
+use std::path::Path;
+use std::process::Command;
+
+fn specula(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_specula"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .output()
+        .unwrap()
+}
+
+fn sweep(spec: &str, out: &Path, extra: &[&str]) {
+    let mut args = vec!["sweep", spec, "--quiet", "--out", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let o = specula(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+fn analyze(dir: &Path) -> Vec<serde_json::Value> {
+    let o = specula(&["analyze", dir.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn expected_tau_from_per_position_rates_agrees_with_measured_tau_on_the_built_in_sweep() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("run");
+    sweep("bench/sweeps/ci.toml", &out, &[]);
+    let rows = analyze(&out);
+    assert!(rows.len() >= 4, "every speculative row is analysed");
+    for r in &rows {
+        let (tau, expected) = (
+            r["tau"].as_f64().unwrap(),
+            r["expected_tau"].as_f64().unwrap(),
+        );
+        assert!(
+            (tau - expected).abs() <= 0.02 * tau,
+            "{}: measured {tau} vs 1 + sum a_k = {expected}",
+            r["row_key"]
+        );
+        assert!(
+            r["break_even_tau"].as_f64().unwrap() > 1.0,
+            "a speculative step costs more than a plain one"
+        );
+        assert!(r["verdict"].as_str().unwrap().contains("break-even"));
+        assert_eq!(
+            r["trained_accuracy"].as_array().map(|a| a.len()),
+            Some(5),
+            "the draft's training report is read"
+        );
+    }
+}
+
+#[test]
+fn a_tau_of_one_is_flagged_as_a_configuration_error() {
+    // A random draft is (almost) never accepted: exactly the symptom of a draft fed the wrong states.
+    let t = tempfile::tempdir().unwrap();
+    let fx = t.path().join("fx");
+    let o = specula(&["fixtures", "random", "--out", fx.to_str().unwrap()]);
+    assert!(o.status.success());
+    let out = t.path().join("run");
+    let (target, draft) = (fx.join("target"), fx.join("draft"));
+    sweep(
+        "bench/sweeps/ci.toml",
+        &out,
+        &[
+            "--target",
+            target.to_str().unwrap(),
+            "--draft",
+            draft.to_str().unwrap(),
+        ],
+    );
+    let rows = analyze(&out);
+    assert!(!rows.is_empty());
+    for r in &rows {
+        assert!(r["tau"].as_f64().unwrap() < 1.05);
+        assert_eq!(r["likely_misconfigured"], true);
+        assert!(
+            r["verdict"]
+                .as_str()
+                .unwrap()
+                .contains("configuration error"),
+            "{}",
+            r["verdict"]
+        );
+    }
+}
+
+#[test]
+fn a_folder_without_runs_is_refused_with_exit_2() {
+    let t = tempfile::tempdir().unwrap();
+    let o = specula(&["analyze", t.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("runs.csv"));
+}

@@ -2,7 +2,6 @@
 //! measured one, it weighs tau against the break-even tau, and it calls a
 //! tau of about 1.00 a configuration error rather than a result.
 
-
 use std::path::Path;
 use std::process::Command;
 
@@ -75,6 +74,28 @@ fn a_tau_of_one_is_flagged_as_a_configuration_error() {
             "--draft",
             draft.to_str().unwrap(),
         ],
+    );
+    let runs = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    let flagged = runs
+        .lines()
+        .skip(1)
+        .filter(|l| l.ends_with(",likely_config_error"))
+        .count();
+    let speculative = runs
+        .lines()
+        .skip(1)
+        .filter(|l| !l.contains(".base."))
+        .count();
+    assert_eq!(
+        flagged, speculative,
+        "every speculative row is flagged in runs.csv:\n{runs}"
+    );
+    assert!(
+        runs.lines()
+            .skip(1)
+            .filter(|l| l.contains(".base."))
+            .all(|l| l.ends_with(',')),
+        "baselines are not flagged"
     );
     let rows = analyze(&out);
     assert!(!rows.is_empty());

@@ -9,7 +9,7 @@ use crate::sweep::SweepError;
 use std::path::Path;
 
 /// The header, in order. Column names are an API: add at the end, never rename.
-pub const HEADER: [&str; 35] = [
+pub const HEADER: [&str; 36] = [
     "run_id",
     "git_rev",
     "started_at",
@@ -46,7 +46,19 @@ pub const HEADER: [&str; 35] = [
     "prefill_s",
     "decode_s",
     "row_key",
+    "flag",
 ];
+
+/// The `flag` of a row: `likely_config_error` for a speculative row whose
+/// tau is about 1.00 (the draft is almost never accepted: a configuration
+/// error such as the wrong hidden states, not a result), else empty.
+pub fn flag(steps: usize, tau: f64) -> &'static str {
+    if steps > 0 && tau <= crate::analyze::TAU_CONFIG_ERROR {
+        "likely_config_error"
+    } else {
+        ""
+    }
+}
 
 /// The runs.csv writer.
 #[derive(Debug)]
@@ -98,6 +110,7 @@ pub fn record(r: &Row) -> Vec<String> {
         fixed(m.prefill_s, 6),
         fixed(m.decode_s, 6),
         r.row_key.clone(),
+        flag(r.steps, m.tau).to_string(),
     ]
 }
 

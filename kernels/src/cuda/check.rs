@@ -211,7 +211,18 @@ fn check_float_kernels<T: GpuElement>(
     let keys = KeyLists::upload(gpu, &lists)?;
     let mut out = s.alloc_zeros::<T>(q_h.len())?;
     let scale = 1.0 / (shape.head_dim as f32).sqrt();
-    attention(gpu, &mut out, &q, &kp, &vp, &keys, shape, scale)?;
+    let mut scratch = AttentionScratch::new(gpu, &keys, shape)?;
+    attention(
+        gpu,
+        &mut out,
+        &q,
+        &kp,
+        &vp,
+        &keys,
+        &mut scratch,
+        shape,
+        scale,
+    )?;
     let qd = shape.n_heads * shape.head_dim;
     let w = shape.kv_width();
     let mut want = vec![0f32; q_h.len()];

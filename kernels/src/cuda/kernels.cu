@@ -124,49 +124,81 @@ __device__ void silu_mul(T* out, const T* gate, const T* up, long n) {
     }
 }
 
-// One query row and head per block (grid: rows x heads). The row sees pool
-// entries base[r] + j for j < prefix[r], then base[r] + extra[k] for k in
-// extra_off[r]..extra_off[r+1]. k/v pools: [entries, kv_heads, head_dim].
-// Dynamic shared memory: (head_dim + keys) floats.
+// Split-K attention (flash decoding), pass 1. Block (row r, head h, split s)
+// covers keys [s * chunk, (s + 1) * chunk) of the row's key list: the row sees
+// pool entries base[r] + j for j < prefix[r], then base[r] + extra[k] for k in
+// extra_off[r]..extra_off[r+1]; k/v pools are [entries, kv_heads, head_dim].
+// It writes the unnormalised partial output and its (max, sum) for pass 2.
+// Dynamic shared memory: (head_dim + chunk) floats.
+__device__ __forceinline__ size_t key_entry(const int* base, const int* extra, int r, int np, int e0, int j) {
+    return (size_t)base[r] + (j < np ? j : extra[e0 + j - np]);
+}
+
 template <typename T>
-__device__ void attention(T* out, const T* q, const T* kp, const T* vp, const int* base, const int* prefix,
-                          const int* extra_off, const int* extra, int heads, int kv_heads, int head_dim, float scale) {
+__device__ void attention_partial(float* part_out, float* part_ml, const T* q, const T* kp, const T* vp, const int* base,
+                                  const int* prefix, const int* extra_off, const int* extra, int heads, int kv_heads,
+                                  int head_dim, float scale, int chunk) {
     extern __shared__ float smem[];
-    int r = blockIdx.x, h = blockIdx.y, kvh = h / (heads / kv_heads);
+    int r = blockIdx.x, h = blockIdx.y, s = blockIdx.z, splits = gridDim.z;
+    int kvh = h / (heads / kv_heads);
     int np = prefix[r], e0 = extra_off[r], nk = np + extra_off[r + 1] - e0;
+    int start = s * chunk, end = min(nk, start + chunk);
+    size_t slot = ((size_t)r * heads + h) * splits + s;
+    float* po = part_out + slot * head_dim;
+    if (start >= end) {
+        for (int d = threadIdx.x; d < head_dim; d += blockDim.x) po[d] = 0.f;
+        if (threadIdx.x == 0) { part_ml[2 * slot] = -INFINITY; part_ml[2 * slot + 1] = 0.f; }
+        return;
+    }
     float* qs = smem;
     float* sc = smem + head_dim;
     const T* qr = q + ((size_t)r * heads + h) * head_dim;
     for (int d = threadIdx.x; d < head_dim; d += blockDim.x) qs[d] = ld(&qr[d]);
     __syncthreads();
     size_t width = (size_t)kv_heads * head_dim;
-    float mx = -INFINITY;
-    for (int j = threadIdx.x; j < nk; j += blockDim.x) {
-        size_t e = base[r] + (j < np ? j : extra[e0 + j - np]);
-        const T* k = kp + e * width + (size_t)kvh * head_dim;
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    // One key per warp at a time, lanes across the head: coalesced reads.
+    for (int j = start + warp; j < end; j += warps) {
+        const T* k = kp + key_entry(base, extra, r, np, e0, j) * width + (size_t)kvh * head_dim;
         float acc = 0.f;
-        for (int d = 0; d < head_dim; d++) acc += qs[d] * ld(&k[d]);
-        acc *= scale;
-        sc[j] = acc;
-        mx = fmaxf(mx, acc);
+        for (int d = lane; d < head_dim; d += 32) acc += qs[d] * ld(&k[d]);
+        for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+        if (lane == 0) sc[j - start] = acc * scale;
     }
+    __syncthreads();
+    float mx = -INFINITY;
+    for (int j = threadIdx.x; j < end - start; j += blockDim.x) mx = fmaxf(mx, sc[j]);
     mx = block_max(mx);
     float sum = 0.f;
-    for (int j = threadIdx.x; j < nk; j += blockDim.x) {
+    for (int j = threadIdx.x; j < end - start; j += blockDim.x) {
         float p = expf(sc[j] - mx);
         sc[j] = p;
         sum += p;
     }
     sum = block_sum(sum);
-    float inv = 1.f / sum;
-    T* o = out + ((size_t)r * heads + h) * head_dim;
     for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
         float acc = 0.f;
-        for (int j = 0; j < nk; j++) {
-            size_t e = base[r] + (j < np ? j : extra[e0 + j - np]);
-            acc += sc[j] * ld(&vp[e * width + (size_t)kvh * head_dim + d]);
+        for (int j = start; j < end; j++) {
+            acc += sc[j - start] * ld(&vp[key_entry(base, extra, r, np, e0, j) * width + (size_t)kvh * head_dim + d]);
         }
-        st(&o[d], acc * inv);
+        po[d] = acc;
+    }
+    if (threadIdx.x == 0) { part_ml[2 * slot] = mx; part_ml[2 * slot + 1] = sum; }
+}
+
+// Pass 2: combines the splits of (row, head) = block (x, y).
+template <typename T>
+__device__ void attention_combine(T* out, const float* part_out, const float* part_ml, int heads, int head_dim, int splits) {
+    size_t first = ((size_t)blockIdx.x * heads + blockIdx.y) * splits;
+    float m = -INFINITY;
+    for (int s = 0; s < splits; s++) m = fmaxf(m, part_ml[2 * (first + s)]);
+    float l = 0.f;
+    for (int s = 0; s < splits; s++) l += part_ml[2 * (first + s) + 1] * expf(part_ml[2 * (first + s)] - m);
+    T* o = out + ((size_t)blockIdx.x * heads + blockIdx.y) * head_dim;
+    for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
+        float acc = 0.f;
+        for (int s = 0; s < splits; s++) acc += part_out[(first + s) * head_dim + d] * expf(part_ml[2 * (first + s)] - m);
+        st(&o[d], acc / l);
     }
 }
 
@@ -235,8 +267,10 @@ BOTH(rms_norm_residual, P_RMS, (out, residual, delta, w, eps, hidden))
 BOTH(rope, P_ROPE, (x, positions, inv_freq, heads, head_dim))
 #define P_SILU(T) (T* out, const T* gate, const T* up, long n)
 BOTH(silu_mul, P_SILU, (out, gate, up, n))
-#define P_ATT(T) (T* out, const T* q, const T* kp, const T* vp, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int kv_heads, int head_dim, float scale)
-BOTH(attention, P_ATT, (out, q, kp, vp, base, prefix, extra_off, extra, heads, kv_heads, head_dim, scale))
+#define P_ATTP(T) (float* part_out, float* part_ml, const T* q, const T* kp, const T* vp, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int kv_heads, int head_dim, float scale, int chunk)
+BOTH(attention_partial, P_ATTP, (part_out, part_ml, q, kp, vp, base, prefix, extra_off, extra, heads, kv_heads, head_dim, scale, chunk))
+#define P_ATTC(T) (T* out, const float* part_out, const float* part_ml, int heads, int head_dim, int splits)
+BOTH(attention_combine, P_ATTC, (out, part_out, part_ml, heads, head_dim, splits))
 #define P_ARGMAX(T) (int* out, const T* x, int n)
 BOTH(argmax_rows, P_ARGMAX, (out, x, n))
 #define P_TOPK(T) (int* out_idx, float* out_val, const T* x, int n, int k)

@@ -6,8 +6,6 @@ use cudarc::cublas::{sys::cublasOperation_t, Gemm, GemmConfig};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 const THREADS: u32 = 256;
-/// Dynamic shared memory an attention block may use without opting in.
-const MAX_ATTENTION_SMEM: usize = 48 * 1024;
 
 fn cfg(grid: (u32, u32), block: u32, smem: u32) -> LaunchConfig {
     LaunchConfig {
@@ -161,7 +159,37 @@ impl KeyLists {
     }
 }
 
-/// Attention of `q: [rows, heads, head_dim]` over the pools `[entries, kv_heads, head_dim]`.
+/// Keys handled by one block of the split-K attention.
+pub const ATTENTION_CHUNK: usize = 256;
+
+/// Per-launch scratch of the split-K attention: partial outputs and their
+/// (max, sum), `[rows, heads, splits]`.
+pub struct AttentionScratch {
+    part_out: CudaSlice<f32>,
+    part_ml: CudaSlice<f32>,
+    splits: usize,
+}
+
+impl AttentionScratch {
+    /// Scratch for `keys` and `shape`.
+    pub fn new(
+        gpu: &Gpu,
+        keys: &KeyLists,
+        shape: AttentionShape,
+    ) -> Result<AttentionScratch, GpuError> {
+        let rows = keys.base.len();
+        let splits = keys.max_keys.div_ceil(ATTENTION_CHUNK).max(1);
+        let slots = rows * shape.n_heads * splits;
+        Ok(AttentionScratch {
+            part_out: gpu.stream.alloc_zeros(slots * shape.head_dim)?,
+            part_ml: gpu.stream.alloc_zeros(2 * slots)?,
+            splits,
+        })
+    }
+}
+
+/// Attention of `q: [rows, heads, head_dim]` over the pools `[entries, kv_heads, head_dim]`:
+/// split-K over the key list (flash decoding), then a combine pass.
 #[allow(clippy::too_many_arguments)]
 pub fn attention<T: GpuElement>(
     gpu: &Gpu,
@@ -170,6 +198,7 @@ pub fn attention<T: GpuElement>(
     k_pool: &CudaSlice<T>,
     v_pool: &CudaSlice<T>,
     keys: &KeyLists,
+    scratch: &mut AttentionScratch,
     shape: AttentionShape,
     scale: f32,
 ) -> Result<(), GpuError> {
@@ -183,26 +212,46 @@ pub fn attention<T: GpuElement>(
         q.len() == rows * n_heads * head_dim && out.len() >= q.len(),
         || "attention: q/out sizes disagree".into(),
     )?;
-    let smem = (head_dim + keys.max_keys) * 4;
-    need(smem <= MAX_ATTENTION_SMEM, || {
-        format!(
-            "attention: {} keys exceed this kernel's shared-memory limit",
-            keys.max_keys
-        )
-    })?;
-    let f = gpu.function(&name::<T>("attention"))?;
-    let (h, kvh, d) = (n_heads as i32, n_kv_heads as i32, head_dim as i32);
+    need(
+        scratch.splits * ATTENTION_CHUNK >= keys.max_keys
+            && scratch.part_ml.len() >= 2 * rows * n_heads * scratch.splits,
+        || "attention: scratch made for other key lists".into(),
+    )?;
+    let smem = ((head_dim + ATTENTION_CHUNK) * 4) as u32;
+    let (h, kvh, d, chunk, splits) = (
+        n_heads as i32,
+        n_kv_heads as i32,
+        head_dim as i32,
+        ATTENTION_CHUNK as i32,
+        scratch.splits as i32,
+    );
+    let f = gpu.function(&name::<T>("attention_partial"))?;
     let mut b = gpu.stream.launch_builder(&f);
-    b.arg(out)
+    b.arg(&mut scratch.part_out)
+        .arg(&mut scratch.part_ml)
         .arg(q)
         .arg(k_pool)
-        .arg(v_pool)
-        .arg(&keys.base)
+        .arg(v_pool);
+    b.arg(&keys.base)
         .arg(&keys.prefix)
         .arg(&keys.extra_off)
         .arg(&keys.extra);
-    b.arg(&h).arg(&kvh).arg(&d).arg(&scale);
-    unsafe { b.launch(cfg((rows as u32, n_heads as u32), 128, smem as u32)) }?;
+    b.arg(&h).arg(&kvh).arg(&d).arg(&scale).arg(&chunk);
+    let grid = LaunchConfig {
+        grid_dim: (rows as u32, n_heads as u32, scratch.splits as u32),
+        block_dim: (128, 1, 1),
+        shared_mem_bytes: smem,
+    };
+    unsafe { b.launch(grid) }?;
+    let f = gpu.function(&name::<T>("attention_combine"))?;
+    let mut b = gpu.stream.launch_builder(&f);
+    b.arg(out)
+        .arg(&scratch.part_out)
+        .arg(&scratch.part_ml)
+        .arg(&h)
+        .arg(&d)
+        .arg(&splits);
+    unsafe { b.launch(cfg((rows as u32, n_heads as u32), 128, 0)) }?;
     Ok(())
 }
 

@@ -148,8 +148,19 @@ pub fn time_kernels(
         (0..rows).map(|r| (r * context, context, vec![])).collect();
     let keys = KeyLists::upload(gpu, &lists)?;
     let mut att = zeros(gpu, rows * heads * hd)?;
+    let mut scratch = AttentionScratch::new(gpu, &keys, ashape)?;
     let t = time_ms(gpu, reps, || {
-        attention(gpu, &mut att, &q, &kp, &vp, &keys, ashape, 0.088)
+        attention(
+            gpu,
+            &mut att,
+            &q,
+            &kp,
+            &vp,
+            &keys,
+            &mut scratch,
+            ashape,
+            0.088,
+        )
     })?;
     let kv_bytes = 2.0 * b * (rows * context * ashape.kv_width()) as f64;
     push(

@@ -13,9 +13,10 @@ from train_eagle3 import write_md  # noqa: E402
 def main():
     import argparse
     ap = argparse.ArgumentParser()
-    ap.add_argument("--note", default=None, help="free-text note added to both draft reports")
+    ap.add_argument("--note", default=None, help="free-text note added to the draft reports")
+    ap.add_argument("--drafts", default="eagle3,eagle3-embed", help="which drafts (comma-separated)")
     args = ap.parse_args()
-    for name in ("eagle3", "eagle3-embed"):
+    for name in args.drafts.split(","):
         d = os.path.join(common.MODEL_DIR, name)
         rpath = os.path.join(d, "training_report.json")
         if not os.path.exists(rpath):

@@ -26,6 +26,9 @@ sys.path.insert(0, os.path.dirname(__file__))
 import common  # noqa: E402
 
 DEF_RE = re.compile(r"^\s*(def|class|async def) ")
+FUNC_RE = re.compile(r"^\s*(async def|def) ")
+IMPORT_RE = re.compile(r"^(import |from \S+ import )")
+DOC_OPEN_RE = re.compile(r'^\s*[rRbBuU]?("""|\'\'\')')
 
 
 def code_prompts(files, rng: random.Random, per_file: int, max_lines: int = 12):
@@ -43,6 +46,48 @@ def code_prompts(files, rng: random.Random, per_file: int, max_lines: int = 12):
                 ind = len(lines[s]) - len(lines[s].lstrip())
                 text = "".join(l[ind:] if l[:ind].strip() == "" else l for l in lines[s:s + n])
             if len(text.strip()) > 20:
+                out.append(text)
+    return out
+
+
+def docstring_prompts(files, rng: random.Random, per_file: int, max_chars: int = 1500):
+    """Code starts that end right after a function's docstring: the (dedented) def line(s)
+    and the whole docstring, sometimes preceded by a few of the file's import lines, so the
+    target's continuation is the function body. Taken from the stdlib files only."""
+    out = []
+    for _, src in files:
+        lines = src.splitlines(keepends=True)
+        imports = [l for l in lines[:200] if IMPORT_RE.match(l)]
+        cands = []
+        for s, l in enumerate(lines):
+            if not FUNC_RE.match(l):
+                continue
+            # signature: up to the first line ending with ':' (multi-line signatures)
+            e = next((j for j in range(s, min(s + 8, len(lines))) if lines[j].rstrip().endswith(":")), None)
+            if e is None or e + 1 >= len(lines):
+                continue
+            m = DOC_OPEN_RE.match(lines[e + 1])
+            if not m:
+                continue
+            q = m.group(1)
+            rest = lines[e + 1].split(q, 1)[1]
+            if q in rest:
+                end = e + 1  # one-line docstring
+            else:
+                end = next((j for j in range(e + 2, min(e + 60, len(lines))) if q in lines[j]), None)
+                if end is None:
+                    continue
+            cands.append((s, end))
+        rng.shuffle(cands)
+        for s, end in cands[:per_file]:
+            ind = len(lines[s]) - len(lines[s].lstrip())
+            text = "".join(l[ind:] if l[:ind].strip() == "" else l for l in lines[s:end + 1])
+            r = rng.random()
+            if imports and r < 0.4:
+                text = "".join(rng.sample(imports, min(len(imports), rng.randint(1, 3)))) + "\n\n" + text
+            elif r < 0.7:
+                text = "\n\n" + text
+            if 40 < len(text) <= max_chars:
                 out.append(text)
     return out
 
@@ -84,6 +129,8 @@ def main():
     ap.add_argument("--max-prompt", type=int, default=160)
     ap.add_argument("--batch", type=int, default=2048)
     ap.add_argument("--code-per-file", type=int, default=10)
+    ap.add_argument("--doc-per-file", type=int, default=0,
+                    help="def+docstring code starts per stdlib file (codedoc_train/codedoc_val); 0 = none")
     ap.add_argument("--raw-chunks", type=int, default=6000)
     ap.add_argument("--raw-len", type=int, default=384)
     ap.add_argument("--limit", type=int, default=None, help="cap prompts per source (smoke tests)")
@@ -107,14 +154,26 @@ def main():
         "code_train": code_prompts(code_train, rng, args.code_per_file),
         "code_val": code_prompts(code_val, rng, args.code_per_file),
     }
+    if args.doc_per_file:
+        sets["codedoc_train"] = docstring_prompts(code_train, rng, args.doc_per_file)
+        sets["codedoc_val"] = docstring_prompts(code_val, rng, args.doc_per_file)
+        for k in ("codedoc_train", "codedoc_val"):  # keep whole docstrings only (no truncated prompts)
+            lens = [len(e.ids) for e in tok.encode_batch(sets[k], add_special_tokens=True)]
+            sets[k] = [p for p, n in zip(sets[k], lens) if n <= args.max_prompt]
     if args.limit:
         sets = {k: v[:args.limit] for k, v in sets.items()}
     print({k: len(v) for k, v in sets.items()}, flush=True)
 
     t0 = time.time()
     data = {}
-    for name, prompts in sets.items():
-        data[name] = generate(model, tok, prompts, args.max_new, args.batch, args.max_prompt, dev, eot)
+    # one pass over all sets (fewer, fuller batches), split afterwards
+    names = list(sets)
+    allp = [p for n in names for p in sets[n]]
+    gen = generate(model, tok, allp, args.max_new, args.batch, args.max_prompt, dev, eot)
+    o = 0
+    for name in names:
+        data[name] = gen[o:o + len(sets[name])]
+        o += len(sets[name])
     gen_time = time.time() - t0
 
     # raw teacher-forced chunks of the training text

@@ -68,6 +68,17 @@ def step_terms(draft, target, embed, x, plen, slen, points, steps, vocab_t):
     return out
 
 
+def fit_steps(step, steps_requested, per_step_s, seconds_left, eval_every, eval_s, reserve_s=5.0):
+    """Total step count that ends training `seconds_left` from now (at most steps_requested),
+    counting the evaluations still to come (every eval_every steps, plus the final one)."""
+    left = seconds_left - reserve_s
+    n = left / per_step_s
+    for _ in range(3):  # evals depend on the count; a few fixed-point rounds
+        evals = max(0, int((step + n) // eval_every) - step // eval_every) + 1
+        n = max(0.0, (left - evals * eval_s) / per_step_s)
+    return int(min(steps_requested, max(step + 1, step + int(n))))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--target", default=common.MODEL_DIR)
@@ -87,6 +98,16 @@ def main():
     ap.add_argument("--val-max", type=int, default=512, help="validation sequences per set")
     ap.add_argument("--time-budget", type=float, default=None,
                     help="seconds; after 30 steps, cut --steps so training fits (schedule follows)")
+    ap.add_argument("--end-at", type=float, default=None,
+                    help="unix time by which training must end; every 50 steps --steps is re-fitted "
+                         "(never above the requested count) from the last 50 steps' speed (schedule follows)")
+    ap.add_argument("--code-frac", type=float, default=None,
+                    help="share of the generated rows of a batch drawn from code (code + codedoc); "
+                         "default: uniform over all generated sequences")
+    ap.add_argument("--vocab-balance", action="store_true",
+                    help="draft vocab from per-source token frequencies weighted equally (gsm8k, code)")
+    ap.add_argument("--init", default=None, help="start from this draft (weights and vocab)")
+    ap.add_argument("--eval-only", action="store_true", help="with --init: evaluate, write nothing")
     args = ap.parse_args()
 
     t_start = time.time()
@@ -104,21 +125,41 @@ def main():
     print(f"layer ids {ids} -> hidden_states indices {points}", flush=True)
 
     data = torch.load(args.data, weights_only=False)
-    train = data["gsm8k_train"] + data["code_train"]
+    gsm_pool = data["gsm8k_train"]
+    code_pool = data["code_train"] + data.get("codedoc_train", [])
+    train = gsm_pool + code_pool
     raw = data["raw_train"]
     val_sets = {"gsm8k": data["gsm8k_val"][:args.val_max], "code": data["code_val"][:args.val_max]}
+    if data.get("codedoc_val"):
+        val_sets["codedoc"] = data["codedoc_val"][:args.val_max]
 
     # draft vocab: the most frequent tokens of the target-generated training sequences
     counts = np.zeros(tcfg.vocab_size, dtype=np.int64)
     for pl, s in train:
         np.add.at(counts, s.astype(np.int64), 1)
-    top = np.argsort(-counts, kind="stable")[:args.draft_vocab]
-    vocab_t = torch.from_numpy(np.sort(top)).to(dev)
+    score = counts.astype(np.float64)
+    if args.vocab_balance:
+        score = np.zeros(tcfg.vocab_size)
+        for pool in (gsm_pool, code_pool):
+            c = np.zeros(tcfg.vocab_size, dtype=np.int64)
+            for pl, s in pool:
+                np.add.at(c, s.astype(np.int64), 1)
+            score += c / max(c.sum(), 1)
+    if args.init:
+        draft = common.load_draft(args.init, dev, torch.float32)
+        assert draft.cfg["eagle_config"]["eagle_aux_hidden_state_layer_ids"] == ids, "--ids differ from --init's"
+        draft.train()
+        cfg = draft.cfg
+        vocab_t = (draft.d2t + torch.arange(draft.d2t.numel(), device=dev)).to(dev)
+        top = vocab_t.cpu().numpy()
+        args.draft_vocab = int(top.size)
+    else:
+        top = np.argsort(-score, kind="stable")[:args.draft_vocab]
+        vocab_t = torch.from_numpy(np.sort(top)).to(dev)
+        cfg = common.draft_config(tcfg, ids, args.draft_vocab)
+        draft = common.Eagle3Draft(cfg).to(dev)
+        draft.set_vocab(vocab_t)
     coverage = float(counts[top].sum() / counts.sum())
-
-    cfg = common.draft_config(tcfg, ids, args.draft_vocab)
-    draft = common.Eagle3Draft(cfg).to(dev)
-    draft.set_vocab(vocab_t)
     nparams = sum(p.numel() for p in draft.parameters())
     print(f"draft params {nparams / 1e6:.2f}M, draft vocab {args.draft_vocab} covers {coverage:.4f} of train tokens",
           flush=True)
@@ -155,12 +196,25 @@ def main():
         draft.train()
         return res
 
+    if args.eval_only:
+        v = evaluate()
+        print("eval", json.dumps({"step": 0, "init": args.init, "val": v}), flush=True)
+        return
+
     rng = np.random.default_rng(args.seed)
     n_raw = int(round(args.batch * args.raw_frac))
     weights = [args.decay ** k for k in range(args.ttt_steps)]
     history = []
+    t_eval = 5.0
     t0 = time.time()
     perm, pi = rng.permutation(len(train)), 0
+    pools = [gsm_pool, code_pool]
+    n_gen = args.batch - n_raw
+    n_code = int(round(n_gen * args.code_frac)) if args.code_frac is not None else None
+    if n_code is not None:  # (no extra draws otherwise: the default sampling is as before)
+        pperm = [rng.permutation(len(p)) for p in pools]
+        ppi = [0, 0]
+    t_win = None
     steps_requested = args.steps
     step = -1
     while step + 1 < args.steps:
@@ -176,12 +230,32 @@ def main():
                 if step + left / per < args.steps:
                     args.steps = max(100, int(step + left / per))
                     print(f"time budget: {per * 1000:.0f} ms/step -> steps cut to {args.steps}", flush=True)
+        if args.end_at and step >= 40 and step % 50 == 0:
+            if dev == "cuda":
+                torch.cuda.synchronize()
+            now = time.time()
+            if t_win is not None:
+                per = (now - t_win) / 50 * 1.03
+                new = fit_steps(step, steps_requested, per, args.end_at - now, args.eval_every, t_eval)
+                if new != args.steps:
+                    if abs(new - args.steps) >= 25:
+                        print(f"end-at: {per * 1000:.0f} ms/step -> steps {args.steps} -> {new}", flush=True)
+                    args.steps = new
+            t_win = now
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
-        if pi + args.batch - n_raw > len(perm):
-            perm, pi = rng.permutation(len(train)), 0
-        samples = [train[j] for j in perm[pi:pi + args.batch - n_raw]]
-        pi += args.batch - n_raw
+        if n_code is None:
+            if pi + n_gen > len(perm):
+                perm, pi = rng.permutation(len(train)), 0
+            samples = [train[j] for j in perm[pi:pi + n_gen]]
+            pi += n_gen
+        else:
+            samples = []
+            for q, cnt in ((0, n_gen - n_code), (1, n_code)):
+                if ppi[q] + cnt > len(pools[q]):
+                    pperm[q], ppi[q] = rng.permutation(len(pools[q])), 0
+                samples += [pools[q][j] for j in pperm[q][ppi[q]:ppi[q] + cnt]]
+                ppi[q] += cnt
         samples += [raw[j] for j in rng.integers(0, len(raw), size=n_raw)]
         x, pl, sl = make_batch(samples, dev)
         with torch.autocast(**ac):
@@ -196,7 +270,9 @@ def main():
             print(f"step {step} loss {loss.item():.4f} acc {accs} lr {lr_at(step):.2e} "
                   f"{time.time() - t0:.1f}s", flush=True)
         if (step + 1) % args.eval_every == 0 or step == args.steps - 1:
+            te = time.time()
             v = evaluate()
+            t_eval = time.time() - te
             history.append({"step": step + 1, "val": v, "elapsed_s": round(time.time() - t0, 1)})
             print("eval", json.dumps(history[-1]), flush=True)
     train_time = time.time() - t0
@@ -219,13 +295,16 @@ def main():
                             "draft argmax mapped through d2t == target argmax; 'acc' ignores label positions "
                             "whose target argmax is outside the draft vocab, 'acc_incl_oov' counts them as misses; "
                             "validation sequences are the target's greedy continuations of held-out GSM8K "
-                            "questions and held-out stdlib code starts (response positions only)"),
+                            "questions and held-out stdlib code starts (response positions only); 'codedoc' (when present): "
+                            "held-out def+docstring starts, whose continuation is a function body"),
         "data": {"train_generated_sequences": len(train), "raw_text_chunks": len(raw),
                  "val_sequences": {k: len(v) for k, v in val_sets.items()}, "generation": stats},
         "training": {"seed": args.seed, "steps": args.steps, "steps_requested": steps_requested, "batch": args.batch,
                      "raw_text_fraction": args.raw_frac, "ttt_steps": args.ttt_steps,
                      "step_weight_decay": args.decay, "loss": "soft CE vs target softmax over the draft vocab",
                      "lr": args.lr, "schedule": f"warmup {args.warmup} + cosine to 0.05x",
+                     "code_fraction_of_generated_rows": args.code_frac, "vocab_balanced": args.vocab_balance,
+                     "init_from": args.init,
                      "optimizer": "AdamW(0.9,0.95) wd 0.01 clip 1.0",
                      "precision": "bf16 autocast, fp32 master weights; saved bf16",
                      "device": torch.cuda.get_device_name() if dev == "cuda" else "cpu",
@@ -259,6 +338,19 @@ def write_md(r, path):
         lines.append(f"| {name} | " + " | ".join(f"{a:.3f}" for a in v["acc"]) + " |")
         lines.append(f"| {name} (OOV = miss) | " + " | ".join(f"{a:.3f}" for a in v["acc_incl_oov"]) + " |")
     lines += ["", r["validation_note"], ""]
+    prev = r.get("replaced_draft")
+    if prev and prev.get("validation_on_these_val_sets"):
+        lines += [f"The draft this one replaced ({prev['training']['steps']} steps), on the same validation sets:", "",
+                  "| set | " + " | ".join(f"step {k}" for k in range(len(r["validation"]["gsm8k"]["acc"]))) + " |",
+                  "|---|" + "---|" * len(r["validation"]["gsm8k"]["acc"])]
+        for name, v in prev["validation_on_these_val_sets"].items():
+            lines.append(f"| {name} | " + " | ".join(f"{a:.3f}" for a in v["acc"]) + " |")
+            lines.append(f"| {name} (OOV = miss) | " + " | ".join(f"{a:.3f}" for a in v["acc_incl_oov"]) + " |")
+        if prev.get("simulation"):
+            lines += ["", "Its simulated tau (same settings as below): " + ", ".join(
+                f"{k} {v['tau']:.2f}" for k, v in prev["simulation"].items()), ""]
+        else:
+            lines.append("")
     if r.get("note"):
         lines += ["Note: " + r["note"], ""]
     if "simulation" in r:

@@ -88,7 +88,10 @@ fn check_float_kernels<T: GpuElement>(
     gpu: &Gpu,
     rng: &mut ChaCha8Rng,
     rows_out: &mut Vec<CheckRow>,
-) -> Result<(), GpuError> {
+) -> Result<(), GpuError>
+where
+    cudarc::cublas::CudaBlas: cudarc::cublas::Gemm<T>,
+{
     let mut row = |kernel, shape: String, error, tolerance| {
         rows_out.push(CheckRow {
             kernel,
@@ -323,7 +326,9 @@ fn check_float_kernels<T: GpuElement>(
     let (w, w_h) = upload::<T>(gpu, &random(rng, n * k, 1.0))?;
     let mut want = vec![0f32; m * n];
     cpu::linear(&x_h, m, k, &w_h, n, None, &mut want);
-    let got = linear_any::<T>(gpu, &x, &w, m, k, n)?;
+    let mut y = gpu.stream.alloc_zeros::<T>(m * n)?;
+    linear(gpu, &mut y, &x, &w, m, k, n)?;
+    let got = download(gpu, &y)?;
     row(
         "linear_cublas",
         format!("{m} x {k} . ({n} x {k})^T"),
@@ -349,44 +354,6 @@ fn rope_launch<T: GpuElement>(
         heads,
         hd,
     )
-}
-
-/// Runs the GEMM for `T` and downloads the result.
-fn linear_any<T: GpuElement>(
-    gpu: &Gpu,
-    x: &CudaSlice<T>,
-    w: &CudaSlice<T>,
-    m: usize,
-    k: usize,
-    n: usize,
-) -> Result<Vec<f32>, GpuError> {
-    // The element types are f32 and bf16 only; dispatch on the size.
-    if T::BYTES == 2 {
-        let (xb, wb) = (
-            reinterpret::<T, half::bf16>(gpu, x)?,
-            reinterpret::<T, half::bf16>(gpu, w)?,
-        );
-        let mut y = gpu.stream.alloc_zeros::<half::bf16>(m * n)?;
-        linear_bf16(gpu, &mut y, &xb, &wb, m, k, n)?;
-        download(gpu, &y)
-    } else {
-        let (xf, wf) = (
-            reinterpret::<T, f32>(gpu, x)?,
-            reinterpret::<T, f32>(gpu, w)?,
-        );
-        let mut y = gpu.stream.alloc_zeros::<f32>(m * n)?;
-        linear_f32(gpu, &mut y, &xf, &wf, m, k, n)?;
-        download(gpu, &y)
-    }
-}
-
-/// A device copy of `x` typed as `U` (same element size).
-fn reinterpret<T: GpuElement, U: GpuElement>(
-    gpu: &Gpu,
-    x: &CudaSlice<T>,
-) -> Result<CudaSlice<U>, GpuError> {
-    let host: Vec<U> = download(gpu, x)?.into_iter().map(U::from_f32).collect();
-    Ok(gpu.stream.clone_htod(&host)?)
 }
 
 /// Greedy tree verification on many random trees at once.
@@ -500,7 +467,7 @@ pub fn measure_ceilings(gpu: &Gpu) -> Result<Ceilings, GpuError> {
     let a = s.clone_htod(&host)?;
     let b = s.clone_htod(&host)?;
     let mut c = s.alloc_zeros::<half::bf16>(d * d)?;
-    let ms = time_ms(gpu, 10, || linear_bf16(gpu, &mut c, &a, &b, d, d, d))?;
+    let ms = time_ms(gpu, 10, || linear(gpu, &mut c, &a, &b, d, d, d))?;
     Ok(Ceilings {
         copy_gb_s,
         gemm_tflops: 2.0 * (d as f64).powi(3) / (ms * 1e-3) / 1e12,

@@ -2,7 +2,7 @@
 
 use super::device::{Gpu, GpuElement, GpuError};
 use crate::cpu::AttentionShape;
-use cudarc::cublas::{sys::cublasOperation_t, Gemm, GemmConfig};
+use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 const THREADS: u32 = 256;
@@ -374,60 +374,34 @@ pub fn verify_greedy_tree(
     Ok(v)
 }
 
-/// `y[m, n] = x[m, k] W[n, k]^T` in bf16 with f32 accumulation (cuBLAS).
-pub fn linear_bf16(
+/// `y[m, n] = x[m, k] W[n, k]^T` through cuBLAS (bf16 inputs accumulate in f32).
+pub fn linear<T: GpuElement>(
     gpu: &Gpu,
-    y: &mut CudaSlice<half::bf16>,
-    x: &CudaSlice<half::bf16>,
-    w: &CudaSlice<half::bf16>,
+    y: &mut CudaSlice<T>,
+    x: &CudaSlice<T>,
+    w: &CudaSlice<T>,
     m: usize,
     k: usize,
     n: usize,
-) -> Result<(), GpuError> {
+) -> Result<(), GpuError>
+where
+    CudaBlas: Gemm<T>,
+{
     need(
         x.len() == m * k && w.len() == n * k && y.len() >= m * n,
-        || "linear_bf16: sizes disagree".into(),
+        || "linear: sizes disagree".into(),
     )?;
+    // Row-major y = x W^T is column-major y^T = W^T' x^T: cuBLAS sees W as [k, n] transposed.
     let cfg = GemmConfig {
         transa: cublasOperation_t::CUBLAS_OP_T,
         transb: cublasOperation_t::CUBLAS_OP_N,
         m: n as i32,
         n: m as i32,
         k: k as i32,
-        alpha: half::bf16::ONE,
+        alpha: T::from_f32(1.0),
         lda: k as i32,
         ldb: k as i32,
-        beta: half::bf16::ZERO,
-        ldc: n as i32,
-    };
-    unsafe { gpu.blas.gemm(cfg, w, x, y) }?;
-    Ok(())
-}
-
-/// `y[m, n] = x[m, k] W[n, k]^T` in f32 (cuBLAS).
-pub fn linear_f32(
-    gpu: &Gpu,
-    y: &mut CudaSlice<f32>,
-    x: &CudaSlice<f32>,
-    w: &CudaSlice<f32>,
-    m: usize,
-    k: usize,
-    n: usize,
-) -> Result<(), GpuError> {
-    need(
-        x.len() == m * k && w.len() == n * k && y.len() >= m * n,
-        || "linear_f32: sizes disagree".into(),
-    )?;
-    let cfg = GemmConfig {
-        transa: cublasOperation_t::CUBLAS_OP_T,
-        transb: cublasOperation_t::CUBLAS_OP_N,
-        m: n as i32,
-        n: m as i32,
-        k: k as i32,
-        alpha: 1.0,
-        lda: k as i32,
-        ldb: k as i32,
-        beta: 0.0,
+        beta: T::from_f32(0.0),
         ldc: n as i32,
     };
     unsafe { gpu.blas.gemm(cfg, w, x, y) }?;

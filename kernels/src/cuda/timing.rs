@@ -180,9 +180,7 @@ pub fn time_kernels(
         let wmat = ones(gpu, n * k)?;
         let xin = ones(gpu, rows * k)?;
         let mut y = zeros(gpu, rows * n)?;
-        let t = time_ms(gpu, reps, || {
-            linear_bf16(gpu, &mut y, &xin, &wmat, rows, k, n)
-        })?;
+        let t = time_ms(gpu, reps, || linear(gpu, &mut y, &xin, &wmat, rows, k, n))?;
         push(
             name,
             t,

@@ -9,6 +9,7 @@ use specula_engine::generate::{generate, GenerateParams};
 use specula_engine::model::TargetModel;
 use specula_engine::pair::{CaptureChoice, ModelPair};
 use specula_engine::spec::{OracleDrafter, SpecConfig};
+use specula_engine::stats::Generation;
 use specula_engine::timing::NullRecorder;
 use std::collections::HashMap;
 
@@ -24,6 +25,16 @@ fn grid() -> Vec<SpecConfig> {
         }
     }
     g
+}
+
+/// Slot -> the full token sequence (prompt and output) `g` produced for each prompt.
+fn references(prompts: &[Vec<u32>], g: &Generation) -> HashMap<usize, Vec<u32>> {
+    prompts
+        .iter()
+        .zip(&g.sequences)
+        .enumerate()
+        .map(|(i, (p, s))| (i, [p.clone(), s.output.clone()].concat()))
+        .collect()
 }
 
 fn greedy(spec: SpecConfig) -> GenerateParams {
@@ -49,12 +60,7 @@ fn every_grid_config_and_batch_size_reproduces_the_baseline_with_an_oracle_draft
         &mut NullRecorder,
     )
     .unwrap();
-    let reference: HashMap<usize, Vec<u32>> = prompts
-        .iter()
-        .zip(&baseline.sequences)
-        .enumerate()
-        .map(|(i, (p, s))| (i, [p.clone(), s.output.clone()].concat()))
-        .collect();
+    let reference = references(&prompts, &baseline);
     let grid = grid();
     assert_eq!(
         grid.len(),
@@ -203,12 +209,7 @@ fn stopping_on_eos_truncates_identically() {
     assert!(
         base.sequences[0].output.len() <= 6 && *base.sequences[0].output.last().unwrap() == eos
     );
-    let refs: HashMap<usize, Vec<u32>> = prompts
-        .iter()
-        .zip(&free.sequences)
-        .enumerate()
-        .map(|(i, (p, s))| (i, [p.clone(), s.output.clone()].concat()))
-        .collect();
+    let refs = references(&prompts, &free);
     let mut oracle = OracleDrafter::new(refs, 0.9, target.config().vocab_size, 3);
     let spec = generate(
         &target,

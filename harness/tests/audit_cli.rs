@@ -1,6 +1,10 @@
 //! `specula audit` names a capture mismatch and the ids that fix it, stays
 //! quiet on a correctly served draft, and catches each broken draft file.
 
+mod common;
+
+use common::edit_json;
+
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use specula_engine::fixtures::{write_random_pair, DraftShape, StoreDtype, TargetShape};
@@ -100,13 +104,6 @@ fn broken_pair(edit: impl FnOnce(&Path, &Path)) -> (tempfile::TempDir, PathBuf, 
     .unwrap();
     edit(&p.target, &p.draft);
     (t, p.target, p.draft)
-}
-
-fn edit_json(path: &Path, f: impl FnOnce(&mut serde_json::Value)) {
-    let mut v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    f(&mut v);
-    std::fs::write(path, v.to_string()).unwrap();
 }
 
 fn rewrite_draft(

@@ -1,6 +1,10 @@
 //! Bad model input gives one clear error line naming the file and the field,
 //! exit code 2, and never a panic.
 
+mod common;
+
+use common::edit_json;
+
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use specula_engine::fixtures::{write_random_pair, DraftShape, StoreDtype, TargetShape};
@@ -59,13 +63,6 @@ fn assert_clear_error(out: &Output, needles: &[&str]) {
     for n in needles {
         assert!(err.contains(n), "{n:?} missing from: {err}");
     }
-}
-
-fn edit_json(path: &Path, f: impl FnOnce(&mut serde_json::Value)) {
-    let mut v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    f(&mut v);
-    std::fs::write(path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
 }
 
 #[test]

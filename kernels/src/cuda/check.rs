@@ -37,18 +37,21 @@ impl CheckRow {
     }
 }
 
-fn random(rng: &mut ChaCha8Rng, n: usize, scale: f32) -> Vec<f32> {
+pub(crate) fn random(rng: &mut ChaCha8Rng, n: usize, scale: f32) -> Vec<f32> {
     (0..n).map(|_| rng.random_range(-scale..scale)).collect()
 }
 
 /// Uploads `v` as `T`; returns the device copy and the values it really holds.
-fn upload<T: GpuElement>(gpu: &Gpu, v: &[f32]) -> Result<(CudaSlice<T>, Vec<f32>), GpuError> {
+pub(crate) fn upload<T: GpuElement>(
+    gpu: &Gpu,
+    v: &[f32],
+) -> Result<(CudaSlice<T>, Vec<f32>), GpuError> {
     let t: Vec<T> = v.iter().map(|&x| T::from_f32(x)).collect();
     let back = t.iter().map(|x| x.to_f32()).collect();
     Ok((gpu.stream.clone_htod(&t)?, back))
 }
 
-fn download<T: GpuElement>(gpu: &Gpu, s: &CudaSlice<T>) -> Result<Vec<f32>, GpuError> {
+pub(crate) fn download<T: GpuElement>(gpu: &Gpu, s: &CudaSlice<T>) -> Result<Vec<f32>, GpuError> {
     Ok(gpu
         .stream
         .clone_dtoh(s)?
@@ -71,7 +74,7 @@ pub fn normwise_error(a: &[f32], b: &[f32]) -> f64 {
     diff / scale.max(f64::MIN_POSITIVE)
 }
 
-fn tolerance<T: GpuElement>() -> f64 {
+pub(crate) fn tolerance<T: GpuElement>() -> f64 {
     if T::BYTES == 2 {
         1e-2
     } else {
@@ -219,8 +222,11 @@ where
         gpu,
         &mut out,
         &q,
-        &kp,
-        &vp,
+        KvPools {
+            k: &kp,
+            v: &vp,
+            offset: 0,
+        },
         &keys,
         &mut scratch,
         shape,
@@ -419,6 +425,8 @@ pub fn run_checks(gpu: &Gpu, seed: u64) -> Result<Vec<CheckRow>, GpuError> {
     check_float_kernels::<f32>(gpu, &mut rng, &mut rows)?;
     check_float_kernels::<half::bf16>(gpu, &mut rng, &mut rows)?;
     check_verify(gpu, &mut rng, &mut rows)?;
+    super::check_model::check_model_kernels::<f32>(gpu, &mut rng, &mut rows)?;
+    super::check_model::check_model_kernels::<half::bf16>(gpu, &mut rng, &mut rows)?;
     Ok(rows)
 }
 

@@ -133,12 +133,15 @@ __device__ void silu_mul(T* out, const T* gate, const T* up, long n) {
 __device__ __forceinline__ size_t key_entry(const int* base, const int* extra, int r, int np, int e0, int j) {
     return (size_t)base[r] + (j < np ? j : extra[e0 + j - np]);
 }
+// Pools may hold several layers: the launch passes the layer's first element.
 
 template <typename T>
 __device__ void attention_partial(float* part_out, float* part_ml, const T* q, const T* kp, const T* vp, const int* base,
                                   const int* prefix, const int* extra_off, const int* extra, int heads, int kv_heads,
-                                  int head_dim, float scale, int chunk) {
+                                  int head_dim, float scale, int chunk, long pool_offset) {
     extern __shared__ float smem[];
+    kp += pool_offset;
+    vp += pool_offset;
     int r = blockIdx.x, h = blockIdx.y, s = blockIdx.z, splits = gridDim.z;
     int kvh = h / (heads / kv_heads);
     int np = prefix[r], e0 = extra_off[r], nk = np + extra_off[r + 1] - e0;
@@ -267,8 +270,8 @@ BOTH(rms_norm_residual, P_RMS, (out, residual, delta, w, eps, hidden))
 BOTH(rope, P_ROPE, (x, positions, inv_freq, heads, head_dim))
 #define P_SILU(T) (T* out, const T* gate, const T* up, long n)
 BOTH(silu_mul, P_SILU, (out, gate, up, n))
-#define P_ATTP(T) (float* part_out, float* part_ml, const T* q, const T* kp, const T* vp, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int kv_heads, int head_dim, float scale, int chunk)
-BOTH(attention_partial, P_ATTP, (part_out, part_ml, q, kp, vp, base, prefix, extra_off, extra, heads, kv_heads, head_dim, scale, chunk))
+#define P_ATTP(T) (float* part_out, float* part_ml, const T* q, const T* kp, const T* vp, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int kv_heads, int head_dim, float scale, int chunk, long pool_offset)
+BOTH(attention_partial, P_ATTP, (part_out, part_ml, q, kp, vp, base, prefix, extra_off, extra, heads, kv_heads, head_dim, scale, chunk, pool_offset))
 #define P_ATTC(T) (T* out, const float* part_out, const float* part_ml, int heads, int head_dim, int splits)
 BOTH(attention_combine, P_ATTC, (out, part_out, part_ml, heads, head_dim, splits))
 #define P_ARGMAX(T) (int* out, const T* x, int n)
@@ -300,4 +303,188 @@ extern "C" __global__ void verify_greedy_tree(const int* choice, const int* toke
         cur = found;
     }
     accept_len[s] = len;
+}
+
+// ---------------------------------------------------------------------------
+// Model-forward kernels (the GPU engine).
+
+// 16 bytes of T as floats.
+__device__ __forceinline__ void ld16(const float* p, float* v) {
+    float4 a = *(const float4*)p;
+    v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
+}
+__device__ __forceinline__ void ld16(const bf16* p, float* v) {
+    uint4 a = *(const uint4*)p;
+    unsigned int w[4] = {a.x, a.y, a.z, a.w};
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        v[2 * i] = __uint_as_float(w[i] << 16);
+        v[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+    }
+}
+
+// y[m, n] = x[m, k] W[n, k]^T (+ bias) for few rows: one warp per output
+// column, tiles of up to 8 rows sharing each weight load. Every lane sums its
+// own k-slice in a fixed order and the warp reduces in a fixed tree, so an
+// output does not depend on m or on the other rows: batch-invariant (the
+// speculative engine's verify forward gives bit-identical rows to the
+// baseline's decode forward). grid: ceil(n / warps per block).
+template <typename T>
+__device__ void linear_rows(T* y, const T* x, const T* w, const T* bias, int m, int k, int n) {
+    const int VEC = 16 / sizeof(T);
+    int col = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    int lane = threadIdx.x & 31;
+    if (col >= n) return;
+    const T* wr = w + (size_t)col * k;
+    int kv = (k % VEC == 0) ? k : 0;
+    for (int m0 = 0; m0 < m; m0 += 8) {
+        int mt = min(8, m - m0);
+        float acc[8];
+#pragma unroll
+        for (int r = 0; r < 8; r++) acc[r] = 0.f;
+#pragma unroll 4
+        for (int i = lane * VEC; i < kv; i += 32 * VEC) {
+            float wv[16 / sizeof(T)];
+            ld16(wr + i, wv);
+#pragma unroll
+            for (int r = 0; r < 8; r++) {
+                if (r < mt) {
+                    float xv[16 / sizeof(T)];
+                    ld16(x + (size_t)(m0 + r) * k + i, xv);
+                    float s = 0.f;
+#pragma unroll
+                    for (int j = 0; j < VEC; j++) s += wv[j] * xv[j];
+                    acc[r] += s;
+                }
+            }
+        }
+        for (int i = kv + lane; i < k; i += 32) {
+            float wv = ld(&wr[i]);
+#pragma unroll
+            for (int r = 0; r < 8; r++)
+                if (r < mt) acc[r] += wv * ld(&x[(size_t)(m0 + r) * k + i]);
+        }
+        float b = bias ? ld(&bias[col]) : 0.f;
+#pragma unroll
+        for (int r = 0; r < 8; r++) {
+            float v = acc[r];
+            for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+            if (lane == 0 && r < mt) st(&y[(size_t)(m0 + r) * n + col], v + b);
+        }
+    }
+}
+
+// Adds bias[n] to every row of y[m, n] (after a cuBLAS GEMM).
+template <typename T>
+__device__ void add_bias(T* y, const T* bias, long total, int n) {
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total; i += (long)gridDim.x * blockDim.x)
+        st(&y[i], ld(&y[i]) + ld(&bias[i % n]));
+}
+
+// From the fused projection qkv[r] = [q (heads*hd) | k (kv_heads*hd) | v (kv_heads*hd)]:
+// q_out[r] = rope(q), and pool entry entry[r] of the layer (pools offset by
+// pool_offset elements) gets rope(k) and v. grid: rows.
+template <typename T>
+__device__ void qkv_rope_append(T* q_out, T* kp, T* vp, const T* qkv, const int* positions, const float* inv_freq,
+                                const int* entry, long pool_offset, int heads, int kv_heads, int hd) {
+    int r = blockIdx.x, half = hd / 2;
+    int width = (heads + 2 * kv_heads) * hd, kvw = kv_heads * hd;
+    const T* src = qkv + (size_t)r * width;
+    float pos = (float)positions[r];
+    T* kd = kp + pool_offset + (size_t)entry[r] * kvw;
+    T* vd = vp + pool_offset + (size_t)entry[r] * kvw;
+    for (int idx = threadIdx.x; idx < (heads + kv_heads) * half; idx += blockDim.x) {
+        int h = idx / half, i = idx % half;
+        const T* p = src + (size_t)h * hd;
+        T* o = h < heads ? q_out + ((size_t)r * heads + h) * hd : kd + (size_t)(h - heads) * hd;
+        float s, c;
+        sincosf(pos * inv_freq[i], &s, &c);
+        float a = ld(&p[i]), b = ld(&p[i + half]);
+        st(&o[i], a * c - b * s);
+        st(&o[i + half], b * c + a * s);
+    }
+    const T* v = src + (size_t)(heads + kv_heads) * hd;
+    for (int i = threadIdx.x; i < kvw; i += blockDim.x) vd[i] = v[i];
+}
+
+// out[r, i] = silu(gu[r, i]) * gu[r, inner + i] (the fused gate|up projection).
+template <typename T>
+__device__ void silu_mul_fused(T* out, const T* gu, long rows, int inner) {
+    long total = rows * inner;
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total; i += (long)gridDim.x * blockDim.x) {
+        long r = i / inner, c = i % inner;
+        float g = ld(&gu[r * 2 * inner + c]);
+        st(&out[i], g / (1.f + expf(-g)) * ld(&gu[r * 2 * inner + inner + c]));
+    }
+}
+
+// dst[r, off + j] = src[r, j] for rows of width w into rows of width dst_w. grid: rows.
+template <typename T>
+__device__ void copy_cols(T* dst, const T* src, int w, int dst_w, int off) {
+    const T* s = src + (size_t)blockIdx.x * w;
+    T* d = dst + (size_t)blockIdx.x * dst_w + off;
+    for (int j = threadIdx.x; j < w; j += blockDim.x) d[j] = s[j];
+}
+
+// x[i] = offset + scale * u_i, u_i uniform in [-1, 1) from a hash of (seed, i).
+template <typename T>
+__device__ void fill_uniform(T* x, long n, unsigned long long seed, float scale, float offset) {
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
+        unsigned long long z = seed + (unsigned long long)i * 0x9E3779B97F4A7C15ull;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        float u = (float)(z >> 40) * (1.0f / 8388608.0f) - 1.0f;
+        st(&x[i], offset + scale * u);
+    }
+}
+
+// Split argmax, pass 1: block (row, split) finds the largest of its chunk.
+template <typename T>
+__device__ void argmax_partial(float* vals, int* idxs, const T* x, int n, int chunk) {
+    const T* row = x + (size_t)blockIdx.x * n;
+    int start = blockIdx.y * chunk, end = min(n, start + chunk);
+    float bv = -INFINITY;
+    int bi = 0x7fffffff;
+    for (int i = start + threadIdx.x; i < end; i += blockDim.x) {
+        float v = ld(&row[i]);
+        if (v > bv) { bv = v; bi = i; }
+    }
+    block_argmax(bv, bi);
+    if (threadIdx.x == 0) {
+        vals[blockIdx.x * gridDim.y + blockIdx.y] = bv;
+        idxs[blockIdx.x * gridDim.y + blockIdx.y] = bi;
+    }
+}
+
+#define P_LIN(T) (T* y, const T* x, const T* w, const T* bias, int m, int k, int n)
+BOTH(linear_rows, P_LIN, (y, x, w, bias, m, k, n))
+#define P_BIAS(T) (T* y, const T* bias, long total, int n)
+BOTH(add_bias, P_BIAS, (y, bias, total, n))
+#define P_QKV(T) (T* q_out, T* kp, T* vp, const T* qkv, const int* positions, const float* inv_freq, const int* entry, long pool_offset, int heads, int kv_heads, int hd)
+BOTH(qkv_rope_append, P_QKV, (q_out, kp, vp, qkv, positions, inv_freq, entry, pool_offset, heads, kv_heads, hd))
+#define P_SMF(T) (T* out, const T* gu, long rows, int inner)
+BOTH(silu_mul_fused, P_SMF, (out, gu, rows, inner))
+#define P_COPYC(T) (T* dst, const T* src, int w, int dst_w, int off)
+BOTH(copy_cols, P_COPYC, (dst, src, w, dst_w, off))
+#define P_FILL(T) (T* x, long n, unsigned long long seed, float scale, float offset)
+BOTH(fill_uniform, P_FILL, (x, n, seed, scale, offset))
+extern "C" __global__ void argmax_partial_f32(float* vals, int* idxs, const float* x, int n, int chunk) { argmax_partial<float>(vals, idxs, x, n, chunk); }
+extern "C" __global__ void argmax_partial_bf16(float* vals, int* idxs, const bf16* x, int n, int chunk) { argmax_partial<bf16>(vals, idxs, x, n, chunk); }
+
+// Split argmax, pass 2: one warp per row over its splits (ties to the lower index).
+extern "C" __global__ void argmax_final(int* out, const float* vals, const int* idxs, int splits) {
+    float bv = -INFINITY;
+    int bi = 0x7fffffff;
+    for (int s = threadIdx.x; s < splits; s += 32) {
+        float v = vals[blockIdx.x * splits + s];
+        int i = idxs[blockIdx.x * splits + s];
+        if (v > bv || (v == bv && i < bi)) { bv = v; bi = i; }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        float ov = __shfl_xor_sync(0xffffffffu, bv, o);
+        int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+        if (ov > bv || (ov == bv && oi < bi)) { bv = ov; bi = oi; }
+    }
+    if (threadIdx.x == 0) out[blockIdx.x] = bi;
 }

@@ -3,9 +3,12 @@
 //! with GEMMs through cuBLAS and timing through CUDA events.
 
 pub mod check;
+mod check_model;
 mod device;
+mod model_ops;
 mod ops;
 pub mod timing;
 
 pub use device::{Gpu, GpuElement, GpuError, GpuTimer};
+pub use model_ops::*;
 pub use ops::*;

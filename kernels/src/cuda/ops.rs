@@ -5,9 +5,10 @@ use crate::cpu::AttentionShape;
 use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
-const THREADS: u32 = 256;
+/// Threads per block of the simple kernels.
+pub(crate) const THREADS: u32 = 256;
 
-fn cfg(grid: (u32, u32), block: u32, smem: u32) -> LaunchConfig {
+pub(crate) fn cfg(grid: (u32, u32), block: u32, smem: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (grid.0, grid.1, 1),
         block_dim: (block, 1, 1),
@@ -15,7 +16,7 @@ fn cfg(grid: (u32, u32), block: u32, smem: u32) -> LaunchConfig {
     }
 }
 
-fn need(ok: bool, what: impl FnOnce() -> String) -> Result<(), GpuError> {
+pub(crate) fn need(ok: bool, what: impl FnOnce() -> String) -> Result<(), GpuError> {
     if ok {
         Ok(())
     } else {
@@ -23,7 +24,7 @@ fn need(ok: bool, what: impl FnOnce() -> String) -> Result<(), GpuError> {
     }
 }
 
-fn name<T: GpuElement>(kernel: &str) -> String {
+pub(crate) fn name<T: GpuElement>(kernel: &str) -> String {
     format!("{kernel}_{}", T::SUFFIX)
 }
 
@@ -188,15 +189,25 @@ impl AttentionScratch {
     }
 }
 
-/// Attention of `q: [rows, heads, head_dim]` over the pools `[entries, kv_heads, head_dim]`:
+/// The key and value pools of one attention launch: `[entries, kv_heads, head_dim]`
+/// starting `offset` elements into `k` and `v` (pools may hold every layer).
+pub struct KvPools<'a, T> {
+    /// Keys.
+    pub k: &'a CudaSlice<T>,
+    /// Values.
+    pub v: &'a CudaSlice<T>,
+    /// First element of the layer's pool.
+    pub offset: usize,
+}
+
+/// Attention of `q: [rows, heads, head_dim]` over the pools:
 /// split-K over the key list (flash decoding), then a combine pass.
 #[allow(clippy::too_many_arguments)]
 pub fn attention<T: GpuElement>(
     gpu: &Gpu,
     out: &mut CudaSlice<T>,
     q: &CudaSlice<T>,
-    k_pool: &CudaSlice<T>,
-    v_pool: &CudaSlice<T>,
+    pools: KvPools<'_, T>,
     keys: &KeyLists,
     scratch: &mut AttentionScratch,
     shape: AttentionShape,
@@ -225,18 +236,28 @@ pub fn attention<T: GpuElement>(
         ATTENTION_CHUNK as i32,
         scratch.splits as i32,
     );
+    need(
+        pools.k.len() == pools.v.len() && pools.offset < pools.k.len(),
+        || "attention: pool offset outside the pools".into(),
+    )?;
     let f = gpu.function(&name::<T>("attention_partial"))?;
+    let offset = pools.offset as i64;
     let mut b = gpu.stream.launch_builder(&f);
     b.arg(&mut scratch.part_out)
         .arg(&mut scratch.part_ml)
         .arg(q)
-        .arg(k_pool)
-        .arg(v_pool);
+        .arg(pools.k)
+        .arg(pools.v);
     b.arg(&keys.base)
         .arg(&keys.prefix)
         .arg(&keys.extra_off)
         .arg(&keys.extra);
-    b.arg(&h).arg(&kvh).arg(&d).arg(&scale).arg(&chunk);
+    b.arg(&h)
+        .arg(&kvh)
+        .arg(&d)
+        .arg(&scale)
+        .arg(&chunk)
+        .arg(&offset);
     let grid = LaunchConfig {
         grid_dim: (rows as u32, n_heads as u32, scratch.splits as u32),
         block_dim: (128, 1, 1),

@@ -154,8 +154,11 @@ pub fn time_kernels(
             gpu,
             &mut att,
             &q,
-            &kp,
-            &vp,
+            KvPools {
+                k: &kp,
+                v: &vp,
+                offset: 0,
+            },
             &keys,
             &mut scratch,
             ashape,

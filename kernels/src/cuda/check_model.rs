@@ -1,0 +1,194 @@
+//! Checks of the model-forward kernels against their CPU references, on
+//! fresh random inputs (the batch-invariance of `linear_rows` is checked
+//! exactly: a row computed alone equals the same row inside a larger batch).
+
+use super::check::{download, normwise_error, random, tolerance, upload, CheckRow};
+use super::device::{Gpu, GpuElement, GpuError};
+use super::model_ops::*;
+use crate::cpu;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+/// The model-forward kernels for element type `T`.
+pub(crate) fn check_model_kernels<T: GpuElement>(
+    gpu: &Gpu,
+    rng: &mut ChaCha8Rng,
+    out: &mut Vec<CheckRow>,
+) -> Result<(), GpuError> {
+    let mut row = |kernel, shape: String, error, tolerance| {
+        out.push(CheckRow {
+            kernel,
+            dtype: T::SUFFIX,
+            shape,
+            error,
+            tolerance,
+        })
+    };
+    let s = &gpu.stream;
+    // Small-row linear, vector path (k % 8 == 0) and scalar path, with a bias.
+    for (m, k, n) in [(13usize, 4096usize, 1000usize), (3, 100, 77)] {
+        let (x, x_h) = upload::<T>(gpu, &random(rng, m * k, 1.0))?;
+        let (w, w_h) = upload::<T>(gpu, &random(rng, n * k, 1.0 / (k as f32).sqrt()))?;
+        let (b, b_h) = upload::<T>(gpu, &random(rng, n, 0.5))?;
+        let mut y = s.alloc_zeros::<T>(m * n)?;
+        linear_rows(gpu, &mut y, &x, &w, Some(&b), m, k, n)?;
+        let mut want = vec![0f32; m * n];
+        cpu::linear(&x_h, m, k, &w_h, n, Some(&b_h), &mut want);
+        let got = download(gpu, &y)?;
+        row(
+            "linear_rows",
+            format!("{m} x {k} . ({n} x {k})^T + bias"),
+            normwise_error(&got, &want),
+            tolerance::<T>(),
+        );
+        // Batch invariance: each row alone gives the same bits.
+        let mut alone = Vec::with_capacity(m * n);
+        for r in 0..m {
+            let xr = s.clone_htod(&s.clone_dtoh(&x)?[r * k..(r + 1) * k])?;
+            let mut yr = s.alloc_zeros::<T>(n)?;
+            linear_rows(gpu, &mut yr, &xr, &w, Some(&b), 1, k, n)?;
+            alone.extend(download(gpu, &yr)?);
+        }
+        let differing = alone.iter().zip(&got).filter(|(a, b)| a != b).count();
+        row(
+            "linear_rows_invariant",
+            format!("{m} rows alone vs together, k {k}"),
+            differing as f64,
+            0.0,
+        );
+    }
+
+    // Fused q|k|v: RoPE on q and k, k and v appended to a pool entry of layer 1.
+    let (rows, heads, kvh, hd, entries) = (5, 8, 2, 64, 40);
+    let rope = cpu::Rope::new(hd, 10000.0, None);
+    let width = (heads + 2 * kvh) * hd;
+    let (qkv, qkv_h) = upload::<T>(gpu, &random(rng, rows * width, 1.0))?;
+    let pos: Vec<i32> = (0..rows).map(|_| rng.random_range(0..5000)).collect();
+    let entry: Vec<i32> = (0..rows as i32).map(|r| 3 * r + 1).collect();
+    let kvw = kvh * hd;
+    let layer = entries * kvw;
+    let mut kp = s.alloc_zeros::<T>(2 * layer)?;
+    let mut vp = s.alloc_zeros::<T>(2 * layer)?;
+    let mut q = s.alloc_zeros::<T>(rows * heads * hd)?;
+    let layout = QkvLayout {
+        heads,
+        kv_heads: kvh,
+        head_dim: hd,
+    };
+    qkv_rope_append(
+        gpu,
+        &mut q,
+        &mut kp,
+        &mut vp,
+        &qkv,
+        &s.clone_htod(&pos)?,
+        &s.clone_htod(rope.inv_freq())?,
+        &s.clone_htod(&entry)?,
+        layer,
+        layout,
+    )?;
+    let (mut want_q, mut want_k, mut want_v) =
+        (Vec::new(), vec![0f32; 2 * layer], vec![0f32; 2 * layer]);
+    for r in 0..rows {
+        let src = &qkv_h[r * width..(r + 1) * width];
+        let mut qr = src[..heads * hd].to_vec();
+        rope.apply(&mut qr, pos[r] as usize);
+        want_q.extend(qr);
+        let mut kr = src[heads * hd..(heads + kvh) * hd].to_vec();
+        rope.apply(&mut kr, pos[r] as usize);
+        let at = layer + entry[r] as usize * kvw;
+        want_k[at..at + kvw].copy_from_slice(&kr);
+        want_v[at..at + kvw].copy_from_slice(&src[(heads + kvh) * hd..]);
+    }
+    let mut got = download(gpu, &q)?;
+    got.extend(download(gpu, &kp)?);
+    got.extend(download(gpu, &vp)?);
+    want_q.extend(want_k);
+    want_q.extend(want_v);
+    row(
+        "qkv_rope_append",
+        format!("{rows} rows, {heads}/{kvh} heads of {hd}, layer 1 of 2"),
+        normwise_error(&got, &want_q),
+        tolerance::<T>(),
+    );
+
+    // Fused gate|up SiLU.
+    let (rows, inner) = (3, 1000);
+    let (gu, gu_h) = upload::<T>(gpu, &random(rng, rows * 2 * inner, 4.0))?;
+    let mut o = s.alloc_zeros::<T>(rows * inner)?;
+    silu_mul_fused(gpu, &mut o, &gu, rows, inner)?;
+    let mut want = Vec::new();
+    for r in 0..rows {
+        let mut g = gu_h[r * 2 * inner..r * 2 * inner + inner].to_vec();
+        cpu::silu_and_mul(&mut g, &gu_h[r * 2 * inner + inner..(r + 1) * 2 * inner]);
+        want.extend(g);
+    }
+    row(
+        "silu_mul_fused",
+        format!("{rows} x 2 x {inner}"),
+        normwise_error(&download(gpu, &o)?, &want),
+        tolerance::<T>(),
+    );
+
+    // Column copy (aux capture).
+    let (rows, w) = (4, 300);
+    let (src, src_h) = upload::<T>(gpu, &random(rng, rows * w, 1.0))?;
+    let mut dst = s.alloc_zeros::<T>(rows * 3 * w)?;
+    copy_cols(gpu, &mut dst, &src, rows, w, 3 * w, w)?;
+    let mut want = vec![0f32; rows * 3 * w];
+    for r in 0..rows {
+        want[r * 3 * w + w..r * 3 * w + 2 * w].copy_from_slice(&src_h[r * w..(r + 1) * w]);
+    }
+    row(
+        "copy_cols",
+        format!("{rows} rows of {w} into {}", 3 * w),
+        normwise_error(&download(gpu, &dst)?, &want),
+        0.0,
+    );
+
+    // Split argmax with planted ties across chunks (the lower index must win).
+    let (rows, n) = (5, 128_256);
+    let mut x_h = random(rng, rows * n, 1.0);
+    for r in 0..rows {
+        let a = rng.random_range(0..n / 2);
+        let b = a + rng.random_range(1..n / 2);
+        x_h[r * n + a] = 3.0;
+        x_h[r * n + b] = 3.0;
+    }
+    let (x, x_h) = upload::<T>(gpu, &x_h)?;
+    let mut idx = s.alloc_zeros::<i32>(rows)?;
+    let mut scratch = ArgmaxScratch::new(gpu, rows, n)?;
+    argmax_split(gpu, &mut idx, &x, rows, n, &mut scratch)?;
+    let got = s.clone_dtoh(&idx)?;
+    let wrong = (0..rows)
+        .filter(|&r| cpu::argmax(&x_h[r * n..(r + 1) * n]) != Some(got[r] as usize))
+        .count();
+    row(
+        "argmax_split",
+        format!("{rows} rows of {n}, planted ties"),
+        wrong as f64,
+        0.0,
+    );
+
+    // Device random fill: range, mean and variance of U(-1, 1) * 0.5 + 2.
+    let n = 1 << 20;
+    let mut x = s.alloc_zeros::<T>(n)?;
+    fill_uniform(gpu, &mut x, rng.random(), 0.5, 2.0)?;
+    let v = download(gpu, &x)?;
+    let mean = v.iter().map(|&a| a as f64).sum::<f64>() / n as f64;
+    let var = v.iter().map(|&a| (a as f64 - mean).powi(2)).sum::<f64>() / n as f64;
+    let in_range = v.iter().all(|&a| (1.49..=2.51).contains(&a));
+    // Standard error of the mean is 0.29 / 1024 = 2.8e-4; variance 1/12 = 0.0833.
+    let err = if in_range {
+        ((mean - 2.0).abs() / 2.0).max((var - 0.25 / 3.0).abs() / (0.25 / 3.0) / 10.0)
+    } else {
+        f64::INFINITY
+    };
+    row(
+        "fill_uniform",
+        format!("{n} values, mean {mean:.4}, variance {var:.4}"),
+        err,
+        2e-3,
+    );
+    Ok(())
+}

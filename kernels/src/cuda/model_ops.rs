@@ -1,0 +1,256 @@
+//! Launch wrappers of the kernels the GPU model forward adds: the
+//! batch-invariant small-row linear, the fused q/k/v RoPE + KV append, the
+//! fused gate|up SiLU, column copies, device-side random fills and a split
+//! argmax.
+
+use super::device::{Gpu, GpuElement, GpuError};
+use super::ops::{cfg, name, need, THREADS};
+use cudarc::cublas::{CudaBlas, Gemm};
+use cudarc::driver::{CudaSlice, PushKernelArg};
+
+/// Rows up to which [`linear_auto`] uses the batch-invariant [`linear_rows`]
+/// instead of cuBLAS (decode and tree verification stay bit-identical across
+/// batch shapes; long prefills get tensor cores).
+pub const INVARIANT_MAX_ROWS: usize = 16;
+
+fn grid_for(n: usize) -> u32 {
+    n.div_ceil(THREADS as usize).clamp(1, 65_535) as u32
+}
+
+/// `y[m, n] = x[m, k] W[n, k]^T (+ bias)`, one warp per output column, the
+/// same reduction order for a row whatever `m` is.
+#[allow(clippy::too_many_arguments)]
+pub fn linear_rows<T: GpuElement>(
+    gpu: &Gpu,
+    y: &mut CudaSlice<T>,
+    x: &CudaSlice<T>,
+    w: &CudaSlice<T>,
+    bias: Option<&CudaSlice<T>>,
+    m: usize,
+    k: usize,
+    n: usize,
+) -> Result<(), GpuError> {
+    need(
+        x.len() >= m * k
+            && w.len() == n * k
+            && y.len() >= m * n
+            && bias.is_none_or(|b| b.len() == n),
+        || format!("linear_rows: sizes disagree (m {m}, k {k}, n {n})"),
+    )?;
+    let f = gpu.function(&name::<T>("linear_rows"))?;
+    let (mm, kk, nn) = (m as i32, k as i32, n as i32);
+    let null: u64 = 0;
+    let mut b = gpu.stream.launch_builder(&f);
+    b.arg(y).arg(x).arg(w);
+    match bias {
+        Some(bias) => b.arg(bias),
+        None => b.arg(&null),
+    };
+    b.arg(&mm).arg(&kk).arg(&nn);
+    let warps_per_block = THREADS as usize / 32;
+    unsafe { b.launch(cfg((n.div_ceil(warps_per_block) as u32, 1), THREADS, 0)) }?;
+    Ok(())
+}
+
+/// A linear layer: [`linear_rows`] up to [`INVARIANT_MAX_ROWS`] rows, cuBLAS
+/// (plus a bias pass) above.
+#[allow(clippy::too_many_arguments)]
+pub fn linear_auto<T: GpuElement>(
+    gpu: &Gpu,
+    y: &mut CudaSlice<T>,
+    x: &CudaSlice<T>,
+    w: &CudaSlice<T>,
+    bias: Option<&CudaSlice<T>>,
+    m: usize,
+    k: usize,
+    n: usize,
+) -> Result<(), GpuError>
+where
+    CudaBlas: Gemm<T>,
+{
+    if m <= INVARIANT_MAX_ROWS {
+        return linear_rows(gpu, y, x, w, bias, m, k, n);
+    }
+    need(x.len() == m * k, || {
+        "linear_auto: x has the wrong size".into()
+    })?;
+    super::ops::linear(gpu, y, x, w, m, k, n)?;
+    if let Some(bias) = bias {
+        let f = gpu.function(&name::<T>("add_bias"))?;
+        let (total, nn) = ((m * n) as i64, n as i32);
+        let mut b = gpu.stream.launch_builder(&f);
+        b.arg(y).arg(bias).arg(&total).arg(&nn);
+        unsafe { b.launch(cfg((grid_for(m * n), 1), THREADS, 0)) }?;
+    }
+    Ok(())
+}
+
+/// Head layout of a fused q|k|v projection.
+#[derive(Debug, Clone, Copy)]
+pub struct QkvLayout {
+    /// Query heads.
+    pub heads: usize,
+    /// Key/value heads.
+    pub kv_heads: usize,
+    /// Width of one head.
+    pub head_dim: usize,
+}
+
+/// From `qkv: [rows, (heads + 2 kv_heads) head_dim]`: `q_out = rope(q)`, and
+/// pool entry `entry[r]` (of the layer starting `pool_offset` elements into
+/// the pools) gets `rope(k)` and `v`.
+#[allow(clippy::too_many_arguments)]
+pub fn qkv_rope_append<T: GpuElement>(
+    gpu: &Gpu,
+    q_out: &mut CudaSlice<T>,
+    k_pool: &mut CudaSlice<T>,
+    v_pool: &mut CudaSlice<T>,
+    qkv: &CudaSlice<T>,
+    positions: &CudaSlice<i32>,
+    inv_freq: &CudaSlice<f32>,
+    entry: &CudaSlice<i32>,
+    pool_offset: usize,
+    l: QkvLayout,
+) -> Result<(), GpuError> {
+    let rows = positions.len();
+    let width = (l.heads + 2 * l.kv_heads) * l.head_dim;
+    need(
+        qkv.len() >= rows * width
+            && q_out.len() >= rows * l.heads * l.head_dim
+            && entry.len() == rows
+            && inv_freq.len() == l.head_dim / 2
+            && k_pool.len() == v_pool.len(),
+        || "qkv_rope_append: sizes disagree".into(),
+    )?;
+    let f = gpu.function(&name::<T>("qkv_rope_append"))?;
+    let (off, h, kvh, d) = (
+        pool_offset as i64,
+        l.heads as i32,
+        l.kv_heads as i32,
+        l.head_dim as i32,
+    );
+    let mut b = gpu.stream.launch_builder(&f);
+    b.arg(q_out).arg(k_pool).arg(v_pool).arg(qkv);
+    b.arg(positions).arg(inv_freq).arg(entry).arg(&off);
+    b.arg(&h).arg(&kvh).arg(&d);
+    unsafe { b.launch(cfg((rows as u32, 1), THREADS, 0)) }?;
+    Ok(())
+}
+
+/// `out[r, i] = silu(gu[r, i]) * gu[r, inner + i]` over `rows` rows.
+pub fn silu_mul_fused<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<T>,
+    gu: &CudaSlice<T>,
+    rows: usize,
+    inner: usize,
+) -> Result<(), GpuError> {
+    need(
+        gu.len() >= rows * 2 * inner && out.len() >= rows * inner,
+        || "silu_mul_fused: sizes disagree".into(),
+    )?;
+    let f = gpu.function(&name::<T>("silu_mul_fused"))?;
+    let (r, i) = (rows as i64, inner as i32);
+    let mut b = gpu.stream.launch_builder(&f);
+    b.arg(out).arg(gu).arg(&r).arg(&i);
+    unsafe { b.launch(cfg((grid_for(rows * inner), 1), THREADS, 0)) }?;
+    Ok(())
+}
+
+/// `dst[r, offset..offset + w] = src[r, ..w]` for `rows` rows; `dst` rows are `dst_w` wide.
+pub fn copy_cols<T: GpuElement>(
+    gpu: &Gpu,
+    dst: &mut CudaSlice<T>,
+    src: &CudaSlice<T>,
+    rows: usize,
+    w: usize,
+    dst_w: usize,
+    offset: usize,
+) -> Result<(), GpuError> {
+    need(
+        src.len() >= rows * w && dst.len() >= rows * dst_w && offset + w <= dst_w,
+        || "copy_cols: sizes disagree".into(),
+    )?;
+    let f = gpu.function(&name::<T>("copy_cols"))?;
+    let (ww, dw, off) = (w as i32, dst_w as i32, offset as i32);
+    let mut b = gpu.stream.launch_builder(&f);
+    b.arg(dst).arg(src).arg(&ww).arg(&dw).arg(&off);
+    unsafe { b.launch(cfg((rows as u32, 1), THREADS, 0)) }?;
+    Ok(())
+}
+
+/// Fills `x` with `offset + scale * u`, `u` uniform in [-1, 1) from a hash of
+/// `(seed, index)`: random weights made on the device.
+pub fn fill_uniform<T: GpuElement>(
+    gpu: &Gpu,
+    x: &mut CudaSlice<T>,
+    seed: u64,
+    scale: f32,
+    offset: f32,
+) -> Result<(), GpuError> {
+    let n = x.len() as i64;
+    let f = gpu.function(&name::<T>("fill_uniform"))?;
+    let mut b = gpu.stream.launch_builder(&f);
+    b.arg(x).arg(&n).arg(&seed).arg(&scale).arg(&offset);
+    unsafe { b.launch(cfg((grid_for(n as usize).min(4096), 1), THREADS, 0)) }?;
+    Ok(())
+}
+
+/// Elements of a row each block of the split argmax scans.
+pub const ARGMAX_CHUNK: usize = 4096;
+
+/// Scratch of [`argmax_split`] for `rows` rows of `n`.
+pub struct ArgmaxScratch {
+    vals: CudaSlice<f32>,
+    idxs: CudaSlice<i32>,
+    splits: usize,
+}
+
+impl ArgmaxScratch {
+    /// Scratch for up to `rows` rows of `n` values.
+    pub fn new(gpu: &Gpu, rows: usize, n: usize) -> Result<ArgmaxScratch, GpuError> {
+        let splits = n.div_ceil(ARGMAX_CHUNK).max(1);
+        Ok(ArgmaxScratch {
+            vals: gpu.stream.alloc_zeros(rows.max(1) * splits)?,
+            idxs: gpu.stream.alloc_zeros(rows.max(1) * splits)?,
+            splits,
+        })
+    }
+}
+
+/// `out[r] = argmax(x[r, :n])` (lowest index on ties) in two passes: blocks
+/// over chunks of a row, then one warp per row.
+pub fn argmax_split<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<i32>,
+    x: &CudaSlice<T>,
+    rows: usize,
+    n: usize,
+    scratch: &mut ArgmaxScratch,
+) -> Result<(), GpuError> {
+    need(
+        x.len() >= rows * n
+            && out.len() >= rows
+            && scratch.vals.len() >= rows * scratch.splits
+            && scratch.splits == n.div_ceil(ARGMAX_CHUNK).max(1),
+        || "argmax_split: sizes disagree".into(),
+    )?;
+    let f = gpu.function(&name::<T>("argmax_partial"))?;
+    let (nn, chunk) = (n as i32, ARGMAX_CHUNK as i32);
+    let mut b = gpu.stream.launch_builder(&f);
+    b.arg(&mut scratch.vals)
+        .arg(&mut scratch.idxs)
+        .arg(x)
+        .arg(&nn)
+        .arg(&chunk);
+    unsafe { b.launch(cfg((rows as u32, scratch.splits as u32), THREADS, 0)) }?;
+    let f = gpu.function("argmax_final")?;
+    let splits = scratch.splits as i32;
+    let mut b = gpu.stream.launch_builder(&f);
+    b.arg(out)
+        .arg(&scratch.vals)
+        .arg(&scratch.idxs)
+        .arg(&splits);
+    unsafe { b.launch(cfg((rows as u32, 1), 32, 0)) }?;
+    Ok(())
+}

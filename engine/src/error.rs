@@ -95,6 +95,9 @@ pub enum EngineError {
         /// What the tokenizers library said.
         message: String,
     },
+    /// The GPU backend failed (no driver, out of memory, a kernel launch).
+    #[error("GPU: {0}")]
+    Device(String),
     /// A draft/speculation setting is invalid (steps, topk, draft tokens, aux ids...).
     #[error("invalid {field}: {message}")]
     InvalidSetting {
@@ -133,5 +136,19 @@ impl EngineError {
             field: field.into(),
             message: message.into(),
         }
+    }
+}
+
+#[cfg(feature = "cuda")]
+impl From<specula_kernels::cuda::GpuError> for EngineError {
+    fn from(e: specula_kernels::cuda::GpuError) -> EngineError {
+        EngineError::Device(e.to_string())
+    }
+}
+
+#[cfg(feature = "cuda")]
+impl From<cudarc::driver::DriverError> for EngineError {
+    fn from(e: cudarc::driver::DriverError) -> EngineError {
+        EngineError::Device(format!("CUDA driver: {e}"))
     }
 }

@@ -2,11 +2,12 @@
 //! commit, for a batch of sequences of different lengths, each with its own
 //! acceptance, until EOS or `max_new_tokens`.
 
+use crate::backend::{LogitsWanted, SequenceCache, TargetBackend};
 use crate::error::{EngineError, Result};
-use crate::kv_cache::KvCache;
-use crate::model::{ForwardBatch, TargetModel};
+use crate::model::{ForwardBatch, TargetOutput};
 use crate::spec::{
     verify_greedy, verify_sampling, Acceptance, DraftRequest, DraftTree, Drafter, SpecConfig,
+    SyntheticAcceptance,
 };
 use crate::stats::{FinishReason, Generation, SequenceResult};
 use crate::timing::{timed, Span, SpanRecorder};
@@ -28,6 +29,9 @@ pub struct GenerateParams {
     pub seed: u64,
     /// Keep generating past EOS (fixed-length benchmarking).
     pub ignore_eos: bool,
+    /// Replace verification by draws from this acceptance profile (greedy
+    /// only; the output is then not the target's continuation).
+    pub synthetic: Option<SyntheticAcceptance>,
 }
 
 impl Default for GenerateParams {
@@ -38,13 +42,14 @@ impl Default for GenerateParams {
             max_new_tokens: 64,
             seed: 0,
             ignore_eos: false,
+            synthetic: None,
         }
     }
 }
 
-struct Sequence {
+struct Sequence<C> {
     tokens: Vec<u32>,
-    cache: KvCache,
+    cache: Option<C>,
     pending_start: usize,
     pending_aux: Vec<f32>,
     rng: ChaCha8Rng,
@@ -52,7 +57,7 @@ struct Sequence {
     done: bool,
 }
 
-impl Sequence {
+impl<C> Sequence<C> {
     /// Appends `toks` until EOS or the length limit; returns how many were kept.
     fn emit(&mut self, toks: &[u32], params: &GenerateParams, eos: &[u32], now: f64) -> usize {
         let mut kept = 0;
@@ -87,8 +92,11 @@ enum Choices {
     Probs(Vec<Vec<f32>>),
 }
 
-fn choose(logits: &[f32], vocab: usize, temperature: f32) -> Choices {
-    let rows = logits.chunks_exact(vocab);
+fn choose(out: &TargetOutput, vocab: usize, temperature: f32) -> Choices {
+    if temperature <= 0.0 && out.logits.is_empty() {
+        return Choices::Greedy(out.argmax.clone());
+    }
+    let rows = out.logits.chunks_exact(vocab);
     if temperature <= 0.0 {
         Choices::Greedy(rows.map(|r| argmax(r).unwrap_or(0) as u32).collect())
     } else {
@@ -117,10 +125,18 @@ fn check_prompts(prompts: &[Vec<u32>], vocab: usize) -> Result<()> {
     Ok(())
 }
 
+/// Takes every cache out of `seqs` (the forward needs them as one slice).
+fn take_caches<C>(seqs: &mut [Sequence<C>], which: &[usize]) -> Vec<C> {
+    which
+        .iter()
+        .map(|&i| seqs[i].cache.take().expect("a live sequence has its cache"))
+        .collect()
+}
+
 /// Generates a continuation of every prompt, speculatively when
 /// `params.spec` has steps (then `drafter` is required).
-pub fn generate(
-    target: &TargetModel,
+pub fn generate<B: TargetBackend + ?Sized>(
+    target: &B,
     prompts: &[Vec<u32>],
     params: &GenerateParams,
     mut drafter: Option<&mut dyn Drafter>,
@@ -133,6 +149,17 @@ pub fn generate(
         return Err(EngineError::setting("max_new_tokens", "must be at least 1"));
     }
     let speculative = !params.spec.is_baseline();
+    if params.synthetic.is_some() && params.temperature > 0.0 {
+        return Err(EngineError::setting(
+            "synthetic acceptance",
+            "works with greedy decoding only (temperature 0)",
+        ));
+    }
+    let wanted = if params.temperature > 0.0 {
+        LogitsWanted::Logits
+    } else {
+        LogitsWanted::Argmax
+    };
     if speculative && drafter.is_none() {
         return Err(EngineError::setting(
             "draft",
@@ -149,47 +176,47 @@ pub fn generate(
     };
     let aux_width = capture.len() * target.config().hidden_size;
     let t0 = Instant::now();
-    let mut seqs: Vec<Sequence> = prompts
+    let mut seqs: Vec<Sequence<B::Cache>> = prompts
         .iter()
         .enumerate()
-        .map(|(i, p)| Sequence {
-            tokens: p.clone(),
-            cache: target.new_cache(),
-            pending_start: 0,
-            pending_aux: Vec::new(),
-            rng: ChaCha8Rng::seed_from_u64(
-                params
-                    .seed
-                    .wrapping_add((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-            ),
-            result: SequenceResult {
-                prompt_len: p.len(),
-                ..SequenceResult::default()
-            },
-            done: false,
+        .map(|(i, p)| {
+            Ok(Sequence {
+                tokens: p.clone(),
+                cache: Some(target.new_cache()?),
+                pending_start: 0,
+                pending_aux: Vec::new(),
+                rng: ChaCha8Rng::seed_from_u64(
+                    params
+                        .seed
+                        .wrapping_add((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+                ),
+                result: SequenceResult {
+                    prompt_len: p.len(),
+                    ..SequenceResult::default()
+                },
+                done: false,
+            })
         })
-        .collect();
+        .collect::<Result<_>>()?;
 
     // Prefill every prompt in one ragged batch.
     let mut batch = ForwardBatch::default();
     for (i, s) in seqs.iter().enumerate() {
         batch.push_causal(i, 0, &s.tokens, 0, true);
     }
-    let mut caches: Vec<KvCache> = seqs
-        .iter_mut()
-        .map(|s| std::mem::replace(&mut s.cache, KvCache::new(0, 1)))
-        .collect();
+    let all: Vec<usize> = (0..seqs.len()).collect();
+    let mut caches = take_caches(&mut seqs, &all);
     let out = timed(rec, Span::Prefill, || {
-        target.forward(&batch, &mut caches, &capture)
-    });
+        target.forward(&batch, &mut caches, &capture, wanted)
+    })?;
     let choices = timed(rec, Span::Sample, || {
-        choose(&out.logits, vocab, params.temperature)
+        choose(&out, vocab, params.temperature)
     });
     let prefill_s = t0.elapsed().as_secs_f64();
     let mut row = 0;
     for (i, (s, mut c)) in seqs.iter_mut().zip(caches).enumerate() {
-        c.commit_all();
-        s.cache = c;
+        target.commit_all(&mut c)?;
+        s.cache = Some(c);
         let n = s.tokens.len();
         s.pending_aux = out.aux[row * aux_width..(row + n) * aux_width].to_vec();
         row += n;
@@ -241,7 +268,7 @@ pub fn generate(
         let mut starts = Vec::with_capacity(active.len());
         for (b, (&i, tree)) in active.iter().zip(&trees).enumerate() {
             let s = &seqs[i];
-            let base = s.cache.len();
+            let base = s.cache.as_ref().map_or(0, |c| c.len());
             let root_pos = s.tokens.len() - 1;
             starts.push(batch.len());
             batch.push_tree_node(
@@ -258,15 +285,12 @@ pub fn generate(
                 batch.push_tree_node(b, node.token, root_pos + node.depth, base, seen, true);
             }
         }
-        let mut caches: Vec<KvCache> = active
-            .iter()
-            .map(|&i| std::mem::replace(&mut seqs[i].cache, KvCache::new(0, 1)))
-            .collect();
+        let mut caches = take_caches(&mut seqs, &active);
         let out = timed(rec, Span::Verify, || {
-            target.forward(&batch, &mut caches, &capture)
-        });
+            target.forward(&batch, &mut caches, &capture, wanted)
+        })?;
         let choices = timed(rec, Span::Sample, || {
-            choose(&out.logits, vocab, params.temperature)
+            choose(&out, vocab, params.temperature)
         });
         let accepts: Vec<Acceptance> = timed(rec, Span::Accept, || {
             active
@@ -275,32 +299,40 @@ pub fn generate(
                 .enumerate()
                 .map(|(b, (&i, tree))| {
                     let range = starts[b]..starts[b] + tree.len() + 1;
-                    match &choices {
-                        Choices::Greedy(ids) => verify_greedy(tree, &ids[range]),
-                        Choices::Probs(p) => verify_sampling(tree, &p[range], &mut seqs[i].rng),
+                    match (&choices, &params.synthetic) {
+                        (Choices::Greedy(ids), Some(profile)) => {
+                            profile.accept(tree, &ids[range], &mut seqs[i].rng)
+                        }
+                        (Choices::Greedy(ids), None) => verify_greedy(tree, &ids[range]),
+                        (Choices::Probs(p), _) => {
+                            verify_sampling(tree, &p[range], &mut seqs[i].rng)
+                        }
                     }
                 })
                 .collect()
         });
         rec.begin(Span::KvCommit);
         let now = t0.elapsed().as_secs_f64();
-        for (b, ((&i, mut cache), acc)) in active.iter().zip(caches).zip(&accepts).enumerate() {
-            let base = cache.committed();
-            let keep: Vec<usize> = std::iter::once(base)
-                .chain(acc.accepted.iter().map(|&a| base + 1 + a))
-                .collect();
-            cache.commit(&keep);
+        let keeps: Vec<Vec<usize>> = caches
+            .iter()
+            .zip(&accepts)
+            .map(|(cache, acc)| {
+                let base = cache.committed();
+                std::iter::once(base)
+                    .chain(acc.accepted.iter().map(|&a| base + 1 + a))
+                    .collect()
+            })
+            .collect();
+        {
+            let mut refs: Vec<&mut B::Cache> = caches.iter_mut().collect();
+            target.commit(&mut refs, &keeps)?;
+        }
+        for (b, ((&i, cache), acc)) in active.iter().zip(caches).zip(&accepts).enumerate() {
             let s = &mut seqs[i];
-            s.cache = cache;
+            s.cache = Some(cache);
             s.pending_start = s.tokens.len() - 1;
             s.pending_aux.clear();
-            for &k in std::iter::once(&0).chain(
-                acc.accepted
-                    .iter()
-                    .map(|a| a + 1)
-                    .collect::<Vec<_>>()
-                    .iter(),
-            ) {
+            for k in std::iter::once(0).chain(acc.accepted.iter().map(|a| a + 1)) {
                 let r = starts[b] + k;
                 s.pending_aux
                     .extend_from_slice(&out.aux[r * aux_width..(r + 1) * aux_width]);
@@ -317,12 +349,20 @@ pub fn generate(
                 if let Some(d) = drafter.as_mut() {
                     d.release(i);
                 }
+                if let Some(c) = s.cache.take() {
+                    target.release(c);
+                }
             }
         }
         rec.end(Span::KvCommit);
         rec.finish_step();
     }
     let decode_s = t0.elapsed().as_secs_f64() - prefill_s;
+    for s in &mut seqs {
+        if let Some(c) = s.cache.take() {
+            target.release(c);
+        }
+    }
     Ok(Generation {
         sequences: seqs.into_iter().map(|s| s.result).collect(),
         prefill_s,

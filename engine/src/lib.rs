@@ -8,6 +8,7 @@
 //! token) holds exactly for every config and batch size.
 
 pub mod audit;
+pub mod backend;
 pub mod capture;
 pub mod checkpoint;
 pub mod config;

@@ -45,6 +45,7 @@ fn greedy_tokens_equal_transformers_for_every_golden_prompt() {
         max_new_tokens: 32,
         seed: 0,
         ignore_eos: true,
+        synthetic: None,
     };
     let out = generate(
         &target,
@@ -75,6 +76,7 @@ fn speculative_greedy_tokens_equal_transformers_too() {
             max_new_tokens: 32,
             seed: 0,
             ignore_eos: true,
+            synthetic: None,
         };
         let out = pair
             .generate(&g.prompt_token_ids, &params, &mut NullRecorder)

@@ -44,6 +44,7 @@ fn greedy(spec: SpecConfig) -> GenerateParams {
         max_new_tokens: MAX_NEW,
         seed: 1,
         ignore_eos: true,
+        synthetic: None,
     }
 }
 

@@ -199,6 +199,7 @@ fn the_engine_samples_the_target_distribution_through_eagle3_drafts() {
                 max_new_tokens: 2,
                 seed: rng_seed.random(),
                 ignore_eos: true,
+                synthetic: None,
             };
             let g = pair
                 .generate(&batch_prompts, &params, &mut NullRecorder)

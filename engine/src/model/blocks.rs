@@ -13,10 +13,10 @@ const ATTENTION_PARALLEL_MIN_WORK: usize = 1 << 20;
 
 /// A linear layer in the Hugging Face `[out, in]` layout.
 pub struct Linear {
-    w: Vec<f32>,
-    bias: Option<Vec<f32>>,
-    out_dim: usize,
-    in_dim: usize,
+    pub(crate) w: Vec<f32>,
+    pub(crate) bias: Option<Vec<f32>>,
+    pub(crate) out_dim: usize,
+    pub(crate) in_dim: usize,
 }
 
 impl Linear {
@@ -73,8 +73,8 @@ impl Linear {
 
 /// An RMSNorm weight with its epsilon.
 pub struct Norm {
-    w: Vec<f32>,
-    eps: f32,
+    pub(crate) w: Vec<f32>,
+    pub(crate) eps: f32,
 }
 
 impl Norm {
@@ -101,13 +101,13 @@ impl Norm {
 
 /// Self-attention of one decoder layer (grouped-query, RoPE, optional q/k norms and biases).
 pub struct Attention {
-    q: Linear,
-    k: Linear,
-    v: Linear,
-    o: Linear,
-    q_norm: Option<Norm>,
-    k_norm: Option<Norm>,
-    shape: AttentionShape,
+    pub(crate) q: Linear,
+    pub(crate) k: Linear,
+    pub(crate) v: Linear,
+    pub(crate) o: Linear,
+    pub(crate) q_norm: Option<Norm>,
+    pub(crate) k_norm: Option<Norm>,
+    pub(crate) shape: AttentionShape,
 }
 
 /// Sizes of an attention block.
@@ -224,9 +224,9 @@ impl Attention {
 
 /// The gated SiLU MLP.
 pub struct Mlp {
-    gate: Linear,
-    up: Linear,
-    down: Linear,
+    pub(crate) gate: Linear,
+    pub(crate) up: Linear,
+    pub(crate) down: Linear,
 }
 
 impl Mlp {

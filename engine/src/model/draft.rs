@@ -26,18 +26,18 @@ pub enum HiddenInput<'a> {
 
 /// An EAGLE-3 draft loaded on the CPU.
 pub struct Eagle3Draft {
-    config: DraftConfig,
-    embed: Arc<Vec<f32>>,
-    fc: Linear,
-    input_norm: Norm,
-    hidden_norm: Norm,
-    attn: Attention,
-    post_norm: Norm,
-    mlp: Mlp,
-    norm: Norm,
-    lm_head: Linear,
-    d2t: Vec<u32>,
-    rope: Rope,
+    pub(crate) config: DraftConfig,
+    pub(crate) embed: Arc<Vec<f32>>,
+    pub(crate) fc: Linear,
+    pub(crate) input_norm: Norm,
+    pub(crate) hidden_norm: Norm,
+    pub(crate) attn: Attention,
+    pub(crate) post_norm: Norm,
+    pub(crate) mlp: Mlp,
+    pub(crate) norm: Norm,
+    pub(crate) lm_head: Linear,
+    pub(crate) d2t: Vec<u32>,
+    pub(crate) rope: Rope,
 }
 
 /// What a draft forward returns.

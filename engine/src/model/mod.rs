@@ -1,10 +1,10 @@
 //! The target model and the EAGLE-3 draft on the CPU, over ragged batches.
 
 mod batch;
-mod blocks;
+pub(crate) mod blocks;
 mod draft;
 mod target;
 
 pub use batch::{ForwardBatch, Row, Visible};
-pub use draft::{Eagle3Draft, HiddenInput, AUX_STATES};
+pub use draft::{DraftOutput, Eagle3Draft, HiddenInput, AUX_STATES};
 pub use target::{TargetModel, TargetOutput};

@@ -10,21 +10,22 @@ use specula_kernels::cpu::{add_inplace, AttentionShape, Rope};
 use std::path::Path;
 use std::sync::Arc;
 
-struct DecoderLayer {
-    input_norm: Norm,
-    attn: Attention,
-    post_norm: Norm,
-    mlp: Mlp,
+/// One decoder layer's weights.
+pub(crate) struct DecoderLayer {
+    pub(crate) input_norm: Norm,
+    pub(crate) attn: Attention,
+    pub(crate) post_norm: Norm,
+    pub(crate) mlp: Mlp,
 }
 
 /// A target model loaded on the CPU (weights in f32).
 pub struct TargetModel {
-    config: TargetConfig,
-    embed: Arc<Vec<f32>>,
-    layers: Vec<DecoderLayer>,
-    norm: Norm,
-    lm_head: Linear,
-    rope: Rope,
+    pub(crate) config: TargetConfig,
+    pub(crate) embed: Arc<Vec<f32>>,
+    pub(crate) layers: Vec<DecoderLayer>,
+    pub(crate) norm: Norm,
+    pub(crate) lm_head: Linear,
+    pub(crate) rope: Rope,
 }
 
 /// What a target forward returns.
@@ -35,6 +36,9 @@ pub struct TargetOutput {
     /// `[batch.len(), points.len() * hidden]`: the captured residual streams of
     /// every row, concatenated in capture order (empty when nothing is captured).
     pub aux: Vec<f32>,
+    /// Argmax of each logit row, when the backend computed it instead of
+    /// returning `logits` (then `logits` is empty).
+    pub argmax: Vec<u32>,
 }
 
 impl TargetModel {
@@ -171,6 +175,7 @@ impl TargetModel {
         TargetOutput {
             logits: self.lm_head.forward(&last),
             aux,
+            argmax: Vec::new(),
         }
     }
 }

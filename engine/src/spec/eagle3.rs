@@ -6,25 +6,26 @@ use super::config::SpecConfig;
 use super::drafter::{DraftRequest, Drafter};
 use super::search::search_trees;
 use super::tree::DraftTree;
+use crate::backend::{DraftBackend, SequenceCache};
 use crate::capture::AuxCapture;
 use crate::error::{EngineError, Result};
-use crate::kv_cache::KvCache;
 use crate::model::{Eagle3Draft, ForwardBatch, HiddenInput};
 use crate::timing::{timed, Span, SpanRecorder};
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
 
-/// An EAGLE-3 draft with its per-sequence KV caches.
-pub struct Eagle3Drafter {
-    model: Eagle3Draft,
+/// An EAGLE-3 draft (on any backend; the CPU model by default) with its
+/// per-sequence KV caches.
+pub struct Eagle3Drafter<D: DraftBackend = Eagle3Draft> {
+    model: D,
     capture: AuxCapture,
     target_vocab: usize,
-    caches: HashMap<usize, KvCache>,
+    caches: HashMap<usize, D::Cache>,
 }
 
-impl Eagle3Drafter {
+impl<D: DraftBackend> Eagle3Drafter<D> {
     /// Wraps `model`, fed with the target streams of `capture` (three points).
-    pub fn new(model: Eagle3Draft, capture: AuxCapture) -> Result<Eagle3Drafter> {
+    pub fn new(model: D, capture: AuxCapture) -> Result<Eagle3Drafter<D>> {
         if capture.points.len() != 3 {
             return Err(EngineError::setting(
                 "aux layer ids",
@@ -50,12 +51,12 @@ impl Eagle3Drafter {
     }
 
     /// The draft model.
-    pub fn model(&self) -> &Eagle3Draft {
+    pub fn model(&self) -> &D {
         &self.model
     }
 }
 
-impl Drafter for Eagle3Drafter {
+impl<D: DraftBackend> Drafter for Eagle3Drafter<D> {
     fn capture_points(&self) -> Vec<usize> {
         self.capture.points.clone()
     }
@@ -69,14 +70,13 @@ impl Drafter for Eagle3Drafter {
         rec: &mut dyn SpanRecorder,
     ) -> Result<Vec<DraftTree>> {
         let h = self.model.config().hidden_size;
-        let mut caches: Vec<KvCache> = requests
+        let mut caches: Vec<D::Cache> = requests
             .iter()
-            .map(|q| {
-                self.caches
-                    .remove(&q.slot)
-                    .unwrap_or_else(|| self.model.new_cache())
+            .map(|q| match self.caches.remove(&q.slot) {
+                Some(c) => Ok(c),
+                None => self.model.new_cache(),
             })
-            .collect();
+            .collect::<Result<_>>()?;
         // Extend: one causal run of pending (aux_i, x_{i+1}) pairs per sequence.
         let mut batch = ForwardBatch::default();
         let mut aux = Vec::new();
@@ -107,8 +107,8 @@ impl Drafter for Eagle3Drafter {
         let model = &self.model;
         let out = timed(rec, Span::Draft, || {
             model.forward(&batch, HiddenInput::Aux(&aux), &mut caches)
-        });
-        caches.iter_mut().for_each(KvCache::commit_all);
+        })?;
+        caches.iter_mut().for_each(|c| model.commit_all(c));
         let vocab = model.config().draft_vocab_size;
         let first: Vec<Vec<f32>> = out
             .logits
@@ -162,17 +162,17 @@ impl Drafter for Eagle3Drafter {
                 }
                 let out = timed(rec, Span::Draft, || {
                     model.forward(&batch, HiddenInput::Own(&hidden), &mut caches)
-                });
+                })?;
                 let mut logits: Vec<Vec<Vec<f32>>> = vec![Vec::new(); states.len()];
                 for (row, &(r, n)) in owners.iter().enumerate() {
                     produced[r].insert(n, out.hidden[row * h..(row + 1) * h].to_vec());
                     logits[r].push(out.logits[row * vocab..(row + 1) * vocab].to_vec());
                 }
-                logits
+                Ok(logits)
             },
-        );
+        )?;
         for (q, mut c) in requests.iter().zip(caches) {
-            c.rollback();
+            model.rollback(&mut c);
             self.caches.insert(q.slot, c);
         }
         Ok(timed(rec, Span::TreeBuild, || {
@@ -181,6 +181,8 @@ impl Drafter for Eagle3Drafter {
     }
 
     fn release(&mut self, slot: usize) {
-        self.caches.remove(&slot);
+        if let Some(c) = self.caches.remove(&slot) {
+            self.model.release(c);
+        }
     }
 }

@@ -5,6 +5,7 @@ mod drafter;
 mod eagle3;
 mod oracle;
 mod search;
+mod synthetic;
 mod tree;
 mod verify;
 
@@ -13,5 +14,6 @@ pub use drafter::{DraftRequest, Drafter};
 pub use eagle3::Eagle3Drafter;
 pub use oracle::OracleDrafter;
 pub use search::{children_of, search_trees, Candidate, SearchState};
+pub use synthetic::SyntheticAcceptance;
 pub use tree::{DraftNode, DraftTree, Proposal};
 pub use verify::{verify_greedy, verify_sampling, Acceptance};

@@ -117,9 +117,10 @@ impl Drafter for OracleDrafter {
                 })
                 .collect();
             rec.end(Span::Draft);
-            out
+            Ok(out)
         });
         self.identity = identity;
+        let states = states?;
         Ok(timed(rec, Span::TreeBuild, || {
             states.into_iter().map(|s| s.into_tree(cfg)).collect()
         }))

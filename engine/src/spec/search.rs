@@ -4,6 +4,7 @@
 
 use super::config::SpecConfig;
 use super::tree::{DraftNode, DraftTree, Proposal};
+use crate::error::Result;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use specula_kernels::cpu::{log_softmax, softmax_with_temperature, top_k};
@@ -96,8 +97,8 @@ pub fn search_trees(
     vocab_map: &[u32],
     target_vocab: usize,
     rngs: &mut [&mut ChaCha8Rng],
-    mut expand: impl FnMut(&[SearchState]) -> Vec<Vec<Vec<f32>>>,
-) -> Vec<SearchState> {
+    mut expand: impl FnMut(&[SearchState]) -> Result<Vec<Vec<Vec<f32>>>>,
+) -> Result<Vec<SearchState>> {
     let mut states: Vec<SearchState> = first
         .iter()
         .zip(rngs.iter_mut())
@@ -118,7 +119,7 @@ pub fn search_trees(
         })
         .collect();
     for _ in 1..cfg.steps {
-        let logits = expand(&states);
+        let logits = expand(&states)?;
         assert_eq!(logits.len(), states.len(), "expand: one entry per sequence");
         for ((st, lg), rng) in states.iter_mut().zip(logits).zip(rngs.iter_mut()) {
             assert_eq!(
@@ -152,7 +153,7 @@ pub fn search_trees(
             st.frontier = fresh;
         }
     }
-    states
+    Ok(states)
 }
 
 impl SearchState {

@@ -96,6 +96,7 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
         max_new_tokens: a.tokens.max(1),
         seed: 0,
         ignore_eos: true,
+        synthetic: None,
     };
     let g = generate(&target, &prompts, &params, None, &mut NullRecorder)?;
     let sequences: Vec<Vec<u32>> = prompts

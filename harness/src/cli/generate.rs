@@ -88,6 +88,7 @@ pub fn run(a: GenerateArgs) -> Result<(), CliError> {
         max_new_tokens: a.max_new_tokens,
         seed: a.seed,
         ignore_eos: a.ignore_eos,
+        synthetic: None,
     };
     let mut rec = HostRecorder::default();
     let g = pair.generate(std::slice::from_ref(&prompt), &params, &mut rec)?;

@@ -206,6 +206,7 @@ impl<'a> Runner<'a> {
             max_new_tokens: self.info.max_new_tokens,
             seed: self.info.seed.wrapping_add(repeat as u64),
             ignore_eos: self.info.ignore_eos,
+            synthetic: None,
         }
     }
 

@@ -1,0 +1,91 @@
+//! The CPU backend: the models of `crate::model` with `KvCache`.
+
+use super::{DraftBackend, LogitsWanted, SequenceCache, TargetBackend};
+use crate::config::{DraftConfig, TargetConfig};
+use crate::error::Result;
+use crate::kv_cache::KvCache;
+use crate::model::{
+    DraftOutput, Eagle3Draft, ForwardBatch, HiddenInput, TargetModel, TargetOutput,
+};
+
+impl SequenceCache for KvCache {
+    fn len(&self) -> usize {
+        KvCache::len(self)
+    }
+    fn committed(&self) -> usize {
+        KvCache::committed(self)
+    }
+}
+
+impl TargetBackend for TargetModel {
+    type Cache = KvCache;
+
+    fn config(&self) -> &TargetConfig {
+        TargetModel::config(self)
+    }
+
+    fn device(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn new_cache(&self) -> Result<KvCache> {
+        Ok(TargetModel::new_cache(self))
+    }
+
+    /// The CPU backend always returns logits: the decode loop takes their
+    /// argmax itself (inside the `sample` span).
+    fn forward(
+        &self,
+        batch: &ForwardBatch,
+        caches: &mut [KvCache],
+        capture: &[usize],
+        _wanted: LogitsWanted,
+    ) -> Result<TargetOutput> {
+        Ok(TargetModel::forward(self, batch, caches, capture))
+    }
+
+    fn commit(&self, caches: &mut [&mut KvCache], keeps: &[Vec<usize>]) -> Result<()> {
+        for (c, keep) in caches.iter_mut().zip(keeps) {
+            c.commit(keep);
+        }
+        Ok(())
+    }
+
+    fn commit_all(&self, cache: &mut KvCache) -> Result<()> {
+        cache.commit_all();
+        Ok(())
+    }
+}
+
+impl DraftBackend for Eagle3Draft {
+    type Cache = KvCache;
+
+    fn config(&self) -> &DraftConfig {
+        Eagle3Draft::config(self)
+    }
+
+    fn draft_to_target(&self) -> &[u32] {
+        Eagle3Draft::draft_to_target(self)
+    }
+
+    fn new_cache(&self) -> Result<KvCache> {
+        Ok(Eagle3Draft::new_cache(self))
+    }
+
+    fn forward(
+        &self,
+        batch: &ForwardBatch,
+        hidden: HiddenInput<'_>,
+        caches: &mut [KvCache],
+    ) -> Result<DraftOutput> {
+        Ok(Eagle3Draft::forward(self, batch, hidden, caches))
+    }
+
+    fn commit_all(&self, cache: &mut KvCache) {
+        cache.commit_all();
+    }
+
+    fn rollback(&self, cache: &mut KvCache) {
+        cache.rollback();
+    }
+}

@@ -1,0 +1,193 @@
+//! What one GPU forward shares across layers (the batch's tokens,
+//! positions, KV entries and key lists on the device) and the decoder
+//! block both models run: fused q|k|v, RoPE + KV append, split-K attention
+//! over the key lists, o projection, residual + norm, fused gate|up MLP.
+
+use super::kv_pool::{GpuCache, KvPool};
+use super::weights::DeviceBlock;
+use crate::error::Result;
+use crate::model::ForwardBatch;
+use cudarc::cublas::{CudaBlas, Gemm};
+use cudarc::driver::CudaSlice;
+use specula_kernels::cpu::AttentionShape;
+use specula_kernels::cuda::{
+    attention, qkv_rope_append, rms_norm_residual, silu_mul_fused, AttentionScratch, Gpu,
+    GpuElement, KeyLists, KvPools,
+};
+
+/// The batch on the device.
+pub(crate) struct BatchOnDevice {
+    pub(crate) rows: usize,
+    pub(crate) tokens: CudaSlice<u32>,
+    pub(crate) positions: CudaSlice<i32>,
+    /// Pool row each row's key and value go to.
+    pub(crate) entries: CudaSlice<i32>,
+    pub(crate) keys: KeyLists,
+    /// Rows whose logits are wanted.
+    pub(crate) logit_rows: CudaSlice<u32>,
+    pub(crate) n_logits: usize,
+}
+
+impl BatchOnDevice {
+    /// Uploads `batch`, whose row `r` appends to `caches[batch.rows[r].cache]`,
+    /// checking that every cache has room, and advances the caches' lengths.
+    pub(crate) fn upload<T: GpuElement>(
+        gpu: &Gpu,
+        batch: &ForwardBatch,
+        caches: &mut [GpuCache],
+        pool: &KvPool<T>,
+    ) -> Result<BatchOnDevice> {
+        let mut adding = vec![0usize; caches.len()];
+        for r in &batch.rows {
+            adding[r.cache] += 1;
+        }
+        for (c, &a) in caches.iter().zip(&adding) {
+            pool.check_room(c, a)?;
+        }
+        let mut entries = Vec::with_capacity(batch.len());
+        let mut lists = Vec::with_capacity(batch.len());
+        for r in &batch.rows {
+            let c = &mut caches[r.cache];
+            let base = pool.base(c.slot);
+            entries.push((base + c.len) as i32);
+            c.len += 1;
+            lists.push((base, r.visible.prefix, r.visible.extra.clone()));
+        }
+        let s = &gpu.stream;
+        let tokens: Vec<u32> = batch.rows.iter().map(|r| r.token).collect();
+        let positions: Vec<i32> = batch.rows.iter().map(|r| r.position as i32).collect();
+        let mut logit_rows: Vec<u32> = batch.logit_rows.iter().map(|&r| r as u32).collect();
+        let n_logits = logit_rows.len();
+        if logit_rows.is_empty() {
+            logit_rows.push(0); // no empty device allocations
+        }
+        Ok(BatchOnDevice {
+            rows: batch.len(),
+            tokens: s.clone_htod(&tokens)?,
+            positions: s.clone_htod(&positions)?,
+            entries: s.clone_htod(&entries)?,
+            keys: KeyLists::upload(gpu, &lists)?,
+            logit_rows: s.clone_htod(&logit_rows)?,
+            n_logits,
+        })
+    }
+}
+
+/// Work buffers of one forward, sized for its rows.
+pub(crate) struct Scratch<T> {
+    pub(crate) qkv: CudaSlice<T>,
+    pub(crate) q: CudaSlice<T>,
+    pub(crate) att: CudaSlice<T>,
+    pub(crate) o: CudaSlice<T>,
+    pub(crate) gu: CudaSlice<T>,
+    pub(crate) act: CudaSlice<T>,
+    pub(crate) mlp: CudaSlice<T>,
+    pub(crate) normed: CudaSlice<T>,
+    pub(crate) attn: AttentionScratch,
+}
+
+impl<T: GpuElement> Scratch<T> {
+    /// Buffers for `rows` rows of a block with residual width `hidden`.
+    pub(crate) fn new(
+        gpu: &Gpu,
+        b: &BatchOnDevice,
+        block: &DeviceBlock<T>,
+        hidden: usize,
+    ) -> Result<Scratch<T>> {
+        let rows = b.rows;
+        let l = block.layout;
+        let qd = l.heads * l.head_dim;
+        let s = &gpu.stream;
+        let shape = AttentionShape {
+            n_heads: l.heads,
+            n_kv_heads: l.kv_heads,
+            head_dim: l.head_dim,
+        };
+        // Every buffer is written before it is read: no zeroing.
+        unsafe {
+            Ok(Scratch {
+                qkv: s.alloc(rows * block.qkv.out_dim)?,
+                q: s.alloc(rows * qd)?,
+                att: s.alloc(rows * qd)?,
+                o: s.alloc(rows * hidden)?,
+                gu: s.alloc(rows * 2 * block.inner)?,
+                act: s.alloc(rows * block.inner)?,
+                mlp: s.alloc(rows * hidden)?,
+                normed: s.alloc(rows * hidden)?,
+                attn: AttentionScratch::new(gpu, &b.keys, shape)?,
+            })
+        }
+    }
+}
+
+/// Runs attention and MLP of one block on `input` (`[rows, block input]`):
+/// `x += attention`, then `scratch.mlp = mlp(post_norm(x))` (not yet added
+/// to `x`: the next norm fuses that add).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn block_forward<T: GpuElement>(
+    gpu: &Gpu,
+    block: &DeviceBlock<T>,
+    x: &mut CudaSlice<T>,
+    input: &CudaSlice<T>,
+    b: &BatchOnDevice,
+    pool: &mut KvPool<T>,
+    layer: usize,
+    inv_freq: &CudaSlice<f32>,
+    sc: &mut Scratch<T>,
+) -> Result<()>
+where
+    CudaBlas: Gemm<T>,
+{
+    let rows = b.rows;
+    let l = block.layout;
+    let hidden = block.o.out_dim;
+    block.qkv.forward(gpu, &mut sc.qkv, input, rows)?;
+    let offset = pool.layer_offset(layer);
+    qkv_rope_append(
+        gpu,
+        &mut sc.q,
+        &mut pool.k,
+        &mut pool.v,
+        &sc.qkv,
+        &b.positions,
+        inv_freq,
+        &b.entries,
+        offset,
+        l,
+    )?;
+    let shape = AttentionShape {
+        n_heads: l.heads,
+        n_kv_heads: l.kv_heads,
+        head_dim: l.head_dim,
+    };
+    let pools = KvPools {
+        k: &pool.k,
+        v: &pool.v,
+        offset,
+    };
+    let scale = 1.0 / (l.head_dim as f32).sqrt();
+    attention(
+        gpu,
+        &mut sc.att,
+        &sc.q,
+        pools,
+        &b.keys,
+        &mut sc.attn,
+        shape,
+        scale,
+    )?;
+    block.o.forward(gpu, &mut sc.o, &sc.att, rows)?;
+    rms_norm_residual(
+        gpu,
+        &mut sc.normed,
+        x,
+        Some(&sc.o),
+        &block.post_norm.w,
+        block.post_norm.eps,
+        hidden,
+    )?;
+    block.gate_up.forward(gpu, &mut sc.gu, &sc.normed, rows)?;
+    silu_mul_fused(gpu, &mut sc.act, &sc.gu, rows, block.inner)?;
+    block.down.forward(gpu, &mut sc.mlp, &sc.act, rows)?;
+    Ok(())
+}

@@ -1,0 +1,222 @@
+//! Device copies of model weights: uploaded from the CPU model (so both
+//! backends compute with the same numbers) or drawn on the device
+//! (`--random-weights`: throughput without downloading a checkpoint).
+//! Projections that read the same input are fused: q|k|v and gate|up.
+
+use crate::error::Result;
+use crate::model::blocks::{Attention, Linear, Mlp, Norm};
+use cudarc::cublas::{CudaBlas, Gemm};
+use cudarc::driver::CudaSlice;
+use specula_kernels::cuda::{fill_uniform, linear_auto, Gpu, GpuElement, QkvLayout};
+
+/// Uploads host floats as `T`.
+pub(crate) fn upload<T: GpuElement>(gpu: &Gpu, v: &[f32]) -> Result<CudaSlice<T>> {
+    let t: Vec<T> = v.iter().map(|&x| T::from_f32(x)).collect();
+    Ok(gpu.stream.clone_htod(&t)?)
+}
+
+/// Downloads `T`s as host floats.
+pub(crate) fn download<T: GpuElement>(gpu: &Gpu, s: &CudaSlice<T>) -> Result<Vec<f32>> {
+    Ok(gpu
+        .stream
+        .clone_dtoh(s)?
+        .into_iter()
+        .map(GpuElement::to_f32)
+        .collect())
+}
+
+/// `n` values `offset + scale * U(-1, 1)` drawn on the device.
+pub(crate) fn random<T: GpuElement>(
+    gpu: &Gpu,
+    n: usize,
+    seed: u64,
+    scale: f32,
+    offset: f32,
+) -> Result<CudaSlice<T>> {
+    let mut x = unsafe { gpu.stream.alloc::<T>(n) }?;
+    fill_uniform(gpu, &mut x, seed, scale, offset)?;
+    Ok(x)
+}
+
+/// Per-tensor seeds from one run seed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Seeds(pub u64);
+
+impl Seeds {
+    /// The next tensor's seed.
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        self.0
+    }
+}
+
+/// A linear layer on the device, `[out, in]`.
+pub(crate) struct DeviceLinear<T> {
+    pub(crate) w: CudaSlice<T>,
+    pub(crate) bias: Option<CudaSlice<T>>,
+    pub(crate) out_dim: usize,
+    pub(crate) in_dim: usize,
+}
+
+impl<T: GpuElement> DeviceLinear<T>
+where
+    CudaBlas: Gemm<T>,
+{
+    /// Uploads `parts` stacked along the output dimension (one fused projection).
+    pub(crate) fn upload(gpu: &Gpu, parts: &[&Linear]) -> Result<DeviceLinear<T>> {
+        let in_dim = parts[0].in_dim;
+        let out_dim = parts.iter().map(|l| l.out_dim).sum();
+        let w: Vec<f32> = parts.iter().flat_map(|l| l.w.iter().copied()).collect();
+        let bias = if parts.iter().all(|l| l.bias.is_some()) {
+            let b: Vec<f32> = parts
+                .iter()
+                .flat_map(|l| l.bias.as_ref().into_iter().flatten().copied())
+                .collect();
+            Some(upload(gpu, &b)?)
+        } else {
+            None
+        };
+        Ok(DeviceLinear {
+            w: upload(gpu, &w)?,
+            bias,
+            out_dim,
+            in_dim,
+        })
+    }
+
+    /// Random weights with unit output variance for unit-variance inputs.
+    pub(crate) fn random(
+        gpu: &Gpu,
+        out_dim: usize,
+        in_dim: usize,
+        seeds: &mut Seeds,
+    ) -> Result<DeviceLinear<T>> {
+        let scale = (3.0 / in_dim as f32).sqrt();
+        Ok(DeviceLinear {
+            w: random(gpu, out_dim * in_dim, seeds.next(), scale, 0.0)?,
+            bias: None,
+            out_dim,
+            in_dim,
+        })
+    }
+
+    /// `y[rows, out] = x[rows, in] W^T (+ bias)`.
+    pub(crate) fn forward(
+        &self,
+        gpu: &Gpu,
+        y: &mut CudaSlice<T>,
+        x: &CudaSlice<T>,
+        rows: usize,
+    ) -> Result<()> {
+        linear_auto(
+            gpu,
+            y,
+            x,
+            &self.w,
+            self.bias.as_ref(),
+            rows,
+            self.in_dim,
+            self.out_dim,
+        )?;
+        Ok(())
+    }
+
+    /// Bytes of weights.
+    pub(crate) fn bytes(&self) -> usize {
+        (self.w.len() + self.bias.as_ref().map_or(0, |b| b.len())) * T::BYTES
+    }
+}
+
+/// An RMSNorm weight on the device.
+pub(crate) struct DeviceNorm<T> {
+    pub(crate) w: CudaSlice<T>,
+    pub(crate) eps: f32,
+}
+
+impl<T: GpuElement> DeviceNorm<T> {
+    /// Uploads a CPU norm.
+    pub(crate) fn upload(gpu: &Gpu, n: &Norm) -> Result<DeviceNorm<T>> {
+        Ok(DeviceNorm {
+            w: upload(gpu, &n.w)?,
+            eps: n.eps,
+        })
+    }
+
+    /// A norm of ones.
+    pub(crate) fn ones(gpu: &Gpu, dim: usize, eps: f32) -> Result<DeviceNorm<T>> {
+        Ok(DeviceNorm {
+            w: random(gpu, dim, 0, 0.0, 1.0)?,
+            eps,
+        })
+    }
+}
+
+/// Attention and MLP of one decoder layer (the target's or the draft's midlayer).
+pub(crate) struct DeviceBlock<T> {
+    pub(crate) qkv: DeviceLinear<T>,
+    pub(crate) o: DeviceLinear<T>,
+    pub(crate) post_norm: DeviceNorm<T>,
+    pub(crate) gate_up: DeviceLinear<T>,
+    pub(crate) down: DeviceLinear<T>,
+    pub(crate) layout: QkvLayout,
+    pub(crate) inner: usize,
+}
+
+impl<T: GpuElement> DeviceBlock<T>
+where
+    CudaBlas: Gemm<T>,
+{
+    /// Uploads a CPU attention block, its post-attention norm and MLP.
+    pub(crate) fn upload(
+        gpu: &Gpu,
+        attn: &Attention,
+        post_norm: &Norm,
+        mlp: &Mlp,
+    ) -> Result<DeviceBlock<T>> {
+        Ok(DeviceBlock {
+            qkv: DeviceLinear::upload(gpu, &[&attn.q, &attn.k, &attn.v])?,
+            o: DeviceLinear::upload(gpu, &[&attn.o])?,
+            post_norm: DeviceNorm::upload(gpu, post_norm)?,
+            gate_up: DeviceLinear::upload(gpu, &[&mlp.gate, &mlp.up])?,
+            down: DeviceLinear::upload(gpu, &[&mlp.down])?,
+            layout: QkvLayout {
+                heads: attn.shape.n_heads,
+                kv_heads: attn.shape.n_kv_heads,
+                head_dim: attn.shape.head_dim,
+            },
+            inner: mlp.gate.out_dim,
+        })
+    }
+
+    /// Random weights for an input of `in_dim`, a residual of `hidden`.
+    pub(crate) fn random(
+        gpu: &Gpu,
+        in_dim: usize,
+        hidden: usize,
+        inner: usize,
+        layout: QkvLayout,
+        eps: f32,
+        seeds: &mut Seeds,
+    ) -> Result<DeviceBlock<T>> {
+        let qd = layout.heads * layout.head_dim;
+        let qkv_out = (layout.heads + 2 * layout.kv_heads) * layout.head_dim;
+        Ok(DeviceBlock {
+            qkv: DeviceLinear::random(gpu, qkv_out, in_dim, seeds)?,
+            o: DeviceLinear::random(gpu, hidden, qd, seeds)?,
+            post_norm: DeviceNorm::ones(gpu, hidden, eps)?,
+            gate_up: DeviceLinear::random(gpu, 2 * inner, hidden, seeds)?,
+            down: DeviceLinear::random(gpu, hidden, inner, seeds)?,
+            layout,
+            inner,
+        })
+    }
+
+    /// Bytes of weights read by one forward.
+    pub(crate) fn bytes(&self) -> usize {
+        self.qkv.bytes()
+            + self.o.bytes()
+            + self.gate_up.bytes()
+            + self.down.bytes()
+            + self.post_norm.w.len() * T::BYTES
+    }
+}

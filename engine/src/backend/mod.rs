@@ -1,0 +1,107 @@
+//! The interface between the decode loop and where the models run: the CPU
+//! backend (the project's batch-invariant kernels, f32) and, with the `cuda`
+//! feature, the GPU backend (the project's CUDA kernels and cuBLAS, bf16 or
+//! f32). The decode loop, drafting trees and verification are shared.
+
+mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
+
+use crate::config::{DraftConfig, TargetConfig};
+use crate::error::Result;
+use crate::model::{DraftOutput, ForwardBatch, HiddenInput, TargetOutput};
+
+/// A sequence's KV cache as the decode loop sees it: entries held (committed
+/// and scratch) and entries kept for good.
+pub trait SequenceCache {
+    /// Entries held, committed and scratch.
+    fn len(&self) -> usize;
+    /// Entries kept for good.
+    fn committed(&self) -> usize;
+    /// Whether it holds nothing.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// What the decode loop needs from a target forward's logits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogitsWanted {
+    /// The argmax of every logit row (greedy); a backend may skip the logits.
+    Argmax,
+    /// The logits themselves (sampling, audits).
+    Logits,
+}
+
+/// Runs a target model: forwards over ragged batches with KV caches and aux capture.
+pub trait TargetBackend {
+    /// Per-sequence KV cache handle.
+    type Cache: SequenceCache;
+
+    /// The model's config.
+    fn config(&self) -> &TargetConfig;
+
+    /// Where it runs, for reports (`cpu`, `cuda`).
+    fn device(&self) -> &'static str;
+
+    /// A fresh, empty cache for one sequence.
+    fn new_cache(&self) -> Result<Self::Cache>;
+
+    /// Runs `batch`, appending every row's keys and values to its cache as
+    /// scratch, capturing the residual streams entering the layers in
+    /// `capture`, and giving `batch.logit_rows`' logits or their argmax.
+    fn forward(
+        &self,
+        batch: &ForwardBatch,
+        caches: &mut [Self::Cache],
+        capture: &[usize],
+        wanted: LogitsWanted,
+    ) -> Result<TargetOutput>;
+
+    /// Keeps scratch entries `keep` (ascending) as the next committed entries
+    /// of each cache and drops the rest of its scratch; `keeps[i]` is for `caches[i]`.
+    fn commit(&self, caches: &mut [&mut Self::Cache], keeps: &[Vec<usize>]) -> Result<()>;
+
+    /// Commits every scratch entry of `cache`.
+    fn commit_all(&self, cache: &mut Self::Cache) -> Result<()>;
+
+    /// The sequence is finished: its cache's memory may be reused.
+    fn release(&self, cache: Self::Cache) {
+        drop(cache);
+    }
+}
+
+/// Runs an EAGLE-3 draft model.
+pub trait DraftBackend {
+    /// Per-sequence KV cache handle.
+    type Cache: SequenceCache;
+
+    /// The draft's config.
+    fn config(&self) -> &DraftConfig;
+
+    /// Target token id of each draft token id.
+    fn draft_to_target(&self) -> &[u32];
+
+    /// A fresh, empty cache for one sequence.
+    fn new_cache(&self) -> Result<Self::Cache>;
+
+    /// Runs `batch` (appending each row to its cache as scratch) with the
+    /// given hidden inputs; logits for `batch.logit_rows`.
+    fn forward(
+        &self,
+        batch: &ForwardBatch,
+        hidden: HiddenInput<'_>,
+        caches: &mut [Self::Cache],
+    ) -> Result<DraftOutput>;
+
+    /// Commits every scratch entry.
+    fn commit_all(&self, cache: &mut Self::Cache);
+
+    /// Drops every scratch entry.
+    fn rollback(&self, cache: &mut Self::Cache);
+
+    /// The sequence is finished: its cache's memory may be reused.
+    fn release(&self, cache: Self::Cache) {
+        drop(cache);
+    }
+}

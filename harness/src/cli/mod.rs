@@ -4,6 +4,8 @@ mod analyze;
 mod audit;
 mod fixtures;
 mod generate;
+#[cfg(feature = "cuda")]
+mod gpu;
 mod merge;
 mod sweep;
 
@@ -82,6 +84,11 @@ enum Command {
     Audit(audit::AuditArgs),
     /// Explain a run: expected vs measured tau, live vs trained acceptance, break-even tau, a verdict per row.
     Analyze(analyze::AnalyzeArgs),
+    /// The engine on an NVIDIA GPU: agreement with the CPU engine, losslessness, decode
+    /// bandwidth and synthetic-acceptance speedups (a build with `--features cuda`).
+    #[cfg(feature = "cuda")]
+    #[command(subcommand)]
+    Gpu(gpu::GpuCommand),
 }
 
 /// Runs the parsed command.
@@ -92,6 +99,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Sweep(a) => sweep::run(a),
         Command::Merge(a) => merge::run(a),
         Command::Analyze(a) => analyze::run(a),
+        #[cfg(feature = "cuda")]
+        Command::Gpu(c) => gpu::run(c),
         Command::Audit(a) => {
             if audit::run(a)? {
                 return Err(CliError::Findings);

@@ -5,13 +5,16 @@
 mod draft;
 mod forward;
 mod kv_pool;
+mod pair;
 mod recorder;
 mod target;
 mod weights;
 
 pub use draft::GpuDraft;
 pub use kv_pool::GpuCache;
+pub use pair::{GpuDtype, GpuModels, GpuPair};
 pub use recorder::GpuRecorder;
+pub use specula_kernels::cuda::{Gpu, INVARIANT_MAX_ROWS};
 pub use target::GpuTarget;
 
 use crate::config::{DraftConfig, TargetConfig};

@@ -1,0 +1,236 @@
+//! `specula gpu bench`: on a config.json shape with random weights drawn on
+//! the device, (1) baseline decode: weight bytes read per step over the
+//! CUDA-event time of the step, against the device-to-device copy bandwidth
+//! measured in the same run; (2) synthetic acceptance: measured speedup over
+//! the same-run baseline against the ideal speedup computed from the
+//! measured span costs. Rows are marked synthetic.
+
+use super::spans::{csv_rows, median_us, SPANS_HEADER};
+use super::{open_gpu, write};
+use crate::cli::CliError;
+use clap::Args;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use specula_engine::backend::cuda::{
+    default_draft_config, GpuDtype, GpuModels, GpuOptions, GpuRecorder,
+};
+use specula_engine::config::TargetConfig;
+use specula_engine::generate::GenerateParams;
+use specula_engine::spec::{SpecConfig, SyntheticAcceptance};
+use specula_engine::timing::Span;
+use specula_kernels::cuda::check::measure_ceilings;
+use std::path::PathBuf;
+
+/// Arguments of `specula gpu bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// The target's config.json (for example Llama-3.1-8B's); weights are random.
+    #[arg(long)]
+    config: PathBuf,
+    /// Draw random weights on the device (the only mode for now: no checkpoint is read).
+    #[arg(long)]
+    random_weights: bool,
+    /// Element type.
+    #[arg(long, default_value = "bf16", value_parser = ["bf16", "f32"])]
+    dtype: String,
+    /// Batch sizes, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    batch_sizes: Vec<usize>,
+    /// Prompt length in tokens (random ids).
+    #[arg(long, default_value_t = 128)]
+    prompt_len: usize,
+    /// Tokens generated per sequence.
+    #[arg(long, default_value_t = 128)]
+    max_new_tokens: usize,
+    /// Draft depth of the synthetic run.
+    #[arg(long, default_value_t = 5)]
+    steps: usize,
+    /// Branching of the synthetic run.
+    #[arg(long, default_value_t = 1)]
+    topk: usize,
+    /// Tokens verified per step (default steps * topk + 1 capped by the tree).
+    #[arg(long)]
+    num_draft_tokens: Option<usize>,
+    /// Conditional acceptance per draft position, comma-separated (the last repeats).
+    #[arg(long, value_delimiter = ',', default_value = "0.8")]
+    synthetic: Vec<f64>,
+    /// Repeats of each (batch, mode) pair, interleaved.
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    /// Seed of the weights and prompts.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Folder for the CSV files.
+    #[arg(long, default_value = "results/gpu")]
+    out: PathBuf,
+}
+
+struct Measured {
+    tok_s: f64,
+    tau: f64,
+    steps: usize,
+    verify_us: f64,
+    draft_us_per_step: f64,
+    log: specula_engine::timing::SpanLog,
+}
+
+fn measure(
+    models: &mut GpuModels,
+    gpu: &std::sync::Arc<specula_engine::backend::cuda::Gpu>,
+    prompts: &[Vec<u32>],
+    params: &GenerateParams,
+) -> Result<Measured, CliError> {
+    let mut rec = GpuRecorder::new(gpu.clone());
+    let g = models.generate(prompts, params, &mut rec)?;
+    if let Some(e) = rec.error {
+        return Err(CliError::Input(format!("GPU: CUDA events failed: {e}")));
+    }
+    let verify = rec
+        .log
+        .samples
+        .get(&Span::Verify)
+        .cloned()
+        .unwrap_or_default();
+    let draft_total = rec.log.total(Span::Draft).as_secs_f64() * 1e6;
+    Ok(Measured {
+        tok_s: g.decode_throughput(),
+        tau: g.tau(),
+        steps: g.batch_steps,
+        verify_us: median_us(&verify),
+        draft_us_per_step: draft_total / g.batch_steps.max(1) as f64,
+        log: rec.log,
+    })
+}
+
+/// Runs the benchmark.
+pub fn run(a: BenchArgs) -> Result<(), CliError> {
+    if !a.random_weights {
+        return Err(CliError::Input(
+            "gpu bench reads no checkpoint yet: pass --random-weights".into(),
+        ));
+    }
+    let target = TargetConfig::load_file(&a.config)?;
+    let dtype = if a.dtype == "f32" {
+        GpuDtype::F32
+    } else {
+        GpuDtype::Bf16
+    };
+    let profile = SyntheticAcceptance::new(a.synthetic.clone())?;
+    let ndt = a.num_draft_tokens.unwrap_or(a.steps * a.topk + 1);
+    let spec = SpecConfig::new(a.steps, a.topk, ndt)?;
+    let gpu = open_gpu()?;
+    let ceilings = measure_ceilings(&gpu).map_err(|e| CliError::Input(format!("GPU: {e}")))?;
+    eprintln!(
+        "ceilings: copy {:.0} GB/s, bf16 GEMM {:.0} TFLOP/s",
+        ceilings.copy_gb_s, ceilings.gemm_tflops
+    );
+    let max_batch = a.batch_sizes.iter().copied().max().unwrap_or(1);
+    let opts = GpuOptions {
+        slots: max_batch,
+        capacity: a.prompt_len + a.max_new_tokens + ndt + 8,
+    };
+    let draft = default_draft_config(&target);
+    let mut models = GpuModels::random(
+        gpu.clone(),
+        target.clone(),
+        Some(draft),
+        dtype,
+        a.seed,
+        &opts,
+    )?;
+    let weight_bytes = models.target_weight_bytes();
+    eprintln!(
+        "random {} weights: {:.2} GB read per target step",
+        dtype.name(),
+        weight_bytes as f64 / 1e9
+    );
+    let mut rng = ChaCha8Rng::seed_from_u64(a.seed);
+    let base_params = GenerateParams {
+        spec: SpecConfig::BASELINE,
+        max_new_tokens: a.max_new_tokens,
+        ignore_eos: true,
+        ..GenerateParams::default()
+    };
+    let spec_params = GenerateParams {
+        spec,
+        synthetic: Some(profile.clone()),
+        ..base_params.clone()
+    };
+    let mut bw = String::from("batch_size,repeat,dtype,weight_bytes,step_us_p50,weight_gb_s,copy_gb_s,fraction_of_copy,tok_s\n");
+    let mut sp = String::from("batch_size,repeat,synthetic,profile,steps,topk,num_draft_tokens,tau,expected_tau,base_tok_s,spec_tok_s,measured_speedup,base_step_us,draft_us_per_step,verify_us,ideal_speedup,fraction_of_ideal\n");
+    let mut spans = format!("{SPANS_HEADER}\n");
+    for &batch in &a.batch_sizes {
+        let prompts: Vec<Vec<u32>> = (0..batch)
+            .map(|_| {
+                (0..a.prompt_len)
+                    .map(|_| rng.random_range(0..target.vocab_size as u32))
+                    .collect()
+            })
+            .collect();
+        // Warm-up: NVRTC modules, cuBLAS heuristics, allocator pools.
+        let warm = GenerateParams {
+            max_new_tokens: 8,
+            ..base_params.clone()
+        };
+        measure(&mut models, &gpu, &prompts, &warm)?;
+        measure(
+            &mut models,
+            &gpu,
+            &prompts,
+            &GenerateParams {
+                max_new_tokens: 8,
+                ..spec_params.clone()
+            },
+        )?;
+        for repeat in 0..a.repeats {
+            let base = measure(&mut models, &gpu, &prompts, &base_params)?;
+            let syn = measure(&mut models, &gpu, &prompts, &spec_params)?;
+            let gb_s = weight_bytes as f64 / (base.verify_us * 1e-6) / 1e9;
+            bw.push_str(&format!(
+                "{batch},{repeat},{},{weight_bytes},{:.1},{gb_s:.1},{:.1},{:.4},{:.2}\n",
+                dtype.name(),
+                base.verify_us,
+                ceilings.copy_gb_s,
+                gb_s / ceilings.copy_gb_s,
+                base.tok_s
+            ));
+            let measured = syn.tok_s / base.tok_s;
+            let ideal = syn.tau * base.verify_us / (syn.draft_us_per_step + syn.verify_us);
+            let rates: Vec<String> = profile.rates().iter().map(|r| r.to_string()).collect();
+            sp.push_str(&format!(
+                "{batch},{repeat},true,{},{},{},{},{:.4},{:.4},{:.2},{:.2},{measured:.4},{:.1},{:.1},{:.1},{ideal:.4},{:.4}\n",
+                rates.join(";"),
+                spec.steps,
+                spec.topk,
+                spec.num_draft_tokens,
+                syn.tau,
+                profile.expected_tau(spec.steps),
+                base.tok_s,
+                syn.tok_s,
+                base.verify_us,
+                syn.draft_us_per_step,
+                syn.verify_us,
+                measured / ideal
+            ));
+            eprintln!(
+                "batch {batch} repeat {repeat}: baseline step {:.0} us ({gb_s:.0} GB/s, {:.1}% of copy), {:.1} tok/s; synthetic tau {:.2}: {:.1} tok/s, speedup {measured:.2} vs ideal {ideal:.2} ({:.1}%), {} steps",
+                base.verify_us,
+                100.0 * gb_s / ceilings.copy_gb_s,
+                base.tok_s,
+                syn.tau,
+                syn.tok_s,
+                100.0 * measured / ideal,
+                syn.steps
+            );
+            if repeat + 1 == a.repeats {
+                spans.push_str(&csv_rows("baseline", batch, &base.log));
+                spans.push_str(&csv_rows("synthetic", batch, &syn.log));
+            }
+        }
+    }
+    write(&a.out, "decode_bandwidth.csv", &bw)?;
+    write(&a.out, "synthetic_speedup.csv", &sp)?;
+    write(&a.out, "spans.csv", &spans)?;
+    println!("{bw}\n{sp}\n{spans}");
+    Ok(())
+}

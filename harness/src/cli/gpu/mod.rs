@@ -1,0 +1,50 @@
+//! `specula gpu`: the engine on an NVIDIA GPU (built with `--features cuda`).
+//! `agree` checks the GPU forward against the CPU engine and speculative
+//! decoding on the GPU for losslessness; `bench` measures decode bandwidth
+//! and synthetic-acceptance speedups on a config's shape with random weights.
+
+mod agree;
+mod bench;
+mod spans;
+
+use super::CliError;
+use clap::Subcommand;
+use specula_engine::backend::cuda::Gpu;
+use std::path::Path;
+use std::sync::Arc;
+
+/// GPU subcommands.
+#[derive(Subcommand, Debug)]
+pub enum GpuCommand {
+    /// The GPU engine against the CPU engine (same greedy tokens) and speculative
+    /// decoding on the GPU against the GPU baseline (lossless), on the trained tiny model.
+    Agree(agree::AgreeArgs),
+    /// Decode bandwidth and synthetic-acceptance speedup on a config.json shape with
+    /// random bf16 weights drawn on the device (no checkpoint needed).
+    Bench(bench::BenchArgs),
+}
+
+/// Runs a GPU subcommand.
+pub fn run(c: GpuCommand) -> Result<(), CliError> {
+    match c {
+        GpuCommand::Agree(a) => agree::run(a),
+        GpuCommand::Bench(a) => bench::run(a),
+    }
+}
+
+/// Opens GPU 0 (one clear line when there is none).
+fn open_gpu() -> Result<Arc<Gpu>, CliError> {
+    let gpu = Gpu::new(0).map_err(|e| CliError::Input(format!("GPU: {e}")))?;
+    eprintln!(
+        "device: {} ({}), kernels compiled by NVRTC in {:.2} s",
+        gpu.name, gpu.arch, gpu.compile_s
+    );
+    Ok(Arc::new(gpu))
+}
+
+/// Writes `text` to `dir/name`.
+fn write(dir: &Path, name: &str, text: &str) -> Result<(), CliError> {
+    std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::write(dir.join(name), text))
+        .map_err(|e| CliError::Input(format!("{}: {e}", dir.join(name).display())))
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Every GPU check and benchmark in one go, on a machine with an NVIDIA GPU
+# and no Rust: correctness first, then the benchmarks; CSV under OUT.
+#
+# Build on any machine (no CUDA needed), then take the binaries along:
+#   cargo build --release -p specula --features cuda
+#   cargo build --release -p specula-kernels --features cuda --bin specula-gpu-check
+#   mkdir -p devrun/bin && cp target/release/{specula,specula-gpu-check} devrun/bin/
+#   strip devrun/bin/*
+# On the GPU machine, from the repository root:
+#   bash scripts/gpu_run_all.sh [OUT_DIR] [BIN_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:-results/h200}
+BIN=${2:-devrun/bin}
+mkdir -p "$OUT"
+# CUDA's driver, NVRTC and cuBLAS (never a stubs/ folder).
+for d in /usr/local/cuda/lib64 $(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__file__) + "/cu13/lib")' 2>/dev/null || true); do
+    [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
+done
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+
+echo "== 1. every kernel against its CPU reference; ceilings; per-kernel times (8B shape)"
+"$BIN/specula-gpu-check" "$OUT" | tee "$OUT/gpu_check.log"
+
+echo "== 2. the GPU engine against the CPU engine, and lossless speculative decoding on the GPU"
+"$BIN/specula" gpu agree --out "$OUT" | tee "$OUT/agree.log"
+
+echo "== 3. decode bandwidth and synthetic acceptance on Llama-3.1-8B's shape, random bf16 weights"
+"$BIN/specula" gpu bench --config bench/configs/llama-3.1-8b.json --random-weights \
+    --batch-sizes 1,4 --steps 5 --topk 1 --synthetic 0.8 --repeats 3 --out "$OUT" | tee "$OUT/bench.log"
+
+echo "== summary"
+column -s, -t < "$OUT/decode_bandwidth.csv" || cat "$OUT/decode_bandwidth.csv"
+column -s, -t < "$OUT/synthetic_speedup.csv" || cat "$OUT/synthetic_speedup.csv"

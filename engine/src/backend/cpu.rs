@@ -77,6 +77,7 @@ impl DraftBackend for Eagle3Draft {
         batch: &ForwardBatch,
         hidden: HiddenInput<'_>,
         caches: &mut [KvCache],
+        _top_k: Option<usize>,
     ) -> Result<DraftOutput> {
         Ok(Eagle3Draft::forward(self, batch, hidden, caches))
     }

@@ -86,12 +86,15 @@ pub trait DraftBackend {
     fn new_cache(&self) -> Result<Self::Cache>;
 
     /// Runs `batch` (appending each row to its cache as scratch) with the
-    /// given hidden inputs; logits for `batch.logit_rows`.
+    /// given hidden inputs; logits for `batch.logit_rows`, or with
+    /// `top_k = Some(k)` only each row's best `k` log-probabilities where the
+    /// backend can compute them itself (`DraftOutput::top`).
     fn forward(
         &self,
         batch: &ForwardBatch,
         hidden: HiddenInput<'_>,
         caches: &mut [Self::Cache],
+        top_k: Option<usize>,
     ) -> Result<DraftOutput>;
 
     /// Commits every scratch entry.

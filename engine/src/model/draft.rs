@@ -44,8 +44,11 @@ pub struct Eagle3Draft {
 pub struct DraftOutput {
     /// `[rows, hidden]`: the midlayer output before the final norm (fed back as the next hidden input).
     pub hidden: Vec<f32>,
-    /// `[logit_rows, draft_vocab]` logits.
+    /// `[logit_rows, draft_vocab]` logits (empty when `top` holds the rows instead).
     pub logits: Vec<f32>,
+    /// Per logit row, the best draft ids with their log-probabilities, best
+    /// first, when the caller asked for top-k only and the backend computed it.
+    pub top: Vec<Vec<(usize, f32)>>,
 }
 
 impl Eagle3Draft {
@@ -208,6 +211,7 @@ impl Eagle3Draft {
         DraftOutput {
             logits: self.lm_head.forward(&sel),
             hidden: x,
+            top: Vec::new(),
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use super::config::SpecConfig;
 use super::drafter::{DraftRequest, Drafter};
-use super::search::search_trees;
+use super::search::{needs_only_top_k, search_trees, DraftScores};
 use super::tree::DraftTree;
 use crate::backend::{DraftBackend, SequenceCache};
 use crate::capture::AuxCapture;
@@ -105,16 +105,13 @@ impl<D: DraftBackend> Drafter for Eagle3Drafter<D> {
             aux.extend_from_slice(q.pending_aux);
         }
         let model = &self.model;
+        let top_k = needs_only_top_k(cfg.topk, temperature).then_some(cfg.topk);
         let out = timed(rec, Span::Draft, || {
-            model.forward(&batch, HiddenInput::Aux(&aux), &mut caches)
+            model.forward(&batch, HiddenInput::Aux(&aux), &mut caches, top_k)
         })?;
         caches.iter_mut().for_each(|c| model.commit_all(c));
         let vocab = model.config().draft_vocab_size;
-        let first: Vec<Vec<f32>> = out
-            .logits
-            .chunks_exact(vocab)
-            .map(<[f32]>::to_vec)
-            .collect();
+        let first = scores_of(&out, vocab);
         let last_hidden: Vec<Vec<f32>> = last_rows
             .iter()
             .map(|&r| out.hidden[r * h..(r + 1) * h].to_vec())
@@ -161,14 +158,14 @@ impl<D: DraftBackend> Drafter for Eagle3Drafter<D> {
                     }
                 }
                 let out = timed(rec, Span::Draft, || {
-                    model.forward(&batch, HiddenInput::Own(&hidden), &mut caches)
+                    model.forward(&batch, HiddenInput::Own(&hidden), &mut caches, top_k)
                 })?;
-                let mut logits: Vec<Vec<Vec<f32>>> = vec![Vec::new(); states.len()];
-                for (row, &(r, n)) in owners.iter().enumerate() {
+                let mut scores: Vec<Vec<DraftScores>> = vec![Vec::new(); states.len()];
+                for ((row, &(r, n)), s) in owners.iter().enumerate().zip(scores_of(&out, vocab)) {
                     produced[r].insert(n, out.hidden[row * h..(row + 1) * h].to_vec());
-                    logits[r].push(out.logits[row * vocab..(row + 1) * vocab].to_vec());
+                    scores[r].push(s);
                 }
-                Ok(logits)
+                Ok(scores)
             },
         )?;
         for (q, mut c) in requests.iter().zip(caches) {
@@ -184,5 +181,21 @@ impl<D: DraftBackend> Drafter for Eagle3Drafter<D> {
         if let Some(c) = self.caches.remove(&slot) {
             self.model.release(c);
         }
+    }
+}
+
+/// One [`DraftScores`] per logit row of a draft forward.
+fn scores_of(out: &crate::model::DraftOutput, vocab: usize) -> Vec<DraftScores> {
+    if out.top.is_empty() {
+        out.logits
+            .chunks_exact(vocab)
+            .map(|l| DraftScores::Logits(l.to_vec()))
+            .collect()
+    } else {
+        out.top
+            .iter()
+            .cloned()
+            .map(DraftScores::TopLogProbs)
+            .collect()
     }
 }

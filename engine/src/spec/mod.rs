@@ -13,7 +13,9 @@ pub use config::SpecConfig;
 pub use drafter::{DraftRequest, Drafter};
 pub use eagle3::Eagle3Drafter;
 pub use oracle::OracleDrafter;
-pub use search::{children_of, search_trees, Candidate, SearchState};
+pub use search::{
+    children_of, needs_only_top_k, search_trees, Candidate, DraftScores, SearchState,
+};
 pub use synthetic::SyntheticAcceptance;
 pub use tree::{DraftNode, DraftTree, Proposal};
 pub use verify::{verify_greedy, verify_sampling, Acceptance};

@@ -6,7 +6,7 @@
 
 use super::config::SpecConfig;
 use super::drafter::{DraftRequest, Drafter};
-use super::search::{search_trees, SearchState};
+use super::search::{search_trees, DraftScores, SearchState};
 use super::tree::DraftTree;
 use crate::error::Result;
 use crate::timing::{timed, Span, SpanRecorder};
@@ -99,8 +99,11 @@ impl Drafter for OracleDrafter {
             .iter()
             .map(|q| (q.slot, q.tokens.len() - 1))
             .collect();
-        let first: Vec<Vec<f32>> = timed(rec, Span::Draft, || {
-            roots.iter().map(|&(s, r)| self.logits(s, r, &[])).collect()
+        let first: Vec<DraftScores> = timed(rec, Span::Draft, || {
+            roots
+                .iter()
+                .map(|&(s, r)| DraftScores::Logits(self.logits(s, r, &[])))
+                .collect()
         });
         let identity = std::mem::take(&mut self.identity);
         let vocab = self.vocab;
@@ -112,7 +115,9 @@ impl Drafter for OracleDrafter {
                 .map(|(st, &(slot, root))| {
                     st.frontier
                         .iter()
-                        .map(|&n| self.logits(slot, root, &Self::path(st, Some(n))))
+                        .map(|&n| {
+                            DraftScores::Logits(self.logits(slot, root, &Self::path(st, Some(n))))
+                        })
                         .collect()
                 })
                 .collect();

@@ -34,12 +34,29 @@ pub struct SearchState {
     pub frontier: Vec<usize>,
 }
 
-/// Children of one expanded node from its draft logits (over the draft
+/// What a draft forward gives for one expanded node: its logits over the
+/// draft vocabulary, or (a GPU backend asked for top-k only) the best draft
+/// ids with their log-probabilities, best first.
+#[derive(Debug, Clone)]
+pub enum DraftScores {
+    /// Logits over the draft vocabulary.
+    Logits(Vec<f32>),
+    /// The best `(draft id, log-probability)` pairs, at least `topk` of them.
+    TopLogProbs(Vec<(usize, f32)>),
+}
+
+/// Whether a search with these knobs can work from top-k log-probabilities
+/// alone (everything but sampling a chain needs only those).
+pub fn needs_only_top_k(topk: usize, temperature: f32) -> bool {
+    !(temperature > 0.0 && topk == 1)
+}
+
+/// Children of one expanded node from its draft scores (over the draft
 /// vocabulary, mapped to target ids by `vocab_map`): the `topk` most likely,
 /// or, when sampling a chain (`temperature > 0`, `topk = 1`), one token drawn
-/// from the tempered draft distribution.
+/// from the tempered draft distribution (which needs the logits).
 pub fn children_of(
-    logits: &[f32],
+    scores: &DraftScores,
     parent: Option<(usize, &Candidate)>,
     topk: usize,
     temperature: f32,
@@ -47,9 +64,29 @@ pub fn children_of(
     target_vocab: usize,
     rng: &mut ChaCha8Rng,
 ) -> Vec<Candidate> {
-    let logp = log_softmax(logits);
     let (base, depth) = parent.map_or((0.0, 1), |(_, c)| (c.score, c.depth + 1));
     let parent = parent.map(|(i, _)| i);
+    let logits = match scores {
+        DraftScores::Logits(l) => l,
+        DraftScores::TopLogProbs(best) => {
+            assert!(
+                needs_only_top_k(topk, temperature) && best.len() >= topk.min(vocab_map.len()),
+                "children_of: top-k log-probabilities cannot serve this search"
+            );
+            return best
+                .iter()
+                .take(topk)
+                .map(|&(d, lp)| Candidate {
+                    token: vocab_map[d],
+                    parent,
+                    depth,
+                    score: base + lp,
+                    proposal: Proposal::PointMass,
+                })
+                .collect();
+        }
+    };
+    let logp = log_softmax(logits);
     if temperature > 0.0 && topk == 1 {
         let q = softmax_with_temperature(logits, temperature);
         let u: f64 = rng.random();
@@ -93,11 +130,11 @@ pub fn children_of(
 pub fn search_trees(
     cfg: &SpecConfig,
     temperature: f32,
-    first: &[Vec<f32>],
+    first: &[DraftScores],
     vocab_map: &[u32],
     target_vocab: usize,
     rngs: &mut [&mut ChaCha8Rng],
-    mut expand: impl FnMut(&[SearchState]) -> Result<Vec<Vec<Vec<f32>>>>,
+    mut expand: impl FnMut(&[SearchState]) -> Result<Vec<Vec<DraftScores>>>,
 ) -> Result<Vec<SearchState>> {
     let mut states: Vec<SearchState> = first
         .iter()

@@ -170,6 +170,37 @@ pub(crate) fn check_model_kernels<T: GpuElement>(
         0.0,
     );
 
+    // Log-softmax top-k (the draft search's input) against log_softmax + top_k.
+    let (rows, n, k) = (3, 32_000, 4);
+    let (x, x_h) = upload::<T>(gpu, &random(rng, rows * n, 6.0))?;
+    let mut idx = s.alloc_zeros::<i32>(rows * k)?;
+    let mut lp = s.alloc_zeros::<f32>(rows * k)?;
+    top_k_logprobs(gpu, &mut idx, &mut lp, &x, rows, n, k)?;
+    let (got_i, got_l) = (s.clone_dtoh(&idx)?, s.clone_dtoh(&lp)?);
+    let mut want_l = Vec::new();
+    let mut wrong = 0;
+    for r in 0..rows {
+        let want = cpu::top_k(&cpu::log_softmax(&x_h[r * n..(r + 1) * n]), k);
+        wrong += want
+            .iter()
+            .zip(&got_i[r * k..(r + 1) * k])
+            .filter(|((i, _), g)| *i != **g as usize)
+            .count();
+        want_l.extend(want.iter().map(|w| w.1));
+    }
+    row(
+        "top_k_logprobs (ids)",
+        format!("{rows} rows of {n}, k {k}"),
+        wrong as f64,
+        0.0,
+    );
+    row(
+        "top_k_logprobs",
+        format!("{rows} rows of {n}, k {k}"),
+        normwise_error(&got_l, &want_l),
+        1e-5,
+    );
+
     // Device random fill: range, mean and variance of U(-1, 1) * 0.5 + 2.
     let n = 1 << 20;
     let mut x = s.alloc_zeros::<T>(n)?;

@@ -59,6 +59,9 @@ impl Gpu {
             return Err(GpuError::MissingLibrary("libcublas"));
         }
         let ctx = CudaContext::new(ordinal)?;
+        // One stream does all the work, in order: cudarc's per-allocation
+        // read/write events (for multi-stream safety) are not needed.
+        unsafe { ctx.disable_event_tracking() };
         let stream = ctx.default_stream();
         let (major, minor) = ctx.compute_capability()?;
         let arch: &'static str = Box::leak(format!("sm_{major}{minor}").into_boxed_str());

@@ -16,6 +16,21 @@ __device__ __forceinline__ void st(bf16* p, float v) {
     *p = (bf16)(u >> 16);
 }
 
+// 16 bytes of T as floats.
+__device__ __forceinline__ void ld16(const float* p, float* v) {
+    float4 a = *(const float4*)p;
+    v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
+}
+__device__ __forceinline__ void ld16(const bf16* p, float* v) {
+    uint4 a = *(const uint4*)p;
+    unsigned int w[4] = {a.x, a.y, a.z, a.w};
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        v[2 * i] = __uint_as_float(w[i] << 16);
+        v[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+    }
+}
+
 // Block-wide reductions; blockDim.x is a multiple of 32, at most 1024.
 __device__ float block_sum(float v) {
     __shared__ float sh[32];
@@ -84,10 +99,63 @@ __device__ void embedding_gather(T* out, const T* table, const unsigned int* ids
 }
 
 // residual += delta (when delta is not null); out = rmsnorm(residual) * w. grid: rows.
+// Rows whose width is a multiple of 16 bytes and fits 4 vectors per thread
+// stay in registers (one read of each input); others take a scalar loop.
+__device__ __forceinline__ void st16(float* p, const float* v) { *(float4*)p = make_float4(v[0], v[1], v[2], v[3]); }
+__device__ __forceinline__ void st16(bf16* p, const float* v) {
+    unsigned int w[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        bf16 a, b;
+        st(&a, v[2 * i]);
+        st(&b, v[2 * i + 1]);
+        w[i] = (unsigned int)a | ((unsigned int)b << 16);
+    }
+    *(uint4*)p = make_uint4(w[0], w[1], w[2], w[3]);
+}
+
 template <typename T>
 __device__ void rms_norm_residual(T* out, T* residual, const T* delta, const T* w, float eps, int hidden) {
+    constexpr int VEC = 16 / sizeof(T);
     T* x = residual + (size_t)blockIdx.x * hidden;
     const T* d = delta ? delta + (size_t)blockIdx.x * hidden : nullptr;
+    T* o = out + (size_t)blockIdx.x * hidden;
+    int nv = hidden / VEC;
+    if (hidden % VEC == 0 && nv <= 4 * (int)blockDim.x) {
+        float v[4][VEC];
+        float ss = 0.f;
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            int i = (threadIdx.x + u * blockDim.x) * VEC;
+            if (i < hidden) {
+                ld16(x + i, v[u]);
+                if (d) {
+                    float dv[VEC];
+                    ld16(d + i, dv);
+                    // The stored residual is rounded to T; the norm reads it back as stored.
+                    T tmp[VEC];
+#pragma unroll
+                    for (int e = 0; e < VEC; e++) { st(&tmp[e], v[u][e] + dv[e]); v[u][e] = ld(&tmp[e]); }
+                    st16(x + i, v[u]);
+                }
+#pragma unroll
+                for (int e = 0; e < VEC; e++) ss += v[u][e] * v[u][e];
+            }
+        }
+        float inv = rsqrtf(block_sum(ss) / hidden + eps);
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            int i = (threadIdx.x + u * blockDim.x) * VEC;
+            if (i < hidden) {
+                float wv[VEC], r[VEC];
+                ld16(w + i, wv);
+#pragma unroll
+                for (int e = 0; e < VEC; e++) r[e] = v[u][e] * inv * wv[e];
+                st16(o + i, r);
+            }
+        }
+        return;
+    }
     float ss = 0.f;
     for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
         if (d) st(&x[i], ld(&x[i]) + ld(&d[i]));
@@ -95,7 +163,6 @@ __device__ void rms_norm_residual(T* out, T* residual, const T* delta, const T* 
         ss += v * v;
     }
     float inv = rsqrtf(block_sum(ss) / hidden + eps);
-    T* o = out + (size_t)blockIdx.x * hidden;
     for (int i = threadIdx.x; i < hidden; i += blockDim.x) st(&o[i], ld(&x[i]) * inv * ld(&w[i]));
 }
 
@@ -159,14 +226,22 @@ __device__ void attention_partial(float* part_out, float* part_ml, const T* q, c
     for (int d = threadIdx.x; d < head_dim; d += blockDim.x) qs[d] = ld(&qr[d]);
     __syncthreads();
     size_t width = (size_t)kv_heads * head_dim;
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-    // One key per warp at a time, lanes across the head: coalesced reads.
-    for (int j = start + warp; j < end; j += warps) {
+    // One key per thread, whole head at once with 16-byte loads (many loads in flight).
+    constexpr int VEC = 16 / sizeof(T);
+    for (int j = start + threadIdx.x; j < end; j += blockDim.x) {
         const T* k = kp + key_entry(base, extra, r, np, e0, j) * width + (size_t)kvh * head_dim;
         float acc = 0.f;
-        for (int d = lane; d < head_dim; d += 32) acc += qs[d] * ld(&k[d]);
-        for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-        if (lane == 0) sc[j - start] = acc * scale;
+        if (head_dim % VEC == 0 && ((size_t)k & 15) == 0) {
+            for (int d = 0; d < head_dim; d += VEC) {
+                float kv[VEC];
+                ld16(k + d, kv);
+#pragma unroll
+                for (int e = 0; e < VEC; e++) acc = fmaf(qs[d + e], kv[e], acc);
+            }
+        } else {
+            for (int d = 0; d < head_dim; d++) acc = fmaf(qs[d], ld(&k[d]), acc);
+        }
+        sc[j - start] = acc * scale;
     }
     __syncthreads();
     float mx = -INFINITY;
@@ -181,6 +256,7 @@ __device__ void attention_partial(float* part_out, float* part_ml, const T* q, c
     sum = block_sum(sum);
     for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
         float acc = 0.f;
+#pragma unroll 8
         for (int j = start; j < end; j++) {
             acc += sc[j - start] * ld(&vp[key_entry(base, extra, r, np, e0, j) * width + (size_t)kvh * head_dim + d]);
         }
@@ -308,68 +384,104 @@ extern "C" __global__ void verify_greedy_tree(const int* choice, const int* toke
 // ---------------------------------------------------------------------------
 // Model-forward kernels (the GPU engine).
 
-// 16 bytes of T as floats.
-__device__ __forceinline__ void ld16(const float* p, float* v) {
-    float4 a = *(const float4*)p;
-    v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
-}
-__device__ __forceinline__ void ld16(const bf16* p, float* v) {
-    uint4 a = *(const uint4*)p;
-    unsigned int w[4] = {a.x, a.y, a.z, a.w};
+// y[m, n] = x[m, k] W[n, k]^T (+ bias) for few rows: each warp computes C
+// adjacent output columns for a tile of R <= 8 rows, so one x load serves C
+// columns and one weight load serves R rows. Every lane sums its own
+// k-slice in ascending order and the warp reduces in a fixed tree; neither
+// depends on R, C, m or the other rows, so an output is bit-identical
+// whatever batch it is computed in (batch-invariant: the verify forward
+// gives the baseline decode's rows exactly).
+template <typename T, int R, int C>
+__device__ __forceinline__ void linear_rows_tile(T* y, const T* x, const T* w, const T* bias, int k, int n, int col0, int lane) {
+    constexpr int VEC = 16 / sizeof(T);
+    constexpr int U = C >= 4 ? 1 : 4 / C;
+    const int stride = 32 * VEC;
+    const T* wr[C];
 #pragma unroll
-    for (int i = 0; i < 4; i++) {
-        v[2 * i] = __uint_as_float(w[i] << 16);
-        v[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
-    }
-}
-
-// y[m, n] = x[m, k] W[n, k]^T (+ bias) for few rows: one warp per output
-// column, tiles of up to 8 rows sharing each weight load. Every lane sums its
-// own k-slice in a fixed order and the warp reduces in a fixed tree, so an
-// output does not depend on m or on the other rows: batch-invariant (the
-// speculative engine's verify forward gives bit-identical rows to the
-// baseline's decode forward). grid: ceil(n / warps per block).
-template <typename T>
-__device__ void linear_rows(T* y, const T* x, const T* w, const T* bias, int m, int k, int n) {
-    const int VEC = 16 / sizeof(T);
-    int col = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    int lane = threadIdx.x & 31;
-    if (col >= n) return;
-    const T* wr = w + (size_t)col * k;
+    for (int c = 0; c < C; c++) wr[c] = w + (size_t)min(col0 + c, n - 1) * k;
+    float acc[C][R];
+#pragma unroll
+    for (int c = 0; c < C; c++)
+#pragma unroll
+        for (int r = 0; r < R; r++) acc[c][r] = 0.f;
     int kv = (k % VEC == 0) ? k : 0;
-    for (int m0 = 0; m0 < m; m0 += 8) {
-        int mt = min(8, m - m0);
-        float acc[8];
+    int i = lane * VEC;
+    for (; i + (U - 1) * stride < kv; i += U * stride) {
+        float wv[U][C][VEC];
 #pragma unroll
-        for (int r = 0; r < 8; r++) acc[r] = 0.f;
-#pragma unroll 4
-        for (int i = lane * VEC; i < kv; i += 32 * VEC) {
-            float wv[16 / sizeof(T)];
-            ld16(wr + i, wv);
+        for (int u = 0; u < U; u++)
 #pragma unroll
-            for (int r = 0; r < 8; r++) {
-                if (r < mt) {
-                    float xv[16 / sizeof(T)];
-                    ld16(x + (size_t)(m0 + r) * k + i, xv);
+            for (int c = 0; c < C; c++) ld16(wr[c] + i + u * stride, wv[u][c]);
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                float xv[VEC];
+                ld16(x + (size_t)r * k + i + u * stride, xv);
+#pragma unroll
+                for (int c = 0; c < C; c++) {
                     float s = 0.f;
 #pragma unroll
-                    for (int j = 0; j < VEC; j++) s += wv[j] * xv[j];
-                    acc[r] += s;
+                    for (int j = 0; j < VEC; j++) s = fmaf(wv[u][c][j], xv[j], s);
+                    acc[c][r] += s;
                 }
             }
         }
-        for (int i = kv + lane; i < k; i += 32) {
-            float wv = ld(&wr[i]);
+    }
+    for (; i < kv; i += stride) {
+        float wv[C][VEC];
 #pragma unroll
-            for (int r = 0; r < 8; r++)
-                if (r < mt) acc[r] += wv * ld(&x[(size_t)(m0 + r) * k + i]);
+        for (int c = 0; c < C; c++) ld16(wr[c] + i, wv[c]);
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            float xv[VEC];
+            ld16(x + (size_t)r * k + i, xv);
+#pragma unroll
+            for (int c = 0; c < C; c++) {
+                float s = 0.f;
+#pragma unroll
+                for (int j = 0; j < VEC; j++) s = fmaf(wv[c][j], xv[j], s);
+                acc[c][r] += s;
+            }
         }
-        float b = bias ? ld(&bias[col]) : 0.f;
+    }
+    for (int t = kv + lane; t < k; t += 32) {
 #pragma unroll
-        for (int r = 0; r < 8; r++) {
-            float v = acc[r];
+        for (int c = 0; c < C; c++) {
+            float wv = ld(&wr[c][t]);
+#pragma unroll
+            for (int r = 0; r < R; r++) acc[c][r] = fmaf(wv, ld(&x[(size_t)r * k + t]), acc[c][r]);
+        }
+    }
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+        float b = (bias && col0 + c < n) ? ld(&bias[col0 + c]) : 0.f;
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            float v = acc[c][r];
             for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-            if (lane == 0 && r < mt) st(&y[(size_t)(m0 + r) * n + col], v + b);
+            if (lane == 0 && col0 + c < n) st(&y[(size_t)r * n + col0 + c], v + b);
+        }
+    }
+}
+
+template <typename T, int C>
+__device__ void linear_rows(T* y, const T* x, const T* w, const T* bias, int m, int k, int n) {
+    int col0 = ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * C;
+    int lane = threadIdx.x & 31;
+    if (col0 >= n) return;
+    for (int m0 = 0; m0 < m; m0 += 8) {
+        const T* xt = x + (size_t)m0 * k;
+        T* yt = y + (size_t)m0 * n;
+        switch (min(8, m - m0)) {
+            case 1: linear_rows_tile<T, 1, C>(yt, xt, w, bias, k, n, col0, lane); break;
+            case 2: linear_rows_tile<T, 2, C>(yt, xt, w, bias, k, n, col0, lane); break;
+            case 3: linear_rows_tile<T, 3, C>(yt, xt, w, bias, k, n, col0, lane); break;
+            case 4: linear_rows_tile<T, 4, C>(yt, xt, w, bias, k, n, col0, lane); break;
+            case 5: linear_rows_tile<T, 5, C>(yt, xt, w, bias, k, n, col0, lane); break;
+            case 6: linear_rows_tile<T, 6, C>(yt, xt, w, bias, k, n, col0, lane); break;
+            case 7: linear_rows_tile<T, 7, C>(yt, xt, w, bias, k, n, col0, lane); break;
+            default: linear_rows_tile<T, 8, C>(yt, xt, w, bias, k, n, col0, lane); break;
         }
     }
 }
@@ -387,24 +499,27 @@ __device__ void add_bias(T* y, const T* bias, long total, int n) {
 template <typename T>
 __device__ void qkv_rope_append(T* q_out, T* kp, T* vp, const T* qkv, const int* positions, const float* inv_freq,
                                 const int* entry, long pool_offset, int heads, int kv_heads, int hd) {
-    int r = blockIdx.x, half = hd / 2;
+    // grid: (rows, heads + kv_heads + 1); block y rotates head y (q heads, then k heads), the last copies v.
+    int r = blockIdx.x, h = blockIdx.y, half = hd / 2;
     int width = (heads + 2 * kv_heads) * hd, kvw = kv_heads * hd;
     const T* src = qkv + (size_t)r * width;
-    float pos = (float)positions[r];
     T* kd = kp + pool_offset + (size_t)entry[r] * kvw;
-    T* vd = vp + pool_offset + (size_t)entry[r] * kvw;
-    for (int idx = threadIdx.x; idx < (heads + kv_heads) * half; idx += blockDim.x) {
-        int h = idx / half, i = idx % half;
-        const T* p = src + (size_t)h * hd;
-        T* o = h < heads ? q_out + ((size_t)r * heads + h) * hd : kd + (size_t)(h - heads) * hd;
+    if (h == heads + kv_heads) {
+        T* vd = vp + pool_offset + (size_t)entry[r] * kvw;
+        const T* v = src + (size_t)(heads + kv_heads) * hd;
+        for (int i = threadIdx.x; i < kvw; i += blockDim.x) vd[i] = v[i];
+        return;
+    }
+    float pos = (float)positions[r];
+    const T* p = src + (size_t)h * hd;
+    T* o = h < heads ? q_out + ((size_t)r * heads + h) * hd : kd + (size_t)(h - heads) * hd;
+    for (int i = threadIdx.x; i < half; i += blockDim.x) {
         float s, c;
         sincosf(pos * inv_freq[i], &s, &c);
         float a = ld(&p[i]), b = ld(&p[i + half]);
         st(&o[i], a * c - b * s);
         st(&o[i + half], b * c + a * s);
     }
-    const T* v = src + (size_t)(heads + kv_heads) * hd;
-    for (int i = threadIdx.x; i < kvw; i += blockDim.x) vd[i] = v[i];
 }
 
 // out[r, i] = silu(gu[r, i]) * gu[r, inner + i] (the fused gate|up projection).
@@ -457,8 +572,18 @@ __device__ void argmax_partial(float* vals, int* idxs, const T* x, int n, int ch
     }
 }
 
-#define P_LIN(T) (T* y, const T* x, const T* w, const T* bias, int m, int k, int n)
-BOTH(linear_rows, P_LIN, (y, x, w, bias, m, k, n))
+#define LIN_C(C)                                                                                          \
+    extern "C" __global__ void linear_rows_c##C##_f32(float* y, const float* x, const float* w, const float* bias, \
+                                                     int m, int k, int n) {                                    \
+        linear_rows<float, C>(y, x, w, bias, m, k, n);                                                         \
+    }                                                                                                          \
+    extern "C" __global__ void linear_rows_c##C##_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, \
+                                                      int m, int k, int n) {                                   \
+        linear_rows<bf16, C>(y, x, w, bias, m, k, n);                                                          \
+    }
+LIN_C(1)
+LIN_C(2)
+LIN_C(4)
 #define P_BIAS(T) (T* y, const T* bias, long total, int n)
 BOTH(add_bias, P_BIAS, (y, bias, total, n))
 #define P_QKV(T) (T* q_out, T* kp, T* vp, const T* qkv, const int* positions, const float* inv_freq, const int* entry, long pool_offset, int heads, int kv_heads, int hd)
@@ -488,3 +613,37 @@ extern "C" __global__ void argmax_final(int* out, const float* vals, const int* 
     }
     if (threadIdx.x == 0) out[blockIdx.x] = bi;
 }
+
+// The k <= 32 largest log-probabilities of each row of logits x[r, :n]
+// (log_softmax, then top-k; ties to the lower index): what a draft tree
+// search needs, without copying the logits to the host. grid: rows.
+template <typename T>
+__device__ void top_k_logprobs(int* out_idx, float* out_logp, const T* x, int n, int k) {
+    __shared__ int picked[32];
+    const T* row = x + (size_t)blockIdx.x * n;
+    float mx = -INFINITY;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) mx = fmaxf(mx, ld(&row[i]));
+    mx = block_max(mx);
+    float sum = 0.f;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) sum += expf(ld(&row[i]) - mx);
+    float log_sum = logf(block_sum(sum));
+    for (int round = 0; round < k; round++) {
+        float bv = -INFINITY;
+        int bi = 0x7fffffff;
+        for (int i = threadIdx.x; i < n; i += blockDim.x) {
+            bool taken = false;
+            for (int p = 0; p < round; p++) taken |= picked[p] == i;
+            float v = ld(&row[i]);
+            if (!taken && v > bv) { bv = v; bi = i; }
+        }
+        block_argmax(bv, bi);
+        if (threadIdx.x == 0) {
+            picked[round] = bi;
+            out_idx[blockIdx.x * k + round] = bi;
+            out_logp[blockIdx.x * k + round] = bv - mx - log_sum;
+        }
+        __syncthreads();
+    }
+}
+extern "C" __global__ void top_k_logprobs_f32(int* i, float* l, const float* x, int n, int k) { top_k_logprobs<float>(i, l, x, n, k); }
+extern "C" __global__ void top_k_logprobs_bf16(int* i, float* l, const bf16* x, int n, int k) { top_k_logprobs<bf16>(i, l, x, n, k); }

@@ -37,7 +37,14 @@ pub fn linear_rows<T: GpuElement>(
             && bias.is_none_or(|b| b.len() == n),
         || format!("linear_rows: sizes disagree (m {m}, k {k}, n {n})"),
     )?;
-    let f = gpu.function(&name::<T>("linear_rows"))?;
+    // Columns per warp: one for a single row (most warps in flight), more
+    // as rows grow (each x load then serves several columns).
+    let c = match m {
+        1 => 1,
+        2..=3 => 2,
+        _ => 4,
+    };
+    let f = gpu.function(&name::<T>(&format!("linear_rows_c{c}")))?;
     let (mm, kk, nn) = (m as i32, k as i32, n as i32);
     let null: u64 = 0;
     let mut b = gpu.stream.launch_builder(&f);
@@ -47,8 +54,8 @@ pub fn linear_rows<T: GpuElement>(
         None => b.arg(&null),
     };
     b.arg(&mm).arg(&kk).arg(&nn);
-    let warps_per_block = THREADS as usize / 32;
-    unsafe { b.launch(cfg((n.div_ceil(warps_per_block) as u32, 1), THREADS, 0)) }?;
+    let cols_per_block = c * THREADS as usize / 32;
+    unsafe { b.launch(cfg((n.div_ceil(cols_per_block) as u32, 1), THREADS, 0)) }?;
     Ok(())
 }
 
@@ -133,7 +140,8 @@ pub fn qkv_rope_append<T: GpuElement>(
     b.arg(q_out).arg(k_pool).arg(v_pool).arg(qkv);
     b.arg(positions).arg(inv_freq).arg(entry).arg(&off);
     b.arg(&h).arg(&kvh).arg(&d);
-    unsafe { b.launch(cfg((rows as u32, 1), THREADS, 0)) }?;
+    let blocks = (rows as u32, (l.heads + l.kv_heads + 1) as u32);
+    unsafe { b.launch(cfg(blocks, 64, 0)) }?;
     Ok(())
 }
 
@@ -252,5 +260,32 @@ pub fn argmax_split<T: GpuElement>(
         .arg(&scratch.idxs)
         .arg(&splits);
     unsafe { b.launch(cfg((rows as u32, 1), 32, 0)) }?;
+    Ok(())
+}
+
+/// The `k <= 32` largest log-probabilities (log-softmax) of each row of
+/// logits `x: [rows, n]`, largest first, ties to the lower index.
+pub fn top_k_logprobs<T: GpuElement>(
+    gpu: &Gpu,
+    idx: &mut CudaSlice<i32>,
+    logp: &mut CudaSlice<f32>,
+    x: &CudaSlice<T>,
+    rows: usize,
+    n: usize,
+    k: usize,
+) -> Result<(), GpuError> {
+    need(
+        (1..=32).contains(&k)
+            && k <= n
+            && x.len() >= rows * n
+            && idx.len() >= rows * k
+            && logp.len() >= rows * k,
+        || format!("top_k_logprobs: k = {k} must be in 1..=32 and fit the outputs"),
+    )?;
+    let f = gpu.function(&name::<T>("top_k_logprobs"))?;
+    let (nn, kk) = (n as i32, k as i32);
+    let mut b = gpu.stream.launch_builder(&f);
+    b.arg(idx).arg(logp).arg(x).arg(&nn).arg(&kk);
+    unsafe { b.launch(cfg((rows as u32, 1), 512, 0)) }?;
     Ok(())
 }

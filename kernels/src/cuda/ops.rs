@@ -75,7 +75,7 @@ pub fn rms_norm_residual<T: GpuElement>(
         None => b.arg(&null),
     };
     b.arg(w).arg(&eps).arg(&h);
-    unsafe { b.launch(cfg((rows as u32, 1), THREADS, 0)) }?;
+    unsafe { b.launch(cfg((rows as u32, 1), 512, 0)) }?;
     Ok(())
 }
 
@@ -161,7 +161,7 @@ impl KeyLists {
 }
 
 /// Keys handled by one block of the split-K attention.
-pub const ATTENTION_CHUNK: usize = 256;
+pub const ATTENTION_CHUNK: usize = 64;
 
 /// Per-launch scratch of the split-K attention: partial outputs and their
 /// (max, sum), `[rows, heads, splits]`.

@@ -184,18 +184,30 @@ pub fn time_kernels(
         let xin = ones(gpu, rows * k)?;
         let mut y = zeros(gpu, rows * n)?;
         let t = time_ms(gpu, reps, || linear(gpu, &mut y, &xin, &wmat, rows, k, n))?;
-        push(
-            name,
-            t,
-            b * (n * k + rows * k + rows * n) as f64,
-            2.0 * (rows * n * k) as f64,
-        );
+        let bytes = b * (n * k + rows * k + rows * n) as f64;
+        push(name, t, bytes, 2.0 * (rows * n * k) as f64);
+        if rows <= super::model_ops::INVARIANT_MAX_ROWS {
+            let t = time_ms(gpu, reps, || {
+                super::model_ops::linear_rows(gpu, &mut y, &xin, &wmat, None, rows, k, n)
+            })?;
+            push(
+                &format!("{name} (linear_rows)"),
+                t,
+                bytes,
+                2.0 * (rows * n * k) as f64,
+            );
+        }
     }
 
     let logits = ones(gpu, rows * vocab)?;
     let mut am = s.alloc_zeros::<i32>(rows)?;
     let t = time_ms(gpu, reps, || argmax_rows(gpu, &mut am, &logits, vocab))?;
     push("argmax", t, b * (rows * vocab) as f64, 0.0);
+    let mut scratch = super::model_ops::ArgmaxScratch::new(gpu, rows, vocab)?;
+    let t = time_ms(gpu, reps, || {
+        super::model_ops::argmax_split(gpu, &mut am, &logits, rows, vocab, &mut scratch)
+    })?;
+    push("argmax (split)", t, b * (rows * vocab) as f64, 0.0);
     let (mut ti, mut tv) = (
         s.alloc_zeros::<i32>(rows * 8)?,
         s.alloc_zeros::<f32>(rows * 8)?,

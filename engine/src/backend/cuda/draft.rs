@@ -4,6 +4,7 @@
 
 use super::forward::{block_forward, BatchOnDevice, Scratch};
 use super::kv_pool::{GpuCache, KvPool};
+use super::profile::OpClock;
 use super::weights::{download, upload, DeviceBlock, DeviceLinear, DeviceNorm, Seeds};
 use super::GpuOptions;
 use crate::backend::DraftBackend;
@@ -14,7 +15,7 @@ use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::Rope;
 use specula_kernels::cuda::{
-    copy_cols, embedding_gather, rms_norm_residual, Gpu, GpuElement, QkvLayout,
+    copy_cols, embedding_gather, rms_norm_residual, top_k_logprobs, Gpu, GpuElement, QkvLayout,
 };
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -196,6 +197,7 @@ where
         batch: &ForwardBatch,
         hidden: HiddenInput<'_>,
         caches: &mut [GpuCache],
+        top_k: Option<usize>,
     ) -> Result<DraftOutput> {
         let gpu = &*self.gpu;
         let h = self.config.hidden_size;
@@ -238,6 +240,7 @@ where
             0,
             &self.inv_freq,
             &mut sc,
+            &mut OpClock::off(),
         )?;
         let n = &self.norm;
         rms_norm_residual(gpu, &mut tmp, &mut x, Some(&sc.mlp), &n.w, n.eps, h)?;
@@ -247,12 +250,36 @@ where
         let dv = self.config.draft_vocab_size;
         let mut logits = unsafe { s.alloc::<T>(nl.max(1) * dv) }?;
         self.lm_head.forward(gpu, &mut logits, &last, nl.max(1))?;
-        let mut logits = download(gpu, &logits)?;
-        logits.truncate(nl * dv);
-        Ok(DraftOutput {
-            hidden: download(gpu, &x)?,
-            logits,
-        })
+        let hidden = download(gpu, &x)?;
+        match top_k.filter(|&k| (1..=32).contains(&k) && k <= dv) {
+            Some(k) => {
+                let mut idx = s.alloc_zeros::<i32>(nl.max(1) * k)?;
+                let mut lp = s.alloc_zeros::<f32>(nl.max(1) * k)?;
+                top_k_logprobs(gpu, &mut idx, &mut lp, &logits, nl.max(1), dv, k)?;
+                let (idx, lp) = (s.clone_dtoh(&idx)?, s.clone_dtoh(&lp)?);
+                let top = (0..nl)
+                    .map(|r| {
+                        (r * k..(r + 1) * k)
+                            .map(|j| (idx[j] as usize, lp[j]))
+                            .collect()
+                    })
+                    .collect();
+                Ok(DraftOutput {
+                    hidden,
+                    logits: Vec::new(),
+                    top,
+                })
+            }
+            None => {
+                let mut logits = download(gpu, &logits)?;
+                logits.truncate(nl * dv);
+                Ok(DraftOutput {
+                    hidden,
+                    logits,
+                    top: Vec::new(),
+                })
+            }
+        }
     }
 
     fn commit_all(&self, cache: &mut GpuCache) {

@@ -4,6 +4,7 @@
 //! over the key lists, o projection, residual + norm, fused gate|up MLP.
 
 use super::kv_pool::{GpuCache, KvPool};
+use super::profile::OpClock;
 use super::weights::DeviceBlock;
 use crate::error::Result;
 use crate::model::ForwardBatch;
@@ -134,6 +135,7 @@ pub(crate) fn block_forward<T: GpuElement>(
     layer: usize,
     inv_freq: &CudaSlice<f32>,
     sc: &mut Scratch<T>,
+    clock: &mut OpClock,
 ) -> Result<()>
 where
     CudaBlas: Gemm<T>,
@@ -142,6 +144,7 @@ where
     let l = block.layout;
     let hidden = block.o.out_dim;
     block.qkv.forward(gpu, &mut sc.qkv, input, rows)?;
+    clock.mark(gpu, "linear qkv");
     let offset = pool.layer_offset(layer);
     qkv_rope_append(
         gpu,
@@ -155,6 +158,7 @@ where
         offset,
         l,
     )?;
+    clock.mark(gpu, "qkv_rope_append");
     let shape = AttentionShape {
         n_heads: l.heads,
         n_kv_heads: l.kv_heads,
@@ -176,7 +180,9 @@ where
         shape,
         scale,
     )?;
+    clock.mark(gpu, "attention");
     block.o.forward(gpu, &mut sc.o, &sc.att, rows)?;
+    clock.mark(gpu, "linear o");
     rms_norm_residual(
         gpu,
         &mut sc.normed,
@@ -186,8 +192,12 @@ where
         block.post_norm.eps,
         hidden,
     )?;
+    clock.mark(gpu, "rms_norm_residual");
     block.gate_up.forward(gpu, &mut sc.gu, &sc.normed, rows)?;
+    clock.mark(gpu, "linear gate_up");
     silu_mul_fused(gpu, &mut sc.act, &sc.gu, rows, block.inner)?;
+    clock.mark(gpu, "silu_mul");
     block.down.forward(gpu, &mut sc.mlp, &sc.act, rows)?;
+    clock.mark(gpu, "linear down");
     Ok(())
 }

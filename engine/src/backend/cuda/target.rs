@@ -4,6 +4,7 @@
 
 use super::forward::{block_forward, BatchOnDevice, Scratch};
 use super::kv_pool::{GpuCache, KvPool};
+use super::profile::OpClock;
 use super::weights::{download, upload, DeviceBlock, DeviceLinear, DeviceNorm, Seeds};
 use super::GpuOptions;
 use crate::backend::{LogitsWanted, TargetBackend};
@@ -205,6 +206,7 @@ where
         let gpu = &*self.gpu;
         let h = self.config.hidden_size;
         let mut pool = self.pool.borrow_mut();
+        let mut clock = OpClock::start(gpu);
         let b = BatchOnDevice::upload(gpu, batch, caches, &pool)?;
         let rows = b.rows;
         let s = &gpu.stream;
@@ -214,6 +216,7 @@ where
         let mut aux = unsafe { s.alloc::<T>((rows * aux_w).max(1)) }?;
         let mut inp = unsafe { s.alloc::<T>(rows * h) }?;
         let mut sc = Scratch::new(gpu, &b, &self.layers[0].block, h)?;
+        clock.mark(gpu, "upload + embed + buffers");
         for (li, layer) in self.layers.iter().enumerate() {
             let delta = (li > 0).then_some(&sc.mlp);
             let n = &layer.input_norm;
@@ -221,6 +224,7 @@ where
             for (slot, _) in capture.iter().enumerate().filter(|(_, &p)| p == li) {
                 copy_cols(gpu, &mut aux, &x, rows, h, aux_w, slot * h)?;
             }
+            clock.mark(gpu, "rms_norm_residual");
             block_forward(
                 gpu,
                 &layer.block,
@@ -231,6 +235,7 @@ where
                 li,
                 &self.inv_freq,
                 &mut sc,
+                &mut clock,
             )?;
         }
         let n = &self.norm;
@@ -241,6 +246,8 @@ where
         let vocab = self.config.vocab_size;
         let mut logits = unsafe { s.alloc::<T>(nl.max(1) * vocab) }?;
         self.lm_head.forward(gpu, &mut logits, &last, nl.max(1))?;
+        clock.mark(gpu, "final norm + lm_head");
+        clock.enqueued();
         let (logits_h, argmax) = match wanted {
             LogitsWanted::Argmax => {
                 let mut idx = s.alloc_zeros::<i32>(nl.max(1))?;
@@ -260,6 +267,8 @@ where
         } else {
             download(gpu, &aux)?
         };
+        clock.mark(gpu, "argmax + downloads");
+        clock.finish();
         Ok(TargetOutput {
             logits: logits_h,
             aux: aux_h,

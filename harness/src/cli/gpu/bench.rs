@@ -183,8 +183,11 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
             },
         )?;
         for repeat in 0..a.repeats {
+            specula_engine::backend::cuda::take_profile();
             let base = measure(&mut models, &gpu, &prompts, &base_params)?;
+            print_profile(batch, "baseline");
             let syn = measure(&mut models, &gpu, &prompts, &spec_params)?;
+            print_profile(batch, "synthetic (target forwards)");
             let gb_s = weight_bytes as f64 / (base.verify_us * 1e-6) / 1e9;
             bw.push_str(&format!(
                 "{batch},{repeat},{},{weight_bytes},{:.1},{gb_s:.1},{:.1},{:.4},{:.2}\n",
@@ -233,4 +236,18 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
     write(&a.out, "spans.csv", &spans)?;
     println!("{bw}\n{sp}\n{spans}");
     Ok(())
+}
+
+/// Prints the per-operation breakdown of the target forwards when
+/// `SPECULA_GPU_PROFILE` is set (and resets it).
+fn print_profile(batch: usize, mode: &str) {
+    let p = specula_engine::backend::cuda::take_profile();
+    if p.is_empty() {
+        return;
+    }
+    let n = p[0].2.max(1) as f64;
+    eprintln!("per-forward breakdown, batch {batch}, {mode} ({n} forwards, CUDA events):");
+    for (name, ms, _) in p {
+        eprintln!("  {name:<30} {:>9.1} us", 1e3 * ms / n);
+    }
 }

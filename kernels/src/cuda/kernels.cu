@@ -232,6 +232,7 @@ __device__ void attention_partial(float* part_out, float* part_ml, const T* q, c
         const T* k = kp + key_entry(base, extra, r, np, e0, j) * width + (size_t)kvh * head_dim;
         float acc = 0.f;
         if (head_dim % VEC == 0 && ((size_t)k & 15) == 0) {
+#pragma unroll 16
             for (int d = 0; d < head_dim; d += VEC) {
                 float kv[VEC];
                 ld16(k + d, kv);
@@ -256,7 +257,7 @@ __device__ void attention_partial(float* part_out, float* part_ml, const T* q, c
     sum = block_sum(sum);
     for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
         float acc = 0.f;
-#pragma unroll 8
+#pragma unroll 16
         for (int j = start; j < end; j++) {
             acc += sc[j - start] * ld(&vp[key_entry(base, extra, r, np, e0, j) * width + (size_t)kvh * head_dim + d]);
         }

@@ -5,6 +5,7 @@ mod audit;
 mod fixtures;
 mod generate;
 mod merge;
+mod serve;
 mod sweep;
 
 use crate::sweep::SweepError;
@@ -51,7 +52,9 @@ impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
             CliError::Sweep(SweepError::Interrupted(_)) => EXIT_INTERRUPTED,
-            CliError::Sweep(SweepError::Io { .. }) | CliError::Findings => EXIT_FAILED,
+            CliError::Sweep(SweepError::Io { .. })
+            | CliError::Sweep(SweepError::RowsFailed(_))
+            | CliError::Findings => EXIT_FAILED,
             _ => EXIT_BAD_INPUT,
         }
     }
@@ -82,6 +85,9 @@ enum Command {
     Audit(audit::AuditArgs),
     /// Explain a run: expected vs measured tau, live vs trained acceptance, break-even tau, a verdict per row.
     Analyze(analyze::AnalyzeArgs),
+    /// Serve the built-in engine over HTTP with the SGLang (/generate, /get_server_info) and
+    /// vLLM (/v1/completions, /metrics) protocols, for the sweep's sglang and vllm backends.
+    Serve(serve::ServeArgs),
 }
 
 /// Runs the parsed command.
@@ -92,6 +98,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Sweep(a) => sweep::run(a),
         Command::Merge(a) => merge::run(a),
         Command::Analyze(a) => analyze::run(a),
+        Command::Serve(a) => serve::run(a),
         Command::Audit(a) => {
             if audit::run(a)? {
                 return Err(CliError::Findings);

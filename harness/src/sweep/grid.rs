@@ -6,6 +6,7 @@
 
 use super::spec::{SpanMode, SweepSpec};
 use super::SweepError;
+use crate::backend::BackendKind;
 use specula_datasets::{PromptSet, PromptSource};
 use specula_engine::capture::{AuxCapture, IdConvention};
 use specula_engine::config::{DraftConfig, TargetConfig};
@@ -170,9 +171,18 @@ impl Grid {
             let m = m.get_ref();
             let target_dir = resolve(base, &m.target);
             let draft_dir = m.draft.as_deref().map(|d| resolve(base, d));
-            let tcfg = TargetConfig::load(&target_dir)?;
+            // A served target need not exist here (a model id, a remote path):
+            // then its dtype and capture points are unknown.
+            let local =
+                spec.backend == BackendKind::Engine || target_dir.join("config.json").exists();
+            let tcfg = if local {
+                Some(TargetConfig::load(&target_dir)?)
+            } else {
+                None
+            };
             let draft_ids = match &draft_dir {
-                Some(d) => Some(DraftConfig::load(d)?.aux_layer_ids),
+                Some(d) if tcfg.is_some() => Some(DraftConfig::load(d)?.aux_layer_ids),
+                Some(_) => Some(None),
                 None => None,
             };
             let info = ModelInfo {
@@ -181,7 +191,7 @@ impl Grid {
                 draft: m.draft.clone(),
                 target_dir,
                 draft_dir,
-                dtype: tcfg.dtype.clone(),
+                dtype: tcfg.as_ref().map(|c| c.dtype.clone()).unwrap_or_default(),
                 chat_template: m.chat_template == super::spec::ChatTemplateMode::Auto,
             };
             let mut list: Vec<DraftPoint> = Vec::new();
@@ -232,6 +242,18 @@ impl Grid {
                             let capture = CaptureKey {
                                 override_ids: d.aux_layers.clone(),
                                 convention,
+                            };
+                            let Some(tcfg) = &tcfg else {
+                                list.push(DraftPoint {
+                                    spec: sc,
+                                    label: format!(
+                                        "s{steps}k{topk}n{ndt}{}",
+                                        capture_label(&capture)
+                                    ),
+                                    capture,
+                                    aux_points: String::new(),
+                                });
+                                continue;
                             };
                             let resolved = AuxCapture::resolve(
                                 capture.override_ids.as_deref(),

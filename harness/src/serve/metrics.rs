@@ -1,0 +1,116 @@
+//! What `specula serve` counts across requests: the vLLM spec-decode
+//! counters (served on `/metrics` under vLLM's names, as
+//! `prometheus_client` writes counters: `_total` suffix, `position` label
+//! 0-based) and SGLang's running `avg_spec_accept_length`.
+
+use specula_engine::spec::SpecConfig;
+use specula_engine::stats::SequenceResult;
+use std::fmt::Write;
+
+/// Counters since the server started.
+#[derive(Debug, Clone, Default)]
+pub struct Counters {
+    /// Finished requests.
+    pub requests: u64,
+    /// Prompt tokens of every request.
+    pub prompt_tokens: u64,
+    /// Generated tokens of every request.
+    pub generation_tokens: u64,
+    /// Verify steps with a draft (vLLM `num_drafts`).
+    pub drafts: u64,
+    /// Draft slots verified (verify steps x (num_draft_tokens - 1)).
+    pub draft_tokens: u64,
+    /// Accepted draft tokens.
+    pub accepted: u64,
+    /// Verify steps whose accepted path reached depth k + 1.
+    pub accepted_per_pos: Vec<u64>,
+    /// Tokens emitted by verify steps (SGLang's accept length numerator).
+    pub emitted: u64,
+}
+
+impl Counters {
+    /// Adds one finished sequence generated under `spec`.
+    pub fn record(&mut self, r: &SequenceResult, spec: SpecConfig) {
+        self.requests += 1;
+        self.prompt_tokens += r.prompt_len as u64;
+        self.generation_tokens += r.output.len() as u64;
+        if spec.is_baseline() {
+            return;
+        }
+        self.accepted_per_pos.resize(spec.steps, 0);
+        self.drafts += r.verify_steps as u64;
+        self.draft_tokens += (r.verify_steps * spec.num_draft_tokens.saturating_sub(1)) as u64;
+        for &a in &r.accepted_per_step {
+            self.accepted += a as u64;
+            for k in 0..(a as usize).min(spec.steps) {
+                self.accepted_per_pos[k] += 1;
+            }
+        }
+        self.emitted += r.emitted_per_step.iter().map(|&e| e as u64).sum::<u64>();
+    }
+
+    /// Tokens emitted per verify step so far (SGLang's `avg_spec_accept_length`).
+    pub fn avg_accept_length(&self) -> Option<f64> {
+        (self.drafts > 0).then(|| self.emitted as f64 / self.drafts as f64)
+    }
+
+    /// The Prometheus text of `/metrics` (spec-decode counters only when speculating).
+    pub fn prometheus(&self, model: &str, spec: SpecConfig) -> String {
+        let mut out = String::new();
+        let labels = format!("engine=\"0\",model_name=\"{}\"", model.replace('"', "\\\""));
+        let mut counter = |name: &str, help: &str, samples: &[(String, u64)]| {
+            let _ = writeln!(out, "# HELP {name}_total {help}");
+            let _ = writeln!(out, "# TYPE {name}_total counter");
+            for (extra, v) in samples {
+                let _ = writeln!(out, "{name}_total{{{labels}{extra}}} {v}.0");
+            }
+        };
+        let one = |v: u64| vec![(String::new(), v)];
+        counter(
+            "vllm:request_success",
+            "Finished requests.",
+            &one(self.requests),
+        );
+        counter(
+            "vllm:prompt_tokens",
+            "Prefill tokens processed.",
+            &one(self.prompt_tokens),
+        );
+        counter(
+            "vllm:generation_tokens",
+            "Generation tokens processed.",
+            &one(self.generation_tokens),
+        );
+        if !spec.is_baseline() {
+            counter(
+                "vllm:spec_decode_num_drafts",
+                "Number of spec decoding drafts.",
+                &one(self.drafts),
+            );
+            counter(
+                "vllm:spec_decode_num_draft_tokens",
+                "Number of draft tokens.",
+                &one(self.draft_tokens),
+            );
+            counter(
+                "vllm:spec_decode_num_accepted_tokens",
+                "Number of accepted tokens.",
+                &one(self.accepted),
+            );
+            let per_pos: Vec<(String, u64)> = (0..spec.steps)
+                .map(|k| {
+                    (
+                        format!(",position=\"{k}\""),
+                        self.accepted_per_pos.get(k).copied().unwrap_or(0),
+                    )
+                })
+                .collect();
+            counter(
+                "vllm:spec_decode_num_accepted_tokens_per_pos",
+                "Accepted tokens per draft position.",
+                &per_pos,
+            );
+        }
+        out
+    }
+}

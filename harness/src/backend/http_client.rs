@@ -122,8 +122,13 @@ impl Http {
             if n == 0 {
                 return Ok(());
             }
-            let Some(data) = line.trim_end().strip_prefix("data:") else {
-                continue;
+            let trimmed = line.trim_end();
+            let Some(data) = trimmed.strip_prefix("data:") else {
+                let field = ["event:", "id:", "retry:", ":"];
+                if trimmed.is_empty() || field.iter().any(|f| trimmed.starts_with(f)) {
+                    continue;
+                }
+                return Err(self.fail(path, format!("malformed event stream: {}", clip(trimmed))));
             };
             let data = data.trim();
             if data == "[DONE]" {

@@ -127,7 +127,7 @@ impl<'a> ServedRunner<'a> {
             1 => {
                 let skipped = self.pending(m, None).len();
                 if skipped > 0 {
-                    self.progress.note(&format!(
+                    self.progress.warn(&format!(
                         "note: {skipped} baseline rows not run: an attached server runs one config (give `command` to start a baseline server)"
                     ));
                 }
@@ -279,7 +279,7 @@ impl<'a> ServedRunner<'a> {
 
     fn fail(&mut self, p: usize, reason: &str) -> Result<(), SweepError> {
         let key = self.grid.points[p].key.clone();
-        self.progress.note(&format!("failed {key}: {reason}"));
+        self.progress.warn(&format!("failed {key}: {reason}"));
         self.failures.append(&[vec![
             self.info.run_id.clone(),
             key,
@@ -375,8 +375,15 @@ impl<'a> ServedRunner<'a> {
                 }
                 Err(e) => {
                     let mut reason = e.0;
-                    if let Some(exit) = live.process.as_mut().and_then(ServerProcess::exited) {
-                        reason = format!("{reason} ({exit})");
+                    if let Some(process) = live.process.as_mut() {
+                        // A server that died may take a moment to be seen exited.
+                        for _ in 0..10 {
+                            if let Some(exit) = process.exited() {
+                                reason = format!("{reason} ({exit})");
+                                break;
+                            }
+                            std::thread::sleep(Duration::from_millis(100));
+                        }
                     }
                     self.fail(p, &reason)?;
                     broken = Some(reason);

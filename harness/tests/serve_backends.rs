@@ -65,13 +65,11 @@ fn sweep(dir: &Path, name: &str, text: &str) -> std::process::Output {
     )
 }
 
+type Rows = BTreeMap<String, BTreeMap<String, String>>;
+type Positions = BTreeMap<(String, String), String>;
+
 /// runs.csv rows by key, and positions.csv rates by (key, position).
-fn read(
-    run: &Path,
-) -> (
-    BTreeMap<String, BTreeMap<String, String>>,
-    BTreeMap<(String, String), String>,
-) {
+fn read(run: &Path) -> (Rows, Positions) {
     let positions = Csv::read(&run.join("positions.csv"))
         .rows
         .into_iter()
@@ -348,4 +346,101 @@ fn a_sweep_attaches_to_a_running_server_for_its_one_config() {
         .iter()
         .all(|r| r["backend"] == "sglang" && r["tau"].parse::<f64>().unwrap() > 1.0));
     assert!(String::from_utf8_lossy(&out.stderr).contains("baseline rows not run"));
+}
+
+#[test]
+fn ctrl_c_during_a_stalled_request_stops_the_sweep_keeps_finished_rows_and_reaps_the_server() {
+    if !models().join("config.json").exists() {
+        eprintln!("SKIPPED: models/tiny-llama is not in this checkout");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let script = format!(
+        "echo $$ >> pids; if [ {{steps}} = 0 ]; then exec {BIN} serve --target {{target}} --port {{port}}; fi; \
+         exec {BIN} serve --target {{target}} --draft {{draft}} --steps {{steps}} --port {{port}} --fault=stall"
+    );
+    let mut text = body(&format!(
+        "backend = \"vllm\"\n[server]\ncommand = \"sh -c '{script}'\"\nrequest_timeout_s = 4\nstartup_timeout_s = 30\n"
+    ));
+    text = text.replace("batch_sizes = [1, 2]", "batch_sizes = 1");
+    std::fs::write(t.path().join("cc.toml"), text).unwrap();
+    let mut child = command(t.path(), &["sweep", "cc.toml", "--out", "cc", "--quiet"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pids_file = t.path().join("pids");
+    let count = || std::fs::read_to_string(&pids_file).map_or(0, |s| s.lines().count());
+    let t0 = Instant::now();
+    while count() < 2 && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        count(),
+        2,
+        "the baseline server, then the stalling one, were started"
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t1 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t1.elapsed() < Duration::from_secs(15),
+            "the sweep did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(130));
+    let runs = Csv::read(&t.path().join("cc/runs.csv"));
+    assert_eq!(
+        runs.column("row_key"),
+        ["tiny.base.b1.builtin.t0.r0"],
+        "the finished baseline row is kept"
+    );
+    for pid in std::fs::read_to_string(&pids_file).unwrap().lines() {
+        assert!(
+            !alive(pid.trim().parse().unwrap()),
+            "server {pid} outlived the sweep"
+        );
+    }
+}
+
+#[test]
+fn a_served_backend_without_a_server_table_or_with_a_bad_one_is_unusable_input() {
+    let t = workspace();
+    for (text, want) in [
+        (
+            "backend = \"sglang\"\n",
+            "backend `sglang` needs a [server] table",
+        ),
+        (
+            "backend = \"vllm\"\n[server]\nurl = \"http://127.0.0.1:1\"\ncommand = \"x\"\n",
+            "not both",
+        ),
+        (
+            "backend = \"sglang\"\n[server]\ncommand = \"x 'unclosed\"\n",
+            "unclosed single quote",
+        ),
+        (
+            "backend = \"sglang\"\n[server]\ncommand = \"x\"\nrequest_timeout_s = 0\n",
+            "request_timeout_s",
+        ),
+        ("backend = \"tgi\"\n", "unknown variant `tgi`"),
+        (
+            "[server]\ncommand = \"x\"\n",
+            "the engine backend runs in process",
+        ),
+    ] {
+        let path = spec(t.path(), "bad.toml", text);
+        let out = specula_in(t.path(), &["sweep", path.to_str().unwrap(), "--dry-run"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{text}: {stderr}");
+        assert!(
+            stderr.contains("bad.toml:") && stderr.contains(want),
+            "{text}: {stderr}"
+        );
+    }
 }

@@ -26,6 +26,7 @@ use crate::sweep::runner::RunInfo;
 use crate::sweep::{interrupt, SweepError};
 use specula_datasets::{prompt_input, ChatTemplate};
 use specula_engine::tokenizer::TextTokenizer;
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -178,8 +179,8 @@ impl<'a> ServedRunner<'a> {
                 }
                 for &p in &rows {
                     let s = self.grid.groups[self.grid.points[p].group].prompt_set;
-                    if !prompts.contains_key(&s) {
-                        prompts.insert(s, self.prompts(m, s)?);
+                    if let Entry::Vacant(e) = prompts.entry(s) {
+                        e.insert(self.prompts(m, s)?);
                     }
                 }
                 self.run_config(m, c, &rows, &prompts)?;

@@ -10,6 +10,7 @@
 //! per row (SGLang: `meta_info` sums; vLLM: `/metrics` counters before and after).
 
 pub mod config;
+pub mod connect;
 pub mod http_client;
 pub mod prometheus;
 pub mod row;

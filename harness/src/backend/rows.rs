@@ -12,11 +12,7 @@
 //! the next config. Finished rows are kept; `--resume` reruns failed points.
 
 use super::row::{run_row, RowResult};
-use super::server_process::ServerProcess;
-use super::sglang::SglangClient;
-use super::template;
-use super::vllm::VllmClient;
-use super::{BackendError, BackendKind, PromptInput, RequestParams, ServerSpec, ServingClient};
+use super::{BackendKind, PromptInput, RequestParams, ServerSpec};
 use crate::export::meta::rfc3339;
 use crate::export::{AppendCsv, Row, RowWriter};
 use crate::sweep::grid::Grid;
@@ -27,7 +23,7 @@ use crate::sweep::{interrupt, SweepError};
 use specula_datasets::{prompt_input, ChatTemplate};
 use specula_engine::tokenizer::TextTokenizer;
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -36,28 +32,21 @@ pub const FAILURES_HEADER: [&str; 4] = ["run_id", "row_key", "backend", "error"]
 
 /// Runs the served rows of a sweep and writes them.
 pub struct ServedRunner<'a> {
-    grid: &'a Grid,
+    pub(super) grid: &'a Grid,
     info: &'a RunInfo,
-    kind: BackendKind,
-    server: ServerSpec,
-    base: PathBuf,
+    pub(super) kind: BackendKind,
+    pub(super) server: ServerSpec,
+    pub(super) base: PathBuf,
     writers: Vec<Box<dyn RowWriter>>,
     failures: AppendCsv,
     progress: &'a Progress,
     done: Finished,
     base_outputs: HashMap<usize, Vec<String>>,
-    log: PathBuf,
+    pub(super) log: PathBuf,
     /// Rows written by this process.
     pub written: usize,
     /// Points that failed.
     pub failed: usize,
-}
-
-/// A server to talk to: started (and stopped on drop) or attached.
-struct Live {
-    process: Option<ServerProcess>,
-    client: Box<dyn ServingClient>,
-    url: String,
 }
 
 impl<'a> ServedRunner<'a> {
@@ -187,95 +176,6 @@ impl<'a> ServedRunner<'a> {
             }
         }
         Ok(())
-    }
-
-    fn vars(&self, m: usize, c: Option<usize>, port: u16) -> BTreeMap<&'static str, String> {
-        let model = &self.grid.models[m];
-        let spec = c.map(|c| &self.grid.configs[m][c]);
-        let s = spec.map(|d| d.spec);
-        let target = model.target.display().to_string();
-        BTreeMap::from([
-            ("target", target.clone()),
-            (
-                "draft",
-                model
-                    .draft
-                    .as_ref()
-                    .map(|d| d.display().to_string())
-                    .unwrap_or_default(),
-            ),
-            ("steps", s.map_or(0, |s| s.steps).to_string()),
-            ("topk", s.map_or(1, |s| s.topk).to_string()),
-            (
-                "num_draft_tokens",
-                s.map_or(1, |s| s.num_draft_tokens).to_string(),
-            ),
-            (
-                "aux_layers",
-                spec.and_then(|d| d.capture.override_ids.as_ref())
-                    .map(|ids| ids.iter().map(i64::to_string).collect::<Vec<_>>().join(","))
-                    .unwrap_or_default(),
-            ),
-            ("host", self.server.host.clone()),
-            ("port", port.to_string()),
-            ("model", self.server.model.clone().unwrap_or(target)),
-        ])
-    }
-
-    fn client(&self, url: &str, m: usize) -> Box<dyn ServingClient> {
-        let timeout = Duration::from_secs_f64(self.server.request_timeout_s);
-        match self.kind {
-            BackendKind::Vllm => {
-                let model = self
-                    .server
-                    .model
-                    .clone()
-                    .unwrap_or_else(|| self.grid.models[m].target.display().to_string());
-                Box::new(VllmClient::new(url, &model, timeout, self.server.stream))
-            }
-            _ => Box::new(SglangClient::new(url, timeout, self.server.stream)),
-        }
-    }
-
-    /// Starts (or attaches to) the server of config `c` and waits for its health check.
-    fn connect(&self, m: usize, c: Option<usize>) -> Result<Live, BackendError> {
-        if let Some(url) = &self.server.url {
-            let client = self.client(url, m);
-            if !client.healthy() {
-                return Err(BackendError(format!("{url}/health does not answer 200")));
-            }
-            return Ok(Live {
-                process: None,
-                client,
-                url: url.clone(),
-            });
-        }
-        let port = match self.server.port {
-            Some(p) => p,
-            None => free_port(&self.server.host)?,
-        };
-        let vars = self.vars(m, c, port);
-        let extra = c.and(self.server.speculative_args.as_deref());
-        let command = self.server.command.as_deref().unwrap_or_default();
-        let words = template::expand(command, extra, &vars)
-            .map_err(|e| BackendError::new("[server] command", e))?;
-        let url = format!("http://{}:{port}", self.server.host);
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.log)
-            .ok();
-        let mut process = ServerProcess::start(&words, &self.base, log)?;
-        let client = self.client(&url, m);
-        process.wait_healthy(
-            Duration::from_secs_f64(self.server.startup_timeout_s),
-            || client.healthy(),
-        )?;
-        Ok(Live {
-            process: Some(process),
-            client,
-            url,
-        })
     }
 
     fn fail(&mut self, p: usize, reason: &str) -> Result<(), SweepError> {
@@ -495,12 +395,4 @@ impl<'a> ServedRunner<'a> {
         self.written += 1;
         Ok(())
     }
-}
-
-/// A port that was free on `host` a moment ago.
-fn free_port(host: &str) -> Result<u16, BackendError> {
-    std::net::TcpListener::bind((host, 0))
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(|e| BackendError::new(&format!("no free port on {host}"), e))
 }

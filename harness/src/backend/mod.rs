@@ -55,7 +55,8 @@ pub struct RequestOutcome {
     pub verify_steps: Option<usize>,
     /// Verify steps by accepted draft tokens (SGLang `spec_accept_histogram`), when reported.
     pub accept_histogram: Option<Vec<u64>>,
-    /// Seconds from sending to the first generated text.
+    /// Seconds from sending to the first streamed event with generated output
+    /// (SGLang: `completion_tokens` > 0; vLLM: a choice); the whole time when not streamed.
     pub ttft_s: f64,
     /// Seconds from sending to the last byte.
     pub e2e_s: f64,

@@ -119,7 +119,11 @@ impl ServingClient for VllmClient {
                     usage = Some(n);
                 }
                 let piece = text_of(&ev)?;
-                if first.is_none() && !piece.is_empty() {
+                let has_choice = ev
+                    .get("choices")
+                    .and_then(Value::as_array)
+                    .is_some_and(|c| !c.is_empty());
+                if first.is_none() && has_choice {
                     first = Some(t0.elapsed().as_secs_f64());
                 }
                 text.push_str(&piece);

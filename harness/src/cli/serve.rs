@@ -1,7 +1,8 @@
 //! `specula serve`: the built-in engine behind an SGLang- and vLLM-compatible HTTP server.
 
 use super::CliError;
-use crate::serve::{serve, Engine, Fault};
+use crate::serve::engine::Engine;
+use crate::serve::{serve, Fault};
 use clap::Args;
 use specula_engine::capture::IdConvention;
 use specula_engine::pair::{CaptureChoice, ModelPair};
@@ -84,6 +85,12 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
     let name = a
         .served_model_name
         .unwrap_or_else(|| a.target.display().to_string());
-    let engine = Engine::new(pair, spec, name, a.fault);
-    serve(engine, &format!("{}:{}", a.host, a.port), a.threads).map_err(CliError::Input)
+    let engine = Engine::new(pair, spec, name);
+    serve(
+        engine,
+        a.fault,
+        &format!("{}:{}", a.host, a.port),
+        a.threads,
+    )
+    .map_err(CliError::Input)
 }

@@ -6,25 +6,24 @@
 //!
 //! Requests are **serialized**: a few HTTP threads accept connections (so
 //! `/health` and `/metrics` answer during a generation), and one engine
-//! behind a mutex generates one request at a time. Batching would not change
-//! any acceptance figure (the kernels are batch-invariant), only throughput.
-//! A response is sent when its generation is over; a streamed one comes as
-//! one event with the whole text, then `[DONE]` (its TTFT is its end-to-end time).
+//! behind a mutex ([`engine`]) generates one request at a time. Batching
+//! would not change any acceptance figure (the kernels are batch-invariant),
+//! only throughput. A streamed answer ([`events`]) sends a first event when
+//! the prefill has produced the first token (so TTFT is real) and the whole
+//! text in the last event.
 
+pub mod engine;
+pub mod events;
 pub mod metrics;
 pub mod sglang_api;
 pub mod vllm_api;
 
-use metrics::Counters;
+use engine::{Engine, Failure, Job};
+use events::EventStream;
 use serde_json::{json, Value};
-use specula_engine::generate::GenerateParams;
-use specula_engine::pair::ModelPair;
-use specula_engine::spec::SpecConfig;
-use specula_engine::stats::SequenceResult;
-use specula_engine::timing::NullRecorder;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tiny_http::{Header, Method, Request, Response, Server};
 
 /// A deliberate misbehaviour, for the sweep's failure tests.
@@ -57,128 +56,111 @@ impl std::str::FromStr for Fault {
     }
 }
 
-/// One prompt to generate for.
-#[derive(Debug, Clone)]
-pub struct Job {
-    /// Prompt token ids.
-    pub prompt: Vec<u32>,
-    /// Tokens to generate at most.
-    pub max_new_tokens: usize,
-    /// 0 = greedy.
-    pub temperature: f64,
-    /// Sampling seed.
-    pub seed: u64,
-    /// Keep going past EOS.
-    pub ignore_eos: bool,
-}
-
-/// A finished job.
-#[derive(Debug, Clone)]
-pub struct Done {
-    /// Generated text.
-    pub text: String,
-    /// The engine's record of the sequence.
-    pub result: SequenceResult,
-}
-
-/// The engine and what it has counted.
-pub struct Engine {
-    pair: Mutex<ModelPair>,
-    /// The speculation knobs of every request.
-    pub spec: SpecConfig,
-    /// The model name (`/v1/models`, `model_name` label).
-    pub name: String,
-    /// Counters since start.
-    pub counters: Mutex<Counters>,
+/// The served engine with its fault hook.
+struct Service {
+    engine: Engine,
     fault: Option<Fault>,
     generations: AtomicU64,
-}
-
-/// An HTTP error answer: status and message.
-pub type Failure = (u16, String);
-
-impl Engine {
-    /// Wraps a loaded pair.
-    pub fn new(pair: ModelPair, spec: SpecConfig, name: String, fault: Option<Fault>) -> Engine {
-        Engine {
-            pair: Mutex::new(pair),
-            spec,
-            name,
-            counters: Mutex::new(Counters::default()),
-            fault,
-            generations: AtomicU64::new(0),
-        }
-    }
-
-    /// Token ids of `text` (special tokens added, as the sweep's engine path does without a chat template).
-    pub fn encode(&self, text: &str) -> Result<Vec<u32>, Failure> {
-        let pair = self.pair.lock().unwrap_or_else(|e| e.into_inner());
-        pair.tokenizer
-            .encode_with(text, true)
-            .map_err(|e| (400, e.to_string()))
-    }
-
-    /// Generates one job (serialized with every other).
-    pub fn run(&self, job: &Job) -> Result<Done, Failure> {
-        let mut pair = self.pair.lock().unwrap_or_else(|e| e.into_inner());
-        let params = GenerateParams {
-            spec: self.spec,
-            temperature: job.temperature as f32,
-            max_new_tokens: job.max_new_tokens,
-            seed: job.seed,
-            ignore_eos: job.ignore_eos,
-        };
-        let g = pair
-            .generate(
-                std::slice::from_ref(&job.prompt),
-                &params,
-                &mut NullRecorder,
-            )
-            .map_err(|e| (400, e.to_string()))?;
-        let result = g
-            .sequences
-            .into_iter()
-            .next()
-            .ok_or((500, "no sequence".to_string()))?;
-        let text = pair
-            .tokenizer
-            .decode(&result.output)
-            .map_err(|e| (500, e.to_string()))?;
-        self.counters
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .record(&result, self.spec);
-        Ok(Done { text, result })
-    }
 }
 
 fn header(name: &str, value: &str) -> Header {
     Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("valid header")
 }
 
+type Answer = Response<std::io::Cursor<Vec<u8>>>;
+
 /// A JSON answer.
-pub fn json_response(status: u16, v: &Value) -> Response<std::io::Cursor<Vec<u8>>> {
+fn json_response(status: u16, v: &Value) -> Answer {
     Response::from_data(v.to_string().into_bytes())
         .with_status_code(status)
         .with_header(header("Content-Type", "application/json"))
 }
 
-/// A server-sent-events answer: each value as one `data:` event, then `[DONE]`.
-pub fn events_response(events: &[Value]) -> Response<std::io::Cursor<Vec<u8>>> {
-    let mut body = String::new();
-    for e in events {
-        body.push_str(&format!("data: {e}\n\n"));
-    }
-    body.push_str("data: [DONE]\n\n");
-    Response::from_data(body.into_bytes()).with_header(header("Content-Type", "text/event-stream"))
-}
-
 /// An error answer in the OpenAI shape (`{"error": {"message"}}`).
-pub fn error_response(f: Failure) -> Response<std::io::Cursor<Vec<u8>>> {
+fn error_response(f: Failure) -> Answer {
     json_response(f.0, &json!({"error": {"message": f.1, "code": f.0}}))
 }
 
-fn handle(engine: &Engine, mut req: Request) {
+/// Applies the fault hook to a generation request; `false` when it answered already.
+fn fault(s: &Service, req: Request) -> Option<Request> {
+    let n = s.generations.fetch_add(1, Ordering::SeqCst);
+    match s.fault {
+        Some(Fault::ExitAfter(k)) if n >= k => std::process::exit(3),
+        Some(Fault::Stall) => loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        },
+        Some(Fault::Garbage) => {
+            let _ = req.respond(
+                Response::from_string("<html>this is not JSON")
+                    .with_header(header("Content-Type", "application/json")),
+            );
+            None
+        }
+        _ => Some(req),
+    }
+}
+
+/// `POST /generate` or `POST /v1/completions`: whole or streamed.
+fn generate(s: &Service, req: Request, sglang: bool, body: &str) {
+    let e = &s.engine;
+    let job: Result<(Value, Job), Failure> = serde_json::from_str::<Value>(body)
+        .map_err(|err| (400, format!("malformed JSON: {err}")))
+        .and_then(|v| {
+            let job = if sglang {
+                sglang_api::job(e, &v)
+            } else {
+                vllm_api::job(e, &v)
+            }?;
+            Ok((v, job))
+        });
+    let (v, job) = match job {
+        Ok(x) => x,
+        Err(f) => {
+            let _ = req.respond(error_response(f));
+            return;
+        }
+    };
+    let t0 = Instant::now();
+    if !job.stream {
+        let answer = e.run(&job, &mut || {}).map(|done| {
+            if sglang {
+                sglang_api::answer(e, &done, t0.elapsed().as_secs_f64())
+            } else {
+                vllm_api::answer(e, &done)
+            }
+        });
+        let _ = req.respond(match answer {
+            Ok(a) => json_response(200, &a),
+            Err(f) => error_response(f),
+        });
+        return;
+    }
+    let Ok(mut stream) = EventStream::start(req) else {
+        return;
+    };
+    let first = if sglang {
+        sglang_api::first_event()
+    } else {
+        vllm_api::first_event(e)
+    };
+    let mut sent = Ok(());
+    let done = e.run(&job, &mut || sent = stream.send(&first));
+    let last = match done {
+        Ok(done) if sglang => vec![sglang_api::answer(e, &done, t0.elapsed().as_secs_f64())],
+        Ok(done) => vllm_api::last_events(e, &done, &v),
+        Err(f) => vec![json!({"error": {"message": f.1, "code": f.0}})],
+    };
+    if sent.is_ok() {
+        for ev in &last {
+            if stream.send(ev).is_err() {
+                return;
+            }
+        }
+        let _ = stream.finish();
+    }
+}
+
+fn handle(s: &Service, mut req: Request) {
     let path = req.url().split('?').next().unwrap_or("").to_string();
     let method = req.method().clone();
     let mut body = String::new();
@@ -188,54 +170,34 @@ fn handle(engine: &Engine, mut req: Request) {
             return;
         }
     }
-    let generating = method == Method::Post && (path == "/generate" || path == "/v1/completions");
-    if generating {
-        let n = engine.generations.fetch_add(1, Ordering::SeqCst);
-        match engine.fault {
-            Some(Fault::ExitAfter(k)) if n >= k => std::process::exit(3),
-            Some(Fault::Stall) => loop {
-                std::thread::sleep(Duration::from_secs(3600));
-            },
-            Some(Fault::Garbage) => {
-                let _ = req.respond(
-                    Response::from_string("<html>this is not JSON")
-                        .with_header(header("Content-Type", "application/json")),
-                );
-                return;
-            }
-            _ => {}
-        }
-    }
-    let parsed =
-        || serde_json::from_str::<Value>(&body).map_err(|e| (400, format!("malformed JSON: {e}")));
+    let e = &s.engine;
     let resp = match (method, path.as_str()) {
+        (Method::Post, "/generate" | "/v1/completions") => {
+            if let Some(req) = fault(s, req) {
+                generate(s, req, path == "/generate", &body);
+            }
+            return;
+        }
         (Method::Get, "/health" | "/health_generate") => {
-            if engine.fault == Some(Fault::NeverHealthy) {
+            if s.fault == Some(Fault::NeverHealthy) {
                 Response::from_string("starting").with_status_code(503)
             } else {
                 Response::from_string("")
             }
         }
         (Method::Get, "/get_server_info" | "/server_info") => {
-            json_response(200, &sglang_api::server_info(engine))
+            json_response(200, &sglang_api::server_info(e))
         }
-        (Method::Get, "/get_model_info") => json_response(
-            200,
-            &json!({"model_path": engine.name, "is_generation": true}),
-        ),
-        (Method::Post, "/generate") => parsed()
-            .and_then(|v| sglang_api::generate(engine, &v))
-            .unwrap_or_else(error_response),
-        (Method::Get, "/v1/models") => json_response(200, &vllm_api::models(engine)),
-        (Method::Post, "/v1/completions") => parsed()
-            .and_then(|v| vllm_api::completions(engine, &v))
-            .unwrap_or_else(error_response),
+        (Method::Get, "/get_model_info") => {
+            json_response(200, &json!({"model_path": e.name, "is_generation": true}))
+        }
+        (Method::Get, "/v1/models") => json_response(200, &vllm_api::models(e)),
         (Method::Get, "/metrics") => {
-            let text = engine
+            let text = e
                 .counters
                 .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .prometheus(&engine.name, engine.spec);
+                .unwrap_or_else(|p| p.into_inner())
+                .prometheus(&e.name, e.spec);
             Response::from_string(text)
                 .with_header(header("Content-Type", "text/plain; version=0.0.4"))
         }
@@ -245,19 +207,28 @@ fn handle(engine: &Engine, mut req: Request) {
 }
 
 /// Serves `engine` on `addr` until the process is stopped, with `threads` HTTP threads.
-pub fn serve(engine: Engine, addr: &str, threads: usize) -> Result<(), String> {
+pub fn serve(
+    engine: Engine,
+    fault: Option<Fault>,
+    addr: &str,
+    threads: usize,
+) -> Result<(), String> {
     let server = Arc::new(Server::http(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?);
-    let engine = Arc::new(engine);
     eprintln!(
         "specula serve: listening on http://{addr} ({}; requests are serialized)",
         engine.spec
     );
+    let service = Arc::new(Service {
+        engine,
+        fault,
+        generations: AtomicU64::new(0),
+    });
     let workers: Vec<_> = (0..threads.max(1))
         .map(|_| {
-            let (server, engine) = (Arc::clone(&server), Arc::clone(&engine));
+            let (server, service) = (Arc::clone(&server), Arc::clone(&service));
             std::thread::spawn(move || {
                 for req in server.incoming_requests() {
-                    handle(&engine, req);
+                    handle(&service, req);
                 }
             })
         })

@@ -7,12 +7,9 @@
 //! `spec_accept_length` and `spec_accept_rate`; and `GET /get_server_info`
 //! with `avg_spec_accept_length` (top level and in `internal_states[0]`).
 
-use super::{events_response, json_response, Engine, Failure, Job};
+use super::engine::{Done, Engine, Failure, Job};
 use serde_json::{json, Value};
 use specula_engine::stats::FinishReason;
-use std::io::Cursor;
-use std::time::Instant;
-use tiny_http::Response;
 
 fn usize_field(v: &Value, name: &str, default: usize) -> Result<usize, Failure> {
     match v.get(name) {
@@ -53,14 +50,18 @@ pub fn job(engine: &Engine, body: &Value) -> Result<Job, Failure> {
             .get("ignore_eos")
             .and_then(Value::as_bool)
             .unwrap_or(false),
+        stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
     })
 }
 
-/// `POST /generate`.
-pub fn generate(engine: &Engine, body: &Value) -> Result<Response<Cursor<Vec<u8>>>, Failure> {
-    let job = job(engine, body)?;
-    let t0 = Instant::now();
-    let done = engine.run(&job)?;
+/// The first streamed event, sent when the first token exists (its text
+/// comes with the last event, which holds the whole text as SGLang's do).
+pub fn first_event() -> Value {
+    json!({"text": "", "meta_info": {"completion_tokens": 1}})
+}
+
+/// The answer to `/generate` (also the last streamed event).
+pub fn answer(engine: &Engine, done: &Done, elapsed_s: f64) -> Value {
     let r = &done.result;
     let mut meta = json!({
         "id": format!("specula-{}", engine.counters.lock().unwrap_or_else(|e| e.into_inner()).requests),
@@ -70,7 +71,7 @@ pub fn generate(engine: &Engine, body: &Value) -> Result<Response<Cursor<Vec<u8>
             FinishReason::Eos => json!({"type": "stop"}),
             FinishReason::Length => json!({"type": "length", "length": r.output.len()}),
         },
-        "e2e_latency": t0.elapsed().as_secs_f64(),
+        "e2e_latency": elapsed_s,
     });
     if !engine.spec.is_baseline() {
         let mut hist = vec![0u64; engine.spec.steps + 1];
@@ -88,12 +89,7 @@ pub fn generate(engine: &Engine, body: &Value) -> Result<Response<Cursor<Vec<u8>
             0.0
         });
     }
-    let answer = json!({"text": done.text, "output_ids": r.output, "meta_info": meta});
-    if body.get("stream").and_then(Value::as_bool).unwrap_or(false) {
-        Ok(events_response(&[answer]))
-    } else {
-        Ok(json_response(200, &answer))
-    }
+    json!({"text": done.text, "output_ids": r.output, "meta_info": meta})
 }
 
 /// `GET /get_server_info`.

@@ -4,12 +4,10 @@
 //! `ignore_eos`, `stream` with `stream_options.include_usage`) and
 //! `GET /v1/models`. The spec-decode counters are on `/metrics` ([`super::metrics`]).
 
-use super::{events_response, json_response, Engine, Failure, Job};
+use super::engine::{Done, Engine, Failure, Job};
 use serde_json::{json, Value};
 use specula_engine::stats::FinishReason;
-use std::io::Cursor;
 use std::time::{SystemTime, UNIX_EPOCH};
-use tiny_http::Response;
 
 fn now() -> u64 {
     SystemTime::now()
@@ -63,54 +61,72 @@ pub fn job(engine: &Engine, body: &Value) -> Result<Job, Failure> {
             .get("ignore_eos")
             .and_then(Value::as_bool)
             .unwrap_or(false),
+        stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
     })
 }
 
-/// `POST /v1/completions`.
-pub fn completions(engine: &Engine, body: &Value) -> Result<Response<Cursor<Vec<u8>>>, Failure> {
-    let job = job(engine, body)?;
-    let done = engine.run(&job)?;
-    let r = &done.result;
-    let id = format!(
-        "cmpl-specula-{}",
-        engine
-            .counters
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .requests
-    );
-    let finish = match r.finish {
+fn head(engine: &Engine, choices: Value, usage: Value) -> Value {
+    let n = engine
+        .counters
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .requests;
+    json!({
+        "id": format!("cmpl-specula-{n}"),
+        "object": "text_completion",
+        "created": now(),
+        "model": engine.name,
+        "choices": choices,
+        "usage": usage,
+    })
+}
+
+/// The first streamed event, sent when the first token exists (an empty
+/// text: the whole text comes with the next event).
+pub fn first_event(engine: &Engine) -> Value {
+    head(
+        engine,
+        json!([{"index": 0, "text": "", "logprobs": null, "finish_reason": null}]),
+        Value::Null,
+    )
+}
+
+fn finish(done: &Done) -> &'static str {
+    match done.result.finish {
         FinishReason::Eos => "stop",
         FinishReason::Length => "length",
-    };
-    let usage = json!({
+    }
+}
+
+fn usage(done: &Done) -> Value {
+    let r = &done.result;
+    json!({
         "prompt_tokens": r.prompt_len,
         "completion_tokens": r.output.len(),
         "total_tokens": r.prompt_len + r.output.len(),
-    });
-    let head = |choices: Value, usage: Value| json!({"id": id, "object": "text_completion", "created": now(), "model": engine.name, "choices": choices, "usage": usage});
-    if body.get("stream").and_then(Value::as_bool).unwrap_or(false) {
-        let include_usage = body
-            .pointer("/stream_options/include_usage")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        let mut events = vec![head(
-            json!([{"index": 0, "text": done.text, "logprobs": null, "finish_reason": finish}]),
-            Value::Null,
-        )];
-        if include_usage {
-            events.push(head(json!([]), usage));
-        }
-        Ok(events_response(&events))
-    } else {
-        Ok(json_response(
-            200,
-            &head(
-                json!([{"index": 0, "text": done.text, "logprobs": null, "finish_reason": finish}]),
-                usage,
-            ),
-        ))
+    })
+}
+
+/// The answer to `POST /v1/completions`.
+pub fn answer(engine: &Engine, done: &Done) -> Value {
+    let choice =
+        json!([{"index": 0, "text": done.text, "logprobs": null, "finish_reason": finish(done)}]);
+    head(engine, choice, usage(done))
+}
+
+/// The streamed events after the first: the text, then `usage` when asked for.
+pub fn last_events(engine: &Engine, done: &Done, body: &Value) -> Vec<Value> {
+    let choice =
+        json!([{"index": 0, "text": done.text, "logprobs": null, "finish_reason": finish(done)}]);
+    let mut events = vec![head(engine, choice, Value::Null)];
+    if body
+        .pointer("/stream_options/include_usage")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+    {
+        events.push(head(engine, json!([]), usage(done)));
     }
+    events
 }
 
 /// `GET /v1/models`.

@@ -303,7 +303,7 @@ pub fn run(a: SweepArgs) -> Result<(), CliError> {
             let mut result = runner.run();
             if result.is_ok() && runner.failed > 0 {
                 result = Err(SweepError::RowsFailed(format!(
-                    "{} points failed (see {}); every finished row is kept",
+                    "points failed: {} (see {}); every finished row is kept",
                     runner.failed,
                     dir.file("failures.csv").display()
                 )));

@@ -114,3 +114,37 @@ impl Counters {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::prometheus::Metrics;
+
+    #[test]
+    fn counters_follow_vllm_semantics_and_read_back_through_the_parser() {
+        let spec = SpecConfig::new(3, 1, 4).unwrap();
+        let seq = SequenceResult {
+            prompt_len: 5,
+            output: vec![1; 9],
+            verify_steps: 3,
+            accepted_per_step: vec![3, 0, 1],
+            emitted_per_step: vec![4, 1, 2],
+            ..SequenceResult::default()
+        };
+        let mut c = Counters::default();
+        c.record(&seq, spec);
+        assert_eq!((c.drafts, c.draft_tokens, c.accepted), (3, 9, 4));
+        assert_eq!(c.accepted_per_pos, vec![2, 1, 1]);
+        assert_eq!(c.avg_accept_length(), Some(7.0 / 3.0));
+        let m = Metrics::parse(&c.prometheus("m", spec)).unwrap();
+        assert_eq!(m.sum("vllm:spec_decode_num_drafts"), 3.0);
+        assert_eq!(m.sum("vllm:spec_decode_num_accepted_tokens"), 4.0);
+        let pos = m.sum_by("vllm:spec_decode_num_accepted_tokens_per_pos", "position");
+        assert_eq!(pos["0"], 2.0);
+        assert_eq!(pos["2"], 1.0);
+        // A baseline server has no spec-decode counters, as vLLM without a speculative config.
+        assert!(!Metrics::parse(&c.prometheus("m", SpecConfig::BASELINE))
+            .unwrap()
+            .has("vllm:spec_decode_num_drafts"));
+    }
+}

@@ -10,7 +10,6 @@ use common::served::*;
 use common::*;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 type Rows = BTreeMap<String, BTreeMap<String, String>>;
 type Positions = BTreeMap<(String, String), String>;
@@ -119,46 +118,28 @@ fn a_sweep_attaches_to_a_running_server_for_its_one_config() {
         return;
     }
     let t = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
     let m = models();
-    let mut server = command(
+    let draft = m.join("eagle3");
+    let server = Serving::start(
         t.path(),
         &[
-            "serve",
             "--target",
             m.to_str().unwrap(),
             "--draft",
-            m.join("eagle3").to_str().unwrap(),
+            draft.to_str().unwrap(),
             "--steps",
             "3",
-            "--port",
-            &port.to_string(),
         ],
-    )
-    .stderr(std::process::Stdio::null())
-    .spawn()
-    .unwrap();
+    );
     let mut text = body(&format!(
-        "backend = \"sglang\"\n[server]\nurl = \"http://127.0.0.1:{port}\"\n"
+        "backend = \"sglang\"\n[server]\nurl = \"{}\"\n",
+        server.url
     ));
     text = text.replace("steps = [1, 3]", "steps = 3").replace(
         "[[drafts]]\nsteps = 2\ntopk = 2\nnum_draft_tokens = 4\n",
         "",
     );
-    let t0 = Instant::now();
-    let mut out = sweep(t.path(), "attach.toml", &text);
-    while !out.status.success() && t0.elapsed() < Duration::from_secs(20) {
-        // The server may still be loading: try again into a fresh folder.
-        std::thread::sleep(Duration::from_millis(300));
-        let _ = std::fs::remove_dir_all(t.path().join("attach"));
-        out = sweep(t.path(), "attach.toml", &text);
-    }
-    let _ = server.kill();
-    let _ = server.wait();
+    let out = sweep(t.path(), "attach.toml", &text);
     ok(&out);
     let runs = Csv::read(&t.path().join("attach/runs.csv"));
     assert_eq!(
@@ -173,6 +154,43 @@ fn a_sweep_attaches_to_a_running_server_for_its_one_config() {
         .iter()
         .all(|r| r["backend"] == "sglang" && r["tau"].parse::<f64>().unwrap() > 1.0));
     assert!(String::from_utf8_lossy(&out.stderr).contains("baseline rows not run"));
+}
+
+#[test]
+fn a_model_that_is_not_on_this_machine_is_named_in_requests_and_prompted_as_text() {
+    if !have_models() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let m = models();
+    let draft = m.join("eagle3");
+    let server = Serving::start(
+        t.path(),
+        &[
+            "--target",
+            m.to_str().unwrap(),
+            "--draft",
+            draft.to_str().unwrap(),
+            "--steps",
+            "2",
+            "--served-model-name",
+            "org/remote-70b",
+        ],
+    );
+    let text = format!(
+        "name = \"remote\"\nmax_new_tokens = 8\nbackend = \"vllm\"\n[server]\nurl = \"{}\"\n\
+         [[drafts]]\nsteps = 2\n[[prompt_sets]]\nsample = 2\n\
+         [[models]]\ntarget = \"org/remote-70b\"\ndraft = \"org/remote-70b-eagle3\"\n",
+        server.url
+    );
+    ok(&sweep(t.path(), "remote.toml", &text));
+    let runs = Csv::read(&t.path().join("remote/runs.csv"));
+    assert_eq!(runs.rows.len(), 1);
+    let r = &runs.rows[0];
+    assert_eq!(r["target"], "org/remote-70b");
+    assert_eq!(r["dtype"], "", "unknown without the model's files");
+    assert_eq!(r["aux_layers_resolved"], "");
+    assert!(r["tau"].parse::<f64>().unwrap() > 1.0, "{r:?}");
 }
 
 #[test]

@@ -74,3 +74,46 @@ pub fn have_models() -> bool {
     }
     ok
 }
+
+/// A `specula serve` process on a free loopback port, killed on drop.
+pub struct Serving {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+}
+
+impl Serving {
+    /// Starts `specula serve ARGS --port P` in `cwd` and waits (20 s at most)
+    /// until it accepts connections (it loads the model before listening).
+    pub fn start(cwd: &Path, args: &[&str]) -> Serving {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let port_s = port.to_string();
+        let mut all = vec!["serve"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--port", &port_s]);
+        let child = super::command(cwd, &all)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(t0.elapsed().as_secs() < 20, "specula serve did not start");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        Serving {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        }
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -13,6 +13,7 @@ pub mod config;
 pub mod connect;
 pub mod http_client;
 pub mod prometheus;
+pub mod prompts;
 pub mod row;
 pub mod rows;
 pub mod server_process;

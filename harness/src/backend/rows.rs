@@ -11,6 +11,7 @@
 //! later rows fail with it, its server is stopped, and the sweep goes on to
 //! the next config. Finished rows are kept; `--resume` reruns failed points.
 
+use super::prompts::prompt_inputs;
 use super::row::{run_row, RowResult};
 use super::{BackendKind, PromptInput, RequestParams, ServerSpec};
 use crate::export::meta::rfc3339;
@@ -20,8 +21,6 @@ use crate::sweep::progress::Progress;
 use crate::sweep::resume::Finished;
 use crate::sweep::runner::RunInfo;
 use crate::sweep::{interrupt, SweepError};
-use specula_datasets::{prompt_input, ChatTemplate};
-use specula_engine::tokenizer::TextTokenizer;
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -130,33 +129,6 @@ impl<'a> ServedRunner<'a> {
         }
     }
 
-    /// Prompts of set `s` for model `m`: token ids when the target's tokenizer is here, else text.
-    fn prompts(&self, m: usize, s: usize) -> Result<Vec<PromptInput>, SweepError> {
-        let model = &self.grid.models[m];
-        let set = &self.grid.sets[s].prompts;
-        if !model.target_dir.join("tokenizer.json").exists() {
-            return set
-                .iter()
-                .map(|p| Ok(PromptInput::Text(prompt_input(None, p)?)))
-                .collect();
-        }
-        let tok = TextTokenizer::load(&model.target_dir)?;
-        let cfg = model.target_dir.join("tokenizer_config.json");
-        let template = if model.chat_template && cfg.exists() {
-            ChatTemplate::from_tokenizer_config(&cfg)?
-        } else {
-            None
-        };
-        set.iter()
-            .map(|p| {
-                let text = prompt_input(template.as_ref(), p)?;
-                Ok(PromptInput::Ids(
-                    tok.encode_with(&text, template.is_none())?,
-                ))
-            })
-            .collect()
-    }
-
     /// Runs every pending row of this shard.
     pub fn run(&mut self) -> Result<(), SweepError> {
         for m in 0..self.grid.models.len() {
@@ -169,7 +141,7 @@ impl<'a> ServedRunner<'a> {
                 for &p in &rows {
                     let s = self.grid.groups[self.grid.points[p].group].prompt_set;
                     if let Entry::Vacant(e) = prompts.entry(s) {
-                        e.insert(self.prompts(m, s)?);
+                        e.insert(prompt_inputs(&self.grid.models[m], &self.grid.sets[s])?);
                     }
                 }
                 self.run_config(m, c, &rows, &prompts)?;
@@ -342,10 +314,19 @@ impl<'a> ServedRunner<'a> {
             }
         }
         if let (Some(server), true) = (r.server_tau, spec.steps > 0) {
-            self.progress.note(&format!(
-                "{}: tau {:.4} (server's running avg_spec_accept_length {server:.4})",
+            // The server's figure is a running average since it started (warm-up
+            // included): close to the row's tau, not equal; far off means the
+            // two count different things.
+            let line = format!(
+                "{}: tau {:.4}, server's running avg_spec_accept_length {server:.4}",
                 point.key, measures.tau
-            ));
+            );
+            if (server - measures.tau).abs() > 0.1 * measures.tau {
+                self.progress
+                    .warn(&format!("warning: {line} (differ by more than 10%)"));
+            } else {
+                self.progress.note(&line);
+            }
         }
         let row = Row {
             run_id: self.info.run_id.clone(),

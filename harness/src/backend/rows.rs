@@ -182,8 +182,12 @@ impl<'a> ServedRunner<'a> {
             Ok(l) => l,
             Err(e) if interrupt::requested() => return Err(SweepError::Interrupted(e.0)),
             Err(e) => {
+                let mut reason = e.0;
+                if self.server.command.is_some() {
+                    reason.push_str(" (the servers' output is in servers.log)");
+                }
                 for &p in rows {
-                    self.fail(p, &e.0)?;
+                    self.fail(p, &reason)?;
                 }
                 return Ok(());
             }

@@ -36,7 +36,13 @@ impl ServerProcess {
         let mut c = Command::new(program);
         c.args(args).current_dir(cwd).stdin(Stdio::null());
         match log {
-            Some(f) => {
+            Some(mut f) => {
+                use std::io::Write;
+                let _ = writeln!(
+                    f,
+                    "=== {} {command}",
+                    crate::export::meta::rfc3339(std::time::SystemTime::now())
+                );
                 let f2 = f
                     .try_clone()
                     .map_err(|e| BackendError::new("server log", e))?;

@@ -171,8 +171,8 @@ impl Grid {
             let m = m.get_ref();
             let target_dir = resolve(base, &m.target);
             let draft_dir = m.draft.as_deref().map(|d| resolve(base, d));
-            // A served target need not exist here (a model id, a remote path):
-            // then its dtype and capture points are unknown.
+            // A served target or draft need not exist here (a model id, a remote
+            // path): then its dtype or the capture points are unknown (empty).
             let local =
                 spec.backend == BackendKind::Engine || target_dir.join("config.json").exists();
             let tcfg = if local {
@@ -180,8 +180,12 @@ impl Grid {
             } else {
                 None
             };
+            let capture_known = tcfg.is_some()
+                && draft_dir.as_ref().is_none_or(|d| {
+                    spec.backend == BackendKind::Engine || d.join("config.json").exists()
+                });
             let draft_ids = match &draft_dir {
-                Some(d) if tcfg.is_some() => Some(DraftConfig::load(d)?.aux_layer_ids),
+                Some(d) if capture_known => Some(DraftConfig::load(d)?.aux_layer_ids),
                 Some(_) => Some(None),
                 None => None,
             };
@@ -243,7 +247,7 @@ impl Grid {
                                 override_ids: d.aux_layers.clone(),
                                 convention,
                             };
-                            let Some(tcfg) = &tcfg else {
+                            let (Some(tcfg), true) = (&tcfg, capture_known) else {
                                 list.push(DraftPoint {
                                     spec: sc,
                                     label: format!(

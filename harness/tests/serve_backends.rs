@@ -229,3 +229,71 @@ fn a_served_backend_without_a_server_table_or_with_a_bad_one_is_unusable_input()
         );
     }
 }
+
+#[test]
+fn specula_serve_batches_concurrent_requests_and_answers_each_as_if_alone() {
+    if !have_models() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let m = models();
+    let draft = m.join("eagle3");
+    let server = Serving::start(
+        t.path(),
+        &[
+            "--target",
+            m.to_str().unwrap(),
+            "--draft",
+            draft.to_str().unwrap(),
+            "--steps",
+            "3",
+        ],
+    );
+    let ask = |text: &str| -> serde_json::Value {
+        let body = serde_json::json!({
+            "text": text,
+            "sampling_params": {"max_new_tokens": 24, "temperature": 0, "ignore_eos": true},
+        });
+        let answer = ureq::post(format!("{}/generate", server.url))
+            .send(body.to_string())
+            .unwrap()
+            .body_mut()
+            .read_to_string()
+            .unwrap();
+        serde_json::from_str(&answer).unwrap()
+    };
+    let prompts = [
+        "def add(a, b):",
+        "Question: 3 + 4 =",
+        "import os\n",
+        "The cat",
+    ];
+    let alone: Vec<serde_json::Value> = prompts.iter().map(|p| ask(p)).collect();
+    let together: Vec<serde_json::Value> = std::thread::scope(|s| {
+        let handles: Vec<_> = prompts.iter().map(|p| s.spawn(move || ask(p))).collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (a, b) in alone.iter().zip(&together) {
+        assert_eq!(
+            a["output_ids"], b["output_ids"],
+            "batched output equals the lone one"
+        );
+        assert_eq!(
+            a["meta_info"]["spec_verify_ct"],
+            b["meta_info"]["spec_verify_ct"]
+        );
+    }
+    let info: serde_json::Value = serde_json::from_str(
+        &ureq::get(format!("{}/get_server_info", server.url))
+            .call()
+            .unwrap()
+            .body_mut()
+            .read_to_string()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        info["specula_largest_batch"].as_u64().unwrap() >= 2,
+        "requests waiting together are generated together: {info}"
+    );
+}

@@ -7,6 +7,7 @@ use clap::Args;
 use specula_engine::capture::IdConvention;
 use specula_engine::pair::{CaptureChoice, ModelPair};
 use specula_engine::spec::SpecConfig;
+use specula_engine::tokenizer::TextTokenizer;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -47,9 +48,12 @@ pub struct ServeArgs {
     /// Model name in /v1/models and the `model` field requests must carry (default: --target as given).
     #[arg(long)]
     served_model_name: Option<String>,
-    /// HTTP threads (generation is serialized whatever this is).
-    #[arg(long, default_value_t = 4)]
+    /// HTTP threads: at most this many requests are taken in at once (and batched).
+    #[arg(long, default_value_t = 16)]
     threads: usize,
+    /// Requests generated together at most (those waiting when the engine is free, same sampling settings).
+    #[arg(long, default_value_t = 16)]
+    max_batch: usize,
     /// Test hook: never-healthy, garbage, stall or exit-after=N.
     #[arg(long, hide = true)]
     fault: Option<Fault>,
@@ -85,12 +89,14 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
     let name = a
         .served_model_name
         .unwrap_or_else(|| a.target.display().to_string());
-    let engine = Engine::new(pair, spec, name);
+    let tokenizer = TextTokenizer::load(&a.target)?;
+    let engine = Engine::new(pair, tokenizer, spec, name);
     serve(
         engine,
         a.fault,
         &format!("{}:{}", a.host, a.port),
         a.threads,
+        a.max_batch,
     )
     .map_err(CliError::Input)
 }

@@ -1,6 +1,7 @@
-//! The engine behind `specula serve`: one model pair behind a mutex (one
-//! request generates at a time), the counters of every finished request, and
-//! the moment the first token exists (after prefill), for streamed answers.
+//! The engine behind `specula serve`: one model pair behind a mutex, run on
+//! batches of jobs ([`super::batcher`]), the counters of every finished
+//! request, and the moment the first tokens exist (after prefill), for
+//! streamed answers.
 
 use super::metrics::Counters;
 use specula_engine::generate::GenerateParams;
@@ -8,6 +9,7 @@ use specula_engine::pair::ModelPair;
 use specula_engine::spec::SpecConfig;
 use specula_engine::stats::SequenceResult;
 use specula_engine::timing::{Span, SpanRecorder};
+use specula_engine::tokenizer::TextTokenizer;
 use std::sync::Mutex;
 
 /// One prompt to generate for.
@@ -58,6 +60,9 @@ impl SpanRecorder for FirstToken<'_> {
 /// The model pair and what it has counted.
 pub struct Engine {
     pair: Mutex<ModelPair>,
+    /// A second copy of the tokenizer, so requests are tokenized without waiting for the engine.
+    tokenizer: TextTokenizer,
+    vocab: usize,
     /// The speculation knobs of every request.
     pub spec: SpecConfig,
     /// The model name (`/v1/models`, `model_name` label).
@@ -67,10 +72,17 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Wraps a loaded pair.
-    pub fn new(pair: ModelPair, spec: SpecConfig, name: String) -> Engine {
+    /// Wraps a loaded pair and another copy of its tokenizer.
+    pub fn new(
+        pair: ModelPair,
+        tokenizer: TextTokenizer,
+        spec: SpecConfig,
+        name: String,
+    ) -> Engine {
         Engine {
+            vocab: pair.target.config().vocab_size,
             pair: Mutex::new(pair),
+            tokenizer,
             spec,
             name,
             counters: Mutex::new(Counters::default()),
@@ -79,14 +91,45 @@ impl Engine {
 
     /// Token ids of `text` (special tokens added, as the sweep's engine path does without a chat template).
     pub fn encode(&self, text: &str) -> Result<Vec<u32>, Failure> {
-        let pair = self.pair.lock().unwrap_or_else(|e| e.into_inner());
-        pair.tokenizer
+        self.tokenizer
             .encode_with(text, true)
             .map_err(|e| (400, e.to_string()))
     }
 
-    /// Generates one job (serialized with every other); `on_first` runs when the first token exists.
-    pub fn run(&self, job: &Job, on_first: &mut dyn FnMut()) -> Result<Done, Failure> {
+    /// Refuses a job the engine would refuse, before it joins a batch.
+    pub fn check(&self, job: &Job) -> Result<(), Failure> {
+        let vocab = self.vocab;
+        if job.prompt.is_empty() {
+            return Err((400, "the prompt is empty".into()));
+        }
+        if let Some(t) = job.prompt.iter().find(|&&t| t as usize >= vocab) {
+            return Err((
+                400,
+                format!("token id {t} is outside the vocabulary of {vocab}"),
+            ));
+        }
+        if job.max_new_tokens == 0 {
+            return Err((400, "max tokens must be at least 1".into()));
+        }
+        if !(job.temperature >= 0.0 && job.temperature.is_finite()) {
+            return Err((
+                400,
+                format!("temperature {}: must be finite and >= 0", job.temperature),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Generates `jobs` as one batch (their sampling settings are the first's);
+    /// `on_first` runs when the prefill has produced every first token.
+    pub fn run_batch(
+        &self,
+        jobs: &[Job],
+        on_first: &mut dyn FnMut(),
+    ) -> Result<Vec<Done>, Failure> {
+        let Some(job) = jobs.first() else {
+            return Ok(Vec::new());
+        };
         let mut pair = self.pair.lock().unwrap_or_else(|e| e.into_inner());
         let params = GenerateParams {
             spec: self.spec,
@@ -98,22 +141,26 @@ impl Engine {
         let mut rec = FirstToken {
             on_first: Some(on_first),
         };
+        let prompts: Vec<Vec<u32>> = jobs.iter().map(|j| j.prompt.clone()).collect();
         let g = pair
-            .generate(std::slice::from_ref(&job.prompt), &params, &mut rec)
+            .generate(&prompts, &params, &mut rec)
             .map_err(|e| (400, e.to_string()))?;
-        let result = g
-            .sequences
-            .into_iter()
-            .next()
-            .ok_or((500, "no sequence".to_string()))?;
-        let text = pair
-            .tokenizer
-            .decode(&result.output)
-            .map_err(|e| (500, e.to_string()))?;
         self.counters
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .record(&result, self.spec);
-        Ok(Done { text, result })
+            .batch(jobs.len());
+        let mut out = Vec::with_capacity(jobs.len());
+        for result in g.sequences {
+            let text = self
+                .tokenizer
+                .decode(&result.output)
+                .map_err(|e| (500, e.to_string()))?;
+            self.counters
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .record(&result, self.spec);
+            out.push(Done { text, result });
+        }
+        Ok(out)
     }
 }

@@ -26,9 +26,19 @@ pub struct Counters {
     pub accepted_per_pos: Vec<u64>,
     /// Tokens emitted by verify steps (SGLang's accept length numerator).
     pub emitted: u64,
+    /// Batches generated.
+    pub batches: u64,
+    /// Requests in the largest batch.
+    pub largest_batch: u64,
 }
 
 impl Counters {
+    /// Counts a batch of `n` requests.
+    pub fn batch(&mut self, n: usize) {
+        self.batches += 1;
+        self.largest_batch = self.largest_batch.max(n as u64);
+    }
+
     /// Adds one finished sequence generated under `spec`.
     pub fn record(&mut self, r: &SequenceResult, spec: SpecConfig) {
         self.requests += 1;

@@ -4,21 +4,24 @@
 //! `sglang` and `vllm` clients can be tested end to end, and the engine can
 //! be benchmarked exactly like the others.
 //!
-//! Requests are **serialized**: a few HTTP threads accept connections (so
-//! `/health` and `/metrics` answer during a generation), and one engine
-//! behind a mutex ([`engine`]) generates one request at a time. Batching
-//! would not change any acceptance figure (the kernels are batch-invariant),
-//! only throughput. A streamed answer ([`events`]) sends a first event when
-//! the prefill has produced the first token (so TTFT is real) and the whole
-//! text in the last event.
+//! Requests are **batched**: HTTP threads accept connections (so `/health`
+//! and `/metrics` answer during a generation) and hand jobs to one engine
+//! thread ([`batcher`]), which runs every job waiting when it becomes free,
+//! with the same sampling settings, as one static batch (the in-process
+//! engine's `generate`, [`engine`]). Batching changes no acceptance figure
+//! (the kernels are batch-invariant). A streamed answer ([`events`]) sends a
+//! first event when the prefill has produced the first token (so TTFT is
+//! real) and the whole text in the last event.
 
+pub mod batcher;
 pub mod engine;
 pub mod events;
 pub mod metrics;
 pub mod sglang_api;
 pub mod vllm_api;
 
-use engine::{Engine, Failure, Job};
+use batcher::{Batcher, Event};
+use engine::{Done, Engine, Failure, Job};
 use events::EventStream;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -58,7 +61,8 @@ impl std::str::FromStr for Fault {
 
 /// The served engine with its fault hook.
 struct Service {
-    engine: Engine,
+    engine: Arc<Engine>,
+    batcher: Batcher,
     fault: Option<Fault>,
     generations: AtomicU64,
 }
@@ -120,9 +124,29 @@ fn generate(s: &Service, req: Request, sglang: bool, body: &str) {
             return;
         }
     };
+    if let Err(f) = e.check(&job) {
+        let _ = req.respond(error_response(f));
+        return;
+    }
     let t0 = Instant::now();
+    let events = s.batcher.submit(job.clone());
+    let finished = |ev: Event| -> Result<Done, Failure> {
+        match ev {
+            Event::Finished(r) => r,
+            Event::First => Err((500, "the engine sent a second first token".into())),
+        }
+    };
+    let next = || {
+        events
+            .recv()
+            .unwrap_or(Event::Finished(Err((503, "the engine has stopped".into()))))
+    };
     if !job.stream {
-        let answer = e.run(&job, &mut || {}).map(|done| {
+        let mut ev = next();
+        if matches!(ev, Event::First) {
+            ev = next();
+        }
+        let answer = finished(ev).map(|done| {
             if sglang {
                 sglang_api::answer(e, &done, t0.elapsed().as_secs_f64())
             } else {
@@ -138,26 +162,29 @@ fn generate(s: &Service, req: Request, sglang: bool, body: &str) {
     let Ok(mut stream) = EventStream::start(req) else {
         return;
     };
-    let first = if sglang {
-        sglang_api::first_event()
-    } else {
-        vllm_api::first_event(e)
-    };
-    let mut sent = Ok(());
-    let done = e.run(&job, &mut || sent = stream.send(&first));
-    let last = match done {
+    let mut ev = next();
+    if matches!(ev, Event::First) {
+        let first = if sglang {
+            sglang_api::first_event()
+        } else {
+            vllm_api::first_event(e)
+        };
+        if stream.send(&first).is_err() {
+            return;
+        }
+        ev = next();
+    }
+    let last = match finished(ev) {
         Ok(done) if sglang => vec![sglang_api::answer(e, &done, t0.elapsed().as_secs_f64())],
         Ok(done) => vllm_api::last_events(e, &done, &v),
         Err(f) => vec![json!({"error": {"message": f.1, "code": f.0}})],
     };
-    if sent.is_ok() {
-        for ev in &last {
-            if stream.send(ev).is_err() {
-                return;
-            }
+    for ev in &last {
+        if stream.send(ev).is_err() {
+            return;
         }
-        let _ = stream.finish();
     }
+    let _ = stream.finish();
 }
 
 fn handle(s: &Service, mut req: Request) {
@@ -206,19 +233,23 @@ fn handle(s: &Service, mut req: Request) {
     let _ = req.respond(resp);
 }
 
-/// Serves `engine` on `addr` until the process is stopped, with `threads` HTTP threads.
+/// Serves `engine` on `addr` until the process is stopped, with `threads`
+/// HTTP threads and batches of at most `max_batch` requests.
 pub fn serve(
     engine: Engine,
     fault: Option<Fault>,
     addr: &str,
     threads: usize,
+    max_batch: usize,
 ) -> Result<(), String> {
     let server = Arc::new(Server::http(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?);
     eprintln!(
-        "specula serve: listening on http://{addr} ({}; requests are serialized)",
+        "specula serve: listening on http://{addr} ({}; batches of up to {max_batch})",
         engine.spec
     );
+    let engine = Arc::new(engine);
     let service = Arc::new(Service {
+        batcher: Batcher::start(Arc::clone(&engine), max_batch),
         engine,
         fault,
         generations: AtomicU64::new(0),

@@ -5,7 +5,8 @@
 //! e2e_latency}` plus, when speculating, `spec_verify_ct`,
 //! `spec_accept_histogram` (verify steps by accepted draft tokens),
 //! `spec_accept_length` and `spec_accept_rate`; and `GET /get_server_info`
-//! with `avg_spec_accept_length` (top level and in `internal_states[0]`).
+//! with `avg_spec_accept_length` (top level and in `internal_states[0]`)
+//! and this server's own `specula_batches` and `specula_largest_batch`.
 
 use super::engine::{Done, Engine, Failure, Job};
 use serde_json::{json, Value};
@@ -94,11 +95,12 @@ pub fn answer(engine: &Engine, done: &Done, elapsed_s: f64) -> Value {
 
 /// `GET /get_server_info`.
 pub fn server_info(engine: &Engine) -> Value {
-    let avg = engine
+    let c = engine
         .counters
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .avg_accept_length();
+        .clone();
+    let avg = c.avg_accept_length();
     let s = engine.spec;
     json!({
         "model_path": engine.name,
@@ -108,6 +110,8 @@ pub fn server_info(engine: &Engine) -> Value {
         "speculative_num_draft_tokens": s.num_draft_tokens,
         "avg_spec_accept_length": avg,
         "internal_states": [{"avg_spec_accept_length": avg}],
+        "specula_batches": c.batches,
+        "specula_largest_batch": c.largest_batch,
         "version": format!("specula {}", env!("CARGO_PKG_VERSION")),
     })
 }

@@ -50,6 +50,18 @@ impl SglangClient {
     }
 }
 
+/// The text so far after a streamed event's `text`: SGLang sends the whole
+/// text in every event by default and only the new piece with
+/// `--incremental-streaming-output`; a piece that does not extend the text
+/// so far is appended.
+fn merge_text(so_far: String, event: &str) -> String {
+    if event.starts_with(&so_far) {
+        event.to_string()
+    } else {
+        so_far + event
+    }
+}
+
 fn field_usize(meta: &Value, name: &str) -> Option<usize> {
     meta.get(name).and_then(Value::as_u64).map(|v| v as usize)
 }
@@ -117,6 +129,7 @@ impl ServingClient for SglangClient {
         if self.stream {
             let mut last = None;
             let mut first = None;
+            let mut text = String::new();
             self.http.post_events("/generate", &body, |ev| {
                 let generated = ev
                     .pointer("/meta_info/completion_tokens")
@@ -125,12 +138,16 @@ impl ServingClient for SglangClient {
                 if first.is_none() && generated > 0 {
                     first = Some(t0.elapsed().as_secs_f64());
                 }
+                if let Some(t) = ev.get("text").and_then(Value::as_str) {
+                    text = merge_text(text.clone(), t);
+                }
                 last = Some(ev);
                 Ok(())
             })?;
             let last =
                 last.ok_or_else(|| BackendError("/generate: the stream held no event".into()))?;
             read_answer(&last, &mut out)?;
+            out.text = text;
             out.e2e_s = t0.elapsed().as_secs_f64();
             out.ttft_s = first.unwrap_or(out.e2e_s);
         } else {
@@ -180,5 +197,22 @@ impl ServingClient for SglangClient {
             positions,
             server_tau: self.server_tau(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streamed_text_is_whole_whether_events_repeat_it_or_carry_pieces() {
+        let cumulative = ["", "def", "def f", "def f(x):"];
+        let pieces = ["", "def", " f", "(x):"];
+        for events in [cumulative, pieces] {
+            let text = events
+                .iter()
+                .fold(String::new(), |acc, e| merge_text(acc, e));
+            assert_eq!(text, "def f(x):");
+        }
     }
 }

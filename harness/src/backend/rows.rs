@@ -211,7 +211,15 @@ impl<'a> ServedRunner<'a> {
                 .cloned()
                 .collect();
             let params = self.params(first.temperature, first.repeat);
-            let _ = super::row::send_all(&*live.client, &batch, &params, first.batch_size);
+            if let Err(e) = super::row::send_all(&*live.client, &batch, &params, first.batch_size) {
+                if interrupt::requested() {
+                    return Err(SweepError::Interrupted(e.0));
+                }
+                for &p in rows {
+                    self.fail(p, &format!("warm-up: {}", e.0))?;
+                }
+                return Ok(());
+            }
         }
         let mut broken: Option<String> = None;
         for &p in rows {

@@ -1,8 +1,10 @@
 //! `specula`: benchmark and explain EAGLE-3 speculative decoding.
 
 mod analyze;
+mod backend;
 mod cli;
 mod export;
+mod serve;
 mod sweep;
 
 use clap::Parser;

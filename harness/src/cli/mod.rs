@@ -7,6 +7,7 @@ mod generate;
 #[cfg(feature = "cuda")]
 mod gpu;
 mod merge;
+mod serve;
 mod sweep;
 
 use crate::sweep::SweepError;
@@ -53,7 +54,9 @@ impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
             CliError::Sweep(SweepError::Interrupted(_)) => EXIT_INTERRUPTED,
-            CliError::Sweep(SweepError::Io { .. }) | CliError::Findings => EXIT_FAILED,
+            CliError::Sweep(SweepError::Io { .. })
+            | CliError::Sweep(SweepError::RowsFailed(_))
+            | CliError::Findings => EXIT_FAILED,
             _ => EXIT_BAD_INPUT,
         }
     }
@@ -89,6 +92,9 @@ enum Command {
     #[cfg(feature = "cuda")]
     #[command(subcommand)]
     Gpu(gpu::GpuCommand),
+    /// Serve the built-in engine over HTTP with the SGLang (/generate, /get_server_info) and
+    /// vLLM (/v1/completions, /metrics) protocols, for the sweep's sglang and vllm backends.
+    Serve(serve::ServeArgs),
 }
 
 /// Runs the parsed command.
@@ -101,6 +107,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Analyze(a) => analyze::run(a),
         #[cfg(feature = "cuda")]
         Command::Gpu(c) => gpu::run(c),
+        Command::Serve(a) => serve::run(a),
         Command::Audit(a) => {
             if audit::run(a)? {
                 return Err(CliError::Findings);

@@ -1,6 +1,8 @@
 //! `specula sweep`: run a grid from a TOML spec into a run folder.
 
 use super::CliError;
+use crate::backend::rows::ServedRunner;
+use crate::backend::BackendKind;
 use crate::export::histograms::{HistogramLogs, UNIT};
 use crate::export::kernels_csv::{self, KernelsCsv};
 use crate::export::meta::{self, compact_utc, rfc3339, Machine, Meta};
@@ -184,7 +186,10 @@ fn fresh(a: &SweepArgs, spec_path: &Path) -> Result<Option<Plan>, CliError> {
         finished_at: None,
         status: "running".into(),
         machine,
-        backend: "cpu".into(),
+        backend: match spec.backend {
+            BackendKind::Engine => "cpu".into(),
+            b => b.name().into(),
+        },
         base_dir: base.display().to_string(),
         shard: shard.to_string(),
         histogram_unit: UNIT.into(),
@@ -280,16 +285,44 @@ pub fn run(a: SweepArgs) -> Result<(), CliError> {
             dir.path().display()
         ));
     }
-    let mut runner = Runner::new(&grid, &info, writers, &progress, done);
-    progress.set_total(runner.pending_batches());
-    let result = runner.run();
+    let (result, written) = match (&spec.server, spec.backend) {
+        (Some(server), kind) if kind != BackendKind::Engine => {
+            let base = PathBuf::from(&meta.base_dir);
+            let mut runner = ServedRunner::new(
+                &grid,
+                &info,
+                kind,
+                server.get_ref().clone(),
+                &base,
+                writers,
+                dir.path(),
+                &progress,
+                done,
+            )?;
+            progress.set_total(runner.pending_rows());
+            let mut result = runner.run();
+            if result.is_ok() && runner.failed > 0 {
+                result = Err(SweepError::RowsFailed(format!(
+                    "points failed: {} (see {}); every finished row is kept",
+                    runner.failed,
+                    dir.file("failures.csv").display()
+                )));
+            }
+            (result, runner.written)
+        }
+        _ => {
+            let mut runner = Runner::new(&grid, &info, writers, &progress, done);
+            progress.set_total(runner.pending_batches());
+            (runner.run(), runner.written)
+        }
+    };
     progress.finish();
-    let written = runner.written;
     meta.rows_written = already + written;
     meta.finished_at = Some(rfc3339(SystemTime::now()));
     meta.status = match &result {
         Ok(()) => "finished",
         Err(SweepError::Interrupted(_)) => "interrupted",
+        Err(SweepError::RowsFailed(_)) => "finished_with_failures",
         Err(_) => "failed",
     }
     .into();

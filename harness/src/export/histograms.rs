@@ -1,7 +1,7 @@
 //! `histograms/<row_key>.hlog`: every span sample of a row in HdrHistogram
 //! V2 interval logs (compressed V2 encoding, the Java `HistogramLogWriter`
 //! format), one interval per (`generate` call, span), tagged with the span
-//! name. Values are **nanoseconds** at 3 significant digits; histograms add
+//! name (served rows: the client-side `ttft`, `tpot` and `e2e` per row). Values are **nanoseconds** at 3 significant digits; histograms add
 //! exactly, so logs from shards or repeats merge without loss.
 
 use super::{Row, RowWriter};
@@ -91,6 +91,10 @@ impl RowWriter for HistogramLogs {
                     Tag::new(span.name()),
                 )
                 .map_err(|e| corrupt(format!("{e:?}")))?;
+            }
+            for (name, samples) in iv.client.iter().filter(|(_, s)| !s.is_empty()) {
+                w.write_histogram(&of_samples(samples), iv.start, iv.duration, Tag::new(name))
+                    .map_err(|e| corrupt(format!("{e:?}")))?;
             }
         }
         // Write then rename, so a log exists whole or not at all.

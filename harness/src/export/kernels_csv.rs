@@ -5,7 +5,8 @@
 //! percentiles come from the row's HDR histogram (3 significant digits, the
 //! same histograms as the `.hlog` files). `share` is the span's total time
 //! over the summed time of every span except `prefill` (the decode steps);
-//! it is empty for `prefill`.
+//! it is empty for `prefill`. Rows served over HTTP have no kernel spans but
+//! the client-side request spans `ttft`, `tpot` and `e2e` (share empty).
 
 use super::histograms::of_samples;
 use super::{AppendCsv, Row, RowWriter};
@@ -55,7 +56,8 @@ pub fn records(row: &Row) -> Vec<Vec<String>> {
         .flat_map(|(_, v)| v)
         .map(|&x| x as u128)
         .sum();
-    all.iter()
+    let mut out: Vec<Vec<String>> = all
+        .iter()
         .map(|(span, v)| {
             let h = of_samples(v);
             let total: u128 = v.iter().map(|&x| x as u128).sum();
@@ -77,8 +79,56 @@ pub fn records(row: &Row) -> Vec<Vec<String>> {
                 share,
             ]
         })
+        .collect();
+    out.extend(client_records(row));
+    out
+}
+
+/// Rows of the client-side request spans of a served row (`ttft`, `tpot`,
+/// `e2e`; `share` empty), after the kernel spans (none for served rows).
+fn client_records(row: &Row) -> Vec<Vec<String>> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for iv in &row.intervals {
+        for n in iv.client.keys() {
+            if !names.contains(n) {
+                names.push(n);
+            }
+        }
+    }
+    names.sort_by_key(|n| CLIENT_SPANS.iter().position(|c| c == n));
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let v: Vec<u64> = row
+                .intervals
+                .iter()
+                .filter_map(|iv| iv.client.get(name))
+                .flatten()
+                .copied()
+                .collect();
+            if v.is_empty() {
+                return None;
+            }
+            let h = of_samples(&v);
+            let total: u128 = v.iter().map(|&x| x as u128).sum();
+            Some(vec![
+                row.run_id.clone(),
+                row.row_key.clone(),
+                name.to_string(),
+                v.len().to_string(),
+                us(total as f64 / v.len() as f64),
+                us(h.value_at_quantile(0.5) as f64),
+                us(h.value_at_quantile(0.9) as f64),
+                us(h.value_at_quantile(0.99) as f64),
+                us(*v.iter().max().unwrap_or(&0) as f64),
+                String::new(),
+            ])
+        })
         .collect()
 }
+
+/// The client-side spans of served rows, in report order.
+pub const CLIENT_SPANS: [&str; 3] = ["ttft", "tpot", "e2e"];
 
 impl RowWriter for KernelsCsv {
     fn write(&mut self, row: &Row) -> Result<(), SweepError> {

@@ -16,6 +16,7 @@ pub mod runs_csv;
 use crate::sweep::spec::SpanMode;
 use crate::sweep::SweepError;
 use specula_engine::timing::SpanLog;
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -30,6 +31,9 @@ pub struct SpanInterval {
     pub duration: Duration,
     /// Per-span durations in nanoseconds.
     pub log: SpanLog,
+    /// Client-side request timings of a served row (`ttft`, `tpot`, `e2e`),
+    /// in nanoseconds; empty for in-process rows.
+    pub client: BTreeMap<&'static str, Vec<u64>>,
 }
 
 /// One finished grid point: every column of runs.csv plus what the other files need.
@@ -45,7 +49,7 @@ pub struct Row {
     pub start_time: std::time::SystemTime,
     /// Host name.
     pub machine: String,
-    /// `cpu` (the CUDA backend will write `cuda`).
+    /// `cpu` (the CUDA backend will write `cuda`), or the serving engine (`sglang`, `vllm`).
     pub backend: String,
     /// CPU model (or GPU name).
     pub device: String,

@@ -6,6 +6,7 @@
 
 use super::spec::{SpanMode, SweepSpec};
 use super::SweepError;
+use crate::backend::BackendKind;
 use specula_datasets::{PromptSet, PromptSource};
 use specula_engine::capture::{AuxCapture, IdConvention};
 use specula_engine::config::{DraftConfig, TargetConfig};
@@ -170,9 +171,22 @@ impl Grid {
             let m = m.get_ref();
             let target_dir = resolve(base, &m.target);
             let draft_dir = m.draft.as_deref().map(|d| resolve(base, d));
-            let tcfg = TargetConfig::load(&target_dir)?;
+            // A served target or draft need not exist here (a model id, a remote
+            // path): then its dtype or the capture points are unknown (empty).
+            let local =
+                spec.backend == BackendKind::Engine || target_dir.join("config.json").exists();
+            let tcfg = if local {
+                Some(TargetConfig::load(&target_dir)?)
+            } else {
+                None
+            };
+            let capture_known = tcfg.is_some()
+                && draft_dir.as_ref().is_none_or(|d| {
+                    spec.backend == BackendKind::Engine || d.join("config.json").exists()
+                });
             let draft_ids = match &draft_dir {
-                Some(d) => Some(DraftConfig::load(d)?.aux_layer_ids),
+                Some(d) if capture_known => Some(DraftConfig::load(d)?.aux_layer_ids),
+                Some(_) => Some(None),
                 None => None,
             };
             let info = ModelInfo {
@@ -181,7 +195,7 @@ impl Grid {
                 draft: m.draft.clone(),
                 target_dir,
                 draft_dir,
-                dtype: tcfg.dtype.clone(),
+                dtype: tcfg.as_ref().map(|c| c.dtype.clone()).unwrap_or_default(),
                 chat_template: m.chat_template == super::spec::ChatTemplateMode::Auto,
             };
             let mut list: Vec<DraftPoint> = Vec::new();
@@ -232,6 +246,18 @@ impl Grid {
                             let capture = CaptureKey {
                                 override_ids: d.aux_layers.clone(),
                                 convention,
+                            };
+                            let (Some(tcfg), true) = (&tcfg, capture_known) else {
+                                list.push(DraftPoint {
+                                    spec: sc,
+                                    label: format!(
+                                        "s{steps}k{topk}n{ndt}{}",
+                                        capture_label(&capture)
+                                    ),
+                                    capture,
+                                    aux_points: String::new(),
+                                });
+                                continue;
                             };
                             let resolved = AuxCapture::resolve(
                                 capture.override_ids.as_deref(),

@@ -56,6 +56,9 @@ pub enum SweepError {
         /// What is wrong.
         message: String,
     },
+    /// Served points failed (listed in failures.csv); every finished row is kept.
+    #[error("{0}")]
+    RowsFailed(String),
     /// Ctrl-C or SIGTERM: finished rows are kept, the row in flight is dropped.
     #[error("interrupted: {0}")]
     Interrupted(String),

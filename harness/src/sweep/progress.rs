@@ -56,6 +56,15 @@ impl Progress {
         }
     }
 
+    /// A line above the bar, shown even when quiet (failures, skipped rows).
+    pub fn warn(&self, line: &str) {
+        if self.bar.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            self.bar.println(line);
+        }
+    }
+
     /// Removes the bar.
     pub fn finish(&self) {
         self.bar.finish_and_clear();

@@ -269,6 +269,7 @@ impl<'a> Runner<'a> {
                     start,
                     duration: t0.elapsed() - start,
                     log: rec.log,
+                    client: Default::default(),
                 });
                 gen
             } else {

@@ -5,6 +5,7 @@
 use super::spec_source::top_level_span;
 pub use super::spec_source::{SpecError, SpecSource};
 pub use super::values::{ChatTemplateMode, OneOrMany, SpanMode};
+use crate::backend::{BackendKind, ServerSpec};
 use serde::{Deserialize, Serialize};
 use specula_datasets::PromptSetSpec;
 use specula_engine::capture::IdConvention;
@@ -120,6 +121,16 @@ pub struct SweepSpec {
     /// Prompt sets (default: the whole built-in set).
     #[serde(default = "default_prompt_sets")]
     pub prompt_sets: Vec<Spanned<PromptSetSpec>>,
+    /// `engine` (in process, the default), `sglang` or `vllm` (over HTTP, see `server`).
+    #[serde(default, skip_serializing_if = "is_engine")]
+    pub backend: BackendKind,
+    /// How to start or reach the servers of the `sglang` and `vllm` backends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<Spanned<ServerSpec>>,
+}
+
+fn is_engine(b: &BackendKind) -> bool {
+    *b == BackendKind::Engine
 }
 
 fn nowhere<T>(v: T) -> Spanned<T> {
@@ -320,7 +331,21 @@ impl SweepSpec {
             top("prompt_sets"),
             "field `prompt_sets` is empty".into(),
         )?;
-        Ok(())
+        match (&self.server, self.backend) {
+            (None, BackendKind::Engine) => Ok(()),
+            (Some(s), BackendKind::Engine) => Err(src.error(
+                s.span(),
+                "[server] is for `backend = \"sglang\"` or `\"vllm\"`; the engine backend runs in process",
+            )),
+            (None, b) => Err(src.error(
+                top("backend"),
+                format!("backend `{}` needs a [server] table with `command` or `url`", b.name()),
+            )),
+            (Some(s), _) => s
+                .get_ref()
+                .validate()
+                .map_err(|m| src.error(s.span(), m)),
+        }
     }
 }
 

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod served;
+
 use specula_engine::fixtures::{write_random_pair, StoreDtype, TargetShape};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

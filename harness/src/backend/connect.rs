@@ -1,0 +1,118 @@
+//! Reaching the server of one draft config: fill the `[server]` command's
+//! placeholders, start it on a free port and wait for its health check, or
+//! check the attached `url`.
+
+use super::rows::ServedRunner;
+use super::server_process::ServerProcess;
+use super::sglang::SglangClient;
+use super::template;
+use super::vllm::VllmClient;
+use super::{BackendError, BackendKind, ServingClient};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// A server to talk to: started (and stopped on drop) or attached.
+pub(super) struct Live {
+    pub(super) process: Option<ServerProcess>,
+    pub(super) client: Box<dyn ServingClient>,
+    pub(super) url: String,
+}
+
+impl ServedRunner<'_> {
+    fn vars(&self, m: usize, c: Option<usize>, port: u16) -> BTreeMap<&'static str, String> {
+        let model = &self.grid.models[m];
+        let spec = c.map(|c| &self.grid.configs[m][c]);
+        let s = spec.map(|d| d.spec);
+        let target = model.target.display().to_string();
+        BTreeMap::from([
+            ("target", target.clone()),
+            (
+                "draft",
+                model
+                    .draft
+                    .as_ref()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_default(),
+            ),
+            ("steps", s.map_or(0, |s| s.steps).to_string()),
+            ("topk", s.map_or(1, |s| s.topk).to_string()),
+            (
+                "num_draft_tokens",
+                s.map_or(1, |s| s.num_draft_tokens).to_string(),
+            ),
+            (
+                "aux_layers",
+                spec.and_then(|d| d.capture.override_ids.as_ref())
+                    .map(|ids| ids.iter().map(i64::to_string).collect::<Vec<_>>().join(","))
+                    .unwrap_or_default(),
+            ),
+            ("host", self.server.host.clone()),
+            ("port", port.to_string()),
+            ("model", self.server.model.clone().unwrap_or(target)),
+        ])
+    }
+
+    fn client(&self, url: &str, m: usize) -> Box<dyn ServingClient> {
+        let timeout = Duration::from_secs_f64(self.server.request_timeout_s);
+        match self.kind {
+            BackendKind::Vllm => {
+                let model = self
+                    .server
+                    .model
+                    .clone()
+                    .unwrap_or_else(|| self.grid.models[m].target.display().to_string());
+                Box::new(VllmClient::new(url, &model, timeout, self.server.stream))
+            }
+            _ => Box::new(SglangClient::new(url, timeout, self.server.stream)),
+        }
+    }
+
+    /// Starts (or attaches to) the server of config `c` and waits for its health check.
+    pub(super) fn connect(&self, m: usize, c: Option<usize>) -> Result<Live, BackendError> {
+        if let Some(url) = &self.server.url {
+            let client = self.client(url, m);
+            if !client.healthy() {
+                return Err(BackendError(format!("{url}/health does not answer 200")));
+            }
+            return Ok(Live {
+                process: None,
+                client,
+                url: url.clone(),
+            });
+        }
+        let port = match self.server.port {
+            Some(p) => p,
+            None => free_port(&self.server.host)?,
+        };
+        let vars = self.vars(m, c, port);
+        let extra = c.and(self.server.speculative_args.as_deref());
+        let command = self.server.command.as_deref().unwrap_or_default();
+        let words = template::expand(command, extra, &vars)
+            .map_err(|e| BackendError::new("[server] command", e))?;
+        let url = format!("http://{}:{port}", self.server.host);
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .ok();
+        let mut process = ServerProcess::start(&words, &self.base, log)?;
+        let client = self.client(&url, m);
+        process.wait_healthy(
+            Duration::from_secs_f64(self.server.startup_timeout_s),
+            || client.healthy(),
+        )?;
+        Ok(Live {
+            process: Some(process),
+            client,
+            url,
+        })
+    }
+}
+
+/// A port that was free on `host` a moment ago.
+fn free_port(host: &str) -> Result<u16, BackendError> {
+    std::net::TcpListener::bind((host, 0))
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| BackendError::new(&format!("no free port on {host}"), e))
+}

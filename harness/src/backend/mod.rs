@@ -1,0 +1,111 @@
+//! Serving engines as sweep backends: SGLang ([`sglang`]) and vLLM
+//! ([`vllm`]) over HTTP, started from a command template
+//! ([`server_process`]) or attached to by URL, and driven at concurrency =
+//! batch size ([`rows`]). The in-process engine stays in
+//! [`crate::sweep::runner`]; a spec picks one with `backend`.
+//!
+//! Each client speaks its server's protocol through [`ServingClient`]: one
+//! call per request (text or token ids in; completion tokens, client-side
+//! timings and per-request acceptance fields out), and one acceptance reading
+//! per row (SGLang: `meta_info` sums; vLLM: `/metrics` counters before and after).
+
+pub mod config;
+pub mod connect;
+pub mod http_client;
+pub mod prometheus;
+pub mod prompts;
+pub mod row;
+pub mod rows;
+pub mod server_process;
+pub mod sglang;
+pub mod template;
+pub mod vllm;
+
+pub use config::{BackendKind, ServerSpec};
+
+/// What a prompt is sent as.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PromptInput {
+    /// Token ids (the target's tokenizer is available locally: exactly the in-process engine's prompt).
+    Ids(Vec<u32>),
+    /// Text (the server tokenizes).
+    Text(String),
+}
+
+/// The sampling settings of every request of a row.
+#[derive(Debug, Clone, Copy)]
+pub struct RequestParams {
+    /// Tokens to generate at most.
+    pub max_new_tokens: usize,
+    /// 0 = greedy.
+    pub temperature: f64,
+    /// Sampling seed.
+    pub seed: u64,
+    /// Keep generating past end-of-sequence.
+    pub ignore_eos: bool,
+}
+
+/// One finished request, as the client saw it.
+#[derive(Debug, Clone, Default)]
+pub struct RequestOutcome {
+    /// Generated text (compared with the baseline's for `lossless`).
+    pub text: String,
+    /// Generated tokens (the server's count).
+    pub completion_tokens: usize,
+    /// Verify steps of the request (SGLang `spec_verify_ct`), when reported.
+    pub verify_steps: Option<usize>,
+    /// Verify steps by accepted draft tokens (SGLang `spec_accept_histogram`), when reported.
+    pub accept_histogram: Option<Vec<u64>>,
+    /// Seconds from sending to the first streamed event with generated output
+    /// (SGLang: `completion_tokens` > 0; vLLM: a choice); the whole time when not streamed.
+    pub ttft_s: f64,
+    /// Seconds from sending to the last byte.
+    pub e2e_s: f64,
+}
+
+/// A row's acceptance as the server reports it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Acceptance {
+    /// Verify steps (0 for a baseline).
+    pub verify_steps: usize,
+    /// Accepted draft tokens.
+    pub accepted: usize,
+    /// a_k for k = 1..=steps (empty when the server does not report it).
+    pub positions: Vec<f64>,
+    /// The server's own running acceptance length (SGLang `avg_spec_accept_length`), for a cross-check.
+    pub server_tau: Option<f64>,
+}
+
+/// Why a request or a server failed.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct BackendError(pub String);
+
+impl BackendError {
+    /// An error with `context: what`.
+    pub fn new(context: &str, what: impl std::fmt::Display) -> BackendError {
+        BackendError(format!("{context}: {what}"))
+    }
+}
+
+/// A client of one serving protocol, called by the row runner.
+pub trait ServingClient: Sync {
+    /// The `backend` column (`sglang`, `vllm`).
+    fn name(&self) -> &'static str;
+    /// Whether the server answers its health check.
+    fn healthy(&self) -> bool;
+    /// Called before a row's first request (e.g. reads counters).
+    fn begin_row(&mut self) -> Result<(), BackendError>;
+    /// Sends one prompt and waits for the whole answer (streamed where the protocol allows).
+    fn request(
+        &self,
+        prompt: &PromptInput,
+        params: &RequestParams,
+    ) -> Result<RequestOutcome, BackendError>;
+    /// Called after a row's last request: the row's acceptance.
+    fn end_row(
+        &mut self,
+        outcomes: &[RequestOutcome],
+        steps: usize,
+    ) -> Result<Acceptance, BackendError>;
+}

@@ -1,0 +1,180 @@
+//! One row against a server: the prompt set at concurrency = batch size
+//! (that many requests in flight, each worker taking the next prompt), then
+//! the row's measures from what the client and the server report.
+//!
+//! Remote rows measure on the client side: `ttft` (sending to the first
+//! streamed text), `e2e` (sending to the last byte) and `tpot` = (e2e - ttft)
+//! / (completion tokens - 1) per request, recorded as the row's `ttft`,
+//! `tpot` and `e2e` histograms (no kernel spans: the server's internals are
+//! not visible). `prefill_s` and `decode_s` are the requests' summed TTFTs and
+//! (e2e - ttft) divided by the batch size; throughput = decode tokens / decode_s.
+
+use super::{Acceptance, BackendError, PromptInput, RequestOutcome, RequestParams, ServingClient};
+use crate::export::{Measures, SpanInterval};
+use crate::sweep::interrupt;
+use crate::sweep::measure::median;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// What a finished row produced.
+#[derive(Debug, Clone)]
+pub struct RowResult {
+    /// Measures (`speedup` and `lossless` are filled in by the caller).
+    pub measures: Measures,
+    /// a_k for k = 1..=steps (empty when the server does not report it).
+    pub positions: Vec<f64>,
+    /// Generated texts, in prompt order.
+    pub outputs: Vec<String>,
+    /// Client-side request timings as one interval.
+    pub interval: SpanInterval,
+    /// The server's own acceptance length, when it reports one.
+    pub server_tau: Option<f64>,
+}
+
+/// Sends every prompt, `concurrency` at a time; the first error stops the row.
+pub fn send_all(
+    client: &dyn ServingClient,
+    prompts: &[PromptInput],
+    params: &RequestParams,
+    concurrency: usize,
+) -> Result<Vec<RequestOutcome>, BackendError> {
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let results: Vec<Mutex<Option<Result<RequestOutcome, BackendError>>>> =
+        prompts.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..concurrency.clamp(1, prompts.len().max(1)) {
+            s.spawn(|| loop {
+                if stop.load(Ordering::SeqCst) || interrupt::requested() {
+                    return;
+                }
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= prompts.len() {
+                    return;
+                }
+                let r = client.request(&prompts[i], params);
+                if r.is_err() {
+                    stop.store(true, Ordering::SeqCst);
+                }
+                *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+            });
+        }
+    });
+    let mut out = Vec::with_capacity(prompts.len());
+    for (i, r) in results.into_iter().enumerate() {
+        match r.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(Ok(o)) => out.push(o),
+            Some(Err(e)) => return Err(BackendError(format!("prompt #{i}: {e}"))),
+            None if interrupt::requested() => return Err(BackendError("interrupted".into())),
+            None => continue,
+        }
+    }
+    if out.len() < prompts.len() {
+        return Err(BackendError(
+            "the row stopped before every prompt was sent".into(),
+        ));
+    }
+    Ok(out)
+}
+
+fn ns(s: f64) -> u64 {
+    (s.max(0.0) * 1e9) as u64
+}
+
+/// Runs the row: `begin_row`, the prompts, `end_row`, then the measures.
+pub fn run_row(
+    client: &mut dyn ServingClient,
+    prompts: &[PromptInput],
+    params: &RequestParams,
+    batch_size: usize,
+    spec: (usize, usize),
+) -> Result<RowResult, BackendError> {
+    let (steps, num_draft_tokens) = spec;
+    client.begin_row()?;
+    let t0 = Instant::now();
+    let outcomes = send_all(&*client, prompts, params, batch_size)?;
+    let wall = t0.elapsed();
+    let acc = client.end_row(&outcomes, steps)?;
+    Ok(result(
+        &outcomes,
+        &acc,
+        wall,
+        batch_size,
+        steps,
+        num_draft_tokens,
+    ))
+}
+
+fn result(
+    outcomes: &[RequestOutcome],
+    acc: &Acceptance,
+    wall: Duration,
+    batch_size: usize,
+    steps: usize,
+    num_draft_tokens: usize,
+) -> RowResult {
+    let output_tokens: usize = outcomes.iter().map(|o| o.completion_tokens).sum();
+    let decode_tokens: usize = outcomes
+        .iter()
+        .map(|o| o.completion_tokens.saturating_sub(1))
+        .sum();
+    let b = batch_size.max(1) as f64;
+    let prefill_s = outcomes.iter().map(|o| o.ttft_s).sum::<f64>() / b;
+    let decode_s = outcomes.iter().map(|o| o.e2e_s - o.ttft_s).sum::<f64>() / b;
+    let tpot: Vec<f64> = outcomes
+        .iter()
+        .filter(|o| o.completion_tokens > 1)
+        .map(|o| (o.e2e_s - o.ttft_s) / (o.completion_tokens - 1) as f64)
+        .collect();
+    let v = acc.verify_steps;
+    // DESIGN.md: tokens emitted by verify steps / verify steps; every verify
+    // step emits its accepted drafts plus the target's token.
+    let tau = if v == 0 {
+        0.0
+    } else if steps == 0 {
+        1.0
+    } else {
+        (acc.accepted + v) as f64 / v as f64
+    };
+    let slots = v * num_draft_tokens.saturating_sub(1);
+    let accept_rate = if slots == 0 {
+        0.0
+    } else {
+        acc.accepted as f64 / slots as f64
+    };
+    let mut client_spans = BTreeMap::new();
+    client_spans.insert("ttft", outcomes.iter().map(|o| ns(o.ttft_s)).collect());
+    client_spans.insert("tpot", tpot.iter().map(|&t| ns(t)).collect());
+    client_spans.insert("e2e", outcomes.iter().map(|o| ns(o.e2e_s)).collect());
+    RowResult {
+        measures: Measures {
+            output_tokens,
+            verify_steps: v,
+            wall_s: wall.as_secs_f64(),
+            prefill_s,
+            decode_s,
+            throughput_tok_s: if decode_s > 0.0 {
+                decode_tokens as f64 / decode_s
+            } else {
+                0.0
+            },
+            tau,
+            accept_rate,
+            speedup: None,
+            ttft_ms_p50: median(outcomes.iter().map(|o| o.ttft_s * 1e3).collect()),
+            tpot_ms_p50: median(tpot.iter().map(|t| t * 1e3).collect()),
+            lossless: None,
+        },
+        positions: acc.positions.clone(),
+        outputs: outcomes.iter().map(|o| o.text.clone()).collect(),
+        interval: SpanInterval {
+            start: Duration::ZERO,
+            duration: wall,
+            log: Default::default(),
+            client: client_spans,
+        },
+        server_tau: acc.server_tau,
+    }
+}

@@ -1,0 +1,167 @@
+//! The engine behind `specula serve`: one model pair behind a mutex, run on
+//! batches of jobs ([`super::batcher`]), the counters of every finished
+//! request, and the moment the first tokens exist (after prefill), for
+//! streamed answers.
+
+use super::metrics::Counters;
+use specula_engine::generate::GenerateParams;
+use specula_engine::pair::ModelPair;
+use specula_engine::spec::SpecConfig;
+use specula_engine::stats::SequenceResult;
+use specula_engine::timing::{Span, SpanRecorder};
+use specula_engine::tokenizer::TextTokenizer;
+use std::sync::Mutex;
+
+/// One prompt to generate for.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// Prompt token ids.
+    pub prompt: Vec<u32>,
+    /// Tokens to generate at most.
+    pub max_new_tokens: usize,
+    /// 0 = greedy.
+    pub temperature: f64,
+    /// Sampling seed.
+    pub seed: u64,
+    /// Keep going past EOS.
+    pub ignore_eos: bool,
+    /// Answer as server-sent events.
+    pub stream: bool,
+}
+
+/// A finished job.
+#[derive(Debug, Clone)]
+pub struct Done {
+    /// Generated text.
+    pub text: String,
+    /// The engine's record of the sequence.
+    pub result: SequenceResult,
+}
+
+/// An HTTP error answer: status and message.
+pub type Failure = (u16, String);
+
+/// Calls `on_first` once, when the first step (the prefill, which yields
+/// the first token) is over.
+struct FirstToken<'a> {
+    on_first: Option<&'a mut dyn FnMut()>,
+}
+
+impl SpanRecorder for FirstToken<'_> {
+    fn begin(&mut self, _: Span) {}
+    fn end(&mut self, _: Span) {}
+    fn finish_step(&mut self) {
+        if let Some(f) = self.on_first.take() {
+            f();
+        }
+    }
+}
+
+/// The model pair and what it has counted.
+pub struct Engine {
+    pair: Mutex<ModelPair>,
+    /// A second copy of the tokenizer, so requests are tokenized without waiting for the engine.
+    tokenizer: TextTokenizer,
+    vocab: usize,
+    /// The speculation knobs of every request.
+    pub spec: SpecConfig,
+    /// The model name (`/v1/models`, `model_name` label).
+    pub name: String,
+    /// Counters since start.
+    pub counters: Mutex<Counters>,
+}
+
+impl Engine {
+    /// Wraps a loaded pair and another copy of its tokenizer.
+    pub fn new(
+        pair: ModelPair,
+        tokenizer: TextTokenizer,
+        spec: SpecConfig,
+        name: String,
+    ) -> Engine {
+        Engine {
+            vocab: pair.target.config().vocab_size,
+            pair: Mutex::new(pair),
+            tokenizer,
+            spec,
+            name,
+            counters: Mutex::new(Counters::default()),
+        }
+    }
+
+    /// Token ids of `text` (special tokens added, as the sweep's engine path does without a chat template).
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>, Failure> {
+        self.tokenizer
+            .encode_with(text, true)
+            .map_err(|e| (400, e.to_string()))
+    }
+
+    /// Refuses a job the engine would refuse, before it joins a batch.
+    pub fn check(&self, job: &Job) -> Result<(), Failure> {
+        let vocab = self.vocab;
+        if job.prompt.is_empty() {
+            return Err((400, "the prompt is empty".into()));
+        }
+        if let Some(t) = job.prompt.iter().find(|&&t| t as usize >= vocab) {
+            return Err((
+                400,
+                format!("token id {t} is outside the vocabulary of {vocab}"),
+            ));
+        }
+        if job.max_new_tokens == 0 {
+            return Err((400, "max tokens must be at least 1".into()));
+        }
+        if !(job.temperature >= 0.0 && job.temperature.is_finite()) {
+            return Err((
+                400,
+                format!("temperature {}: must be finite and >= 0", job.temperature),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Generates `jobs` as one batch (their sampling settings are the first's);
+    /// `on_first` runs when the prefill has produced every first token.
+    pub fn run_batch(
+        &self,
+        jobs: &[Job],
+        on_first: &mut dyn FnMut(),
+    ) -> Result<Vec<Done>, Failure> {
+        let Some(job) = jobs.first() else {
+            return Ok(Vec::new());
+        };
+        let mut pair = self.pair.lock().unwrap_or_else(|e| e.into_inner());
+        let params = GenerateParams {
+            spec: self.spec,
+            temperature: job.temperature as f32,
+            max_new_tokens: job.max_new_tokens,
+            seed: job.seed,
+            ignore_eos: job.ignore_eos,
+            synthetic: None,
+        };
+        let mut rec = FirstToken {
+            on_first: Some(on_first),
+        };
+        let prompts: Vec<Vec<u32>> = jobs.iter().map(|j| j.prompt.clone()).collect();
+        let g = pair
+            .generate(&prompts, &params, &mut rec)
+            .map_err(|e| (400, e.to_string()))?;
+        self.counters
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .batch(jobs.len());
+        let mut out = Vec::with_capacity(jobs.len());
+        for result in g.sequences {
+            let text = self
+                .tokenizer
+                .decode(&result.output)
+                .map_err(|e| (500, e.to_string()))?;
+            self.counters
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .record(&result, self.spec);
+            out.push(Done { text, result });
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,135 @@
+//! The vLLM subset of `specula serve`: OpenAI-compatible
+//! `POST /v1/completions` (`prompt` as a string or one list of token ids,
+//! `max_tokens` (default 16), `temperature` (default 1), `seed`,
+//! `ignore_eos`, `stream` with `stream_options.include_usage`) and
+//! `GET /v1/models`. The spec-decode counters are on `/metrics` ([`super::metrics`]).
+
+use super::engine::{Done, Engine, Failure, Job};
+use serde_json::{json, Value};
+use specula_engine::stats::FinishReason;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The job a `/v1/completions` body asks for.
+pub fn job(engine: &Engine, body: &Value) -> Result<Job, Failure> {
+    let prompt =
+        match body.get("prompt") {
+            Some(Value::String(t)) => engine.encode(t)?,
+            Some(Value::Array(ids)) if ids.iter().all(Value::is_u64) => ids
+                .iter()
+                .filter_map(Value::as_u64)
+                .map(|n| n as u32)
+                .collect(),
+            _ => return Err((
+                400,
+                "`prompt` must be a string or one list of token ids (batches are not supported)"
+                    .into(),
+            )),
+        };
+    if let Some(m) = body.get("model").and_then(Value::as_str) {
+        if m != engine.name {
+            return Err((
+                404,
+                format!(
+                    "The model `{m}` does not exist (this server serves `{}`)",
+                    engine.name
+                ),
+            ));
+        }
+    }
+    let max = match body.get("max_tokens") {
+        None | Some(Value::Null) => 16,
+        Some(v) => v
+            .as_u64()
+            .ok_or((400, "`max_tokens` must be a positive integer".to_string()))?
+            as usize,
+    };
+    Ok(Job {
+        prompt,
+        max_new_tokens: max,
+        temperature: body
+            .get("temperature")
+            .and_then(Value::as_f64)
+            .unwrap_or(1.0),
+        seed: body.get("seed").and_then(Value::as_u64).unwrap_or(0),
+        ignore_eos: body
+            .get("ignore_eos")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
+    })
+}
+
+fn head(engine: &Engine, choices: Value, usage: Value) -> Value {
+    let n = engine
+        .counters
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .requests;
+    json!({
+        "id": format!("cmpl-specula-{n}"),
+        "object": "text_completion",
+        "created": now(),
+        "model": engine.name,
+        "choices": choices,
+        "usage": usage,
+    })
+}
+
+/// The first streamed event, sent when the first token exists (an empty
+/// text: the whole text comes with the next event).
+pub fn first_event(engine: &Engine) -> Value {
+    head(
+        engine,
+        json!([{"index": 0, "text": "", "logprobs": null, "finish_reason": null}]),
+        Value::Null,
+    )
+}
+
+fn finish(done: &Done) -> &'static str {
+    match done.result.finish {
+        FinishReason::Eos => "stop",
+        FinishReason::Length => "length",
+    }
+}
+
+fn usage(done: &Done) -> Value {
+    let r = &done.result;
+    json!({
+        "prompt_tokens": r.prompt_len,
+        "completion_tokens": r.output.len(),
+        "total_tokens": r.prompt_len + r.output.len(),
+    })
+}
+
+/// The answer to `POST /v1/completions`.
+pub fn answer(engine: &Engine, done: &Done) -> Value {
+    let choice =
+        json!([{"index": 0, "text": done.text, "logprobs": null, "finish_reason": finish(done)}]);
+    head(engine, choice, usage(done))
+}
+
+/// The streamed events after the first: the text, then `usage` when asked for.
+pub fn last_events(engine: &Engine, done: &Done, body: &Value) -> Vec<Value> {
+    let choice =
+        json!([{"index": 0, "text": done.text, "logprobs": null, "finish_reason": finish(done)}]);
+    let mut events = vec![head(engine, choice, Value::Null)];
+    if body
+        .pointer("/stream_options/include_usage")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+    {
+        events.push(head(engine, json!([]), usage(done)));
+    }
+    events
+}
+
+/// `GET /v1/models`.
+pub fn models(engine: &Engine) -> Value {
+    json!({"object": "list", "data": [{"id": engine.name, "object": "model", "owned_by": "specula"}]})
+}

@@ -1,0 +1,119 @@
+//! Helpers of the served-backend tests: the committed tiny-llama pair, a
+//! sweep spec on it, running a sweep, and whether a process is alive.
+
+use super::specula_in;
+use std::path::{Path, PathBuf};
+
+/// The committed tiny-llama target folder (its draft is `eagle3` inside).
+pub fn models() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../models/tiny-llama"))
+}
+
+/// The binary under test (the command templates run its `serve`).
+pub const BIN: &str = env!("CARGO_BIN_EXE_specula");
+/// A spec on tiny-llama: baseline + two chains and a tree, batch 1 and 2, 3 prompts, 10 tokens.
+pub fn body(backend_and_server: &str) -> String {
+    let m = models();
+    format!(
+        r#"
+name = "served"
+max_new_tokens = 10
+batch_sizes = [1, 2]
+warmup = 0
+{backend_and_server}
+
+[[drafts]]
+steps = [1, 3]
+
+[[drafts]]
+steps = 2
+topk = 2
+num_draft_tokens = 4
+
+[[prompt_sets]]
+sample = 3
+
+[[models]]
+name = "tiny"
+target = "{}"
+draft = "{}"
+chat_template = "none"
+"#,
+        m.display(),
+        m.join("eagle3").display()
+    )
+}
+
+/// Writes `text` as `dir/name` and sweeps it into `dir/<name without .toml>`, quietly.
+pub fn sweep(dir: &Path, name: &str, text: &str) -> std::process::Output {
+    std::fs::write(dir.join(name), text).unwrap();
+    specula_in(
+        dir,
+        &[
+            "sweep",
+            name,
+            "--out",
+            name.trim_end_matches(".toml"),
+            "--quiet",
+        ],
+    )
+}
+
+/// Whether `pid` is a live (not zombie) process.
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s.split(") ").nth(1).unwrap_or("").starts_with('Z'))
+        .unwrap_or(false)
+}
+
+/// Whether the tiny-llama pair is in this checkout (else the test is skipped).
+pub fn have_models() -> bool {
+    let ok = models().join("config.json").exists();
+    if !ok {
+        eprintln!("SKIPPED: models/tiny-llama is not in this checkout");
+    }
+    ok
+}
+
+/// A `specula serve` process on a free loopback port, killed on drop.
+pub struct Serving {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+}
+
+impl Serving {
+    /// Starts `specula serve ARGS --port P` in `cwd` and waits (20 s at most)
+    /// until it accepts connections (it loads the model before listening).
+    pub fn start(cwd: &Path, args: &[&str]) -> Serving {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let port_s = port.to_string();
+        let mut all = vec!["serve"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--port", &port_s]);
+        let child = super::command(cwd, &all)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(t0.elapsed().as_secs() < 20, "specula serve did not start");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        Serving {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        }
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -30,6 +30,13 @@ echo "== 3. decode bandwidth and synthetic acceptance on Llama-3.1-8B's shape, r
 "$BIN/specula" gpu bench --config bench/configs/llama-3.1-8b.json --random-weights \
     --batch-sizes 1,4 --steps 5 --topk 1 --synthetic 0.8 --repeats 3 --out "$OUT" | tee "$OUT/bench.log"
 
+echo "== 3b. the same baseline with every forward launched eagerly (no CUDA graphs)"
+"$BIN/specula" gpu bench --config bench/configs/llama-3.1-8b.json --random-weights --eager \
+    --batch-sizes 1,4 --steps 5 --topk 1 --synthetic 0.8 --repeats 3 --out "$OUT/eager" | tee "$OUT/bench_eager.log"
+cp "$OUT/eager/decode_bandwidth.csv" "$OUT/decode_bandwidth_eager.csv"
+cp "$OUT/eager/synthetic_speedup.csv" "$OUT/synthetic_speedup_eager.csv"
+rm -rf "$OUT/eager"
+
 echo "== 4. where a decode forward's time goes (CUDA events between operations; adds small gaps)"
 SPECULA_GPU_PROFILE=1 "$BIN/specula" gpu bench --config bench/configs/llama-3.1-8b.json --random-weights \
     --batch-sizes 1 --repeats 1 --out "$OUT/profiled" 2>&1 | grep -A14 "per-forward breakdown, batch 1, baseline" | tee "$OUT/forward_profile.txt"

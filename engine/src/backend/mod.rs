@@ -25,7 +25,7 @@ pub trait SequenceCache {
 }
 
 /// What the decode loop needs from a target forward's logits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LogitsWanted {
     /// The argmax of every logit row (greedy); a backend may skip the logits.
     Argmax,

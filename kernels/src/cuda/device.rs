@@ -60,9 +60,11 @@ impl Gpu {
         }
         let ctx = CudaContext::new(ordinal)?;
         // One stream does all the work, in order: cudarc's per-allocation
-        // read/write events (for multi-stream safety) are not needed.
+        // read/write events (for multi-stream safety) are not needed. It is
+        // a created stream, not the legacy default one, which CUDA graphs
+        // cannot capture.
         unsafe { ctx.disable_event_tracking() };
-        let stream = ctx.default_stream();
+        let stream = ctx.new_stream()?;
         let (major, minor) = ctx.compute_capability()?;
         let arch: &'static str = Box::leak(format!("sm_{major}{minor}").into_boxed_str());
         let t0 = std::time::Instant::now();

@@ -2,10 +2,9 @@
 //! midlayer over `cat(input_layernorm(embed), hidden_norm(hidden))`, the
 //! final norm and the reduced-vocabulary LM head.
 
-use super::forward::{block_forward, BatchOnDevice, Scratch};
+use super::draft_forward::{DraftStep, DraftStepKey};
 use super::kv_pool::{GpuCache, KvPool};
-use super::profile::OpClock;
-use super::weights::{download, upload, DeviceBlock, DeviceLinear, DeviceNorm, Seeds};
+use super::weights::{upload, DeviceBlock, DeviceLinear, DeviceNorm, Seeds};
 use super::GpuOptions;
 use crate::backend::DraftBackend;
 use crate::config::{DraftConfig, TargetConfig};
@@ -14,26 +13,27 @@ use crate::model::{DraftOutput, Eagle3Draft, ForwardBatch, HiddenInput, AUX_STAT
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::Rope;
-use specula_kernels::cuda::{
-    copy_cols, embedding_gather, rms_norm_residual, top_k_logprobs, Gpu, GpuElement, QkvLayout,
-};
+use specula_kernels::cuda::{Gpu, GpuElement, QkvLayout};
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// An EAGLE-3 draft on the GPU with its KV pool.
 pub struct GpuDraft<T: GpuElement> {
-    gpu: Arc<Gpu>,
-    config: DraftConfig,
-    embed: Arc<CudaSlice<T>>,
-    fc: DeviceLinear<T>,
-    input_norm: DeviceNorm<T>,
-    hidden_norm: DeviceNorm<T>,
-    block: DeviceBlock<T>,
-    norm: DeviceNorm<T>,
-    lm_head: DeviceLinear<T>,
-    d2t: Vec<u32>,
-    inv_freq: CudaSlice<f32>,
-    pool: RefCell<KvPool<T>>,
+    pub(super) gpu: Arc<Gpu>,
+    pub(super) config: DraftConfig,
+    pub(super) embed: Arc<CudaSlice<T>>,
+    pub(super) fc: DeviceLinear<T>,
+    pub(super) input_norm: DeviceNorm<T>,
+    pub(super) hidden_norm: DeviceNorm<T>,
+    pub(super) block: DeviceBlock<T>,
+    pub(super) norm: DeviceNorm<T>,
+    pub(super) lm_head: DeviceLinear<T>,
+    pub(super) d2t: Vec<u32>,
+    pub(super) inv_freq: CudaSlice<f32>,
+    pub(super) pool: RefCell<KvPool<T>>,
+    pub(super) graphs: bool,
+    pub(super) steps: RefCell<HashMap<DraftStepKey, DraftStep<T>>>,
 }
 
 impl<T: GpuElement> GpuDraft<T>
@@ -156,6 +156,8 @@ where
             d2t,
             inv_freq,
             pool: RefCell::new(pool),
+            graphs: opts.graphs,
+            steps: RefCell::new(HashMap::new()),
         })
     }
 
@@ -199,87 +201,7 @@ where
         caches: &mut [GpuCache],
         top_k: Option<usize>,
     ) -> Result<DraftOutput> {
-        let gpu = &*self.gpu;
-        let h = self.config.hidden_size;
-        let mut pool = self.pool.borrow_mut();
-        let b = BatchOnDevice::upload(gpu, batch, caches, &pool)?;
-        let rows = b.rows;
-        let s = &gpu.stream;
-        let mut x = unsafe { s.alloc::<T>(rows * h) }?;
-        match hidden {
-            HiddenInput::Aux(a) => {
-                let a = upload::<T>(gpu, a)?;
-                self.fc.forward(gpu, &mut x, &a, rows)?;
-            }
-            HiddenInput::Own(g) => x = upload(gpu, g)?,
-        }
-        if x.len() != rows * h {
-            return Err(EngineError::setting(
-                "draft hidden input",
-                format!("{} values for {rows} rows of {h}", x.len()),
-            ));
-        }
-        let mut e = unsafe { s.alloc::<T>(rows * h) }?;
-        embedding_gather(gpu, &mut e, &self.embed, &b.tokens, h)?;
-        let mut tmp = unsafe { s.alloc::<T>(rows * h) }?;
-        let mut cat = unsafe { s.alloc::<T>(rows * 2 * h) }?;
-        let n = &self.input_norm;
-        rms_norm_residual(gpu, &mut tmp, &mut e, None, &n.w, n.eps, h)?;
-        copy_cols(gpu, &mut cat, &tmp, rows, h, 2 * h, 0)?;
-        let n = &self.hidden_norm;
-        rms_norm_residual(gpu, &mut tmp, &mut x, None, &n.w, n.eps, h)?;
-        copy_cols(gpu, &mut cat, &tmp, rows, h, 2 * h, h)?;
-        let mut sc = Scratch::new(gpu, &b, &self.block, h)?;
-        block_forward(
-            gpu,
-            &self.block,
-            &mut x,
-            &cat,
-            &b,
-            &mut pool,
-            0,
-            &self.inv_freq,
-            &mut sc,
-            &mut OpClock::off(),
-        )?;
-        let n = &self.norm;
-        rms_norm_residual(gpu, &mut tmp, &mut x, Some(&sc.mlp), &n.w, n.eps, h)?;
-        let nl = b.n_logits;
-        let mut last = unsafe { s.alloc::<T>(nl.max(1) * h) }?;
-        embedding_gather(gpu, &mut last, &tmp, &b.logit_rows, h)?;
-        let dv = self.config.draft_vocab_size;
-        let mut logits = unsafe { s.alloc::<T>(nl.max(1) * dv) }?;
-        self.lm_head.forward(gpu, &mut logits, &last, nl.max(1))?;
-        let hidden = download(gpu, &x)?;
-        match top_k.filter(|&k| (1..=32).contains(&k) && k <= dv) {
-            Some(k) => {
-                let mut idx = s.alloc_zeros::<i32>(nl.max(1) * k)?;
-                let mut lp = s.alloc_zeros::<f32>(nl.max(1) * k)?;
-                top_k_logprobs(gpu, &mut idx, &mut lp, &logits, nl.max(1), dv, k)?;
-                let (idx, lp) = (s.clone_dtoh(&idx)?, s.clone_dtoh(&lp)?);
-                let top = (0..nl)
-                    .map(|r| {
-                        (r * k..(r + 1) * k)
-                            .map(|j| (idx[j] as usize, lp[j]))
-                            .collect()
-                    })
-                    .collect();
-                Ok(DraftOutput {
-                    hidden,
-                    logits: Vec::new(),
-                    top,
-                })
-            }
-            None => {
-                let mut logits = download(gpu, &logits)?;
-                logits.truncate(nl * dv);
-                Ok(DraftOutput {
-                    hidden,
-                    logits,
-                    top: Vec::new(),
-                })
-            }
-        }
+        self.forward_on_device(batch, hidden, caches, top_k)
     }
 
     fn commit_all(&self, cache: &mut GpuCache) {

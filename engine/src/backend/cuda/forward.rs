@@ -16,7 +16,69 @@ use specula_kernels::cuda::{
     GpuElement, KeyLists, KvPools,
 };
 
-/// The batch on the device.
+/// A forward batch as plain arrays, ready to copy to the device.
+pub(crate) struct HostBatch {
+    pub(crate) rows: usize,
+    tokens: Vec<u32>,
+    positions: Vec<i32>,
+    entries: Vec<i32>,
+    base: Vec<i32>,
+    prefix: Vec<i32>,
+    extra_off: Vec<i32>,
+    pub(crate) extra: Vec<i32>,
+    logit_rows: Vec<u32>,
+    pub(crate) n_logits: usize,
+    pub(crate) max_keys: usize,
+}
+
+impl HostBatch {
+    /// Lays out `batch`, whose row `r` appends to `caches[batch.rows[r].cache]`,
+    /// checking that every cache has room, and advances the caches' lengths.
+    pub(crate) fn new<T: GpuElement>(
+        batch: &ForwardBatch,
+        caches: &mut [GpuCache],
+        pool: &KvPool<T>,
+    ) -> Result<HostBatch> {
+        let mut adding = vec![0usize; caches.len()];
+        for r in &batch.rows {
+            adding[r.cache] += 1;
+        }
+        for (c, &a) in caches.iter().zip(&adding) {
+            pool.check_room(c, a)?;
+        }
+        let n = batch.len();
+        let mut h = HostBatch {
+            rows: n,
+            tokens: Vec::with_capacity(n),
+            positions: Vec::with_capacity(n),
+            entries: Vec::with_capacity(n),
+            base: Vec::with_capacity(n),
+            prefix: Vec::with_capacity(n),
+            extra_off: vec![0],
+            extra: Vec::new(),
+            logit_rows: batch.logit_rows.iter().map(|&r| r as u32).collect(),
+            n_logits: batch.logit_rows.len(),
+            max_keys: 0,
+        };
+        for r in &batch.rows {
+            let c = &mut caches[r.cache];
+            let base = pool.base(c.slot);
+            h.tokens.push(r.token);
+            h.positions.push(r.position as i32);
+            h.entries.push((base + c.len) as i32);
+            c.len += 1;
+            h.base.push(base as i32);
+            h.prefix.push(r.visible.prefix as i32);
+            h.extra.extend(r.visible.extra.iter().map(|&e| e as i32));
+            h.extra_off.push(h.extra.len() as i32);
+            h.max_keys = h.max_keys.max(r.visible.prefix + r.visible.extra.len());
+        }
+        Ok(h)
+    }
+}
+
+/// Device buffers of a batch's inputs: sized once, rewritten every forward
+/// (so a captured CUDA graph reads each step's inputs from the same places).
 pub(crate) struct BatchOnDevice {
     pub(crate) rows: usize,
     pub(crate) tokens: CudaSlice<u32>,
@@ -30,47 +92,63 @@ pub(crate) struct BatchOnDevice {
 }
 
 impl BatchOnDevice {
-    /// Uploads `batch`, whose row `r` appends to `caches[batch.rows[r].cache]`,
-    /// checking that every cache has room, and advances the caches' lengths.
-    pub(crate) fn upload<T: GpuElement>(
+    /// Buffers for `rows` rows, `extra_cap` tree entries in all, `n_logits`
+    /// logit rows, and key lists up to `max_keys` long (sizes the attention splits).
+    pub(crate) fn new(
         gpu: &Gpu,
-        batch: &ForwardBatch,
-        caches: &mut [GpuCache],
-        pool: &KvPool<T>,
+        rows: usize,
+        extra_cap: usize,
+        n_logits: usize,
+        max_keys: usize,
     ) -> Result<BatchOnDevice> {
-        let mut adding = vec![0usize; caches.len()];
-        for r in &batch.rows {
-            adding[r.cache] += 1;
-        }
-        for (c, &a) in caches.iter().zip(&adding) {
-            pool.check_room(c, a)?;
-        }
-        let mut entries = Vec::with_capacity(batch.len());
-        let mut lists = Vec::with_capacity(batch.len());
-        for r in &batch.rows {
-            let c = &mut caches[r.cache];
-            let base = pool.base(c.slot);
-            entries.push((base + c.len) as i32);
-            c.len += 1;
-            lists.push((base, r.visible.prefix, r.visible.extra.clone()));
-        }
         let s = &gpu.stream;
-        let tokens: Vec<u32> = batch.rows.iter().map(|r| r.token).collect();
-        let positions: Vec<i32> = batch.rows.iter().map(|r| r.position as i32).collect();
-        let mut logit_rows: Vec<u32> = batch.logit_rows.iter().map(|&r| r as u32).collect();
-        let n_logits = logit_rows.len();
-        if logit_rows.is_empty() {
-            logit_rows.push(0); // no empty device allocations
-        }
         Ok(BatchOnDevice {
-            rows: batch.len(),
-            tokens: s.clone_htod(&tokens)?,
-            positions: s.clone_htod(&positions)?,
-            entries: s.clone_htod(&entries)?,
-            keys: KeyLists::upload(gpu, &lists)?,
-            logit_rows: s.clone_htod(&logit_rows)?,
+            rows,
+            tokens: s.alloc_zeros(rows)?,
+            positions: s.alloc_zeros(rows)?,
+            entries: s.alloc_zeros(rows)?,
+            keys: KeyLists {
+                base: s.alloc_zeros(rows)?,
+                prefix: s.alloc_zeros(rows)?,
+                extra_off: s.alloc_zeros(rows + 1)?,
+                extra: s.alloc_zeros(extra_cap.max(1))?,
+                max_keys,
+            },
+            logit_rows: s.alloc_zeros(n_logits.max(1))?,
             n_logits,
         })
+    }
+
+    /// Buffers exactly the size of `h`.
+    pub(crate) fn exact(gpu: &Gpu, h: &HostBatch) -> Result<BatchOnDevice> {
+        Self::new(gpu, h.rows, h.extra.len(), h.n_logits, h.max_keys)
+    }
+
+    /// Whether `h` fits these buffers.
+    pub(crate) fn fits(&self, h: &HostBatch) -> bool {
+        h.rows == self.rows
+            && h.n_logits == self.n_logits
+            && h.extra.len() <= self.keys.extra.len()
+            && h.max_keys <= self.keys.max_keys
+    }
+
+    /// Copies `h` in (stream-ordered).
+    pub(crate) fn write(&mut self, gpu: &Gpu, h: &HostBatch) -> Result<()> {
+        debug_assert!(self.fits(h));
+        let s = &gpu.stream;
+        s.memcpy_htod(&h.tokens, &mut self.tokens)?;
+        s.memcpy_htod(&h.positions, &mut self.positions)?;
+        s.memcpy_htod(&h.entries, &mut self.entries)?;
+        s.memcpy_htod(&h.base, &mut self.keys.base)?;
+        s.memcpy_htod(&h.prefix, &mut self.keys.prefix)?;
+        s.memcpy_htod(&h.extra_off, &mut self.keys.extra_off)?;
+        if !h.extra.is_empty() {
+            s.memcpy_htod(&h.extra, &mut self.keys.extra.slice_mut(0..h.extra.len()))?;
+        }
+        if !h.logit_rows.is_empty() {
+            s.memcpy_htod(&h.logit_rows, &mut self.logit_rows)?;
+        }
+        Ok(())
     }
 }
 

@@ -3,7 +3,9 @@
 //! or f32, KV pools on the device, and spans timed with CUDA events.
 
 mod draft;
+mod draft_forward;
 mod forward;
+mod graph;
 mod kv_pool;
 mod pair;
 mod profile;
@@ -29,6 +31,8 @@ pub struct GpuOptions {
     pub slots: usize,
     /// KV entries per sequence (prompt + output + one draft tree).
     pub capacity: usize,
+    /// Replay decode and draft forwards of up to 16 rows as CUDA graphs.
+    pub graphs: bool,
 }
 
 impl Default for GpuOptions {
@@ -36,6 +40,7 @@ impl Default for GpuOptions {
         GpuOptions {
             slots: 16,
             capacity: 2048,
+            graphs: true,
         }
     }
 }

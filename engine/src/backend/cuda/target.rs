@@ -2,9 +2,10 @@
 //! uploaded as `T` (bf16 or f32), or random weights drawn on the device for
 //! a config's shape.
 
-use super::forward::{block_forward, BatchOnDevice, Scratch};
+use super::forward::{block_forward, BatchOnDevice, HostBatch, Scratch};
+use super::graph::{replay_or_capture, GraphStep, GRAPH_EXTRA_PER_ROW};
 use super::kv_pool::{GpuCache, KvPool};
-use super::profile::OpClock;
+use super::profile::{self, OpClock};
 use super::weights::{download, upload, DeviceBlock, DeviceLinear, DeviceNorm, Seeds};
 use super::GpuOptions;
 use crate::backend::{LogitsWanted, TargetBackend};
@@ -12,13 +13,14 @@ use crate::config::{Family, TargetConfig};
 use crate::error::{EngineError, Result};
 use crate::model::{ForwardBatch, TargetModel, TargetOutput};
 use cudarc::cublas::{CudaBlas, Gemm};
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaGraph, CudaSlice};
 use specula_kernels::cpu::Rope;
 use specula_kernels::cuda::{
     argmax_split, copy_cols, embedding_gather, rms_norm_residual, ArgmaxScratch, Gpu, GpuElement,
-    QkvLayout,
+    QkvLayout, INVARIANT_MAX_ROWS,
 };
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 struct DeviceLayer<T> {
@@ -36,6 +38,41 @@ pub struct GpuTarget<T: GpuElement> {
     lm_head: DeviceLinear<T>,
     inv_freq: CudaSlice<f32>,
     pool: RefCell<KvPool<T>>,
+    graphs: bool,
+    steps: RefCell<HashMap<StepKey, Step<T>>>,
+}
+
+/// The shape of a graph-captured forward.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct StepKey {
+    rows: usize,
+    n_logits: usize,
+    capture: Vec<usize>,
+    wanted: LogitsWanted,
+}
+
+/// Every buffer one forward shape uses, kept for graph replays.
+struct Step<T> {
+    batch: BatchOnDevice,
+    x: CudaSlice<T>,
+    inp: CudaSlice<T>,
+    aux: CudaSlice<T>,
+    sc: Scratch<T>,
+    last: CudaSlice<T>,
+    logits: CudaSlice<T>,
+    idx: CudaSlice<i32>,
+    argmax: ArgmaxScratch,
+    graph: Option<CudaGraph>,
+    runs: usize,
+}
+
+impl<T> GraphStep for Step<T> {
+    fn graph(&mut self) -> &mut Option<CudaGraph> {
+        &mut self.graph
+    }
+    fn runs(&mut self) -> &mut usize {
+        &mut self.runs
+    }
 }
 
 fn llama_only(config: &TargetConfig) -> Result<()> {
@@ -148,6 +185,116 @@ where
             lm_head,
             inv_freq,
             pool: RefCell::new(pool),
+            graphs: opts.graphs,
+            steps: RefCell::new(HashMap::new()),
+        })
+    }
+
+    fn new_step(&self, batch: BatchOnDevice, n_capture: usize) -> Result<Step<T>> {
+        let gpu = &*self.gpu;
+        let (rows, nl) = (batch.rows, batch.n_logits.max(1));
+        let h = self.config.hidden_size;
+        let vocab = self.config.vocab_size;
+        let s = &gpu.stream;
+        let sc = Scratch::new(gpu, &batch, &self.layers[0].block, h)?;
+        Ok(Step {
+            x: s.alloc_zeros(rows * h)?,
+            inp: s.alloc_zeros(rows * h)?,
+            aux: s.alloc_zeros((rows * n_capture * h).max(1))?,
+            last: s.alloc_zeros(nl * h)?,
+            logits: s.alloc_zeros(nl * vocab)?,
+            idx: s.alloc_zeros(nl)?,
+            argmax: ArgmaxScratch::new(gpu, nl, vocab)?,
+            sc,
+            batch,
+            graph: None,
+            runs: 0,
+        })
+    }
+
+    /// Launches the whole forward of `st`'s batch (no host synchronisation).
+    fn enqueue(
+        &self,
+        st: &mut Step<T>,
+        pool: &mut KvPool<T>,
+        capture: &[usize],
+        wanted: LogitsWanted,
+        clock: &mut OpClock,
+    ) -> Result<()> {
+        let gpu = &*self.gpu;
+        let h = self.config.hidden_size;
+        let rows = st.batch.rows;
+        let aux_w = capture.len() * h;
+        embedding_gather(gpu, &mut st.x, &self.embed, &st.batch.tokens, h)?;
+        clock.mark(gpu, "upload + embed + buffers");
+        for (li, layer) in self.layers.iter().enumerate() {
+            let delta = (li > 0).then_some(&st.sc.mlp);
+            let n = &layer.input_norm;
+            rms_norm_residual(gpu, &mut st.inp, &mut st.x, delta, &n.w, n.eps, h)?;
+            for (slot, _) in capture.iter().enumerate().filter(|(_, &p)| p == li) {
+                copy_cols(gpu, &mut st.aux, &st.x, rows, h, aux_w, slot * h)?;
+            }
+            clock.mark(gpu, "rms_norm_residual");
+            block_forward(
+                gpu,
+                &layer.block,
+                &mut st.x,
+                &st.inp,
+                &st.batch,
+                pool,
+                li,
+                &self.inv_freq,
+                &mut st.sc,
+                clock,
+            )?;
+        }
+        let n = &self.norm;
+        rms_norm_residual(
+            gpu,
+            &mut st.inp,
+            &mut st.x,
+            Some(&st.sc.mlp),
+            &n.w,
+            n.eps,
+            h,
+        )?;
+        let nl = st.batch.n_logits.max(1);
+        embedding_gather(gpu, &mut st.last, &st.inp, &st.batch.logit_rows, h)?;
+        self.lm_head.forward(gpu, &mut st.logits, &st.last, nl)?;
+        if wanted == LogitsWanted::Argmax {
+            let vocab = self.config.vocab_size;
+            argmax_split(gpu, &mut st.idx, &st.logits, nl, vocab, &mut st.argmax)?;
+        }
+        clock.mark(gpu, "final norm + lm_head");
+        clock.enqueued();
+        Ok(())
+    }
+
+    /// Copies what the decode loop needs back to the host (waits for the GPU).
+    fn read(&self, st: &Step<T>, n_capture: usize, wanted: LogitsWanted) -> Result<TargetOutput> {
+        let gpu = &*self.gpu;
+        let nl = st.batch.n_logits;
+        let vocab = self.config.vocab_size;
+        let (logits, argmax) = match wanted {
+            LogitsWanted::Argmax => {
+                let ids = gpu.stream.clone_dtoh(&st.idx)?;
+                (Vec::new(), ids[..nl].iter().map(|&i| i as u32).collect())
+            }
+            LogitsWanted::Logits => {
+                let mut l = download(gpu, &st.logits)?;
+                l.truncate(nl * vocab);
+                (l, Vec::new())
+            }
+        };
+        let aux = if n_capture == 0 {
+            Vec::new()
+        } else {
+            download(gpu, &st.aux)?
+        };
+        Ok(TargetOutput {
+            logits,
+            aux,
+            argmax,
         })
     }
 
@@ -204,76 +351,46 @@ where
         wanted: LogitsWanted,
     ) -> Result<TargetOutput> {
         let gpu = &*self.gpu;
-        let h = self.config.hidden_size;
         let mut pool = self.pool.borrow_mut();
-        let mut clock = OpClock::start(gpu);
-        let b = BatchOnDevice::upload(gpu, batch, caches, &pool)?;
-        let rows = b.rows;
-        let s = &gpu.stream;
-        let mut x = unsafe { s.alloc::<T>(rows * h) }?;
-        embedding_gather(gpu, &mut x, &self.embed, &b.tokens, h)?;
-        let aux_w = capture.len() * h;
-        let mut aux = unsafe { s.alloc::<T>((rows * aux_w).max(1)) }?;
-        let mut inp = unsafe { s.alloc::<T>(rows * h) }?;
-        let mut sc = Scratch::new(gpu, &b, &self.layers[0].block, h)?;
-        clock.mark(gpu, "upload + embed + buffers");
-        for (li, layer) in self.layers.iter().enumerate() {
-            let delta = (li > 0).then_some(&sc.mlp);
-            let n = &layer.input_norm;
-            rms_norm_residual(gpu, &mut inp, &mut x, delta, &n.w, n.eps, h)?;
-            for (slot, _) in capture.iter().enumerate().filter(|(_, &p)| p == li) {
-                copy_cols(gpu, &mut aux, &x, rows, h, aux_w, slot * h)?;
-            }
-            clock.mark(gpu, "rms_norm_residual");
-            block_forward(
-                gpu,
-                &layer.block,
-                &mut x,
-                &inp,
-                &b,
-                &mut pool,
-                li,
-                &self.inv_freq,
-                &mut sc,
-                &mut clock,
-            )?;
+        let host = HostBatch::new(batch, caches, &pool)?;
+        let graphable = self.graphs
+            && host.rows <= INVARIANT_MAX_ROWS
+            && host.extra.len() <= GRAPH_EXTRA_PER_ROW * host.rows
+            && !profile::enabled();
+        if !graphable {
+            let mut step = self.new_step(BatchOnDevice::exact(gpu, &host)?, capture.len())?;
+            step.batch.write(gpu, &host)?;
+            let mut clock = OpClock::start(gpu);
+            self.enqueue(&mut step, &mut pool, capture, wanted, &mut clock)?;
+            let out = self.read(&step, capture.len(), wanted);
+            clock.mark(gpu, "argmax + downloads");
+            clock.finish();
+            return out;
         }
-        let n = &self.norm;
-        rms_norm_residual(gpu, &mut inp, &mut x, Some(&sc.mlp), &n.w, n.eps, h)?;
-        let nl = b.n_logits;
-        let mut last = unsafe { s.alloc::<T>(nl.max(1) * h) }?;
-        embedding_gather(gpu, &mut last, &inp, &b.logit_rows, h)?;
-        let vocab = self.config.vocab_size;
-        let mut logits = unsafe { s.alloc::<T>(nl.max(1) * vocab) }?;
-        self.lm_head.forward(gpu, &mut logits, &last, nl.max(1))?;
-        clock.mark(gpu, "final norm + lm_head");
-        clock.enqueued();
-        let (logits_h, argmax) = match wanted {
-            LogitsWanted::Argmax => {
-                let mut idx = s.alloc_zeros::<i32>(nl.max(1))?;
-                let mut scratch = ArgmaxScratch::new(gpu, nl.max(1), vocab)?;
-                argmax_split(gpu, &mut idx, &logits, nl.max(1), vocab, &mut scratch)?;
-                let ids = s.clone_dtoh(&idx)?;
-                (Vec::new(), ids[..nl].iter().map(|&i| i as u32).collect())
-            }
-            LogitsWanted::Logits => {
-                let mut l = download(gpu, &logits)?;
-                l.truncate(nl * vocab);
-                (l, Vec::new())
-            }
+        let key = StepKey {
+            rows: host.rows,
+            n_logits: host.n_logits,
+            capture: capture.to_vec(),
+            wanted,
         };
-        let aux_h = if aux_w == 0 {
-            Vec::new()
-        } else {
-            download(gpu, &aux)?
-        };
-        clock.mark(gpu, "argmax + downloads");
-        clock.finish();
-        Ok(TargetOutput {
-            logits: logits_h,
-            aux: aux_h,
-            argmax,
-        })
+        let mut steps = self.steps.borrow_mut();
+        if !steps.contains_key(&key) {
+            let b = BatchOnDevice::new(
+                gpu,
+                host.rows,
+                GRAPH_EXTRA_PER_ROW * host.rows,
+                host.n_logits,
+                pool.capacity,
+            )?;
+            let step = self.new_step(b, capture.len())?;
+            steps.insert(key.clone(), step);
+        }
+        let step = steps.get_mut(&key).expect("just inserted");
+        step.batch.write(gpu, &host)?;
+        replay_or_capture(gpu, step, |st| {
+            self.enqueue(st, &mut pool, capture, wanted, &mut OpClock::off())
+        })?;
+        self.read(step, capture.len(), wanted)
     }
 
     fn commit(&self, caches: &mut [&mut GpuCache], keeps: &[Vec<usize>]) -> Result<()> {

@@ -78,6 +78,39 @@ pub fn run(a: AgreeArgs) -> Result<(), CliError> {
             &params(SpecConfig::BASELINE, a.max_new_tokens),
             &mut NullRecorder,
         )?;
+        // CUDA-graph replays against eager launches: the same tokens, speculative too.
+        let eager_opts = GpuOptions {
+            graphs: false,
+            ..GpuOptions::default()
+        };
+        let mut eager = GpuModels::from_cpu(gpu.clone(), &cpu_pair, dtype, &eager_opts)?;
+        for spec in [SpecConfig::BASELINE, SpecConfig::new(4, 2, 8)?] {
+            let p = params(spec, a.max_new_tokens);
+            let g = models.generate(&prompts, &p, &mut NullRecorder)?;
+            let e = eager.generate(&prompts, &p, &mut NullRecorder)?;
+            let (same, first) = compare(
+                g.sequences.iter().map(|s| &s.output),
+                e.sequences.iter().map(|s| &s.output),
+            );
+            let pass = same == prompts.len();
+            failed += usize::from(!pass);
+            csv.push_str(&format!(
+                "graphs_vs_eager,{},{},{},{},{},{},{same},{first},{:.3},true,{pass}\n",
+                dtype.name(),
+                spec.steps,
+                spec.topk,
+                spec.num_draft_tokens,
+                prompts.len(),
+                prompts.len(),
+                g.tau()
+            ));
+            println!(
+                "{:>4} CUDA graphs vs eager, {spec}: {same}/{} sequences identical",
+                dtype.name(),
+                prompts.len()
+            );
+        }
+        drop(eager);
         let (same, first) = compare(
             cpu.sequences.iter().map(|s| &s.output),
             base.sequences.iter().map(|s| &s.output),

@@ -60,6 +60,9 @@ pub struct BenchArgs {
     /// Seed of the weights and prompts.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Launch every forward eagerly instead of replaying CUDA graphs.
+    #[arg(long)]
+    eager: bool,
     /// Folder for the CSV files.
     #[arg(long, default_value = "results/gpu")]
     out: PathBuf,
@@ -128,6 +131,7 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
     let opts = GpuOptions {
         slots: max_batch,
         capacity: a.prompt_len + a.max_new_tokens + ndt + 8,
+        graphs: !a.eager,
     };
     let draft = default_draft_config(&target);
     let mut models = GpuModels::random(
@@ -156,7 +160,7 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         synthetic: Some(profile.clone()),
         ..base_params.clone()
     };
-    let mut bw = String::from("batch_size,repeat,dtype,weight_bytes,step_us_p50,weight_gb_s,copy_gb_s,fraction_of_copy,tok_s\n");
+    let mut bw = String::from("batch_size,repeat,dtype,cuda_graphs,weight_bytes,step_us_p50,weight_gb_s,copy_gb_s,fraction_of_copy,tok_s\n");
     let mut sp = String::from("batch_size,repeat,synthetic,profile,steps,topk,num_draft_tokens,tau,expected_tau,base_tok_s,spec_tok_s,measured_speedup,base_step_us,draft_us_per_step,verify_us,ideal_speedup,fraction_of_ideal\n");
     let mut spans = format!("{SPANS_HEADER}\n");
     for &batch in &a.batch_sizes {
@@ -190,8 +194,9 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
             print_profile(batch, "synthetic (target forwards)");
             let gb_s = weight_bytes as f64 / (base.verify_us * 1e-6) / 1e9;
             bw.push_str(&format!(
-                "{batch},{repeat},{},{weight_bytes},{:.1},{gb_s:.1},{:.1},{:.4},{:.2}\n",
+                "{batch},{repeat},{},{},{weight_bytes},{:.1},{gb_s:.1},{:.1},{:.4},{:.2}\n",
                 dtype.name(),
+                !a.eager,
                 base.verify_us,
                 ceilings.copy_gb_s,
                 gb_s / ceilings.copy_gb_s,

@@ -1,0 +1,237 @@
+//! The EAGLE-3 draft's forward on the GPU, with CUDA-graph replay for
+//! shapes of up to 16 rows (see `graph.rs`).
+
+use super::draft::GpuDraft;
+use super::forward::{block_forward, BatchOnDevice, HostBatch, Scratch};
+use super::graph::{replay_or_capture, GraphStep, GRAPH_EXTRA_PER_ROW};
+use super::kv_pool::{GpuCache, KvPool};
+use super::profile::OpClock;
+use super::weights::download;
+use crate::error::{EngineError, Result};
+use crate::model::{DraftOutput, ForwardBatch, HiddenInput, AUX_STATES};
+use cudarc::cublas::{CudaBlas, Gemm};
+use cudarc::driver::{CudaGraph, CudaSlice};
+use specula_kernels::cuda::{
+    copy_cols, embedding_gather, rms_norm_residual, top_k_logprobs, GpuElement, INVARIANT_MAX_ROWS,
+};
+
+/// The shape of a graph-captured draft forward.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct DraftStepKey {
+    rows: usize,
+    n_logits: usize,
+    from_aux: bool,
+    top_k: Option<usize>,
+}
+
+/// Every buffer one draft forward shape uses.
+pub(crate) struct DraftStep<T> {
+    batch: BatchOnDevice,
+    hidden_in: CudaSlice<T>,
+    x: CudaSlice<T>,
+    e: CudaSlice<T>,
+    tmp: CudaSlice<T>,
+    cat: CudaSlice<T>,
+    sc: Scratch<T>,
+    last: CudaSlice<T>,
+    logits: CudaSlice<T>,
+    top_idx: CudaSlice<i32>,
+    top_lp: CudaSlice<f32>,
+    graph: Option<CudaGraph>,
+    runs: usize,
+}
+
+impl<T> GraphStep for DraftStep<T> {
+    fn graph(&mut self) -> &mut Option<CudaGraph> {
+        &mut self.graph
+    }
+    fn runs(&mut self) -> &mut usize {
+        &mut self.runs
+    }
+}
+
+impl<T: GpuElement> GpuDraft<T>
+where
+    CudaBlas: Gemm<T>,
+{
+    fn new_step(&self, batch: BatchOnDevice, from_aux: bool, k: usize) -> Result<DraftStep<T>> {
+        let gpu = &*self.gpu;
+        let s = &gpu.stream;
+        let h = self.config.hidden_size;
+        let (rows, nl) = (batch.rows, batch.n_logits.max(1));
+        let in_w = if from_aux {
+            AUX_STATES * self.config.target_hidden_size
+        } else {
+            h
+        };
+        Ok(DraftStep {
+            hidden_in: s.alloc_zeros(rows * in_w)?,
+            x: s.alloc_zeros(rows * h)?,
+            e: s.alloc_zeros(rows * h)?,
+            tmp: s.alloc_zeros(rows * h)?,
+            cat: s.alloc_zeros(rows * 2 * h)?,
+            sc: Scratch::new(gpu, &batch, &self.block, h)?,
+            last: s.alloc_zeros(nl * h)?,
+            logits: s.alloc_zeros(nl * self.config.draft_vocab_size)?,
+            top_idx: s.alloc_zeros(nl * k.max(1))?,
+            top_lp: s.alloc_zeros(nl * k.max(1))?,
+            batch,
+            graph: None,
+            runs: 0,
+        })
+    }
+
+    /// Launches the draft forward of `st`'s batch (no host synchronisation).
+    fn enqueue(
+        &self,
+        st: &mut DraftStep<T>,
+        pool: &mut KvPool<T>,
+        from_aux: bool,
+        top_k: Option<usize>,
+    ) -> Result<()> {
+        let gpu = &*self.gpu;
+        let h = self.config.hidden_size;
+        let rows = st.batch.rows;
+        if from_aux {
+            self.fc.forward(gpu, &mut st.x, &st.hidden_in, rows)?;
+        } else {
+            copy_cols(gpu, &mut st.x, &st.hidden_in, rows, h, h, 0)?;
+        }
+        embedding_gather(gpu, &mut st.e, &self.embed, &st.batch.tokens, h)?;
+        let n = &self.input_norm;
+        rms_norm_residual(gpu, &mut st.tmp, &mut st.e, None, &n.w, n.eps, h)?;
+        copy_cols(gpu, &mut st.cat, &st.tmp, rows, h, 2 * h, 0)?;
+        let n = &self.hidden_norm;
+        rms_norm_residual(gpu, &mut st.tmp, &mut st.x, None, &n.w, n.eps, h)?;
+        copy_cols(gpu, &mut st.cat, &st.tmp, rows, h, 2 * h, h)?;
+        block_forward(
+            gpu,
+            &self.block,
+            &mut st.x,
+            &st.cat,
+            &st.batch,
+            pool,
+            0,
+            &self.inv_freq,
+            &mut st.sc,
+            &mut OpClock::off(),
+        )?;
+        let n = &self.norm;
+        rms_norm_residual(
+            gpu,
+            &mut st.tmp,
+            &mut st.x,
+            Some(&st.sc.mlp),
+            &n.w,
+            n.eps,
+            h,
+        )?;
+        let nl = st.batch.n_logits.max(1);
+        embedding_gather(gpu, &mut st.last, &st.tmp, &st.batch.logit_rows, h)?;
+        self.lm_head.forward(gpu, &mut st.logits, &st.last, nl)?;
+        if let Some(k) = top_k {
+            let dv = self.config.draft_vocab_size;
+            top_k_logprobs(gpu, &mut st.top_idx, &mut st.top_lp, &st.logits, nl, dv, k)?;
+        }
+        Ok(())
+    }
+
+    /// Copies the hidden states and the scores back (waits for the GPU).
+    fn read(&self, st: &DraftStep<T>, top_k: Option<usize>) -> Result<DraftOutput> {
+        let gpu = &*self.gpu;
+        let s = &gpu.stream;
+        let nl = st.batch.n_logits;
+        let hidden = download(gpu, &st.x)?;
+        match top_k {
+            Some(k) => {
+                let (idx, lp) = (s.clone_dtoh(&st.top_idx)?, s.clone_dtoh(&st.top_lp)?);
+                let top = (0..nl)
+                    .map(|r| {
+                        (r * k..(r + 1) * k)
+                            .map(|j| (idx[j] as usize, lp[j]))
+                            .collect()
+                    })
+                    .collect();
+                Ok(DraftOutput {
+                    hidden,
+                    logits: Vec::new(),
+                    top,
+                })
+            }
+            None => {
+                let mut logits = download(gpu, &st.logits)?;
+                logits.truncate(nl * self.config.draft_vocab_size);
+                Ok(DraftOutput {
+                    hidden,
+                    logits,
+                    top: Vec::new(),
+                })
+            }
+        }
+    }
+
+    /// The draft forward (see `DraftBackend::forward`).
+    pub(super) fn forward_on_device(
+        &self,
+        batch: &ForwardBatch,
+        hidden: HiddenInput<'_>,
+        caches: &mut [GpuCache],
+        top_k: Option<usize>,
+    ) -> Result<DraftOutput> {
+        let gpu = &*self.gpu;
+        let dv = self.config.draft_vocab_size;
+        let top_k = top_k.filter(|&k| (1..=32).contains(&k) && k <= dv);
+        let mut pool = self.pool.borrow_mut();
+        let host = HostBatch::new(batch, caches, &pool)?;
+        let (from_aux, values) = match hidden {
+            HiddenInput::Aux(a) => (true, a),
+            HiddenInput::Own(g) => (false, g),
+        };
+        let in_w = if from_aux {
+            AUX_STATES * self.config.target_hidden_size
+        } else {
+            self.config.hidden_size
+        };
+        if values.len() != host.rows * in_w {
+            return Err(EngineError::setting(
+                "draft hidden input",
+                format!("{} values for {} rows of {in_w}", values.len(), host.rows),
+            ));
+        }
+        let values: Vec<T> = values.iter().map(|&v| T::from_f32(v)).collect();
+        let graphable = self.graphs
+            && host.rows <= INVARIANT_MAX_ROWS
+            && host.extra.len() <= GRAPH_EXTRA_PER_ROW * host.rows;
+        if !graphable {
+            let b = BatchOnDevice::exact(gpu, &host)?;
+            let mut st = self.new_step(b, from_aux, top_k.unwrap_or(1))?;
+            st.batch.write(gpu, &host)?;
+            gpu.stream.memcpy_htod(&values, &mut st.hidden_in)?;
+            self.enqueue(&mut st, &mut pool, from_aux, top_k)?;
+            return self.read(&st, top_k);
+        }
+        let key = DraftStepKey {
+            rows: host.rows,
+            n_logits: host.n_logits,
+            from_aux,
+            top_k,
+        };
+        let mut steps = self.steps.borrow_mut();
+        if !steps.contains_key(&key) {
+            let b = BatchOnDevice::new(
+                gpu,
+                host.rows,
+                GRAPH_EXTRA_PER_ROW * host.rows,
+                host.n_logits,
+                pool.capacity,
+            )?;
+            let st = self.new_step(b, from_aux, top_k.unwrap_or(1))?;
+            steps.insert(key.clone(), st);
+        }
+        let st = steps.get_mut(&key).expect("just inserted");
+        st.batch.write(gpu, &host)?;
+        gpu.stream.memcpy_htod(&values, &mut st.hidden_in)?;
+        replay_or_capture(gpu, st, |st| self.enqueue(st, &mut pool, from_aux, top_k))?;
+        self.read(st, top_k)
+    }
+}

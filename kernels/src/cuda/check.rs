@@ -82,7 +82,7 @@ pub(crate) fn tolerance<T: GpuElement>() -> f64 {
     }
 }
 
-fn round<T: GpuElement>(v: f32) -> f32 {
+pub(crate) fn round<T: GpuElement>(v: f32) -> f32 {
     T::from_f32(v).to_f32()
 }
 

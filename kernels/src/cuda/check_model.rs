@@ -2,7 +2,7 @@
 //! fresh random inputs (the batch-invariance of `linear_rows` is checked
 //! exactly: a row computed alone equals the same row inside a larger batch).
 
-use super::check::{download, normwise_error, random, tolerance, upload, CheckRow};
+use super::check::{download, normwise_error, random, round, tolerance, upload, CheckRow};
 use super::device::{Gpu, GpuElement, GpuError};
 use super::model_ops::*;
 use crate::cpu;
@@ -129,6 +129,48 @@ pub(crate) fn check_model_kernels<T: GpuElement>(
         normwise_error(&download(gpu, &o)?, &want),
         tolerance::<T>(),
     );
+
+    // Interleaved gate|up projection with SiLU fused, for 1 (two columns per
+    // warp) and 5 rows (four per warp), and the same after a plain projection.
+    for m in [1usize, 5] {
+        let (k, inner) = (512, 300);
+        let (x, x_h) = upload::<T>(gpu, &random(rng, m * k, 1.0))?;
+        let (w, w_h) = upload::<T>(gpu, &random(rng, 2 * inner * k, 2.0 / (k as f32).sqrt()))?;
+        let mut act = s.alloc_zeros::<T>(m * inner)?;
+        linear_rows_silu(gpu, &mut act, &x, &w, m, k, 2 * inner)?;
+        let mut gu = vec![0f32; m * 2 * inner];
+        cpu::linear(&x_h, m, k, &w_h, 2 * inner, None, &mut gu);
+        let mut want = Vec::new();
+        for r in 0..m {
+            let row = &gu[r * 2 * inner..(r + 1) * 2 * inner];
+            let mut g: Vec<f32> = row.iter().step_by(2).map(|&v| round::<T>(v)).collect();
+            let u: Vec<f32> = row
+                .iter()
+                .skip(1)
+                .step_by(2)
+                .map(|&v| round::<T>(v))
+                .collect();
+            cpu::silu_and_mul(&mut g, &u);
+            want.extend(g);
+        }
+        row(
+            "linear_rows_silu",
+            format!("{m} x {k} . ({} x {k})^T, gate|up interleaved", 2 * inner),
+            normwise_error(&download(gpu, &act)?, &want),
+            tolerance::<T>(),
+        );
+        let mut y = s.alloc_zeros::<T>(m * 2 * inner)?;
+        linear_rows(gpu, &mut y, &x, &w, None, m, k, 2 * inner)?;
+        let mut act2 = s.alloc_zeros::<T>(m * inner)?;
+        silu_mul_interleaved(gpu, &mut act2, &y, m, inner)?;
+        let (a1, a2) = (download(gpu, &act)?, download(gpu, &act2)?);
+        row(
+            "silu_mul_interleaved",
+            format!("{m} rows: fused vs projection then SiLU"),
+            normwise_error(&a2, &a1),
+            tolerance::<T>(),
+        );
+    }
 
     // Column copy (aux capture).
     let (rows, w) = (4, 300);

@@ -255,13 +255,40 @@ __device__ void attention_partial(float* part_out, float* part_ml, const T* q, c
         sum += p;
     }
     sum = block_sum(sum);
-    for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
-        float acc = 0.f;
-#pragma unroll 16
-        for (int j = start; j < end; j++) {
-            acc += sc[j - start] * ld(&vp[key_entry(base, extra, r, np, e0, j) * width + (size_t)kvh * head_dim + d]);
+    int groups = head_dim / VEC;  // 16-byte slices of a head
+    if (head_dim % VEC == 0 && (int)blockDim.x % groups == 0 && (width % VEC) == 0 && ((size_t)vp & 15) == 0) {
+        // Thread (key group kg, slice g): its slice of V over keys kg, kg + KG, ...;
+        // then the key groups are summed in order (a fixed order per key list).
+        int g = threadIdx.x % groups, kg = threadIdx.x / groups, n_kg = blockDim.x / groups;
+        float acc[VEC];
+#pragma unroll
+        for (int e = 0; e < VEC; e++) acc[e] = 0.f;
+#pragma unroll 4
+        for (int j = start + kg; j < end; j += n_kg) {
+            float v[VEC];
+            ld16(vp + key_entry(base, extra, r, np, e0, j) * width + (size_t)kvh * head_dim + g * VEC, v);
+            float p = sc[j - start];
+#pragma unroll
+            for (int e = 0; e < VEC; e++) acc[e] = fmaf(p, v[e], acc[e]);
         }
-        po[d] = acc;
+        float* red = sc + chunk;  // n_kg x head_dim floats
+#pragma unroll
+        for (int e = 0; e < VEC; e++) red[kg * head_dim + g * VEC + e] = acc[e];
+        __syncthreads();
+        for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
+            float a = 0.f;
+            for (int k = 0; k < n_kg; k++) a += red[k * head_dim + d];
+            po[d] = a;
+        }
+    } else {
+        for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
+            float acc = 0.f;
+#pragma unroll 16
+            for (int j = start; j < end; j++) {
+                acc += sc[j - start] * ld(&vp[key_entry(base, extra, r, np, e0, j) * width + (size_t)kvh * head_dim + d]);
+            }
+            po[d] = acc;
+        }
     }
     if (threadIdx.x == 0) { part_ml[2 * slot] = mx; part_ml[2 * slot + 1] = sum; }
 }
@@ -392,7 +419,7 @@ extern "C" __global__ void verify_greedy_tree(const int* choice, const int* toke
 // depends on R, C, m or the other rows, so an output is bit-identical
 // whatever batch it is computed in (batch-invariant: the verify forward
 // gives the baseline decode's rows exactly).
-template <typename T, int R, int C>
+template <typename T, int R, int C, bool SILU>
 __device__ __forceinline__ void linear_rows_tile(T* y, const T* x, const T* w, const T* bias, int k, int n, int col0, int lane) {
     constexpr int VEC = 16 / sizeof(T);
     constexpr int U = C >= 4 ? 1 : 4 / C;
@@ -454,6 +481,7 @@ __device__ __forceinline__ void linear_rows_tile(T* y, const T* x, const T* w, c
             for (int r = 0; r < R; r++) acc[c][r] = fmaf(wv, ld(&x[(size_t)r * k + t]), acc[c][r]);
         }
     }
+    float res[C][R];
 #pragma unroll
     for (int c = 0; c < C; c++) {
         float b = (bias && col0 + c < n) ? ld(&bias[col0 + c]) : 0.f;
@@ -461,29 +489,66 @@ __device__ __forceinline__ void linear_rows_tile(T* y, const T* x, const T* w, c
         for (int r = 0; r < R; r++) {
             float v = acc[c][r];
             for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-            if (lane == 0 && col0 + c < n) st(&y[(size_t)r * n + col0 + c], v + b);
+            res[c][r] = v + b;
+        }
+    }
+    if (lane != 0) return;
+    if (SILU) {
+        // Columns 2i, 2i+1 are gate_i, up_i (interleaved weights): y[r, i] = silu(gate) * up,
+        // each rounded to T first as if stored.
+#pragma unroll
+        for (int j = 0; j < C / 2; j++) {
+            if (col0 + 2 * j + 1 < n) {
+#pragma unroll
+                for (int r = 0; r < R; r++) {
+                    T tg, tu;
+                    st(&tg, res[2 * j][r]);
+                    st(&tu, res[2 * j + 1][r]);
+                    float g = ld(&tg), u = ld(&tu);
+                    st(&y[(size_t)r * (n / 2) + col0 / 2 + j], g / (1.f + expf(-g)) * u);
+                }
+            }
+        }
+    } else {
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            if (col0 + c < n) {
+#pragma unroll
+                for (int r = 0; r < R; r++) st(&y[(size_t)r * n + col0 + c], res[c][r]);
+            }
         }
     }
 }
 
-template <typename T, int C>
+template <typename T, int C, bool SILU>
 __device__ void linear_rows(T* y, const T* x, const T* w, const T* bias, int m, int k, int n) {
     int col0 = ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * C;
     int lane = threadIdx.x & 31;
     if (col0 >= n) return;
+    int yw = SILU ? n / 2 : n;
     for (int m0 = 0; m0 < m; m0 += 8) {
         const T* xt = x + (size_t)m0 * k;
-        T* yt = y + (size_t)m0 * n;
+        T* yt = y + (size_t)m0 * yw;
         switch (min(8, m - m0)) {
-            case 1: linear_rows_tile<T, 1, C>(yt, xt, w, bias, k, n, col0, lane); break;
-            case 2: linear_rows_tile<T, 2, C>(yt, xt, w, bias, k, n, col0, lane); break;
-            case 3: linear_rows_tile<T, 3, C>(yt, xt, w, bias, k, n, col0, lane); break;
-            case 4: linear_rows_tile<T, 4, C>(yt, xt, w, bias, k, n, col0, lane); break;
-            case 5: linear_rows_tile<T, 5, C>(yt, xt, w, bias, k, n, col0, lane); break;
-            case 6: linear_rows_tile<T, 6, C>(yt, xt, w, bias, k, n, col0, lane); break;
-            case 7: linear_rows_tile<T, 7, C>(yt, xt, w, bias, k, n, col0, lane); break;
-            default: linear_rows_tile<T, 8, C>(yt, xt, w, bias, k, n, col0, lane); break;
+            case 1: linear_rows_tile<T, 1, C, SILU>(yt, xt, w, bias, k, n, col0, lane); break;
+            case 2: linear_rows_tile<T, 2, C, SILU>(yt, xt, w, bias, k, n, col0, lane); break;
+            case 3: linear_rows_tile<T, 3, C, SILU>(yt, xt, w, bias, k, n, col0, lane); break;
+            case 4: linear_rows_tile<T, 4, C, SILU>(yt, xt, w, bias, k, n, col0, lane); break;
+            case 5: linear_rows_tile<T, 5, C, SILU>(yt, xt, w, bias, k, n, col0, lane); break;
+            case 6: linear_rows_tile<T, 6, C, SILU>(yt, xt, w, bias, k, n, col0, lane); break;
+            case 7: linear_rows_tile<T, 7, C, SILU>(yt, xt, w, bias, k, n, col0, lane); break;
+            default: linear_rows_tile<T, 8, C, SILU>(yt, xt, w, bias, k, n, col0, lane); break;
         }
+    }
+}
+
+// out[r, i] = silu(gu[r, 2i]) * gu[r, 2i + 1] (interleaved gate|up, after a cuBLAS GEMM).
+template <typename T>
+__device__ void silu_mul_interleaved(T* out, const T* gu, long rows, int inner) {
+    long total = rows * inner;
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total; i += (long)gridDim.x * blockDim.x) {
+        float g = ld(&gu[2 * i]);
+        st(&out[i], g / (1.f + expf(-g)) * ld(&gu[2 * i + 1]));
     }
 }
 
@@ -573,18 +638,22 @@ __device__ void argmax_partial(float* vals, int* idxs, const T* x, int n, int ch
     }
 }
 
-#define LIN_C(C)                                                                                          \
-    extern "C" __global__ void linear_rows_c##C##_f32(float* y, const float* x, const float* w, const float* bias, \
-                                                     int m, int k, int n) {                                    \
-        linear_rows<float, C>(y, x, w, bias, m, k, n);                                                         \
-    }                                                                                                          \
-    extern "C" __global__ void linear_rows_c##C##_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, \
-                                                      int m, int k, int n) {                                   \
-        linear_rows<bf16, C>(y, x, w, bias, m, k, n);                                                          \
+#define LIN_C(NAME, C, SILU)                                                                              \
+    extern "C" __global__ void NAME##_f32(float* y, const float* x, const float* w, const float* bias, int m, \
+                                          int k, int n) {                                                     \
+        linear_rows<float, C, SILU>(y, x, w, bias, m, k, n);                                                  \
+    }                                                                                                         \
+    extern "C" __global__ void NAME##_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,    \
+                                           int k, int n) {                                                    \
+        linear_rows<bf16, C, SILU>(y, x, w, bias, m, k, n);                                                   \
     }
-LIN_C(1)
-LIN_C(2)
-LIN_C(4)
+LIN_C(linear_rows_c1, 1, false)
+LIN_C(linear_rows_c2, 2, false)
+LIN_C(linear_rows_c4, 4, false)
+LIN_C(linear_rows_silu_c2, 2, true)
+LIN_C(linear_rows_silu_c4, 4, true)
+#define P_SMI(T) (T* out, const T* gu, long rows, int inner)
+BOTH(silu_mul_interleaved, P_SMI, (out, gu, rows, inner))
 #define P_BIAS(T) (T* y, const T* bias, long total, int n)
 BOTH(add_bias, P_BIAS, (y, bias, total, n))
 #define P_QKV(T) (T* q_out, T* kp, T* vp, const T* qkv, const int* positions, const float* inv_freq, const int* entry, long pool_offset, int heads, int kv_heads, int hd)

@@ -289,3 +289,57 @@ pub fn top_k_logprobs<T: GpuElement>(
     unsafe { b.launch(cfg((rows as u32, 1), 512, 0)) }?;
     Ok(())
 }
+
+/// `act[m, n/2] = silu(gate) * up` straight from the fused projection
+/// `W[n, k]` whose rows interleave gate and up (`2i` = gate_i, `2i + 1` =
+/// up_i); gate and up are rounded to `T` first, as if stored. Batch-invariant
+/// like [`linear_rows`].
+pub fn linear_rows_silu<T: GpuElement>(
+    gpu: &Gpu,
+    act: &mut CudaSlice<T>,
+    x: &CudaSlice<T>,
+    w: &CudaSlice<T>,
+    m: usize,
+    k: usize,
+    n: usize,
+) -> Result<(), GpuError> {
+    need(
+        n.is_multiple_of(2) && x.len() >= m * k && w.len() == n * k && act.len() >= m * n / 2,
+        || format!("linear_rows_silu: sizes disagree (m {m}, k {k}, n {n})"),
+    )?;
+    let c = if m <= 3 { 2 } else { 4 };
+    let f = gpu.function(&name::<T>(&format!("linear_rows_silu_c{c}")))?;
+    let (mm, kk, nn) = (m as i32, k as i32, n as i32);
+    let null: u64 = 0;
+    let mut b = gpu.stream.launch_builder(&f);
+    b.arg(act)
+        .arg(x)
+        .arg(w)
+        .arg(&null)
+        .arg(&mm)
+        .arg(&kk)
+        .arg(&nn);
+    let cols_per_block = c * THREADS as usize / 32;
+    unsafe { b.launch(cfg((n.div_ceil(cols_per_block) as u32, 1), THREADS, 0)) }?;
+    Ok(())
+}
+
+/// `out[r, i] = silu(gu[r, 2i]) * gu[r, 2i + 1]` over `rows` rows (interleaved gate|up).
+pub fn silu_mul_interleaved<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<T>,
+    gu: &CudaSlice<T>,
+    rows: usize,
+    inner: usize,
+) -> Result<(), GpuError> {
+    need(
+        gu.len() >= rows * 2 * inner && out.len() >= rows * inner,
+        || "silu_mul_interleaved: sizes disagree".into(),
+    )?;
+    let f = gpu.function(&name::<T>("silu_mul_interleaved"))?;
+    let (r, i) = (rows as i64, inner as i32);
+    let mut b = gpu.stream.launch_builder(&f);
+    b.arg(out).arg(gu).arg(&r).arg(&i);
+    unsafe { b.launch(cfg((grid_for(rows * inner), 1), THREADS, 0)) }?;
+    Ok(())
+}

@@ -228,7 +228,8 @@ pub fn attention<T: GpuElement>(
             && scratch.part_ml.len() >= 2 * rows * n_heads * scratch.splits,
         || "attention: scratch made for other key lists".into(),
     )?;
-    let smem = ((head_dim + ATTENTION_CHUNK) * 4) as u32;
+    // Query, scores, then the value pass's per-key-group partial sums (128 threads x 8).
+    let smem = ((head_dim + ATTENTION_CHUNK + 128 * 8) * 4) as u32;
     let (h, kvh, d, chunk, splits) = (
         n_heads as i32,
         n_kv_heads as i32,

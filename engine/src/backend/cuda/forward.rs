@@ -12,8 +12,8 @@ use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::AttentionShape;
 use specula_kernels::cuda::{
-    attention, qkv_rope_append, rms_norm_residual, silu_mul_fused, AttentionScratch, Gpu,
-    GpuElement, KeyLists, KvPools,
+    attention, linear_rows_silu, qkv_rope_append, rms_norm_residual, silu_mul_interleaved,
+    AttentionScratch, Gpu, GpuElement, KeyLists, KvPools, INVARIANT_MAX_ROWS,
 };
 
 /// A forward batch as plain arrays, ready to copy to the device.
@@ -271,10 +271,26 @@ where
         hidden,
     )?;
     clock.mark(gpu, "rms_norm_residual");
-    block.gate_up.forward(gpu, &mut sc.gu, &sc.normed, rows)?;
-    clock.mark(gpu, "linear gate_up");
-    silu_mul_fused(gpu, &mut sc.act, &sc.gu, rows, block.inner)?;
-    clock.mark(gpu, "silu_mul");
+    // gate|up rows are interleaved: SiLU-and-multiply runs in the projection's
+    // epilogue for 2..=16 rows, after it for one row (one column per warp
+    // reads faster there) and on the cuBLAS path. Both give the same bits.
+    let gu = &block.gate_up;
+    if (2..=INVARIANT_MAX_ROWS).contains(&rows) {
+        linear_rows_silu(
+            gpu,
+            &mut sc.act,
+            &sc.normed,
+            &gu.w,
+            rows,
+            gu.in_dim,
+            gu.out_dim,
+        )?;
+        clock.mark(gpu, "linear gate_up + silu");
+    } else {
+        gu.forward(gpu, &mut sc.gu, &sc.normed, rows)?;
+        silu_mul_interleaved(gpu, &mut sc.act, &sc.gu, rows, block.inner)?;
+        clock.mark(gpu, "linear gate_up + silu");
+    }
     block.down.forward(gpu, &mut sc.mlp, &sc.act, rows)?;
     clock.mark(gpu, "linear down");
     Ok(())

@@ -42,12 +42,16 @@ pub(crate) fn replay_or_capture<S: GraphStep>(
         return enqueue(step);
     }
     let mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
-    let captured = gpu.stream.begin_capture(mode).map_err(EngineError::from).and_then(|()| {
-        let enqueued = enqueue(step);
-        let graph = gpu.stream.end_capture(sys::CUgraphInstantiate_flags(0));
-        enqueued?;
-        graph?.ok_or_else(|| EngineError::Device("CUDA graph capture produced no graph".into()))
-    });
+    let captured = gpu
+        .stream
+        .begin_capture(mode)
+        .map_err(EngineError::from)
+        .and_then(|()| {
+            let enqueued = enqueue(step);
+            let graph = gpu.stream.end_capture(sys::CUgraphInstantiate_flags(0));
+            enqueued?;
+            graph?.ok_or_else(|| EngineError::Device("CUDA graph capture produced no graph".into()))
+        });
     match captured {
         Ok(graph) => {
             graph.launch()?;
@@ -56,7 +60,9 @@ pub(crate) fn replay_or_capture<S: GraphStep>(
         }
         Err(e) => {
             static WARNED: std::sync::Once = std::sync::Once::new();
-            WARNED.call_once(|| eprintln!("warning: CUDA graph capture failed ({e}); running eagerly"));
+            WARNED.call_once(|| {
+                eprintln!("warning: CUDA graph capture failed ({e}); running eagerly")
+            });
             *step.runs() = EAGER_ONLY;
             enqueue(step)
         }

@@ -84,6 +84,24 @@ where
         })
     }
 
+    /// Uploads two projections of the same input with their rows interleaved
+    /// (`2i` from `a`, `2i + 1` from `b`): the fused gate|up layout whose
+    /// SiLU runs in the GEMM's epilogue.
+    pub(crate) fn upload_interleaved(gpu: &Gpu, a: &Linear, b: &Linear) -> Result<DeviceLinear<T>> {
+        let k = a.in_dim;
+        let mut w = Vec::with_capacity(2 * a.w.len());
+        for (ra, rb) in a.w.chunks_exact(k).zip(b.w.chunks_exact(k)) {
+            w.extend_from_slice(ra);
+            w.extend_from_slice(rb);
+        }
+        Ok(DeviceLinear {
+            w: upload(gpu, &w)?,
+            bias: None,
+            out_dim: a.out_dim + b.out_dim,
+            in_dim: k,
+        })
+    }
+
     /// Random weights with unit output variance for unit-variance inputs.
     pub(crate) fn random(
         gpu: &Gpu,
@@ -177,7 +195,7 @@ where
             qkv: DeviceLinear::upload(gpu, &[&attn.q, &attn.k, &attn.v])?,
             o: DeviceLinear::upload(gpu, &[&attn.o])?,
             post_norm: DeviceNorm::upload(gpu, post_norm)?,
-            gate_up: DeviceLinear::upload(gpu, &[&mlp.gate, &mlp.up])?,
+            gate_up: DeviceLinear::upload_interleaved(gpu, &mlp.gate, &mlp.up)?,
             down: DeviceLinear::upload(gpu, &[&mlp.down])?,
             layout: QkvLayout {
                 heads: attn.shape.n_heads,

@@ -344,6 +344,18 @@ fn an_unknown_field_gives_its_line_and_exit_2() {
     assert_bad_input(&out, &["top.toml:2:1", "unknown field `max_tokens`"]);
 }
 
+/// The test binary is built without `--features cuda`.
+#[test]
+fn a_gpu_sweep_in_a_build_without_the_gpu_backend_says_how_to_build_one_and_exits_2() {
+    let t = workspace();
+    let gpu = spec(t.path(), "gpu.toml", "name = \"x\"\ndevice = \"cuda\"\n");
+    let out = specula_in(t.path(), &["sweep", gpu.to_str().unwrap()]);
+    assert_bad_input(&out, &["gpu.toml:2:1", "field `device`", "--features cuda"]);
+    let tpu = spec(t.path(), "tpu.toml", "name = \"x\"\ndevice = \"tpu\"\n");
+    let out = specula_in(t.path(), &["sweep", tpu.to_str().unwrap()]);
+    assert_bad_input(&out, &["tpu.toml:2:", "cpu", "cuda"]);
+}
+
 fn spec_at_top(dir: &Path) -> std::path::PathBuf {
     spec(dir, "top.toml", "name = \"x\"\nmax_tokens = 3\n")
 }

@@ -187,7 +187,7 @@ fn fresh(a: &SweepArgs, spec_path: &Path) -> Result<Option<Plan>, CliError> {
         status: "running".into(),
         machine,
         backend: match spec.backend {
-            BackendKind::Engine => "cpu".into(),
+            BackendKind::Engine => spec.device.name().into(),
             b => b.name().into(),
         },
         base_dir: base.display().to_string(),

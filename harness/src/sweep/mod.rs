@@ -10,6 +10,7 @@
 //! - [`runner`] and [`measure`]: running rows and turning generations into measures;
 //! - [`progress`], [`summary`], [`interrupt`]: what the user sees, and Ctrl-C.
 
+pub mod device;
 pub mod grid;
 pub mod interrupt;
 pub mod measure;

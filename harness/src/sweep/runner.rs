@@ -17,7 +17,7 @@ use specula_engine::generate::{generate, GenerateParams};
 use specula_engine::model::{Eagle3Draft, TargetModel};
 use specula_engine::pair::{CaptureChoice, ModelPair};
 use specula_engine::spec::{Drafter, Eagle3Drafter, SpecConfig};
-use specula_engine::timing::{HostRecorder, NullRecorder, SpanRecorder};
+use specula_engine::timing::{HostRecorder, NullRecorder, SpanLog, SpanRecorder};
 use std::collections::HashMap;
 use std::time::{Instant, SystemTime};
 
@@ -51,7 +51,14 @@ struct Loaded {
     pair: ModelPair,
     drafters: Vec<(CaptureKey, Eagle3Drafter)>,
     prompts: HashMap<usize, Vec<Vec<u32>>>,
+    /// The GPU copy of the pair, when the sweep runs on `device = "cuda"`.
+    #[cfg(feature = "cuda")]
+    gpu: Option<super::device::GpuSide>,
 }
+
+/// Longest prompt, in tokens, a GPU sweep makes KV room for.
+#[cfg(feature = "cuda")]
+const GPU_MAX_PROMPT: usize = 4096;
 
 /// One finished row and its outputs (for the lossless check).
 struct Outcome {
@@ -136,10 +143,24 @@ impl<'a> Runner<'a> {
             self.progress
                 .note(&format!("loading {}", m.target.display()));
             let pair = ModelPair::load(&m.target_dir, None, &CaptureChoice::default())?;
+            #[cfg(feature = "cuda")]
+            let gpu = if self.info.backend == super::device::EngineDevice::Cuda.name() {
+                let slots = groups
+                    .iter()
+                    .map(|&g| self.grid.groups[g].batch_size)
+                    .max()
+                    .unwrap_or(1);
+                let capacity = GPU_MAX_PROMPT + self.info.max_new_tokens + 64;
+                Some(super::device::GpuSide::load(&pair, slots, capacity)?)
+            } else {
+                None
+            };
             let mut loaded = Loaded {
                 pair,
                 drafters: Vec::new(),
                 prompts: HashMap::new(),
+                #[cfg(feature = "cuda")]
+                gpu,
             };
             self.warm_up(&mut loaded, groups[0])?;
             for g in groups {
@@ -234,14 +255,50 @@ impl<'a> Runner<'a> {
     ) -> Result<specula_engine::stats::Generation, SweepError> {
         let g = &self.grid.groups[point.group];
         let params = self.params(self.grid.spec_of(point), g.temperature, g.repeat);
-        let Loaded { pair, drafters, .. } = l;
-        let drafter: Option<&mut dyn Drafter> = match self.grid.config_of(point) {
-            Some(c) => {
-                Some(self.drafter(&pair.target, drafters, g.model, &c.capture)? as &mut dyn Drafter)
-            }
+        let config = self.grid.config_of(point);
+        let drafter = match config {
+            Some(c) => Some(self.drafter(&l.pair.target, &mut l.drafters, g.model, &c.capture)?),
             None => None,
         };
-        Ok(generate(&pair.target, batch, &params, drafter, rec)?)
+        #[cfg(feature = "cuda")]
+        if let Some(gpu) = l.gpu.as_mut() {
+            let index = match (config, drafter) {
+                (Some(c), Some(d)) => Some(gpu.drafter(&c.capture, d, &l.pair.target)?),
+                _ => None,
+            };
+            return gpu.generate(index, batch, &params, rec);
+        }
+        let drafter = drafter.map(|d| d as &mut dyn Drafter);
+        Ok(generate(&l.pair.target, batch, &params, drafter, rec)?)
+    }
+
+    /// One `generate` call with its spans recorded: CUDA events on the GPU, the host clock on the CPU.
+    fn call_recorded(
+        &self,
+        l: &mut Loaded,
+        point: &Point,
+        batch: &[Vec<u32>],
+    ) -> Result<(specula_engine::stats::Generation, SpanLog), SweepError> {
+        #[cfg(feature = "cuda")]
+        if let Some(mut rec) = l.gpu.as_ref().map(|g| g.recorder()) {
+            let gen = self.call(l, point, batch, &mut rec)?;
+            if let Some(e) = rec.error {
+                return Err(SweepError::Input(format!("GPU: CUDA events failed: {e}")));
+            }
+            return Ok((gen, rec.log));
+        }
+        let mut rec = HostRecorder::default();
+        let gen = self.call(l, point, batch, &mut rec)?;
+        Ok((gen, rec.log))
+    }
+
+    /// The `device` column: the GPU's name on a GPU sweep.
+    fn device_name(&self, _l: &Loaded) -> String {
+        #[cfg(feature = "cuda")]
+        if let Some(gpu) = _l.gpu.as_ref() {
+            return gpu.device_name();
+        }
+        self.info.device.clone()
     }
 
     /// Runs row `p` over the whole prompt set; `record` = keep span samples.
@@ -263,12 +320,11 @@ impl<'a> Runner<'a> {
             }
             let start = t0.elapsed();
             let gen = if record && point.spans == SpanMode::On {
-                let mut rec = HostRecorder::default();
-                let gen = self.call(l, point, batch, &mut rec)?;
+                let (gen, log) = self.call_recorded(l, point, batch)?;
                 intervals.push(SpanInterval {
                     start,
                     duration: t0.elapsed() - start,
-                    log: rec.log,
+                    log,
                     client: Default::default(),
                 });
                 gen
@@ -293,7 +349,7 @@ impl<'a> Runner<'a> {
             start_time,
             machine: self.info.machine.clone(),
             backend: self.info.backend.clone(),
-            device: self.info.device.clone(),
+            device: self.device_name(l),
             target: m.target.display().to_string(),
             draft: m
                 .draft

@@ -2,6 +2,7 @@
 //! sizes, prompt sets and temperatures, plus the CLI flags that override its
 //! fields. Every error names the file and the line (`spec.toml:12:1: ...`).
 
+use super::device::EngineDevice;
 use super::spec_source::top_level_span;
 pub use super::spec_source::{SpecError, SpecSource};
 pub use super::values::{ChatTemplateMode, OneOrMany, SpanMode};
@@ -127,6 +128,13 @@ pub struct SweepSpec {
     /// How to start or reach the servers of the `sglang` and `vllm` backends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<Spanned<ServerSpec>>,
+    /// Where the engine backend runs: `cpu` (default) or `cuda` (a build with `--features cuda`).
+    #[serde(default, skip_serializing_if = "is_cpu")]
+    pub device: EngineDevice,
+}
+
+fn is_cpu(d: &EngineDevice) -> bool {
+    *d == EngineDevice::Cpu
 }
 
 fn is_engine(b: &BackendKind) -> bool {
@@ -330,6 +338,22 @@ impl SweepSpec {
             !self.prompt_sets.is_empty(),
             top("prompt_sets"),
             "field `prompt_sets` is empty".into(),
+        )?;
+        need(
+            self.device.available(),
+            top("device"),
+            format!(
+                "field `device`: \"{}\" needs a build with the GPU backend: cargo build --release -p specula --features cuda",
+                self.device.name()
+            ),
+        )?;
+        need(
+            self.device == EngineDevice::Cpu || self.backend == BackendKind::Engine,
+            top("device"),
+            format!(
+                "field `device` is for the in-process engine; backend `{}` runs where its server runs",
+                self.backend.name()
+            ),
         )?;
         match (&self.server, self.backend) {
             (None, BackendKind::Engine) => Ok(()),

@@ -5,8 +5,9 @@
 use super::{GpuDraft, GpuOptions, GpuTarget};
 use crate::capture::{AuxCapture, IdConvention};
 use crate::config::{DraftConfig, TargetConfig};
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 use crate::generate::{generate, GenerateParams};
+use crate::model::TargetModel;
 use crate::pair::ModelPair;
 use crate::spec::{Drafter, Eagle3Drafter};
 use crate::stats::Generation;
@@ -42,8 +43,8 @@ where
 {
     /// The target.
     pub target: GpuTarget<T>,
-    /// The drafter, if a draft is loaded.
-    pub drafter: Option<Eagle3Drafter<GpuDraft<T>>>,
+    /// Drafters: the pair's own first, then any added with [`GpuModels::add_drafter`].
+    pub drafters: Vec<Eagle3Drafter<GpuDraft<T>>>,
 }
 
 impl<T: GpuElement> GpuPair<T>
@@ -51,24 +52,36 @@ where
     CudaBlas: Gemm<T>,
 {
     fn from_cpu(gpu: Arc<Gpu>, pair: &ModelPair, opts: &GpuOptions) -> Result<GpuPair<T>> {
-        let target = GpuTarget::<T>::from_cpu(gpu.clone(), &pair.target, opts)?;
-        let drafter = match &pair.drafter {
-            None => None,
-            Some(d) => {
-                let cpu = d.model();
-                let shares = Arc::ptr_eq(&cpu.embed, &pair.target.embed);
-                let draft = GpuDraft::from_cpu(
-                    gpu,
-                    cpu,
-                    target.embedding(),
-                    shares,
-                    pair.target.config(),
-                    opts,
-                )?;
-                Some(Eagle3Drafter::new(draft, d.capture().clone())?)
-            }
+        let target = GpuTarget::<T>::from_cpu(gpu, &pair.target, opts)?;
+        let mut p = GpuPair {
+            target,
+            drafters: Vec::new(),
         };
-        Ok(GpuPair { target, drafter })
+        if let Some(d) = &pair.drafter {
+            p.add_drafter(d, &pair.target, opts)?;
+        }
+        Ok(p)
+    }
+
+    fn add_drafter(
+        &mut self,
+        d: &Eagle3Drafter,
+        cpu_target: &TargetModel,
+        opts: &GpuOptions,
+    ) -> Result<usize> {
+        let cpu = d.model();
+        let shares = Arc::ptr_eq(&cpu.embed, &cpu_target.embed);
+        let draft = GpuDraft::from_cpu(
+            self.target.gpu().clone(),
+            cpu,
+            self.target.embedding(),
+            shares,
+            cpu_target.config(),
+            opts,
+        )?;
+        self.drafters
+            .push(Eagle3Drafter::new(draft, d.capture().clone())?);
+        Ok(self.drafters.len() - 1)
     }
 
     fn random(
@@ -94,16 +107,26 @@ where
                 Some(Eagle3Drafter::new(d, capture)?)
             }
         };
-        Ok(GpuPair { target, drafter })
+        Ok(GpuPair {
+            target,
+            drafters: drafter.into_iter().collect(),
+        })
     }
 
     fn generate(
         &mut self,
+        drafter: Option<usize>,
         prompts: &[Vec<u32>],
         params: &GenerateParams,
         rec: &mut dyn SpanRecorder,
     ) -> Result<Generation> {
-        let drafter = self.drafter.as_mut().map(|d| d as &mut dyn Drafter);
+        let drafter =
+            match drafter {
+                Some(i) => Some(self.drafters.get_mut(i).ok_or_else(|| {
+                    EngineError::setting("drafter", format!("no GPU drafter #{i}"))
+                })? as &mut dyn Drafter),
+                None => None,
+            };
         generate(&self.target, prompts, params, drafter, rec)
     }
 }
@@ -145,16 +168,57 @@ impl GpuModels {
         })
     }
 
-    /// Generates on the GPU (see [`generate`]).
+    /// Generates on the GPU (see [`generate`]) with the first drafter, if any.
     pub fn generate(
         &mut self,
         prompts: &[Vec<u32>],
         params: &GenerateParams,
         rec: &mut dyn SpanRecorder,
     ) -> Result<Generation> {
+        let first = self.has_drafter().then_some(0);
+        self.generate_with(first, prompts, params, rec)
+    }
+
+    /// Generates on the GPU with drafter `drafter` (an index from
+    /// [`GpuModels::add_drafter`]; 0 = the pair's own), or none.
+    pub fn generate_with(
+        &mut self,
+        drafter: Option<usize>,
+        prompts: &[Vec<u32>],
+        params: &GenerateParams,
+        rec: &mut dyn SpanRecorder,
+    ) -> Result<Generation> {
         match self {
-            GpuModels::Bf16(p) => p.generate(prompts, params, rec),
-            GpuModels::F32(p) => p.generate(prompts, params, rec),
+            GpuModels::Bf16(p) => p.generate(drafter, prompts, params, rec),
+            GpuModels::F32(p) => p.generate(drafter, prompts, params, rec),
+        }
+    }
+
+    /// Uploads a CPU drafter (its weights and capture) and returns its index.
+    pub fn add_drafter(
+        &mut self,
+        d: &Eagle3Drafter,
+        cpu_target: &TargetModel,
+        opts: &GpuOptions,
+    ) -> Result<usize> {
+        match self {
+            GpuModels::Bf16(p) => p.add_drafter(d, cpu_target, opts),
+            GpuModels::F32(p) => p.add_drafter(d, cpu_target, opts),
+        }
+    }
+
+    fn has_drafter(&self) -> bool {
+        match self {
+            GpuModels::Bf16(p) => !p.drafters.is_empty(),
+            GpuModels::F32(p) => !p.drafters.is_empty(),
+        }
+    }
+
+    /// The device.
+    pub fn gpu(&self) -> &Arc<Gpu> {
+        match self {
+            GpuModels::Bf16(p) => p.target.gpu(),
+            GpuModels::F32(p) => p.target.gpu(),
         }
     }
 
@@ -169,8 +233,8 @@ impl GpuModels {
     /// The resolved capture of the drafter, if any.
     pub fn capture(&self) -> Option<&AuxCapture> {
         match self {
-            GpuModels::Bf16(p) => p.drafter.as_ref().map(|d| d.capture()),
-            GpuModels::F32(p) => p.drafter.as_ref().map(|d| d.capture()),
+            GpuModels::Bf16(p) => p.drafters.first().map(|d| d.capture()),
+            GpuModels::F32(p) => p.drafters.first().map(|d| d.capture()),
         }
     }
 }

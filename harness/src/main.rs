@@ -2,7 +2,11 @@
 
 mod analyze;
 mod cli;
+mod doc;
 mod export;
+mod gate;
+mod runs;
+mod stats;
 mod sweep;
 
 use clap::Parser;

@@ -3,6 +3,7 @@
 mod analyze;
 mod audit;
 mod fixtures;
+mod gate;
 mod generate;
 mod merge;
 mod sweep;
@@ -35,6 +36,9 @@ pub enum CliError {
     /// An audit found a problem (already reported on stdout).
     #[error("the audit found a problem (see above)")]
     Findings,
+    /// The gate found a regression (already reported on stdout).
+    #[error("the gate found a regression (see above)")]
+    Regressed,
 }
 
 impl From<SweepError> for CliError {
@@ -51,7 +55,9 @@ impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
             CliError::Sweep(SweepError::Interrupted(_)) => EXIT_INTERRUPTED,
-            CliError::Sweep(SweepError::Io { .. }) | CliError::Findings => EXIT_FAILED,
+            CliError::Sweep(SweepError::Io { .. }) | CliError::Findings | CliError::Regressed => {
+                EXIT_FAILED
+            }
             _ => EXIT_BAD_INPUT,
         }
     }
@@ -82,6 +88,9 @@ enum Command {
     Audit(audit::AuditArgs),
     /// Explain a run: expected vs measured tau, live vs trained acceptance, break-even tau, a verdict per row.
     Analyze(analyze::AnalyzeArgs),
+    /// CI performance gate: deterministic measures exactly, speedup by a bootstrap
+    /// interval over repeats; exit 0 pass, 1 regression, 2 unusable input.
+    Gate(gate::GateArgs),
 }
 
 /// Runs the parsed command.
@@ -92,6 +101,12 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Sweep(a) => sweep::run(a),
         Command::Merge(a) => merge::run(a),
         Command::Analyze(a) => analyze::run(a),
+        Command::Gate(a) => {
+            if gate::run(a)? {
+                return Err(CliError::Regressed);
+            }
+            Ok(())
+        }
         Command::Audit(a) => {
             if audit::run(a)? {
                 return Err(CliError::Findings);

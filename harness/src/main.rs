@@ -2,9 +2,11 @@
 
 mod analyze;
 mod cli;
+mod compare;
 mod doc;
 mod export;
 mod gate;
+mod report;
 mod runs;
 mod stats;
 mod sweep;

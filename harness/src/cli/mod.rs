@@ -2,10 +2,12 @@
 
 mod analyze;
 mod audit;
+mod compare;
 mod fixtures;
 mod gate;
 mod generate;
 mod merge;
+mod report;
 mod sweep;
 
 use crate::sweep::SweepError;
@@ -91,6 +93,10 @@ enum Command {
     /// CI performance gate: deterministic measures exactly, speedup by a bootstrap
     /// interval over repeats; exit 0 pass, 1 regression, 2 unusable input.
     Gate(gate::GateArgs),
+    /// Plots (SVG, PNG), a self-contained report.html and a report.md of a run, with its acceptance analysis.
+    Report(report::ReportArgs),
+    /// Compare two runs row by row: changes with intervals, a verdict per row, A-vs-B plots.
+    Compare(compare::CompareArgs),
 }
 
 /// Runs the parsed command.
@@ -101,6 +107,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Sweep(a) => sweep::run(a),
         Command::Merge(a) => merge::run(a),
         Command::Analyze(a) => analyze::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Compare(a) => compare::run(a),
         Command::Gate(a) => {
             if gate::run(a)? {
                 return Err(CliError::Regressed);

@@ -34,8 +34,10 @@ pub fn document(baseline: &Run, current: &Run, policy: &Policy, d: &Decision) ->
         count(Status::Pass),
         count(Status::NotJudged)
     ));
+    let measures: Vec<&str> = policy.measures.iter().map(|m| m.name()).collect();
     doc.push(Block::List(vec![
         format!("baseline: {}", baseline.describe()),
+        format!("measures checked: {}", measures.join(", ")),
         format!("current: {}", current.describe()),
         format!(
             "deterministic measures: tau, accept_rate and a_k may drop by at most {}, {}, {}; lossless must stay true",

@@ -6,9 +6,6 @@
 
 use super::Record;
 
-/// Identity columns that do not identify a row across runs.
-pub const NOT_IDENTITY: [&str; 5] = ["run_id", "git_rev", "started_at", "machine", "device"];
-
 /// Columns that identify a row, in runs.csv order.
 pub const IDENTITY: [&str; 17] = [
     "backend",

@@ -7,6 +7,7 @@ mod fixtures;
 mod gate;
 mod generate;
 mod merge;
+mod nightly;
 mod report;
 mod sweep;
 
@@ -97,6 +98,9 @@ enum Command {
     Report(report::ReportArgs),
     /// Compare two runs row by row: changes with intervals, a verdict per row, A-vs-B plots.
     Compare(compare::CompareArgs),
+    /// Sweep, report and gate against the newest baseline in one command (for cron),
+    /// into results/nightly/<date>/.
+    Nightly(nightly::NightlyArgs),
 }
 
 /// Runs the parsed command.
@@ -109,6 +113,12 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Analyze(a) => analyze::run(a),
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::Nightly(a) => {
+            if nightly::run(a)? {
+                return Err(CliError::Regressed);
+            }
+            Ok(())
+        }
         Command::Gate(a) => {
             if gate::run(a)? {
                 return Err(CliError::Regressed);

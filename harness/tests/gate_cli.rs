@@ -66,10 +66,12 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// Table lines of the summary for `measure` (`| row | measure | ... | status |`).
+/// Table lines of the summary for `measure` (`| row | measure | ... | status |`),
+/// each once (a regression is listed first on its own, then among all checks).
 fn lines_of<'a>(summary: &'a str, measure: &str) -> Vec<&'a str> {
     let tag = format!("| {measure} |");
     let mut v: Vec<&str> = summary.lines().filter(|l| l.contains(&tag)).collect();
+    v.sort_unstable();
     v.dedup();
     v
 }
@@ -123,31 +125,38 @@ fn a_shallower_draft_fails_the_gate_on_tau_exactly() {
 
 #[test]
 fn a_verify_span_20_percent_slower_fails_the_gate_on_speedup() {
+    // Speedup is judged only when the baselines ran at the same pace as in the
+    // baseline run (the gate reports another machine state as not judged), so
+    // on a busy machine the slow run is repeated until its timing is judged.
     let t = tempfile::tempdir().unwrap();
-    let current = t.path().join("slow");
-    gate_sweep(&current, &["--inject-verify-delay-pct", "20"]);
-    let meta = std::fs::read_to_string(current.join("meta.json")).unwrap();
-    assert!(
-        meta.contains("\"verify_delay_pct\": 20.0"),
-        "the hook is recorded: {meta}"
-    );
-    let o = gate(baseline(), &current, &[]);
-    let text = stdout(&o);
-    assert_eq!(o.status.code(), Some(1), "{text}\n{}", stderr(&o));
-    assert!(
-        lines_of(&text, "cpu_speedup")
-            .iter()
-            .any(|l| l.ends_with("| REGRESSED |")),
-        "{text}"
-    );
-    for m in ["tau", "accept_rate", "positions", "lossless"] {
-        for l in lines_of(&text, m) {
-            assert!(
-                l.ends_with("| pass |"),
-                "a slower verify changes no deterministic measure: {l}"
-            );
+    for attempt in 0..5 {
+        let current = t.path().join(format!("slow{attempt}"));
+        gate_sweep(&current, &["--inject-verify-delay-pct", "20"]);
+        let meta = std::fs::read_to_string(current.join("meta.json")).unwrap();
+        assert!(
+            meta.contains("\"verify_delay_pct\": 20.0"),
+            "the hook is recorded: {meta}"
+        );
+        let o = gate(baseline(), &current, &[]);
+        let text = stdout(&o);
+        for m in ["tau", "accept_rate", "positions", "lossless"] {
+            for l in lines_of(&text, m) {
+                assert!(
+                    l.ends_with("| pass |"),
+                    "a slower verify changes no deterministic measure: {l}"
+                );
+            }
         }
+        let timed = lines_of(&text, "cpu_speedup");
+        if timed.iter().all(|l| l.contains("machine state differs")) {
+            eprintln!("attempt {attempt}: the machine's load changed, timing not judged; again");
+            continue;
+        }
+        assert_eq!(o.status.code(), Some(1), "{text}\n{}", stderr(&o));
+        assert!(timed.iter().any(|l| l.ends_with("| REGRESSED |")), "{text}");
+        return;
     }
+    panic!("the machine's load kept changing: timing was not judged in 5 attempts");
 }
 
 // --- unusable input, on copies of the committed baseline (no sweep needed) ---

@@ -26,6 +26,8 @@ Policy file (TOML, every field optional; the defaults):
   min_repeats = 3              # fewer repeats: speedup is reported as not judged
   timing_column = \"cpu_speedup\" # decode tokens per CPU second over the same-run baseline's
                                # (steady on shared cores); \"speedup\" = the wall-clock ratio
+  pace_tolerance = 0.10        # speedup is not judged when the same-run baselines' tokens per
+                               # CPU second differ by more between the runs (another machine state)
 
 Exit codes: 0 pass, 1 regression, 2 unusable input (missing columns, mismatched schemas,
 empty runs, baseline rows without a match).

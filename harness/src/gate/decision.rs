@@ -3,6 +3,13 @@
 //! tolerance; speedup (a same-run ratio) is compared per group of repeats
 //! by the bootstrap interval of the change of its mean. Results are
 //! gathered per row group and measure, the worst repeat deciding.
+//!
+//! Speedup is judged only when the group's baselines ran at a comparable
+//! pace in both runs (tokens per CPU second within `pace_tolerance`): on
+//! cores shared with other jobs the contention changes the baseline's pace
+//! and, with it, the same-run speedup (the A/A experiment in the README
+//! shows both moving together), so a different machine state is reported
+//! as "not judged" rather than as a change of the build.
 
 use super::inputs::by_identity;
 use super::policy::{Measure, Policy};
@@ -230,7 +237,40 @@ fn deterministic(
     out
 }
 
-fn speedup(policy: &Policy, label: &str, key: &str, pairs: &Pairs) -> Check {
+/// The pace column of the timed ratio's denominator: what the same-run baseline achieved.
+fn pace_column(policy: &Policy) -> &'static str {
+    if policy.timing_column == "speedup" {
+        "throughput_tok_s"
+    } else {
+        "cpu_tok_s"
+    }
+}
+
+/// The relative change of the baseline rows' pace (tokens per CPU second, or per
+/// second) between the runs, for the group whose rows are `pairs`.
+fn pace_change(policy: &Policy, baseline: &Run, current: &Run, pairs: &Pairs) -> Option<f64> {
+    let base_label = |r: &Record| {
+        let mut p: Vec<String> = group_label(r).split('.').map(str::to_owned).collect();
+        if p.len() > 1 {
+            p[1] = "base".into();
+        }
+        p.join(".")
+    };
+    let want = base_label(pairs.first()?.0);
+    let col = pace_column(policy);
+    let pace = |run: &Run| {
+        let v: Vec<f64> = run
+            .rows
+            .iter()
+            .filter(|r| !r.speculative() && group_label(r) == want)
+            .filter_map(|r| r.num(col))
+            .collect();
+        crate::stats::mean(&v).filter(|m| *m > 0.0)
+    };
+    Some(pace(current)? / pace(baseline)? - 1.0)
+}
+
+fn speedup(policy: &Policy, label: &str, key: &str, pairs: &Pairs, pace: Option<f64>) -> Check {
     let col = policy.timing_column.as_str();
     let b: Vec<f64> = pairs.iter().filter_map(|(b, _)| b.num(col)).collect();
     let c: Vec<f64> = pairs.iter().filter_map(|(_, c)| c.num(col)).collect();
@@ -245,6 +285,15 @@ fn speedup(policy: &Policy, label: &str, key: &str, pairs: &Pairs) -> Check {
     };
     if b.len() < policy.min_repeats || c.len() < policy.min_repeats {
         check.change = format!("needs {} repeats a side", policy.min_repeats);
+        return check;
+    }
+    if let Some(p) = pace.filter(|p| p.abs() > policy.pace_tolerance) {
+        check.change = format!(
+            "machine state differs: the same-run baseline's {} changed by {:+.1}% (beyond {:.0}%)",
+            pace_column(policy),
+            100.0 * p,
+            100.0 * policy.pace_tolerance
+        );
         return check;
     }
     let Some(ci) = relative_change(&b, &c, &policy.bootstrap(), key) else {
@@ -283,7 +332,8 @@ pub fn decide(baseline: &Run, current: &Run, policy: &Policy) -> Decision {
     for (key, label, pairs) in &groups {
         checks.extend(deterministic(policy, baseline, current, label, pairs));
         if policy.checks(Measure::Speedup) {
-            checks.push(speedup(policy, label, key, pairs));
+            let pace = pace_change(policy, baseline, current, pairs);
+            checks.push(speedup(policy, label, key, pairs, pace));
         }
     }
     let mut notes = Vec::new();
@@ -307,6 +357,15 @@ pub fn decide(baseline: &Run, current: &Run, policy: &Policy) -> Decision {
             "`{}` is flagged likely_config_error (tau {}): a configuration error, not a result",
             r.text("row_key"),
             r.text("tau")
+        ));
+    }
+    if checks
+        .iter()
+        .any(|c| c.status == Status::NotJudged && c.change.starts_with("machine state"))
+    {
+        notes.push(format!(
+            "timings were not judged where the baselines ran at another pace than in the baseline run (beyond {:.0}%): on shared cores the same-run speedup moves with the load; rerun when the machine is as loaded as when the baseline was made",
+            100.0 * policy.pace_tolerance
         ));
     }
     Decision { checks, notes }

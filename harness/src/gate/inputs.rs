@@ -39,7 +39,14 @@ fn needed(policy: &Policy) -> Vec<&str> {
             Measure::Tau => cols.push("tau"),
             Measure::AcceptRate => cols.push("accept_rate"),
             Measure::Lossless => cols.push("lossless"),
-            Measure::Speedup => cols.push(policy.timing_column.as_str()),
+            Measure::Speedup => {
+                cols.push(policy.timing_column.as_str());
+                cols.push(if policy.timing_column == "speedup" {
+                    "throughput_tok_s"
+                } else {
+                    "cpu_tok_s"
+                });
+            }
             Measure::Positions => {}
         }
     }

@@ -63,6 +63,11 @@ pub struct Policy {
     /// tokens per CPU second over the same-run baseline's, steady on shared
     /// cores) or `speedup` (wall-clock throughput ratio).
     pub timing_column: String,
+    /// Largest relative change of the same-run baselines' pace (tokens per CPU
+    /// second; per second for `speedup`) between the runs at which speedup is
+    /// still judged (default 0.10); beyond it the machine's state differs and
+    /// speedup is reported as not judged.
+    pub pace_tolerance: f64,
 }
 
 impl Default for Policy {
@@ -85,6 +90,7 @@ impl Default for Policy {
             seed: b.seed,
             min_repeats: 3,
             timing_column: "cpu_speedup".into(),
+            pace_tolerance: 0.10,
         }
     }
 }
@@ -114,6 +120,7 @@ impl Policy {
             return Err("noise_threshold: must be >= 0".into());
         }
         for (name, t) in [
+            ("pace_tolerance", self.pace_tolerance),
             ("tau_tolerance", self.tau_tolerance),
             ("accept_rate_tolerance", self.accept_rate_tolerance),
             ("position_tolerance", self.position_tolerance),

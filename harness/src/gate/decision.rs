@@ -12,6 +12,7 @@
 //! as "not judged" rather than as a change of the build.
 
 use super::inputs::by_identity;
+use super::pace::{pace_change, pace_column, Pairs};
 use super::policy::{Measure, Policy};
 use crate::runs::{group_key, group_label, row_identity, Record, Run};
 use crate::stats::{classify, relative_change, Verdict};
@@ -119,9 +120,6 @@ fn lossless_status(b: &str, c: &str) -> Status {
         _ => Status::Pass,
     }
 }
-
-/// The pairs (baseline row, current row) of one group.
-type Pairs<'a> = Vec<(&'a Record, &'a Record)>;
 
 fn deterministic(
     policy: &Policy,
@@ -235,39 +233,6 @@ fn deterministic(
         });
     }
     out
-}
-
-/// The pace column of the timed ratio's denominator: what the same-run baseline achieved.
-fn pace_column(policy: &Policy) -> &'static str {
-    if policy.timing_column == "speedup" {
-        "throughput_tok_s"
-    } else {
-        "cpu_tok_s"
-    }
-}
-
-/// The relative change of the baseline rows' pace (tokens per CPU second, or per
-/// second) between the runs, for the group whose rows are `pairs`.
-fn pace_change(policy: &Policy, baseline: &Run, current: &Run, pairs: &Pairs) -> Option<f64> {
-    let base_label = |r: &Record| {
-        let mut p: Vec<String> = group_label(r).split('.').map(str::to_owned).collect();
-        if p.len() > 1 {
-            p[1] = "base".into();
-        }
-        p.join(".")
-    };
-    let want = base_label(pairs.first()?.0);
-    let col = pace_column(policy);
-    let pace = |run: &Run| {
-        let v: Vec<f64> = run
-            .rows
-            .iter()
-            .filter(|r| !r.speculative() && group_label(r) == want)
-            .filter_map(|r| r.num(col))
-            .collect();
-        crate::stats::mean(&v).filter(|m| *m > 0.0)
-    };
-    Some(pace(current)? / pace(baseline)? - 1.0)
 }
 
 fn speedup(policy: &Policy, label: &str, key: &str, pairs: &Pairs, pace: Option<f64>) -> Check {

@@ -7,7 +7,7 @@
 //! - [`shard`]: the deterministic slice of `--shard i/n`;
 //! - [`run_dir`]: the run folder, created exclusively and locked;
 //! - [`resume`]: what a folder already holds, and its repair after a kill;
-//! - [`runner`], [`row_calls`] and [`measure`]: running rows (back to back or interleaved) and turning generations into measures;
+//! - [`runner`], [`run_info`], [`row_calls`] and [`measure`]: running rows (back to back or interleaved) and turning generations into measures;
 //! - [`cpu_clock`]: the decode phase's CPU time (the gate's timed measure);
 //! - [`progress`], [`summary`], [`interrupt`]: what the user sees, and Ctrl-C;
 //! - [`hooks`]: regressions planted on purpose, for testing the gate.
@@ -21,6 +21,7 @@ pub mod progress;
 pub mod resume;
 pub mod row_calls;
 pub mod run_dir;
+pub mod run_info;
 pub mod runner;
 pub mod shard;
 pub mod spec;

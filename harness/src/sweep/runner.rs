@@ -4,11 +4,11 @@
 
 use super::cpu_clock::{process_cpu_s, PrefillCpu};
 use super::grid::{CaptureKey, Grid, Point};
-use super::hooks::{DelayVerify, TestHooks};
+use super::hooks::DelayVerify;
 use super::progress::Progress;
 use super::resume::Finished;
 use super::row_calls::{Outcome, RowCalls};
-use super::shard::Shard;
+pub use super::run_info::RunInfo;
 use super::spec::SpanMode;
 use super::{interrupt, SweepError};
 use crate::export::{Row, RowWriter, SpanInterval};
@@ -20,35 +20,6 @@ use specula_engine::pair::{CaptureChoice, ModelPair};
 use specula_engine::spec::{Drafter, Eagle3Drafter, SpecConfig};
 use specula_engine::timing::{HostRecorder, NullRecorder, SpanRecorder};
 use std::collections::HashMap;
-
-/// What every row of the run shares.
-#[derive(Debug, Clone)]
-pub struct RunInfo {
-    /// The run id.
-    pub run_id: String,
-    /// `git rev-parse HEAD`.
-    pub git_rev: String,
-    /// Host name.
-    pub machine: String,
-    /// `cpu`.
-    pub backend: String,
-    /// CPU model.
-    pub device: String,
-    /// The slice of the grid this process runs.
-    pub shard: Shard,
-    /// Base seed (repeat `r` uses `seed + r`).
-    pub seed: u64,
-    /// Tokens per prompt at most.
-    pub max_new_tokens: usize,
-    /// Generate past EOS.
-    pub ignore_eos: bool,
-    /// Unrecorded batches after loading a model pair.
-    pub warmup: usize,
-    /// Regressions planted on purpose (tests of the gate); none by default.
-    pub hooks: TestHooks,
-    /// Run a group's rows batch by batch in turn rather than row after row.
-    pub interleave: bool,
-}
 
 /// A loaded model pair with its drafters (one per capture choice) and tokenized prompt sets.
 struct Loaded {

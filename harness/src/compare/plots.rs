@@ -109,6 +109,7 @@ impl Chart for Changes<'_> {
             .configure_mesh()
             .x_labels(rows.len() * 2 + 1)
             .x_label_formatter(&category(&labels))
+            .label_style(("sans-serif", 14))
             .x_label_style(
                 ("sans-serif", 13)
                     .into_font()
@@ -118,7 +119,6 @@ impl Chart for Changes<'_> {
             .y_desc("change (%)")
             .y_label_formatter(&|y| format!("{y:+.0}%"))
             .disable_x_mesh()
-            .label_style(("sans-serif", 14))
             .axis_desc_style(("sans-serif", 16))
             .draw()
             .map_err(err)?;

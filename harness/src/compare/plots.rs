@@ -87,7 +87,14 @@ impl Chart for Changes<'_> {
             .collect();
         let labels: Vec<String> = rows
             .iter()
-            .map(|(r, _)| r.label.split('.').skip(1).collect::<Vec<_>>().join("."))
+            .map(|(r, _)| {
+                r.label
+                    .split('.')
+                    .skip(1)
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join(".")
+            })
             .collect();
         let span = rows
             .iter()
@@ -101,7 +108,7 @@ impl Chart for Changes<'_> {
             * 110.0;
         let mut chart = ChartBuilder::on(area)
             .margin(15)
-            .x_label_area_size(170)
+            .x_label_area_size(45)
             .y_label_area_size(60)
             .build_cartesian_2d(-0.5f64..(rows.len() as f64 - 0.5), -span..span)
             .map_err(err)?;
@@ -110,12 +117,7 @@ impl Chart for Changes<'_> {
             .x_labels(rows.len() * 2 + 1)
             .x_label_formatter(&category(&labels))
             .label_style(("sans-serif", 14))
-            .x_label_style(
-                ("sans-serif", 13)
-                    .into_font()
-                    .transform(FontTransform::Rotate90)
-                    .into_text_style(area),
-            )
+            .x_label_style(("sans-serif", 12))
             .y_desc("change (%)")
             .y_label_formatter(&|y| format!("{y:+.0}%"))
             .disable_x_mesh()

@@ -6,6 +6,7 @@ use crate::stats::Bootstrap;
 use clap::Args;
 use std::path::PathBuf;
 
+/// Arguments of `specula compare`.
 #[derive(Args, Debug)]
 #[command(
     after_help = "Rows are matched by their identity columns (model pair, dtype, capture points, steps, topk,

@@ -8,6 +8,7 @@ use crate::runs::Run;
 use clap::Args;
 use std::path::PathBuf;
 
+/// Arguments of `specula gate`.
 #[derive(Args, Debug)]
 #[command(after_help = "Checks (policy `measures`, default all):
   tau, accept_rate, positions (a_k)  deterministic at temperature 0 and fixed seeds: a drop beyond

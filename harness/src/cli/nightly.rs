@@ -13,6 +13,7 @@ use clap::{Args, Parser};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+/// Arguments of `specula nightly`.
 #[derive(Args, Debug)]
 #[command(
     after_help = "Writes OUT/<UTC date>/ (OUT/<date>-2/ and so on when it exists):

@@ -4,6 +4,7 @@ use super::CliError;
 use clap::Args;
 use std::path::PathBuf;
 
+/// Arguments of `specula report`.
 #[derive(Args, Debug)]
 #[command(
     after_help = "Writes DIR/report.html (self-contained: inline SVG plots and tables, no scripts, no external files), DIR/report.md (PNG plots in DIR/plots/) and DIR/plots/*.svg|png:

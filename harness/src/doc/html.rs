@@ -19,6 +19,7 @@ const STYLE: &str = "body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;m
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}
 th,td{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f0f0f0}
+td:first-child{white-space:nowrap}
 tr:nth-child(even) td{background:#fafafa}
 figure{margin:1.5em 0}
 figure svg{max-width:100%;height:auto}

@@ -55,6 +55,29 @@ impl Chart for Heatmap {
             .label_style(("sans-serif", 15))
             .draw()
             .map_err(err)?;
+        for (y, s) in steps.iter().enumerate() {
+            for (x, k) in topks.iter().enumerate() {
+                if self.0.iter().any(|c| c.0 == *s && c.1 == *k) {
+                    continue;
+                }
+                let (x, y) = (x as f64, y as f64);
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(x - 0.48, y - 0.48), (x + 0.48, y + 0.48)],
+                        RGBColor(235, 235, 235).filled(),
+                    )))
+                    .map_err(err)?;
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        "not run",
+                        (x - 0.08, y + 0.05),
+                        ("sans-serif", 16)
+                            .into_font()
+                            .color(&RGBColor(120, 120, 120)),
+                    )))
+                    .map_err(err)?;
+            }
+        }
         for &(s, k, v) in &self.0 {
             let x = topks.iter().position(|t| *t == k).unwrap_or(0) as f64;
             let y = steps.iter().position(|t| *t == s).unwrap_or(0) as f64;

@@ -3,8 +3,14 @@
 mod analyze;
 mod backend;
 mod cli;
+mod compare;
+mod doc;
 mod export;
+mod gate;
+mod report;
+mod runs;
 mod serve;
+mod stats;
 mod sweep;
 
 use clap::Parser;

@@ -166,6 +166,10 @@ fn result(
             ttft_ms_p50: median(outcomes.iter().map(|o| o.ttft_s * 1e3).collect()),
             tpot_ms_p50: median(tpot.iter().map(|t| t * 1e3).collect()),
             lossless: None,
+            // The server's CPU time is not visible from the client.
+            decode_cpu_s: 0.0,
+            cpu_tok_s: 0.0,
+            cpu_speedup: None,
         },
         positions: acc.positions.clone(),
         outputs: outcomes.iter().map(|o| o.text.clone()).collect(),

@@ -2,11 +2,15 @@
 
 mod analyze;
 mod audit;
+mod compare;
 mod fixtures;
+mod gate;
 mod generate;
 #[cfg(feature = "cuda")]
 mod gpu;
 mod merge;
+mod nightly;
+mod report;
 mod serve;
 mod sweep;
 
@@ -38,6 +42,9 @@ pub enum CliError {
     /// An audit found a problem (already reported on stdout).
     #[error("the audit found a problem (see above)")]
     Findings,
+    /// The gate found a regression (already reported on stdout).
+    #[error("the gate found a regression (see above)")]
+    Regressed,
 }
 
 impl From<SweepError> for CliError {
@@ -56,7 +63,8 @@ impl CliError {
             CliError::Sweep(SweepError::Interrupted(_)) => EXIT_INTERRUPTED,
             CliError::Sweep(SweepError::Io { .. })
             | CliError::Sweep(SweepError::RowsFailed(_))
-            | CliError::Findings => EXIT_FAILED,
+            | CliError::Findings
+            | CliError::Regressed => EXIT_FAILED,
             _ => EXIT_BAD_INPUT,
         }
     }
@@ -95,6 +103,16 @@ enum Command {
     /// Serve the built-in engine over HTTP with the SGLang (/generate, /get_server_info) and
     /// vLLM (/v1/completions, /metrics) protocols, for the sweep's sglang and vllm backends.
     Serve(serve::ServeArgs),
+    /// CI performance gate: deterministic measures exactly, speedup by a bootstrap
+    /// interval over repeats; exit 0 pass, 1 regression, 2 unusable input.
+    Gate(gate::GateArgs),
+    /// Plots (SVG, PNG), a self-contained report.html and a report.md of a run, with its acceptance analysis.
+    Report(report::ReportArgs),
+    /// Compare two runs row by row: changes with intervals, a verdict per row, A-vs-B plots.
+    Compare(compare::CompareArgs),
+    /// Sweep, report and gate against the newest baseline in one command (for cron),
+    /// into results/nightly/<date>/.
+    Nightly(nightly::NightlyArgs),
 }
 
 /// Runs the parsed command.
@@ -108,6 +126,20 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         #[cfg(feature = "cuda")]
         Command::Gpu(c) => gpu::run(c),
         Command::Serve(a) => serve::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Compare(a) => compare::run(a),
+        Command::Nightly(a) => {
+            if nightly::run(a)? {
+                return Err(CliError::Regressed);
+            }
+            Ok(())
+        }
+        Command::Gate(a) => {
+            if gate::run(a)? {
+                return Err(CliError::Regressed);
+            }
+            Ok(())
+        }
         Command::Audit(a) => {
             if audit::run(a)? {
                 return Err(CliError::Findings);

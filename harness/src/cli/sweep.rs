@@ -10,6 +10,7 @@ use crate::export::positions_csv::{self, PositionsCsv};
 use crate::export::runs_csv::{self, RunsCsv};
 use crate::export::{RowWriter, Table};
 use crate::sweep::grid::{sanitize, Grid};
+use crate::sweep::hooks::TestHooks;
 use crate::sweep::progress::Progress;
 use crate::sweep::run_dir::RunDir;
 use crate::sweep::runner::{RunInfo, Runner};
@@ -86,6 +87,14 @@ pub struct SweepArgs {
     /// ...and this EAGLE-3 draft.
     #[arg(long)]
     draft: Option<PathBuf>,
+    /// TEST HOOK (plants a regression): busy-wait this percentage of every verify
+    /// span inside it, on speculative rows only. Recorded in meta.json.
+    #[arg(long, hide = true, value_name = "PCT", conflicts_with = "resume")]
+    inject_verify_delay_pct: Option<f64>,
+    /// TEST HOOK (plants a regression): draft at most N steps whatever the row's
+    /// config says. Recorded in meta.json.
+    #[arg(long, hide = true, value_name = "N", conflicts_with = "resume")]
+    inject_draft_steps: Option<usize>,
 }
 
 impl SweepArgs {
@@ -200,6 +209,11 @@ fn fresh(a: &SweepArgs, spec_path: &Path) -> Result<Option<Plan>, CliError> {
         spec: serde_json::to_value(&spec).expect("a spec serialises to JSON"),
         columns: columns(),
         merged_from: Vec::new(),
+        test_hooks: Some(TestHooks {
+            verify_delay_pct: a.inject_verify_delay_pct,
+            draft_steps: a.inject_draft_steps,
+        })
+        .filter(TestHooks::any),
     };
     Ok(Some(Plan {
         spec,
@@ -249,6 +263,12 @@ pub fn run(a: SweepArgs) -> Result<(), CliError> {
         dir,
         done,
     } = plan;
+    if let Some(n) = spec.threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build_global()
+            .map_err(|e| CliError::Input(format!("threads = {n}: {e}")))?;
+    }
     let shard: Shard = meta
         .shard
         .parse()
@@ -267,7 +287,15 @@ pub fn run(a: SweepArgs) -> Result<(), CliError> {
         max_new_tokens: spec.max_new_tokens,
         ignore_eos: spec.ignore_eos,
         warmup: spec.warmup,
+        hooks: meta.test_hooks.unwrap_or_default(),
+        interleave: spec.interleave,
     };
+    if info.hooks.any() {
+        eprintln!(
+            "warning: test hooks plant a regression in this run: {}",
+            serde_json::to_string(&info.hooks).expect("serialisable")
+        );
+    }
     let already = done.throughput.len();
     let writers: Vec<Box<dyn RowWriter>> = vec![
         Box::new(PositionsCsv::open(&dir.file("positions.csv"))?),

@@ -188,6 +188,9 @@ pub struct Meta {
     /// For merged runs: the meta.json of every input, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<serde_json::Value>,
+    /// Regressions planted on purpose by `--inject-*` test hooks (absent normally).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_hooks: Option<crate::sweep::hooks::TestHooks>,
 }
 
 impl Meta {

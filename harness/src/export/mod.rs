@@ -122,6 +122,13 @@ pub struct Measures {
     pub tpot_ms_p50: Option<f64>,
     /// Temperature 0: outputs equal the baseline's token for token.
     pub lossless: Option<bool>,
+    /// CPU seconds of the decode phases (all threads; prefill taken out).
+    pub decode_cpu_s: f64,
+    /// Decode-phase tokens / decode CPU seconds.
+    pub cpu_tok_s: f64,
+    /// `cpu_tok_s` over the same group's baseline's: a same-run ratio that
+    /// other processes' load on shared cores hardly moves (the gate's timed measure).
+    pub cpu_speedup: Option<f64>,
 }
 
 /// One output file fed row by row.

@@ -9,7 +9,7 @@ use crate::sweep::SweepError;
 use std::path::Path;
 
 /// The header, in order. Column names are an API: add at the end, never rename.
-pub const HEADER: [&str; 36] = [
+pub const HEADER: [&str; 39] = [
     "run_id",
     "git_rev",
     "started_at",
@@ -47,6 +47,9 @@ pub const HEADER: [&str; 36] = [
     "decode_s",
     "row_key",
     "flag",
+    "decode_cpu_s",
+    "cpu_tok_s",
+    "cpu_speedup",
 ];
 
 /// The `flag` of a row: `likely_config_error` for a speculative row whose
@@ -111,6 +114,9 @@ pub fn record(r: &Row) -> Vec<String> {
         fixed(m.decode_s, 6),
         r.row_key.clone(),
         flag(r.steps, m.tau).to_string(),
+        fixed(m.decode_cpu_s, 6),
+        fixed(m.cpu_tok_s, 3),
+        opt_fixed(m.cpu_speedup, 4),
     ]
 }
 

@@ -65,6 +65,9 @@ pub fn measures(g: &Generation, wall_s: f64) -> Measures {
                 .collect(),
         ),
         lossless: None,
+        decode_cpu_s: 0.0,
+        cpu_tok_s: 0.0,
+        cpu_speedup: None,
     }
 }
 

@@ -7,16 +7,22 @@
 //! - [`shard`]: the deterministic slice of `--shard i/n`;
 //! - [`run_dir`]: the run folder, created exclusively and locked;
 //! - [`resume`]: what a folder already holds, and its repair after a kill;
-//! - [`runner`] and [`measure`]: running rows and turning generations into measures;
-//! - [`progress`], [`summary`], [`interrupt`]: what the user sees, and Ctrl-C.
+//! - [`runner`], [`run_info`], [`row_calls`] and [`measure`]: running rows (back to back or interleaved) and turning generations into measures;
+//! - [`cpu_clock`]: the decode phase's CPU time (the gate's timed measure);
+//! - [`progress`], [`summary`], [`interrupt`]: what the user sees, and Ctrl-C;
+//! - [`hooks`]: regressions planted on purpose, for testing the gate.
 
+pub mod cpu_clock;
 pub mod device;
 pub mod grid;
+pub mod hooks;
 pub mod interrupt;
 pub mod measure;
 pub mod progress;
 pub mod resume;
+pub mod row_calls;
 pub mod run_dir;
+pub mod run_info;
 pub mod runner;
 pub mod shard;
 pub mod spec;

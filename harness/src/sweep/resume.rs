@@ -16,6 +16,8 @@ use std::path::Path;
 pub struct Finished {
     /// Finished rows by key.
     pub throughput: HashMap<String, f64>,
+    /// Finished rows' output tokens per CPU second, by key.
+    pub cpu_throughput: HashMap<String, f64>,
 }
 
 impl Finished {
@@ -82,12 +84,15 @@ pub fn repair(dir: &Path) -> Result<Finished, SweepError> {
                 message: "its header is not the one this version writes".into(),
             });
         }
-        let (k, tp) = (
+        let (k, tp, cpu) = (
             t.col("row_key").unwrap(),
             t.col("throughput_tok_s").unwrap(),
+            t.col("cpu_tok_s").unwrap(),
         );
         for r in &t.rows {
             let v = r[tp].parse().unwrap_or(0.0);
+            done.cpu_throughput
+                .insert(r[k].clone(), r[cpu].parse().unwrap_or(0.0));
             if done.throughput.insert(r[k].clone(), v).is_some() {
                 return Err(SweepError::Corrupt {
                     path: runs,

@@ -2,14 +2,15 @@
 //! once, tokenize each prompt set once, run the group's baseline, then each
 //! draft config against it, and hand every finished row to the writers.
 
+use super::cpu_clock::{process_cpu_s, PrefillCpu};
 use super::grid::{CaptureKey, Grid, Point};
-use super::measure::{join, measures};
+use super::hooks::DelayVerify;
 use super::progress::Progress;
 use super::resume::Finished;
-use super::shard::Shard;
+use super::row_calls::{Outcome, RowCalls};
+pub use super::run_info::RunInfo;
 use super::spec::SpanMode;
 use super::{interrupt, SweepError};
-use crate::export::meta::rfc3339;
 use crate::export::{Row, RowWriter, SpanInterval};
 use specula_datasets::{prompt_input, ChatTemplate};
 use specula_engine::capture::AuxCapture;
@@ -19,32 +20,6 @@ use specula_engine::pair::{CaptureChoice, ModelPair};
 use specula_engine::spec::{Drafter, Eagle3Drafter, SpecConfig};
 use specula_engine::timing::{HostRecorder, NullRecorder, SpanLog, SpanRecorder};
 use std::collections::HashMap;
-use std::time::{Instant, SystemTime};
-
-/// What every row of the run shares.
-#[derive(Debug, Clone)]
-pub struct RunInfo {
-    /// The run id.
-    pub run_id: String,
-    /// `git rev-parse HEAD`.
-    pub git_rev: String,
-    /// Host name.
-    pub machine: String,
-    /// `cpu`.
-    pub backend: String,
-    /// CPU model.
-    pub device: String,
-    /// The slice of the grid this process runs.
-    pub shard: Shard,
-    /// Base seed (repeat `r` uses `seed + r`).
-    pub seed: u64,
-    /// Tokens per prompt at most.
-    pub max_new_tokens: usize,
-    /// Generate past EOS.
-    pub ignore_eos: bool,
-    /// Unrecorded batches after loading a model pair.
-    pub warmup: usize,
-}
 
 /// A loaded model pair with its drafters (one per capture choice) and tokenized prompt sets.
 struct Loaded {
@@ -59,12 +34,6 @@ struct Loaded {
 /// Longest prompt, in tokens, a GPU sweep makes KV room for.
 #[cfg(feature = "cuda")]
 const GPU_MAX_PROMPT: usize = 4096;
-
-/// One finished row and its outputs (for the lossless check).
-struct Outcome {
-    row: Row,
-    outputs: Vec<Vec<u32>>,
-}
 
 /// Runs rows and writes them.
 pub struct Runner<'a> {
@@ -245,16 +214,26 @@ impl<'a> Runner<'a> {
         Ok(())
     }
 
-    /// One `generate` call for row `point`.
+    /// One `generate` call for row `point`, and the CPU seconds its prefill took.
     fn call(
         &self,
         l: &mut Loaded,
         point: &Point,
         batch: &[Vec<u32>],
         rec: &mut dyn SpanRecorder,
-    ) -> Result<specula_engine::stats::Generation, SweepError> {
+    ) -> Result<(specula_engine::stats::Generation, f64), SweepError> {
         let g = &self.grid.groups[point.group];
-        let params = self.params(self.grid.spec_of(point), g.temperature, g.repeat);
+        let spec = self.info.hooks.effective(self.grid.spec_of(point));
+        let params = self.params(spec, g.temperature, g.repeat);
+        let mut delayed;
+        let rec: &mut dyn SpanRecorder = match self.info.hooks.verify_delay_pct {
+            Some(pct) if point.config.is_some() => {
+                delayed = DelayVerify::new(rec, pct);
+                &mut delayed
+            }
+            _ => rec,
+        };
+        let mut rec = PrefillCpu::new(rec);
         let config = self.grid.config_of(point);
         let drafter = match config {
             Some(c) => Some(self.drafter(&l.pair.target, &mut l.drafters, g.model, &c.capture)?),
@@ -266,118 +245,137 @@ impl<'a> Runner<'a> {
                 (Some(c), Some(d)) => Some(gpu.drafter(&c.capture, d, &l.pair.target)?),
                 _ => None,
             };
-            return gpu.generate(index, batch, &params, rec);
+            let gen = gpu.generate(index, batch, &params, &mut rec)?;
+            return Ok((gen, rec.prefill_cpu_s));
         }
         let drafter = drafter.map(|d| d as &mut dyn Drafter);
-        Ok(generate(&l.pair.target, batch, &params, drafter, rec)?)
+        let gen = generate(&l.pair.target, batch, &params, drafter, &mut rec)?;
+        Ok((gen, rec.prefill_cpu_s))
     }
 
-    /// One `generate` call with its spans recorded: CUDA events on the GPU, the host clock on the CPU.
+    /// One `generate` call with its spans recorded: CUDA events on the GPU,
+    /// the host clock on the CPU.
     fn call_recorded(
         &self,
         l: &mut Loaded,
         point: &Point,
         batch: &[Vec<u32>],
-    ) -> Result<(specula_engine::stats::Generation, SpanLog), SweepError> {
+    ) -> Result<((specula_engine::stats::Generation, f64), SpanLog), SweepError> {
         #[cfg(feature = "cuda")]
         if let Some(mut rec) = l.gpu.as_ref().map(|g| g.recorder()) {
-            let gen = self.call(l, point, batch, &mut rec)?;
+            let out = self.call(l, point, batch, &mut rec)?;
             if let Some(e) = rec.error {
                 return Err(SweepError::Input(format!("GPU: CUDA events failed: {e}")));
             }
-            return Ok((gen, rec.log));
+            return Ok((out, rec.log));
         }
         let mut rec = HostRecorder::default();
-        let gen = self.call(l, point, batch, &mut rec)?;
-        Ok((gen, rec.log))
+        let out = self.call(l, point, batch, &mut rec)?;
+        Ok((out, rec.log))
     }
 
-    /// The `device` column: the GPU's name on a GPU sweep.
-    fn device_name(&self, _l: &Loaded) -> String {
+    /// The finished row with the `device` column of where it ran (the GPU's name on a GPU sweep).
+    fn on_device(&self, _l: &Loaded, o: Outcome) -> Outcome {
         #[cfg(feature = "cuda")]
         if let Some(gpu) = _l.gpu.as_ref() {
-            return gpu.device_name();
+            let mut o = o;
+            o.row.device = gpu.device_name();
+            return o;
         }
-        self.info.device.clone()
+        o
+    }
+
+    /// One `generate` call of row `p` on `batch`, added to `acc`; `record` = keep span samples.
+    fn run_batch(
+        &self,
+        l: &mut Loaded,
+        p: usize,
+        batch: &[Vec<u32>],
+        record: bool,
+        acc: &mut RowCalls,
+    ) -> Result<(), SweepError> {
+        let point = &self.grid.points[p];
+        if interrupt::requested() {
+            return Err(SweepError::Interrupted(format!(
+                "row `{}` was dropped",
+                point.key
+            )));
+        }
+        let t0 = acc.begin();
+        let cpu0 = process_cpu_s();
+        let start = t0.elapsed();
+        let (gen, prefill_cpu_s) = if record && point.spans == SpanMode::On {
+            let (out, log) = self.call_recorded(l, point, batch)?;
+            acc.intervals.push(SpanInterval {
+                start,
+                duration: t0.elapsed() - start,
+                log,
+                client: Default::default(),
+            });
+            out
+        } else {
+            self.call(l, point, batch, &mut NullRecorder)?
+        };
+        acc.wall_s += (t0.elapsed() - start).as_secs_f64();
+        acc.decode_cpu_s += process_cpu_s() - cpu0 - prefill_cpu_s;
+        acc.gens.push(gen);
+        if record {
+            self.progress.tick();
+        }
+        Ok(())
     }
 
     /// Runs row `p` over the whole prompt set; `record` = keep span samples.
     fn run_point(&self, l: &mut Loaded, p: usize, record: bool) -> Result<Outcome, SweepError> {
-        let point = &self.grid.points[p];
-        let g = &self.grid.groups[point.group];
+        let g = &self.grid.groups[self.grid.points[p].group];
         let prompts = self.tokenized(l, g.prompt_set, g.model)?.to_vec();
-        self.progress.row(&point.key);
-        let start_time = SystemTime::now();
-        let t0 = Instant::now();
-        let mut gens = Vec::new();
-        let mut intervals = Vec::new();
+        self.progress.row(&self.grid.points[p].key);
+        let mut acc = RowCalls::default();
         for batch in prompts.chunks(g.batch_size) {
-            if interrupt::requested() {
-                return Err(SweepError::Interrupted(format!(
-                    "row `{}` was dropped",
-                    point.key
-                )));
-            }
-            let start = t0.elapsed();
-            let gen = if record && point.spans == SpanMode::On {
-                let (gen, log) = self.call_recorded(l, point, batch)?;
-                intervals.push(SpanInterval {
-                    start,
-                    duration: t0.elapsed() - start,
-                    log,
-                    client: Default::default(),
-                });
-                gen
-            } else {
-                self.call(l, point, batch, &mut NullRecorder)?
-            };
-            gens.push(gen);
-            if record {
-                self.progress.tick();
+            self.run_batch(l, p, batch, record, &mut acc)?;
+        }
+        let o = acc.finish(self.grid, self.info, p, prompts.len());
+        Ok(self.on_device(l, o))
+    }
+
+    /// Runs rows `ps` of one group batch by batch in turn (baseline, config, ...,
+    /// then the next batch), so that load from other jobs falls on every row alike.
+    fn run_interleaved(
+        &self,
+        l: &mut Loaded,
+        gi: usize,
+        ps: &[usize],
+    ) -> Result<HashMap<usize, Outcome>, SweepError> {
+        let g = &self.grid.groups[gi];
+        let prompts = self.tokenized(l, g.prompt_set, g.model)?.to_vec();
+        let mut accs: Vec<RowCalls> = ps.iter().map(|_| RowCalls::default()).collect();
+        for batch in prompts.chunks(g.batch_size) {
+            for (i, &p) in ps.iter().enumerate() {
+                self.progress.row(&self.grid.points[p].key);
+                self.run_batch(l, p, batch, true, &mut accs[i])?;
             }
         }
-        let wall_s = t0.elapsed().as_secs_f64();
-        let spec = self.grid.spec_of(point);
-        let joined = join(gens, spec);
-        let outputs = joined.sequences.iter().map(|s| s.output.clone()).collect();
-        let m = &self.grid.models[g.model];
-        let config = self.grid.config_of(point);
-        let row = Row {
-            run_id: self.info.run_id.clone(),
-            git_rev: self.info.git_rev.clone(),
-            started_at: rfc3339(start_time),
-            start_time,
-            machine: self.info.machine.clone(),
-            backend: self.info.backend.clone(),
-            device: self.device_name(l),
-            target: m.target.display().to_string(),
-            draft: m
-                .draft
-                .as_ref()
-                .map(|d| d.display().to_string())
-                .unwrap_or_default(),
-            dtype: m.dtype.clone(),
-            aux_layers_resolved: config.map(|c| c.aux_points.clone()).unwrap_or_default(),
-            steps: spec.steps,
-            topk: spec.topk,
-            num_draft_tokens: spec.num_draft_tokens,
-            temperature: g.temperature,
-            batch_size: g.batch_size,
-            prompt_set: self.grid.sets[g.prompt_set].name.clone(),
-            prompts: prompts.len(),
-            measures: measures(&joined, wall_s),
-            repeat: g.repeat,
-            seed: self.info.seed.wrapping_add(g.repeat as u64),
-            max_new_tokens: self.info.max_new_tokens,
-            id_convention: config
-                .map(|c| c.capture.convention.name().to_string())
-                .unwrap_or_default(),
-            spans: point.spans,
-            row_key: point.key.clone(),
-            positions: joined.per_position_acceptance(),
-            intervals,
-        };
-        Ok(Outcome { row, outputs })
+        Ok(ps
+            .iter()
+            .zip(accs)
+            .map(|(&p, acc)| {
+                let o = acc.finish(self.grid, self.info, p, prompts.len());
+                (p, self.on_device(l, o))
+            })
+            .collect())
+    }
+
+    /// Row `p`'s outcome: measured ahead by [`Runner::run_interleaved`], or now.
+    fn outcome(
+        &self,
+        l: &mut Loaded,
+        p: usize,
+        ahead: &mut HashMap<usize, Outcome>,
+    ) -> Result<Outcome, SweepError> {
+        match ahead.remove(&p) {
+            Some(o) => Ok(o),
+            None => self.run_point(l, p, true),
+        }
     }
 
     fn write(&mut self, row: &Row) -> Result<(), SweepError> {
@@ -387,6 +385,9 @@ impl<'a> Runner<'a> {
         self.done
             .throughput
             .insert(row.row_key.clone(), row.measures.throughput_tok_s);
+        self.done
+            .cpu_throughput
+            .insert(row.row_key.clone(), row.measures.cpu_tok_s);
         self.written += 1;
         Ok(())
     }
@@ -396,7 +397,19 @@ impl<'a> Runner<'a> {
         let greedy = g.temperature == 0.0;
         // Baseline throughput per span mode, and the baseline's outputs.
         let mut base_tp: HashMap<SpanMode, f64> = HashMap::new();
+        let mut base_cpu: HashMap<SpanMode, f64> = HashMap::new();
         let mut base_out: Option<Vec<Vec<u32>>> = None;
+        let pending: Vec<usize> = g
+            .points
+            .iter()
+            .copied()
+            .filter(|p| !self.done.contains(&self.grid.points[*p].key))
+            .collect();
+        let mut ahead = if self.info.interleave && pending.len() > 1 {
+            self.run_interleaved(l, gi, &pending)?
+        } else {
+            HashMap::new()
+        };
         for &p in &g.points {
             let point = &self.grid.points[p];
             let finished = self.done.throughput.get(&point.key).copied();
@@ -404,9 +417,10 @@ impl<'a> Runner<'a> {
                 let tp = match finished {
                     Some(tp) => tp,
                     None => {
-                        let o = self.run_point(l, p, true)?;
+                        let o = self.outcome(l, p, &mut ahead)?;
                         let mut row = o.row;
                         row.measures.speedup = Some(1.0);
+                        row.measures.cpu_speedup = Some(1.0);
                         row.measures.lossless = greedy.then_some(true);
                         self.write(&row)?;
                         base_out = Some(o.outputs);
@@ -414,6 +428,9 @@ impl<'a> Runner<'a> {
                     }
                 };
                 base_tp.insert(point.spans, tp);
+                if let Some(&c) = self.done.cpu_throughput.get(&point.key) {
+                    base_cpu.insert(point.spans, c);
+                }
                 continue;
             }
             if finished.is_some() {
@@ -424,10 +441,13 @@ impl<'a> Runner<'a> {
                 // (greedy decoding is deterministic); its timing is kept.
                 base_out = Some(self.run_point(l, g.points[0], false)?.outputs);
             }
-            let o = self.run_point(l, p, true)?;
+            let o = self.outcome(l, p, &mut ahead)?;
             let mut row = o.row;
             let base = base_tp.get(&point.spans).copied().unwrap_or(0.0);
             row.measures.speedup = (base > 0.0).then(|| row.measures.throughput_tok_s / base);
+            let base = base_cpu.get(&point.spans).copied().unwrap_or(0.0);
+            let cpu = row.measures.cpu_tok_s;
+            row.measures.cpu_speedup = (base > 0.0 && cpu > 0.0).then(|| cpu / base);
             if let Some(base) = base_out.as_ref().filter(|_| greedy) {
                 let same = &o.outputs == base;
                 if !same {

@@ -104,6 +104,15 @@ pub struct SweepSpec {
     /// Unrecorded batches run after loading each model pair.
     #[serde(default = "default_warmup")]
     pub warmup: usize,
+    /// Worker threads of the CPU kernels (default: one per core). 1 makes
+    /// timings steadier on cores shared with other jobs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<usize>,
+    /// Run a baseline group's rows batch by batch in turn (baseline, each
+    /// config, then the next batch) instead of row after row: load from
+    /// other jobs then falls on every row alike, steadying the speedups.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interleave: bool,
     /// Prompts per `generate` call.
     #[serde(default = "default_batch_sizes")]
     pub batch_sizes: Spanned<OneOrMany<usize>>,

@@ -146,7 +146,7 @@ pub fn histogram_counts(dir: &Path) -> BTreeMap<(String, String), u64> {
 }
 
 /// The runs.csv header DESIGN.md fixes, then this tool's extra columns.
-pub const RUNS_HEADER: &str = "run_id,git_rev,started_at,machine,backend,device,target,draft,dtype,aux_layers_resolved,steps,topk,num_draft_tokens,temperature,batch_size,prompt_set,prompts,output_tokens,verify_steps,wall_s,throughput_tok_s,tau,accept_rate,speedup,ttft_ms_p50,tpot_ms_p50,lossless,repeat,seed,max_new_tokens,id_convention,spans,prefill_s,decode_s,row_key,flag";
+pub const RUNS_HEADER: &str = "run_id,git_rev,started_at,machine,backend,device,target,draft,dtype,aux_layers_resolved,steps,topk,num_draft_tokens,temperature,batch_size,prompt_set,prompts,output_tokens,verify_steps,wall_s,throughput_tok_s,tau,accept_rate,speedup,ttft_ms_p50,tpot_ms_p50,lossless,repeat,seed,max_new_tokens,id_convention,spans,prefill_s,decode_s,row_key,flag,decode_cpu_s,cpu_tok_s,cpu_speedup";
 
 /// Columns that do not depend on when, where or how fast a row ran.
 pub const IDENTITY_AND_DETERMINISTIC: [&str; 20] = [

@@ -1,0 +1,58 @@
+//! `specula compare RUN_A RUN_B [--out DIR]`.
+
+use super::CliError;
+use crate::compare::{write, Settings};
+use crate::stats::Bootstrap;
+use clap::Args;
+use std::path::PathBuf;
+
+/// Arguments of `specula compare`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Rows are matched by their identity columns (model pair, dtype, capture points, steps, topk,
+num_draft_tokens, temperature, batch size, prompt set and count, max_new_tokens, id convention,
+spans; not run id, git revision, start time, machine or device); repeats are pooled per row.
+For tau, accept_rate, throughput_tok_s, speedup and cpu_speedup: the change mean(B)/mean(A) - 1,
+with a bootstrap interval where both runs have repeats, and a verdict (improved / regressed /
+within noise) as criterion reads a change. Writes DIR/compare.html, DIR/compare.md and
+DIR/plots/ and prints the table. Exit code 0, or 2 for unusable input.
+
+Example:
+  specula compare results/runs/before results/runs/after --out results/runs/after/compare"
+)]
+pub struct CompareArgs {
+    /// Run A (the reference): a run folder or its runs.csv.
+    run_a: PathBuf,
+    /// Run B (compared with A).
+    run_b: PathBuf,
+    /// Output folder. Default: RUN_B/compare.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Significance level of the intervals.
+    #[arg(long, default_value_t = 0.05)]
+    alpha: f64,
+    /// A relative change within this is noise.
+    #[arg(long, default_value_t = 0.05)]
+    noise_threshold: f64,
+}
+
+/// Runs `specula compare`.
+pub fn run(a: CompareArgs) -> Result<(), CliError> {
+    if !(a.alpha > 0.0 && a.alpha < 1.0) || a.noise_threshold < 0.0 {
+        return Err(CliError::Input(
+            "--alpha must be in (0, 1) and --noise-threshold >= 0".into(),
+        ));
+    }
+    let settings = Settings {
+        bootstrap: Bootstrap {
+            alpha: a.alpha,
+            ..Bootstrap::default()
+        },
+        noise: a.noise_threshold,
+    };
+    let out = a.out.unwrap_or_else(|| a.run_b.join("compare"));
+    for f in write(&a.run_a, &a.run_b, &out, &settings)? {
+        println!("wrote {}", f.display());
+    }
+    Ok(())
+}

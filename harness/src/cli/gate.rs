@@ -1,0 +1,90 @@
+//! `specula gate --baseline FILE_OR_DIR --current RUN_DIR [--policy FILE]`.
+
+use super::CliError;
+use crate::doc::markdown::Markdown;
+use crate::doc::Render;
+use crate::gate::{decide, inputs, summary, Policy};
+use crate::runs::Run;
+use clap::Args;
+use std::path::PathBuf;
+
+/// Arguments of `specula gate`.
+#[derive(Args, Debug)]
+#[command(after_help = "Checks (policy `measures`, default all):
+  tau, accept_rate, positions (a_k)  deterministic at temperature 0 and fixed seeds: a drop beyond
+                                     the tolerance regresses (default tolerance 0: exact)
+  lossless                           must stay true
+  speedup                            the same-run timing ratio (`timing_column`), over repeats: the
+                                     change of its mean with a bootstrap interval; regressed only when
+                                     the whole interval is below -noise_threshold (as criterion does)
+
+Policy file (TOML, every field optional; the defaults):
+  measures = [\"tau\", \"accept_rate\", \"positions\", \"lossless\", \"speedup\"]
+  tau_tolerance = 0.0          accept_rate_tolerance = 0.0     position_tolerance = 0.0
+  alpha = 0.05                 # significance level: a 95% interval
+  noise_threshold = 0.05       # a change of the mean speedup within 5% is noise
+  resamples = 10000            seed = 0   # the gate is deterministic for given inputs
+  min_repeats = 3              # fewer repeats: speedup is reported as not judged
+  timing_column = \"cpu_speedup\" # decode tokens per CPU second over the same-run baseline's
+                               # (steady on shared cores); \"speedup\" = the wall-clock ratio
+  pace_tolerance = 0.10        # speedup is not judged when the same-run baselines' tokens per
+                               # CPU second differ by more between the runs (another machine state)
+
+Exit codes: 0 pass, 1 regression, 2 unusable input (missing columns, mismatched schemas,
+empty runs, baseline rows without a match).
+
+Example:
+  specula gate --baseline results/baselines/ci --current results/runs/gate-20261129T120000Z")]
+pub struct GateArgs {
+    /// The baseline: a runs.csv, a run folder, or a folder of run folders (the newest by name is used).
+    #[arg(long, value_name = "FILE_OR_DIR")]
+    baseline: PathBuf,
+    /// The run to judge (a run folder or its runs.csv).
+    #[arg(long, value_name = "RUN_DIR")]
+    current: PathBuf,
+    /// Policy file (TOML); without it the defaults above.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// Also write the Markdown summary to this file (e.g. $GITHUB_STEP_SUMMARY).
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// Print every check as JSON instead of the Markdown summary.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs the gate; `Ok(true)` when it found a regression.
+pub fn run(a: GateArgs) -> Result<bool, CliError> {
+    let policy = match &a.policy {
+        Some(p) => Policy::read(p)?,
+        None => Policy::default(),
+    };
+    let (baseline, current) = judge_inputs(&a.baseline, &a.current, &policy)?;
+    let decision = decide(&baseline, &current, &policy);
+    let md = Markdown.render(&summary::document(&baseline, &current, &policy, &decision));
+    if let Some(path) = &a.markdown {
+        std::fs::write(path, &md)
+            .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+    }
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&decision).expect("serialisable")
+        );
+    } else {
+        print!("{md}");
+    }
+    Ok(decision.regressed())
+}
+
+/// Reads and checks both runs.
+pub fn judge_inputs(
+    baseline: &std::path::Path,
+    current: &std::path::Path,
+    policy: &Policy,
+) -> Result<(Run, Run), CliError> {
+    let b = Run::read(baseline)?;
+    let c = Run::read(current)?;
+    inputs::check(&b, &c, policy)?;
+    Ok((b, c))
+}

@@ -1,0 +1,74 @@
+//! The gate's summary for a CI job page: the verdict first, then the
+//! failing checks, then every check folded away, the policy, and notes.
+
+use super::decision::{Decision, Status};
+use super::policy::Policy;
+use crate::doc::{Block, Document, Table};
+use crate::runs::Run;
+
+fn table(checks: &[&super::decision::Check]) -> Table {
+    let mut t = Table::new(&["row", "measure", "baseline", "current", "change", "status"]);
+    for c in checks {
+        t.push(vec![
+            c.row.clone(),
+            c.measure.clone(),
+            c.baseline.clone(),
+            c.current.clone(),
+            c.change.clone(),
+            c.status.words().to_string(),
+        ]);
+    }
+    t
+}
+
+/// The summary as a document.
+pub fn document(baseline: &Run, current: &Run, policy: &Policy, d: &Decision) -> Document {
+    let count = |s: Status| d.checks.iter().filter(|c| c.status == s).count();
+    let verdict = if d.regressed() { "REGRESSION" } else { "PASS" };
+    let mut doc = Document::new(format!("specula gate: {verdict}"));
+    doc.para(format!(
+        "{} checks: {} regressed, {} improved, {} passed, {} not judged.",
+        d.checks.len(),
+        count(Status::Regressed),
+        count(Status::Improved),
+        count(Status::Pass),
+        count(Status::NotJudged)
+    ));
+    let measures: Vec<&str> = policy.measures.iter().map(|m| m.name()).collect();
+    doc.push(Block::List(vec![
+        format!("baseline: {}", baseline.describe()),
+        format!("measures checked: {}", measures.join(", ")),
+        format!("current: {}", current.describe()),
+        format!(
+            "deterministic measures: tau, accept_rate and a_k may drop by at most {}, {}, {}; lossless must stay true",
+            policy.tau_tolerance, policy.accept_rate_tolerance, policy.position_tolerance
+        ),
+        format!(
+            "{} (same-run ratio over repeats): change of the mean with its {:.0}% bootstrap interval ({} resamples, seed {}); regressed when the whole interval is below -{:.0}%",
+            policy.timing_column,
+            100.0 * (1.0 - policy.alpha),
+            policy.resamples,
+            policy.seed,
+            100.0 * policy.noise_threshold
+        ),
+    ]));
+    let failing: Vec<_> = d
+        .checks
+        .iter()
+        .filter(|c| c.status == Status::Regressed)
+        .collect();
+    if !failing.is_empty() {
+        doc.heading(2, "Regressions");
+        doc.push(Block::Table(table(&failing)));
+    }
+    let all: Vec<_> = d.checks.iter().collect();
+    doc.push(Block::Details(
+        format!("All {} checks", all.len()),
+        vec![Block::Table(table(&all))],
+    ));
+    if !d.notes.is_empty() {
+        doc.heading(2, "Notes");
+        doc.push(Block::List(d.notes.clone()));
+    }
+    doc
+}

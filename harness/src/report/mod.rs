@@ -1,0 +1,178 @@
+//! `specula report RUN_DIR`: plots (SVG and PNG), one self-contained
+//! report.html (inline SVG, tables) and a report.md, with the acceptance
+//! analysis of [`crate::analyze`] and rows flagged `likely_config_error`
+//! set apart as configuration errors rather than results.
+//!
+//! - [`data`]: the rows as the report sees them;
+//! - [`plots`]: one [`plots::Chart`] per plot;
+//! - [`sections`]: the document's tables and the analysis section.
+
+pub mod data;
+pub mod plots;
+pub mod sections;
+
+use crate::analyze::{analyze, read_run};
+use crate::cli::CliError;
+use crate::doc::html::Html;
+use crate::doc::markdown::Markdown;
+use crate::doc::{Block, Document, Render};
+use crate::runs::Run;
+use data::{mean_by, views, RowView};
+use plots::kernels::{Bar, Kernels, SPANS};
+use plots::render;
+use std::path::{Path, PathBuf};
+
+/// The columns a report needs.
+const COLUMNS: [&str; 9] = [
+    "row_key",
+    "steps",
+    "topk",
+    "batch_size",
+    "prompt_set",
+    "temperature",
+    "tau",
+    "throughput_tok_s",
+    "repeat",
+];
+
+/// Mean a_k per draft config over `rows`.
+fn position_curves(run: &Run, rows: &[&RowView]) -> Vec<(String, Vec<f64>)> {
+    let mut out: Vec<(String, Vec<f64>, usize)> = Vec::new();
+    for r in rows {
+        let Some(a) = run.positions.get(&r.key) else {
+            continue;
+        };
+        match out.iter_mut().find(|c| c.0 == r.series()) {
+            Some(c) if c.1.len() == a.len() => {
+                c.1.iter_mut().zip(a).for_each(|(s, x)| *s += x);
+                c.2 += 1;
+            }
+            Some(_) => {}
+            None => out.push((r.series(), a.clone(), 1)),
+        }
+    }
+    out.into_iter()
+        .map(|(n, s, k)| (n, s.into_iter().map(|x| x / k as f64).collect()))
+        .collect()
+}
+
+/// Step costs of one baseline group (the first: smallest batch, first prompt set, repeat 0).
+fn kernel_bars(
+    rows: &[&RowView],
+    data: &crate::analyze::RunData,
+    an: &[crate::analyze::RowAnalysis],
+) -> Vec<Bar> {
+    let Some(first) = rows.iter().min_by_key(|r| r.batch) else {
+        return Vec::new();
+    };
+    let group = |r: &RowView| {
+        let mut p: Vec<&str> = r.key.split('.').collect();
+        if p.len() > 1 {
+            p.remove(1);
+        }
+        p.join(".")
+    };
+    let g = group(first);
+    let mut bars = Vec::new();
+    for r in rows.iter().filter(|r| group(r) == g) {
+        let Some(spans) = data.spans.get(&r.key) else {
+            continue;
+        };
+        let steps = spans.get("verify").map_or(0.0, |s| s.0);
+        if steps <= 0.0 {
+            continue;
+        }
+        let mut us = [0.0; 6];
+        for (i, s) in SPANS.iter().enumerate() {
+            us[i] = spans.get(*s).map_or(0.0, |v| v.1 / steps);
+        }
+        let a = an.iter().find(|a| a.row_key == r.key);
+        bars.push(Bar {
+            label: r.config.clone(),
+            us,
+            tau: a.and_then(|a| a.break_even_tau.map(|be| (a.tau, be))),
+            baseline_step: a.and_then(|a| a.baseline_step_us),
+        });
+    }
+    bars
+}
+
+/// Writes the report of `run_dir` into `out`; returns the files written.
+pub fn write(run_dir: &Path, out: &Path) -> Result<Vec<PathBuf>, CliError> {
+    let run = Run::read(run_dir)?;
+    run.require(
+        &COLUMNS,
+        &["steps", "topk", "batch_size", "tau", "throughput_tok_s"],
+    )?;
+    let data = read_run(&run.dir)?;
+    let analysis = analyze(&data);
+    let all = views(&run);
+    let results: Vec<&RowView> = all.iter().filter(|r| !r.flagged).collect();
+    let spec: Vec<&RowView> = results.iter().copied().filter(|r| r.steps > 0).collect();
+    let plot_dir = out.join("plots");
+    std::fs::create_dir_all(&plot_dir)
+        .map_err(|e| CliError::Input(format!("{}: {e}", plot_dir.display())))?;
+    let mut figures = vec![render(
+        &plots::throughput::Throughput(&results),
+        &plot_dir,
+        "plots",
+    )?];
+    let mut missing = Vec::new();
+    if spec.is_empty() {
+        missing.push(
+            "no speculative rows that are results: no tau, acceptance or speedup plots".to_string(),
+        );
+    } else {
+        figures.push(render(
+            &plots::tau_spread::TauSpread(&spec),
+            &plot_dir,
+            "plots",
+        )?);
+        let curves = position_curves(&run, &spec);
+        if !curves.is_empty() {
+            figures.push(render(
+                &plots::positions::Positions(curves),
+                &plot_dir,
+                "plots",
+            )?);
+        }
+        let taus = spec.iter().map(|r| r.tau).collect();
+        figures.push(render(
+            &plots::histogram::TauHistogram(taus),
+            &plot_dir,
+            "plots",
+        )?);
+    }
+    let bars = kernel_bars(&results, &data, &analysis);
+    if bars.is_empty() {
+        missing.push("no span timings (spans off): no per-span breakdown".to_string());
+    } else {
+        figures.push(render(&Kernels(bars), &plot_dir, "plots")?);
+    }
+    let cells: Vec<(usize, usize, f64)> = mean_by(&spec, |r| (r.steps, r.topk), |r| r.speedup)
+        .into_iter()
+        .map(|((s, k), m, _, _)| (s, k, m))
+        .collect();
+    if !cells.is_empty() {
+        figures.push(render(&plots::heatmap::Heatmap(cells), &plot_dir, "plots")?);
+    }
+    let mut doc = Document::new(format!("specula report: {}", run.rows[0].text("run_id")));
+    sections::overview(&mut doc, &run, &all);
+    sections::results(&mut doc, &all);
+    sections::analysis(&mut doc, &analysis);
+    doc.heading(2, "Plots");
+    if !missing.is_empty() {
+        doc.push(Block::List(missing));
+    }
+    for f in figures {
+        doc.push(Block::Figure(f));
+    }
+    let mut written = Vec::new();
+    for format in [&Html as &dyn Render, &Markdown] {
+        let path = out.join(format!("report.{}", format.extension()));
+        std::fs::write(&path, format.render(&doc))
+            .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+        written.push(path);
+    }
+    Ok(written)
+}

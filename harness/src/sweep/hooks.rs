@@ -1,0 +1,120 @@
+//! Test hooks: deliberate, clearly named regressions a sweep can plant so
+//! that the gate's tests (and anyone checking the gate) can see it catch
+//! them. Off unless a hidden `--inject-*` flag of `specula sweep` is given;
+//! a run that used one records it in meta.json under `test_hooks`.
+
+use serde::{Deserialize, Serialize};
+use specula_engine::spec::SpecConfig;
+use specula_engine::timing::{Span, SpanRecorder};
+use std::time::{Duration, Instant};
+
+/// The regressions a sweep plants (none by default).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TestHooks {
+    /// Speculative rows only: after each `verify` span, busy-wait this
+    /// percentage of the span's own duration inside it (a slower tree verify).
+    /// Baseline rows are left alone, so the same-run speedup drops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_delay_pct: Option<f64>,
+    /// Speculative rows only: draft at most this many steps, whatever the
+    /// row's config says (a draft shallower than configured; tau drops).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_steps: Option<usize>,
+}
+
+impl TestHooks {
+    /// Whether any hook is on.
+    pub fn any(&self) -> bool {
+        self.verify_delay_pct.is_some() || self.draft_steps.is_some()
+    }
+
+    /// The config the engine actually runs for a row configured as `spec`.
+    pub fn effective(&self, spec: SpecConfig) -> SpecConfig {
+        match self.draft_steps {
+            Some(cap) if spec.steps > cap && cap > 0 => {
+                let n = spec.num_draft_tokens.min(cap * spec.topk + 1);
+                SpecConfig::new(cap, spec.topk, n).unwrap_or(spec)
+            }
+            _ => spec,
+        }
+    }
+}
+
+/// A recorder that stretches every `verify` span by `pct` percent (busy
+/// waiting, so the time is spent inside the span like real work), then
+/// passes every boundary on to `inner`.
+pub struct DelayVerify<'a> {
+    inner: &'a mut dyn SpanRecorder,
+    pct: f64,
+    started: Option<Instant>,
+}
+
+impl<'a> DelayVerify<'a> {
+    /// Wraps `inner`.
+    pub fn new(inner: &'a mut dyn SpanRecorder, pct: f64) -> DelayVerify<'a> {
+        DelayVerify {
+            inner,
+            pct,
+            started: None,
+        }
+    }
+}
+
+impl SpanRecorder for DelayVerify<'_> {
+    fn begin(&mut self, span: Span) {
+        self.inner.begin(span);
+        if span == Span::Verify {
+            self.started = Some(Instant::now());
+        }
+    }
+
+    fn end(&mut self, span: Span) {
+        if let (Span::Verify, Some(t0)) = (span, self.started.take()) {
+            let extra = Duration::from_secs_f64(t0.elapsed().as_secs_f64() * self.pct / 100.0);
+            let until = Instant::now() + extra;
+            while Instant::now() < until {
+                std::hint::spin_loop();
+            }
+        }
+        self.inner.end(span);
+    }
+
+    fn finish_step(&mut self) {
+        self.inner.finish_step();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use specula_engine::timing::HostRecorder;
+
+    #[test]
+    fn a_draft_step_cap_makes_deep_configs_shallower_and_leaves_others() {
+        let hooks = TestHooks {
+            draft_steps: Some(2),
+            ..TestHooks::default()
+        };
+        let deep = SpecConfig::new(4, 2, 8).unwrap();
+        let got = hooks.effective(deep);
+        assert_eq!((got.steps, got.topk, got.num_draft_tokens), (2, 2, 5));
+        assert_eq!(hooks.effective(SpecConfig::chain(1)), SpecConfig::chain(1));
+        assert_eq!(hooks.effective(SpecConfig::BASELINE), SpecConfig::BASELINE);
+    }
+
+    #[test]
+    fn the_verify_delay_stretches_the_verify_span() {
+        let mut host = HostRecorder::default();
+        let mut rec = DelayVerify::new(&mut host, 100.0);
+        for span in [Span::Draft, Span::Verify] {
+            rec.begin(span);
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_millis(2) {}
+            rec.end(span);
+        }
+        let verify = host.log.total(Span::Verify).as_secs_f64();
+        // A lower bound that holds by construction, whatever the machine's load.
+        assert!(verify >= 0.004, "verify at least doubled: {verify}");
+        assert_eq!(host.log.count(Span::Draft), 1);
+    }
+}

@@ -1,0 +1,101 @@
+//! A row being measured: its `generate` calls so far (run back to back, or
+//! interleaved with the other rows of its group), and the row they make.
+
+use super::grid::Grid;
+use super::measure::{join, measures};
+use super::runner::RunInfo;
+use crate::export::meta::rfc3339;
+use crate::export::{Measures, Row, SpanInterval};
+use specula_engine::stats::Generation;
+use std::time::{Instant, SystemTime};
+
+/// One finished row and its outputs (for the lossless check).
+pub struct Outcome {
+    /// The row (speedup and lossless still to fill in).
+    pub row: Row,
+    /// Every sequence's output tokens, in prompt order.
+    pub outputs: Vec<Vec<u32>>,
+}
+
+/// The calls of one row so far.
+#[derive(Default)]
+pub struct RowCalls {
+    /// When the first call started.
+    start: Option<(SystemTime, Instant)>,
+    /// The calls' generations, in prompt order.
+    pub gens: Vec<Generation>,
+    /// Span samples per call (spans on).
+    pub intervals: Vec<SpanInterval>,
+    /// Wall seconds of the calls.
+    pub wall_s: f64,
+    /// CPU seconds of the calls' decode phases.
+    pub decode_cpu_s: f64,
+}
+
+impl RowCalls {
+    /// Marks the row started (at its first call); returns the instant interval starts count from.
+    pub fn begin(&mut self) -> Instant {
+        self.start
+            .get_or_insert_with(|| (SystemTime::now(), Instant::now()))
+            .1
+    }
+
+    /// The finished row `p` of `grid` over `prompts` prompts.
+    pub fn finish(self, grid: &Grid, info: &RunInfo, p: usize, prompts: usize) -> Outcome {
+        let point = &grid.points[p];
+        let g = &grid.groups[point.group];
+        let start_time = self.start.map_or_else(SystemTime::now, |s| s.0);
+        let spec = grid.spec_of(point);
+        let joined = join(self.gens, spec);
+        let outputs = joined.sequences.iter().map(|s| s.output.clone()).collect();
+        let m = &grid.models[g.model];
+        let config = grid.config_of(point);
+        let decode_tokens = joined
+            .output_tokens()
+            .saturating_sub(joined.sequences.len());
+        let row = Row {
+            run_id: info.run_id.clone(),
+            git_rev: info.git_rev.clone(),
+            started_at: rfc3339(start_time),
+            start_time,
+            machine: info.machine.clone(),
+            backend: info.backend.clone(),
+            device: info.device.clone(),
+            target: m.target.display().to_string(),
+            draft: m
+                .draft
+                .as_ref()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default(),
+            dtype: m.dtype.clone(),
+            aux_layers_resolved: config.map(|c| c.aux_points.clone()).unwrap_or_default(),
+            steps: spec.steps,
+            topk: spec.topk,
+            num_draft_tokens: spec.num_draft_tokens,
+            temperature: g.temperature,
+            batch_size: g.batch_size,
+            prompt_set: grid.sets[g.prompt_set].name.clone(),
+            prompts,
+            measures: Measures {
+                decode_cpu_s: self.decode_cpu_s,
+                cpu_tok_s: if self.decode_cpu_s > 0.0 {
+                    decode_tokens as f64 / self.decode_cpu_s
+                } else {
+                    0.0
+                },
+                ..measures(&joined, self.wall_s)
+            },
+            repeat: g.repeat,
+            seed: info.seed.wrapping_add(g.repeat as u64),
+            max_new_tokens: info.max_new_tokens,
+            id_convention: config
+                .map(|c| c.capture.convention.name().to_string())
+                .unwrap_or_default(),
+            spans: point.spans,
+            row_key: point.key.clone(),
+            positions: joined.per_position_acceptance(),
+            intervals: self.intervals,
+        };
+        Outcome { row, outputs }
+    }
+}

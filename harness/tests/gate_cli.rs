@@ -1,0 +1,324 @@
+//! `specula gate` passes two runs of the same build, catches a planted
+//! regression (a shallower draft: tau drops, exactly; a 20% slower verify
+//! span: the same-run speedup drops, beyond the bootstrap interval), is
+//! deterministic for given inputs, and refuses unusable input with exit
+//! code 2 and a message naming the file and the column.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::{Mutex, OnceLock};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn specula(args: &[&str]) -> Output {
+    common::specula_in(&repo(), args)
+}
+
+/// Timed sweeps run one at a time (tests of this file run in parallel).
+static TIMED: Mutex<()> = Mutex::new(());
+
+fn gate_sweep(out: &Path, extra: &[&str]) {
+    let _one_at_a_time = TIMED.lock().unwrap_or_else(|e| e.into_inner());
+    let mut args = vec![
+        "sweep",
+        "bench/sweeps/gate.toml",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    common::ok(&specula(&args));
+}
+
+/// One baseline run of bench/sweeps/gate.toml shared by the tests.
+fn baseline() -> &'static Path {
+    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    &DIR.get_or_init(|| {
+        let t = tempfile::tempdir().unwrap();
+        let base = t.path().join("base");
+        gate_sweep(&base, &[]);
+        (t, base)
+    })
+    .1
+}
+
+fn gate(baseline: &Path, current: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "gate",
+        "--baseline",
+        baseline.to_str().unwrap(),
+        "--current",
+        current.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    specula(&args)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Table lines of the summary for `measure` (`| row | measure | ... | status |`),
+/// each once (a regression is listed first on its own, then among all checks).
+fn lines_of<'a>(summary: &'a str, measure: &str) -> Vec<&'a str> {
+    let tag = format!("| {measure} |");
+    let mut v: Vec<&str> = summary.lines().filter(|l| l.contains(&tag)).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+#[test]
+fn two_runs_of_the_same_build_pass_the_gate() {
+    let t = tempfile::tempdir().unwrap();
+    let current = t.path().join("current");
+    gate_sweep(&current, &[]);
+    let o = gate(baseline(), &current, &[]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}\n{}", stderr(&o));
+    assert!(text.starts_with("# specula gate: PASS"), "{text}");
+    for l in lines_of(&text, "tau") {
+        assert!(
+            l.ends_with("| pass |"),
+            "greedy tau is equal to the bit: {l}"
+        );
+    }
+    assert_eq!(lines_of(&text, "cpu_speedup").len(), 3, "{text}");
+}
+
+#[test]
+fn a_shallower_draft_fails_the_gate_on_tau_exactly() {
+    let t = tempfile::tempdir().unwrap();
+    let current = t.path().join("shallow");
+    gate_sweep(&current, &["--inject-draft-steps", "1"]);
+    let o = gate(baseline(), &current, &[]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}\n{}", stderr(&o));
+    assert!(text.starts_with("# specula gate: REGRESSION"), "{text}");
+    let tau = lines_of(&text, "tau");
+    let regressed: Vec<_> = tau
+        .iter()
+        .filter(|l| l.ends_with("| REGRESSED |"))
+        .collect();
+    assert_eq!(
+        regressed.len(),
+        2,
+        "both depth-3 configs lose tau: {tau:#?}"
+    );
+    assert!(
+        tau.iter()
+            .any(|l| l.contains(".s1k1n2.") && l.ends_with("| pass |")),
+        "the depth-1 config is untouched: {tau:#?}"
+    );
+    assert!(lines_of(&text, "positions")
+        .iter()
+        .any(|l| l.contains("depths differ") || l.contains("REGRESSED")));
+}
+
+#[test]
+fn a_verify_span_20_percent_slower_fails_the_gate_on_speedup() {
+    // Speedup is judged only when the baselines ran at the same pace as in the
+    // baseline run (the gate reports another machine state as not judged), so
+    // on a busy machine the slow run is repeated until its timing is judged.
+    let t = tempfile::tempdir().unwrap();
+    for attempt in 0..8 {
+        let current = t.path().join(format!("slow{attempt}"));
+        gate_sweep(&current, &["--inject-verify-delay-pct", "20"]);
+        let meta = std::fs::read_to_string(current.join("meta.json")).unwrap();
+        assert!(
+            meta.contains("\"verify_delay_pct\": 20.0"),
+            "the hook is recorded: {meta}"
+        );
+        let o = gate(baseline(), &current, &[]);
+        let text = stdout(&o);
+        for m in ["tau", "accept_rate", "positions", "lossless"] {
+            for l in lines_of(&text, m) {
+                assert!(
+                    l.ends_with("| pass |"),
+                    "a slower verify changes no deterministic measure: {l}"
+                );
+            }
+        }
+        let timed = lines_of(&text, "cpu_speedup");
+        if timed.iter().all(|l| l.contains("machine state differs")) {
+            eprintln!("attempt {attempt}: the machine's load changed, timing not judged; again");
+            continue;
+        }
+        assert_eq!(o.status.code(), Some(1), "{text}\n{}", stderr(&o));
+        assert!(timed.iter().any(|l| l.ends_with("| REGRESSED |")), "{text}");
+        return;
+    }
+    panic!("the machine's load kept changing: timing was not judged in 8 attempts");
+}
+
+// --- unusable input, on copies of the committed baseline (no sweep needed) ---
+
+/// A copy of results/baselines/ci in a temp folder, as `name`.
+fn copy_of_committed_baseline(t: &Path, name: &str) -> PathBuf {
+    let src = repo().join("results/baselines/ci");
+    let dst = t.join(name);
+    std::fs::create_dir_all(&dst).unwrap();
+    for f in ["runs.csv", "positions.csv", "kernels.csv", "meta.json"] {
+        std::fs::copy(src.join(f), dst.join(f)).unwrap();
+    }
+    dst
+}
+
+/// Rewrites runs.csv of `dir` line by line.
+fn edit_runs(dir: &Path, f: impl Fn(usize, &str) -> Option<String>) {
+    let p = dir.join("runs.csv");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let out: Vec<String> = text
+        .lines()
+        .enumerate()
+        .filter_map(|(i, l)| f(i, l))
+        .collect();
+    std::fs::write(&p, out.join("\n") + "\n").unwrap();
+}
+
+fn assert_unusable(o: &Output, needles: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "stdout: {}\nstderr: {err}",
+        stdout(o)
+    );
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{err:?} names {n:?}");
+    }
+}
+
+#[test]
+fn the_committed_baseline_passes_against_itself_and_the_gate_is_deterministic() {
+    let t = tempfile::tempdir().unwrap();
+    let a = copy_of_committed_baseline(t.path(), "a");
+    let b = copy_of_committed_baseline(t.path(), "b");
+    let first = gate(&a, &b, &[]);
+    let second = gate(&a, &b, &[]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert_eq!(stdout(&first), stdout(&second));
+    assert_eq!(lines_of(&stdout(&first), "cpu_speedup").len(), 3);
+    assert!(lines_of(&stdout(&first), "cpu_speedup")
+        .iter()
+        .all(|l| l.contains("| +0.0% [") && l.ends_with("| pass |")));
+}
+
+#[test]
+fn a_current_run_without_the_tau_column_is_unusable_input() {
+    let t = tempfile::tempdir().unwrap();
+    let base = copy_of_committed_baseline(t.path(), "base");
+    let cur = copy_of_committed_baseline(t.path(), "cur");
+    let header = common::RUNS_HEADER.split(',').collect::<Vec<_>>();
+    let tau = header.iter().position(|c| *c == "tau").unwrap();
+    edit_runs(&cur, |_, l| {
+        let mut cells: Vec<&str> = l.split(',').collect();
+        cells.remove(tau);
+        Some(cells.join(","))
+    });
+    assert_unusable(
+        &gate(&base, &cur, &[]),
+        &["cur/runs.csv", "missing column `tau`"],
+    );
+}
+
+#[test]
+fn runs_with_different_columns_are_unusable_input() {
+    let t = tempfile::tempdir().unwrap();
+    let base = copy_of_committed_baseline(t.path(), "base");
+    let cur = copy_of_committed_baseline(t.path(), "cur");
+    edit_runs(&cur, |i, l| {
+        Some(format!("{l},{}", if i == 0 { "extra" } else { "1" }))
+    });
+    assert_unusable(
+        &gate(&base, &cur, &[]),
+        &["base/runs.csv", "mismatched schemas", "`extra`"],
+    );
+}
+
+#[test]
+fn an_empty_run_is_unusable_input() {
+    let t = tempfile::tempdir().unwrap();
+    let base = copy_of_committed_baseline(t.path(), "base");
+    let cur = copy_of_committed_baseline(t.path(), "cur");
+    edit_runs(&cur, |i, l| (i == 0).then(|| l.to_string()));
+    assert_unusable(&gate(&base, &cur, &[]), &["cur/runs.csv", "no rows"]);
+    let missing = t.path().join("nowhere");
+    assert_unusable(
+        &gate(&base, &missing, &[]),
+        &["nowhere", "no such file or folder"],
+    );
+}
+
+#[test]
+fn baseline_rows_without_a_match_are_unusable_input() {
+    let t = tempfile::tempdir().unwrap();
+    let base = copy_of_committed_baseline(t.path(), "base");
+    let cur = copy_of_committed_baseline(t.path(), "cur");
+    edit_runs(&cur, |i, l| {
+        (i == 0 || !l.contains(".s3k2n5.")).then(|| l.to_string())
+    });
+    assert_unusable(
+        &gate(&base, &cur, &[]),
+        &[
+            "cur/runs.csv",
+            "8 of 32 baseline rows have no match",
+            "s3k2n5",
+        ],
+    );
+}
+
+#[test]
+fn a_non_numeric_measure_and_a_bad_policy_are_unusable_input() {
+    let t = tempfile::tempdir().unwrap();
+    let base = copy_of_committed_baseline(t.path(), "base");
+    let cur = copy_of_committed_baseline(t.path(), "cur");
+    let policy = t.path().join("policy.toml");
+    std::fs::write(&policy, "alpha = 2.0\n").unwrap();
+    let p = policy.to_str().unwrap();
+    assert_unusable(
+        &gate(&base, &cur, &["--policy", p]),
+        &["policy.toml", "alpha"],
+    );
+    std::fs::write(&policy, "noise = 0.1\n").unwrap();
+    assert_unusable(
+        &gate(&base, &cur, &["--policy", p]),
+        &["policy.toml", "noise"],
+    );
+    let header = common::RUNS_HEADER.split(',').collect::<Vec<_>>();
+    let tau = header.iter().position(|c| *c == "tau").unwrap();
+    edit_runs(&cur, |i, l| {
+        let mut cells: Vec<String> = l.split(',').map(str::to_owned).collect();
+        if i == 3 {
+            cells[tau] = "fast".into();
+        }
+        Some(cells.join(","))
+    });
+    assert_unusable(
+        &gate(&base, &cur, &[]),
+        &["cur/runs.csv", "row 4", "`tau`", "\"fast\""],
+    );
+}
+
+#[test]
+fn a_policy_that_checks_only_tau_ignores_timings() {
+    let t = tempfile::tempdir().unwrap();
+    let base = copy_of_committed_baseline(t.path(), "base");
+    let cur = copy_of_committed_baseline(t.path(), "cur");
+    let policy = t.path().join("policy.toml");
+    std::fs::write(&policy, "measures = [\"tau\"]\n").unwrap();
+    let o = gate(&base, &cur, &["--policy", policy.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert_eq!(lines_of(&text, "tau").len(), 3);
+    assert!(lines_of(&text, "cpu_speedup").is_empty());
+}

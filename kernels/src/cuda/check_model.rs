@@ -116,7 +116,7 @@ pub(crate) fn check_model_kernels<T: GpuElement>(
     let (rows, inner) = (3, 1000);
     let (gu, gu_h) = upload::<T>(gpu, &random(rng, rows * 2 * inner, 4.0))?;
     let mut o = s.alloc_zeros::<T>(rows * inner)?;
-    silu_mul_fused(gpu, &mut o, &gu, rows, inner)?;
+    silu_mul_rows(gpu, &mut o, &gu, rows, inner, GateUpLayout::Halves)?;
     let mut want = Vec::new();
     for r in 0..rows {
         let mut g = gu_h[r * 2 * inner..r * 2 * inner + inner].to_vec();
@@ -162,7 +162,7 @@ pub(crate) fn check_model_kernels<T: GpuElement>(
         let mut y = s.alloc_zeros::<T>(m * 2 * inner)?;
         linear_rows(gpu, &mut y, &x, &w, None, m, k, 2 * inner)?;
         let mut act2 = s.alloc_zeros::<T>(m * inner)?;
-        silu_mul_interleaved(gpu, &mut act2, &y, m, inner)?;
+        silu_mul_rows(gpu, &mut act2, &y, m, inner, GateUpLayout::Interleaved)?;
         let (a1, a2) = (download(gpu, &act)?, download(gpu, &act2)?);
         row(
             "silu_mul_interleaved",

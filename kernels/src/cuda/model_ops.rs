@@ -145,19 +145,33 @@ pub fn qkv_rope_append<T: GpuElement>(
     Ok(())
 }
 
-/// `out[r, i] = silu(gu[r, i]) * gu[r, inner + i]` over `rows` rows.
-pub fn silu_mul_fused<T: GpuElement>(
+/// Where gate and up sit in a fused gate|up row of `2 * inner` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateUpLayout {
+    /// `[gate (inner) | up (inner)]`.
+    Halves,
+    /// `[gate_0, up_0, gate_1, up_1, ...]` (the GPU model's layout: see [`linear_rows_silu`]).
+    Interleaved,
+}
+
+/// `out[r, i] = silu(gate_i) * up_i` over `rows` fused gate|up rows.
+pub fn silu_mul_rows<T: GpuElement>(
     gpu: &Gpu,
     out: &mut CudaSlice<T>,
     gu: &CudaSlice<T>,
     rows: usize,
     inner: usize,
+    layout: GateUpLayout,
 ) -> Result<(), GpuError> {
     need(
         gu.len() >= rows * 2 * inner && out.len() >= rows * inner,
-        || "silu_mul_fused: sizes disagree".into(),
+        || "silu_mul_rows: sizes disagree".into(),
     )?;
-    let f = gpu.function(&name::<T>("silu_mul_fused"))?;
+    let kernel = match layout {
+        GateUpLayout::Halves => "silu_mul_fused",
+        GateUpLayout::Interleaved => "silu_mul_interleaved",
+    };
+    let f = gpu.function(&name::<T>(kernel))?;
     let (r, i) = (rows as i64, inner as i32);
     let mut b = gpu.stream.launch_builder(&f);
     b.arg(out).arg(gu).arg(&r).arg(&i);
@@ -321,25 +335,5 @@ pub fn linear_rows_silu<T: GpuElement>(
         .arg(&nn);
     let cols_per_block = c * THREADS as usize / 32;
     unsafe { b.launch(cfg((n.div_ceil(cols_per_block) as u32, 1), THREADS, 0)) }?;
-    Ok(())
-}
-
-/// `out[r, i] = silu(gu[r, 2i]) * gu[r, 2i + 1]` over `rows` rows (interleaved gate|up).
-pub fn silu_mul_interleaved<T: GpuElement>(
-    gpu: &Gpu,
-    out: &mut CudaSlice<T>,
-    gu: &CudaSlice<T>,
-    rows: usize,
-    inner: usize,
-) -> Result<(), GpuError> {
-    need(
-        gu.len() >= rows * 2 * inner && out.len() >= rows * inner,
-        || "silu_mul_interleaved: sizes disagree".into(),
-    )?;
-    let f = gpu.function(&name::<T>("silu_mul_interleaved"))?;
-    let (r, i) = (rows as i64, inner as i32);
-    let mut b = gpu.stream.launch_builder(&f);
-    b.arg(out).arg(gu).arg(&r).arg(&i);
-    unsafe { b.launch(cfg((grid_for(rows * inner), 1), THREADS, 0)) }?;
     Ok(())
 }

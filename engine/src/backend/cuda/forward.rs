@@ -12,8 +12,8 @@ use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::AttentionShape;
 use specula_kernels::cuda::{
-    attention, linear_rows_silu, qkv_rope_append, rms_norm_residual, silu_mul_interleaved,
-    AttentionScratch, Gpu, GpuElement, KeyLists, KvPools, INVARIANT_MAX_ROWS,
+    attention, linear_rows_silu, qkv_rope_append, rms_norm_residual, silu_mul_rows,
+    AttentionScratch, GateUpLayout, Gpu, GpuElement, KeyLists, KvPools, INVARIANT_MAX_ROWS,
 };
 
 /// A forward batch as plain arrays, ready to copy to the device.
@@ -288,7 +288,14 @@ where
         clock.mark(gpu, "linear gate_up + silu");
     } else {
         gu.forward(gpu, &mut sc.gu, &sc.normed, rows)?;
-        silu_mul_interleaved(gpu, &mut sc.act, &sc.gu, rows, block.inner)?;
+        silu_mul_rows(
+            gpu,
+            &mut sc.act,
+            &sc.gu,
+            rows,
+            block.inner,
+            GateUpLayout::Interleaved,
+        )?;
         clock.mark(gpu, "linear gate_up + silu");
     }
     block.down.forward(gpu, &mut sc.mlp, &sc.act, rows)?;

@@ -6,34 +6,14 @@
 
 use super::policy::{Measure, Policy};
 use crate::cli::CliError;
-use crate::runs::{row_identity, Run};
+use crate::runs::{row_identity, Run, IDENTITY};
 use std::collections::BTreeMap;
 
-/// The columns every gate needs, whatever the policy.
-const ALWAYS: [&str; 19] = [
-    "backend",
-    "target",
-    "draft",
-    "dtype",
-    "aux_layers_resolved",
-    "steps",
-    "topk",
-    "num_draft_tokens",
-    "temperature",
-    "batch_size",
-    "prompt_set",
-    "prompts",
-    "repeat",
-    "seed",
-    "max_new_tokens",
-    "id_convention",
-    "spans",
-    "row_key",
-    "flag",
-];
+/// Columns every gate needs besides the identity columns, whatever the policy.
+const ALSO_ALWAYS: [&str; 2] = ["row_key", "flag"];
 
 fn needed(policy: &Policy) -> Vec<&str> {
-    let mut cols = ALWAYS.to_vec();
+    let mut cols: Vec<&str> = IDENTITY.iter().chain(&ALSO_ALWAYS).copied().collect();
     for m in &policy.measures {
         match m {
             Measure::Tau => cols.push("tau"),

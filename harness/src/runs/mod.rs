@@ -5,7 +5,7 @@
 
 mod identity;
 
-pub use identity::{group_key, group_label, row_identity};
+pub use identity::{group_key, group_label, row_identity, IDENTITY};
 
 use crate::cli::CliError;
 use std::collections::{BTreeMap, HashMap};

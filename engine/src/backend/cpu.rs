@@ -24,10 +24,6 @@ impl TargetBackend for TargetModel {
         TargetModel::config(self)
     }
 
-    fn device(&self) -> &'static str {
-        "cpu"
-    }
-
     fn new_cache(&self) -> Result<KvCache> {
         Ok(TargetModel::new_cache(self))
     }

@@ -41,9 +41,6 @@ pub trait TargetBackend {
     /// The model's config.
     fn config(&self) -> &TargetConfig;
 
-    /// Where it runs, for reports (`cpu`, `cuda`).
-    fn device(&self) -> &'static str;
-
     /// A fresh, empty cache for one sequence.
     fn new_cache(&self) -> Result<Self::Cache>;
 

@@ -160,11 +160,6 @@ where
             steps: RefCell::new(HashMap::new()),
         })
     }
-
-    /// Bytes of weights one draft forward over aux states reads.
-    pub fn weight_bytes(&self) -> usize {
-        self.fc.bytes() + self.block.bytes() + self.lm_head.bytes()
-    }
 }
 
 struct DraftParts<T> {

@@ -2,7 +2,7 @@
 //! shapes of up to 16 rows (see `graph.rs`).
 
 use super::draft::GpuDraft;
-use super::forward::{block_forward, BatchOnDevice, HostBatch, Scratch};
+use super::forward::{block_forward, head_forward, BatchOnDevice, HostBatch, Scratch};
 use super::graph::{replay_or_capture, GraphStep, GRAPH_EXTRA_PER_ROW};
 use super::kv_pool::{GpuCache, KvPool};
 use super::profile::OpClock;
@@ -116,19 +116,18 @@ where
             &mut st.sc,
             &mut OpClock::off(),
         )?;
-        let n = &self.norm;
-        rms_norm_residual(
+        head_forward(
             gpu,
-            &mut st.tmp,
+            &self.norm,
+            &self.lm_head,
             &mut st.x,
-            Some(&st.sc.mlp),
-            &n.w,
-            n.eps,
-            h,
+            &st.sc.mlp,
+            &mut st.tmp,
+            &mut st.last,
+            &mut st.logits,
+            &st.batch,
         )?;
         let nl = st.batch.n_logits.max(1);
-        embedding_gather(gpu, &mut st.last, &st.tmp, &st.batch.logit_rows, h)?;
-        self.lm_head.forward(gpu, &mut st.logits, &st.last, nl)?;
         if let Some(k) = top_k {
             let dv = self.config.draft_vocab_size;
             top_k_logprobs(gpu, &mut st.top_idx, &mut st.top_lp, &st.logits, nl, dv, k)?;

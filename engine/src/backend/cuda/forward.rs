@@ -5,15 +5,16 @@
 
 use super::kv_pool::{GpuCache, KvPool};
 use super::profile::OpClock;
-use super::weights::DeviceBlock;
+use super::weights::{DeviceBlock, DeviceLinear, DeviceNorm};
 use crate::error::Result;
 use crate::model::ForwardBatch;
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::AttentionShape;
 use specula_kernels::cuda::{
-    attention, linear_rows_silu, qkv_rope_append, rms_norm_residual, silu_mul_rows,
-    AttentionScratch, GateUpLayout, Gpu, GpuElement, KeyLists, KvPools, INVARIANT_MAX_ROWS,
+    attention, embedding_gather, linear_rows_silu, qkv_rope_append, rms_norm_residual,
+    silu_mul_rows, AttentionScratch, GateUpLayout, Gpu, GpuElement, KeyLists, KvPools,
+    INVARIANT_MAX_ROWS,
 };
 
 /// A forward batch as plain arrays, ready to copy to the device.
@@ -301,4 +302,28 @@ where
     block.down.forward(gpu, &mut sc.mlp, &sc.act, rows)?;
     clock.mark(gpu, "linear down");
     Ok(())
+}
+
+/// A model's head: `x += mlp` (the last block's output), the final RMSNorm
+/// of every row into `normed`, the batch's logit rows gathered into `last`,
+/// and the LM head over them into `logits`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn head_forward<T: GpuElement>(
+    gpu: &Gpu,
+    norm: &DeviceNorm<T>,
+    lm_head: &DeviceLinear<T>,
+    x: &mut CudaSlice<T>,
+    mlp: &CudaSlice<T>,
+    normed: &mut CudaSlice<T>,
+    last: &mut CudaSlice<T>,
+    logits: &mut CudaSlice<T>,
+    b: &BatchOnDevice,
+) -> Result<()>
+where
+    CudaBlas: Gemm<T>,
+{
+    let h = norm.w.len();
+    rms_norm_residual(gpu, normed, x, Some(mlp), &norm.w, norm.eps, h)?;
+    embedding_gather(gpu, last, normed, &b.logit_rows, h)?;
+    lm_head.forward(gpu, logits, last, b.n_logits.max(1))
 }

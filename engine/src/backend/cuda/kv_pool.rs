@@ -154,9 +154,4 @@ impl<T: GpuElement> KvPool<T> {
         }
         Ok(())
     }
-
-    /// Bytes held.
-    pub(crate) fn bytes(&self) -> usize {
-        2 * self.k.len() * T::BYTES
-    }
 }

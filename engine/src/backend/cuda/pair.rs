@@ -229,12 +229,4 @@ impl GpuModels {
             GpuModels::F32(p) => p.target.weight_bytes(),
         }
     }
-
-    /// The resolved capture of the drafter, if any.
-    pub fn capture(&self) -> Option<&AuxCapture> {
-        match self {
-            GpuModels::Bf16(p) => p.drafters.first().map(|d| d.capture()),
-            GpuModels::F32(p) => p.drafters.first().map(|d| d.capture()),
-        }
-    }
 }

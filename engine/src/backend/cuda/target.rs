@@ -2,7 +2,7 @@
 //! uploaded as `T` (bf16 or f32), or random weights drawn on the device for
 //! a config's shape.
 
-use super::forward::{block_forward, BatchOnDevice, HostBatch, Scratch};
+use super::forward::{block_forward, head_forward, BatchOnDevice, HostBatch, Scratch};
 use super::graph::{replay_or_capture, GraphStep, GRAPH_EXTRA_PER_ROW};
 use super::kv_pool::{GpuCache, KvPool};
 use super::profile::{self, OpClock};
@@ -248,19 +248,18 @@ where
                 clock,
             )?;
         }
-        let n = &self.norm;
-        rms_norm_residual(
+        head_forward(
             gpu,
-            &mut st.inp,
+            &self.norm,
+            &self.lm_head,
             &mut st.x,
-            Some(&st.sc.mlp),
-            &n.w,
-            n.eps,
-            h,
+            &st.sc.mlp,
+            &mut st.inp,
+            &mut st.last,
+            &mut st.logits,
+            &st.batch,
         )?;
         let nl = st.batch.n_logits.max(1);
-        embedding_gather(gpu, &mut st.last, &st.inp, &st.batch.logit_rows, h)?;
-        self.lm_head.forward(gpu, &mut st.logits, &st.last, nl)?;
         if wanted == LogitsWanted::Argmax {
             let vocab = self.config.vocab_size;
             argmax_split(gpu, &mut st.idx, &st.logits, nl, vocab, &mut st.argmax)?;
@@ -318,11 +317,6 @@ where
             + self.lm_head.bytes()
             + self.norm.w.len() * T::BYTES
     }
-
-    /// Bytes of the KV pool.
-    pub fn kv_bytes(&self) -> usize {
-        self.pool.borrow().bytes()
-    }
 }
 
 impl<T: GpuElement> TargetBackend for GpuTarget<T>
@@ -333,10 +327,6 @@ where
 
     fn config(&self) -> &TargetConfig {
         &self.config
-    }
-
-    fn device(&self) -> &'static str {
-        "cuda"
     }
 
     fn new_cache(&self) -> Result<GpuCache> {

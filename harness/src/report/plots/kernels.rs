@@ -3,7 +3,7 @@
 //! bars: a speculative step may cost at most tau x the baseline step, the
 //! cost at which tau = break-even tau.
 
-use super::{category, color, err, upper, Chart};
+use super::{category, color, err, legend, upper, Chart};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -104,13 +104,6 @@ impl Chart for Kernels {
                     .map_err(err)?;
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font(("sans-serif", 14))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .draw()
-            .map_err(err)
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)
     }
 }

@@ -12,6 +12,7 @@ pub mod throughput;
 
 use crate::cli::CliError;
 use crate::doc::Figure;
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
@@ -35,6 +36,39 @@ pub const PALETTE: [RGBColor; 8] = [
 /// The colour of series `i`.
 pub fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
+}
+
+/// Draws `pts` as a line labelled `name` with a dot at each point, in `c`.
+pub fn line_with_dots<'a, DB: DrawingBackend + 'a>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    pts: Vec<(f64, f64)>,
+    name: String,
+    c: RGBColor,
+) -> Result<(), String> {
+    chart
+        .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
+        .map_err(err)?
+        .label(name)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+    chart
+        .draw_series(pts.iter().map(|p| Circle::new(*p, 4, c.filled())))
+        .map_err(err)?;
+    Ok(())
+}
+
+/// The legend every plot draws: at `position`, on a translucent white box.
+pub fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .label_font(("sans-serif", 14))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .draw()
+        .map_err(err)
 }
 
 /// A plotting failure, as text.

@@ -1,7 +1,7 @@
 //! Per-position acceptance a_k against depth k, one curve per draft config
 //! (mean over its rows).
 
-use super::{color, err, Chart};
+use super::{color, err, legend, line_with_dots, Chart};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -50,24 +50,8 @@ impl Chart for Positions {
                 .enumerate()
                 .map(|(k, v)| ((k + 1) as f64, *v))
                 .collect();
-            chart
-                .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
-                .map_err(err)?
-                .label(name.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
-                });
-            chart
-                .draw_series(pts.iter().map(|p| Circle::new(*p, 4, c.filled())))
-                .map_err(err)?;
+            line_with_dots(&mut chart, pts, name.clone(), c)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font(("sans-serif", 14))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .draw()
-            .map_err(err)
+        legend(&mut chart, SeriesLabelPosition::UpperRight)
     }
 }

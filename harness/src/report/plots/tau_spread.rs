@@ -1,7 +1,7 @@
 //! tau per draft config and prompt set: the mean as a dot, the spread over
 //! repeats, batch sizes and temperatures as a bar from min to max.
 
-use super::{category, color, err, upper, Chart};
+use super::{category, color, err, legend, upper, Chart};
 use crate::report::data::{mean_by, RowView};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -77,13 +77,6 @@ impl Chart for TauSpread<'_> {
                 }))
                 .map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font(("sans-serif", 14))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .draw()
-            .map_err(err)
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)
     }
 }

@@ -1,7 +1,7 @@
 //! Throughput against batch size, one line per draft config (and temperature),
 //! averaged over repeats and prompt sets.
 
-use super::{category, color, err, upper, Chart};
+use super::{category, color, err, legend, line_with_dots, upper, Chart};
 use crate::report::data::{mean_by, RowView};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -56,24 +56,8 @@ impl Chart for Throughput<'_> {
                     (x as f64, p.1)
                 })
                 .collect();
-            chart
-                .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
-                .map_err(err)?
-                .label(s.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
-                });
-            chart
-                .draw_series(pts.iter().map(|p| Circle::new(*p, 4, c.filled())))
-                .map_err(err)?;
+            line_with_dots(&mut chart, pts, s.clone(), c)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font(("sans-serif", 14))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .draw()
-            .map_err(err)
+        legend(&mut chart, SeriesLabelPosition::UpperRight)
     }
 }

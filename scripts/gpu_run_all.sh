@@ -37,6 +37,19 @@ cp "$OUT/eager/decode_bandwidth.csv" "$OUT/decode_bandwidth_eager.csv"
 cp "$OUT/eager/synthetic_speedup.csv" "$OUT/synthetic_speedup_eager.csv"
 rm -rf "$OUT/eager"
 
+echo "== 3c. the same with the FMA small-row linear instead of tensor cores (SPECULA_LINEAR=fma)"
+SPECULA_LINEAR=fma "$BIN/specula" gpu bench --config bench/configs/llama-3.1-8b.json --random-weights \
+    --batch-sizes 1,4 --steps 5 --topk 1 --synthetic 0.8 --repeats 3 --out "$OUT/fma" | tee "$OUT/bench_fma.log"
+cp "$OUT/fma/decode_bandwidth.csv" "$OUT/decode_bandwidth_fma.csv"
+cp "$OUT/fma/synthetic_speedup.csv" "$OUT/synthetic_speedup_fma.csv"
+rm -rf "$OUT/fma"
+
+echo "== 3d. the baseline without programmatic dependent launches (SPECULA_PDL=0)"
+SPECULA_PDL=0 "$BIN/specula" gpu bench --config bench/configs/llama-3.1-8b.json --random-weights \
+    --batch-sizes 1,4 --repeats 3 --out "$OUT/nopdl" | tee "$OUT/bench_nopdl.log"
+cp "$OUT/nopdl/decode_bandwidth.csv" "$OUT/decode_bandwidth_no_pdl.csv"
+rm -rf "$OUT/nopdl"
+
 echo "== 4. where a decode forward's time goes (CUDA events between operations; adds small gaps)"
 SPECULA_GPU_PROFILE=1 "$BIN/specula" gpu bench --config bench/configs/llama-3.1-8b.json --random-weights \
     --batch-sizes 1 --repeats 1 --out "$OUT/profiled" 2>&1 | grep -A14 "per-forward breakdown, batch 1, baseline" | tee "$OUT/forward_profile.txt"

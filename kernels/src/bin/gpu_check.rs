@@ -3,6 +3,7 @@
 //! Llama-3.1-8B shape; CSV into OUT_DIR, a table on stdout. Exit 1 on any failure.
 
 use specula_kernels::cuda::check::{measure_ceilings, run_checks};
+use specula_kernels::cuda::split_sweep::time_linear_splits;
 use specula_kernels::cuda::timing::{time_kernels, ModelShape};
 use specula_kernels::cuda::Gpu;
 use std::io::Write;
@@ -105,6 +106,13 @@ fn main() -> ExitCode {
             ));
         }
     }
+    let split = match split_table(&gpu, ceilings.copy_gb_s) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
     if let Some(dir) = out {
         let _ = std::fs::create_dir_all(&dir);
         let write = |name: &str, text: &str| {
@@ -116,7 +124,8 @@ fn main() -> ExitCode {
         );
         let written = write("kernel_checks.csv", &csv)
             .and_then(|_| write("ceilings.csv", &ceil))
-            .and_then(|_| write("kernel_times.csv", &times));
+            .and_then(|_| write("kernel_times.csv", &times))
+            .and_then(|_| write("linear_split.csv", &split));
         if let Err(e) = written {
             eprintln!("error: {}: {e}", dir.display());
             return ExitCode::from(2);
@@ -132,4 +141,43 @@ fn main() -> ExitCode {
         );
         ExitCode::from(1)
     }
+}
+
+/// The batch-invariant linear at every k split beside cuBLAS, for each
+/// projection of the 8B target and its draft: a table on stdout, CSV back.
+fn split_table(gpu: &Gpu, copy_gb_s: f64) -> Result<String, specula_kernels::cuda::GpuError> {
+    let rows = [1usize, 2, 4, 6, 8, 16, 24, 32, 48, 64];
+    let timings = time_linear_splits(gpu, ModelShape::LLAMA_3_1_8B, &rows)?;
+    let mut csv =
+        String::from("projection,n,k,rows,method,chosen,time_us,bytes,gb_s,fraction_of_copy\n");
+    println!("small-row linear by form (mma/P: tensor cores, k in P slices), bf16, median of 30, us (* = used):");
+    let mut line = String::new();
+    let mut key = ("", 0);
+    for t in &timings {
+        if (t.projection, t.rows) != key {
+            if !line.is_empty() {
+                println!("{line}");
+            }
+            key = (t.projection, t.rows);
+            line = format!("{:<14} rows {:>2}:", t.projection, t.rows);
+        }
+        let gb_s = t.bytes / (t.time_us * 1e-6) / 1e9;
+        let mark = if t.chosen { "*" } else { " " };
+        line.push_str(&format!("  {} {:>7.1}{mark}", t.method, t.time_us));
+        csv.push_str(&format!(
+            "{},{},{},{},{},{},{:.2},{:.0},{:.1},{:.3}\n",
+            t.projection,
+            t.n,
+            t.k,
+            t.rows,
+            t.method,
+            t.chosen,
+            t.time_us,
+            t.bytes,
+            gb_s,
+            gb_s / copy_gb_s
+        ));
+    }
+    println!("{line}");
+    Ok(csv)
 }

@@ -58,6 +58,62 @@ pub(crate) fn check_model_kernels<T: GpuElement>(
         );
     }
 
+    // The tensor-core form (bf16): every k split, with a bias, and batch
+    // invariance over several token tiles and past one 64-token block.
+    if T::SUFFIX == "bf16" {
+        let (m, k, n) = (70usize, 2048usize, 520usize);
+        let (x, x_h) = upload::<T>(gpu, &random(rng, m * k, 1.0))?;
+        let (w, w_h) = upload::<T>(gpu, &random(rng, n * k, 1.0 / (k as f32).sqrt()))?;
+        let (b, b_h) = upload::<T>(gpu, &random(rng, n, 0.5))?;
+        let mut want = vec![0f32; m * n];
+        cpu::linear(&x_h, m, k, &w_h, n, Some(&b_h), &mut want);
+        for parts in [1usize, 2, 4, 8] {
+            let mut y = s.alloc_zeros::<T>(m * n)?;
+            linear_mma(
+                gpu,
+                &mut y,
+                &x,
+                &w,
+                Some(&b),
+                (m, k, n),
+                layout(parts, 4),
+                false,
+            )?;
+            let together = download(gpu, &y)?;
+            row(
+                "linear_mma",
+                format!("{m} x {k} . ({n} x {k})^T + bias, k in {parts} parts"),
+                normwise_error(&together, &want),
+                tolerance::<T>(),
+            );
+            // Rows in several token tiles and both 64-token blocks, each alone.
+            let mut differing = 0;
+            for at in [0usize, 9, 37, 63, 69] {
+                let xr = s.clone_htod(&s.clone_dtoh(&x)?[at * k..(at + 1) * k])?;
+                let mut yr = s.alloc_zeros::<T>(n)?;
+                linear_mma(
+                    gpu,
+                    &mut yr,
+                    &xr,
+                    &w,
+                    Some(&b),
+                    (1, k, n),
+                    layout(parts, 8),
+                    false,
+                )?;
+                let alone = download(gpu, &yr)?;
+                let batched = &together[at * n..(at + 1) * n];
+                differing += alone.iter().zip(batched).filter(|(a, b)| a != b).count();
+            }
+            row(
+                "linear_mma_invariant",
+                format!("rows 0, 9, 37, 63, 69 of {m} alone vs together, {parts} parts"),
+                differing as f64,
+                0.0,
+            );
+        }
+    }
+
     // Fused q|k|v: RoPE on q and k, k and v appended to a pool entry of layer 1.
     let (rows, heads, kvh, hd, entries) = (5, 8, 2, 64, 40);
     let rope = cpu::Rope::new(hd, 10000.0, None);
@@ -264,4 +320,15 @@ pub(crate) fn check_model_kernels<T: GpuElement>(
         2e-3,
     );
     Ok(())
+}
+
+/// A tensor-core layout with `parts` slices and `chunks` loads in flight
+/// (the batch check runs rows alone with a different `chunks` than the
+/// batch: only `parts` may change the bits).
+fn layout(parts: usize, chunks: usize) -> MmaLaunch {
+    MmaLaunch {
+        parts,
+        chunks,
+        groups: if chunks == 4 { 8 / parts } else { 1 },
+    }
 }

@@ -6,7 +6,7 @@ use cudarc::driver::{
 use std::sync::Arc;
 
 /// The CUDA C source of every kernel.
-pub const SOURCE: &str = include_str!("kernels.cu");
+pub const SOURCE: &str = concat!(include_str!("kernels.cu"), include_str!("linear_mma.cu"));
 
 /// Why the GPU path cannot run.
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +43,24 @@ pub struct Gpu {
     pub arch: &'static str,
     /// Seconds NVRTC took.
     pub compile_s: f64,
+    /// Whether the small-row linear launches as a programmatic dependent of
+    /// the kernel before it (sm_90+, unless `SPECULA_PDL=0`).
+    pub pdl: bool,
+    /// Which kernel runs batch-invariant bf16 linears (`SPECULA_LINEAR=fma`
+    /// picks the FMA kernel; tensor cores need sm_80+).
+    pub small_row_linear: SmallRowLinear,
+}
+
+/// The kernel family of the batch-invariant small-row linear. Either is
+/// bit-identical across batch shapes on its own; they differ from each
+/// other in the last bits, so a model uses one throughout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SmallRowLinear {
+    /// Tensor cores (bf16): about as fast for 64 rows as for one.
+    Mma,
+    /// One warp per output column in FMA: a little faster for one row,
+    /// slower in proportion to the rows beyond a few.
+    Fma,
 }
 
 impl Gpu {
@@ -85,6 +103,14 @@ impl Gpu {
             module,
             arch,
             compile_s,
+            pdl: major >= 9 && std::env::var("SPECULA_PDL").map_or(true, |v| v != "0"),
+            small_row_linear: if major >= 8
+                && std::env::var("SPECULA_LINEAR").map_or(true, |v| v != "fma")
+            {
+                SmallRowLinear::Mma
+            } else {
+                SmallRowLinear::Fma
+            },
         })
     }
 

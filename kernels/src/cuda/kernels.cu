@@ -31,6 +31,22 @@ __device__ __forceinline__ void ld16(const bf16* p, float* v) {
     }
 }
 
+// Programmatic dependent launch (sm_90+; no-ops elsewhere and when the
+// kernel was launched without the attribute): `pdl_launch_dependents` lets
+// the next kernel in the stream start early (it may only touch data that no
+// earlier kernel writes until its own `pdl_wait`), `pdl_wait` blocks until
+// the previous kernel has finished and its writes are visible.
+__device__ __forceinline__ void pdl_launch_dependents() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+__device__ __forceinline__ void pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // Block-wide reductions; blockDim.x is a multiple of 32, at most 1024.
 __device__ float block_sum(float v) {
     __shared__ float sh[32];
@@ -116,6 +132,7 @@ __device__ __forceinline__ void st16(bf16* p, const float* v) {
 
 template <typename T>
 __device__ void rms_norm_residual(T* out, T* residual, const T* delta, const T* w, float eps, int hidden) {
+    pdl_launch_dependents();
     constexpr int VEC = 16 / sizeof(T);
     T* x = residual + (size_t)blockIdx.x * hidden;
     const T* d = delta ? delta + (size_t)blockIdx.x * hidden : nullptr;
@@ -296,6 +313,7 @@ __device__ void attention_partial(float* part_out, float* part_ml, const T* q, c
 // Pass 2: combines the splits of (row, head) = block (x, y).
 template <typename T>
 __device__ void attention_combine(T* out, const float* part_out, const float* part_ml, int heads, int head_dim, int splits) {
+    pdl_launch_dependents();
     size_t first = ((size_t)blockIdx.x * heads + blockIdx.y) * splits;
     float m = -INFINITY;
     for (int s = 0; s < splits; s++) m = fmaxf(m, part_ml[2 * (first + s)]);
@@ -522,6 +540,8 @@ __device__ __forceinline__ void linear_rows_tile(T* y, const T* x, const T* w, c
 
 template <typename T, int C, bool SILU>
 __device__ void linear_rows(T* y, const T* x, const T* w, const T* bias, int m, int k, int n) {
+    pdl_launch_dependents();
+    pdl_wait();
     int col0 = ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * C;
     int lane = threadIdx.x & 31;
     if (col0 >= n) return;
@@ -602,6 +622,7 @@ __device__ void silu_mul_fused(T* out, const T* gu, long rows, int inner) {
 // dst[r, off + j] = src[r, j] for rows of width w into rows of width dst_w. grid: rows.
 template <typename T>
 __device__ void copy_cols(T* dst, const T* src, int w, int dst_w, int off) {
+    pdl_launch_dependents();
     const T* s = src + (size_t)blockIdx.x * w;
     T* d = dst + (size_t)blockIdx.x * dst_w + off;
     for (int j = threadIdx.x; j < w; j += blockDim.x) d[j] = s[j];

@@ -7,8 +7,10 @@ mod check_model;
 mod device;
 mod model_ops;
 mod ops;
+mod pdl;
+pub mod split_sweep;
 pub mod timing;
 
-pub use device::{Gpu, GpuElement, GpuError, GpuTimer};
+pub use device::{Gpu, GpuElement, GpuError, GpuTimer, SmallRowLinear};
 pub use model_ops::*;
 pub use ops::*;

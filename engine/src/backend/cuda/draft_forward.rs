@@ -1,9 +1,9 @@
 //! The EAGLE-3 draft's forward on the GPU, with CUDA-graph replay for
-//! shapes of up to 16 rows (see `graph.rs`).
+//! shapes of up to `INVARIANT_MAX_ROWS` rows (see `graph.rs`).
 
 use super::draft::GpuDraft;
 use super::forward::{block_forward, head_forward, BatchOnDevice, HostBatch, Scratch};
-use super::graph::{replay_or_capture, GraphStep, GRAPH_EXTRA_PER_ROW};
+use super::graph::{graphable, replay_forward, GraphStep};
 use super::kv_pool::{GpuCache, KvPool};
 use super::profile::OpClock;
 use super::weights::download;
@@ -12,7 +12,7 @@ use crate::model::{DraftOutput, ForwardBatch, HiddenInput, AUX_STATES};
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::{CudaGraph, CudaSlice};
 use specula_kernels::cuda::{
-    copy_cols, embedding_gather, rms_norm_residual, top_k_logprobs, GpuElement, INVARIANT_MAX_ROWS,
+    copy_cols, embedding_gather, rms_norm_residual, top_k_logprobs, GpuElement,
 };
 
 /// The shape of a graph-captured draft forward.
@@ -47,6 +47,9 @@ impl<T> GraphStep for DraftStep<T> {
     }
     fn runs(&mut self) -> &mut usize {
         &mut self.runs
+    }
+    fn batch(&mut self) -> &mut BatchOnDevice {
+        &mut self.batch
     }
 }
 
@@ -198,10 +201,7 @@ where
             ));
         }
         let values: Vec<T> = values.iter().map(|&v| T::from_f32(v)).collect();
-        let graphable = self.graphs
-            && host.rows <= INVARIANT_MAX_ROWS
-            && host.extra.len() <= GRAPH_EXTRA_PER_ROW * host.rows;
-        if !graphable {
+        if !graphable(self.graphs, &host) {
             let b = BatchOnDevice::exact(gpu, &host)?;
             let mut st = self.new_step(b, from_aux, top_k.unwrap_or(1))?;
             st.batch.write(gpu, &host)?;
@@ -215,22 +215,18 @@ where
             from_aux,
             top_k,
         };
+        let capacity = pool.capacity;
         let mut steps = self.steps.borrow_mut();
-        if !steps.contains_key(&key) {
-            let b = BatchOnDevice::new(
-                gpu,
-                host.rows,
-                GRAPH_EXTRA_PER_ROW * host.rows,
-                host.n_logits,
-                pool.capacity,
-            )?;
-            let st = self.new_step(b, from_aux, top_k.unwrap_or(1))?;
-            steps.insert(key.clone(), st);
-        }
-        let st = steps.get_mut(&key).expect("just inserted");
-        st.batch.write(gpu, &host)?;
-        gpu.stream.memcpy_htod(&values, &mut st.hidden_in)?;
-        replay_or_capture(gpu, st, |st| self.enqueue(st, &mut pool, from_aux, top_k))?;
+        let st = replay_forward(
+            gpu,
+            &mut steps,
+            key,
+            &host,
+            capacity,
+            |b| self.new_step(b, from_aux, top_k.unwrap_or(1)),
+            |st| Ok(gpu.stream.memcpy_htod(&values, &mut st.hidden_in)?),
+            |st| self.enqueue(st, &mut pool, from_aux, top_k),
+        )?;
         self.read(st, top_k)
     }
 }

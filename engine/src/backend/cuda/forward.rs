@@ -13,7 +13,7 @@ use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::AttentionShape;
 use specula_kernels::cuda::{
     attention, embedding_gather, linear_rows_silu, qkv_rope_append, rms_norm_residual,
-    silu_mul_rows, AttentionScratch, GateUpLayout, Gpu, GpuElement, KeyLists, KvPools,
+    silu_mul_rows, uses_mma, AttentionScratch, GateUpLayout, Gpu, GpuElement, KeyLists, KvPools,
     INVARIANT_MAX_ROWS,
 };
 
@@ -273,10 +273,11 @@ where
     )?;
     clock.mark(gpu, "rms_norm_residual");
     // gate|up rows are interleaved: SiLU-and-multiply runs in the projection's
-    // epilogue for 2..=16 rows, after it for one row (one column per warp
-    // reads faster there) and on the cuBLAS path. Both give the same bits.
+    // epilogue on the batch-invariant path (except the FMA form at one row,
+    // where one column per warp reads faster) and after it on the cuBLAS
+    // path. Both give the same bits.
     let gu = &block.gate_up;
-    if (2..=INVARIANT_MAX_ROWS).contains(&rows) {
+    if rows <= INVARIANT_MAX_ROWS && (rows >= 2 || uses_mma::<T>(gpu, gu.in_dim)) {
         linear_rows_silu(
             gpu,
             &mut sc.act,

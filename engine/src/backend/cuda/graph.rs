@@ -6,9 +6,13 @@
 //! every context length. Only the batch-invariant small-row path (no
 //! cuBLAS) is captured.
 
+use super::forward::{BatchOnDevice, HostBatch};
+use super::profile;
 use crate::error::{EngineError, Result};
 use cudarc::driver::{sys, CudaGraph};
-use specula_kernels::cuda::Gpu;
+use specula_kernels::cuda::{Gpu, INVARIANT_MAX_ROWS};
+use std::collections::hash_map::{Entry, HashMap};
+use std::hash::Hash;
 
 /// Tree entries per row a graph's key-list buffer holds (deeper trees run eagerly).
 pub(crate) const GRAPH_EXTRA_PER_ROW: usize = 64;
@@ -19,6 +23,47 @@ pub(crate) trait GraphStep {
     fn graph(&mut self) -> &mut Option<CudaGraph>;
     /// Forwards run with this shape so far.
     fn runs(&mut self) -> &mut usize;
+    /// The shape's fixed batch buffers.
+    fn batch(&mut self) -> &mut BatchOnDevice;
+}
+
+/// Whether a forward of `host`'s shape may be replayed as a graph: graphs
+/// on, batch-invariant rows only, a tree that fits the key-list buffer, and
+/// no per-operation profiling (which needs eager launches).
+pub(crate) fn graphable(graphs: bool, host: &HostBatch) -> bool {
+    graphs
+        && host.rows <= INVARIANT_MAX_ROWS
+        && host.extra.len() <= GRAPH_EXTRA_PER_ROW * host.rows
+        && !profile::enabled()
+}
+
+/// Runs a graphable forward through its shape's cached step: makes the step
+/// (buffers for the shape and the pool's `capacity`) on the shape's first
+/// use, copies the batch and then `inputs` in, and replays or captures
+/// `enqueue`. Returns the step to read the outputs from.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn replay_forward<'a, K: Eq + Hash, S: GraphStep>(
+    gpu: &Gpu,
+    steps: &'a mut HashMap<K, S>,
+    key: K,
+    host: &HostBatch,
+    capacity: usize,
+    make: impl FnOnce(BatchOnDevice) -> Result<S>,
+    inputs: impl FnOnce(&mut S) -> Result<()>,
+    enqueue: impl FnMut(&mut S) -> Result<()>,
+) -> Result<&'a mut S> {
+    let step = match steps.entry(key) {
+        Entry::Occupied(e) => e.into_mut(),
+        Entry::Vacant(v) => {
+            let extra = GRAPH_EXTRA_PER_ROW * host.rows;
+            let b = BatchOnDevice::new(gpu, host.rows, extra, host.n_logits, capacity)?;
+            v.insert(make(b)?)
+        }
+    };
+    step.batch().write(gpu, host)?;
+    inputs(step)?;
+    replay_or_capture(gpu, step, enqueue)?;
+    Ok(step)
 }
 
 /// Replays the shape's graph, or runs `enqueue` eagerly (first use) or

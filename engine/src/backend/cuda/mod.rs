@@ -31,7 +31,7 @@ pub struct GpuOptions {
     pub slots: usize,
     /// KV entries per sequence (prompt + output + one draft tree).
     pub capacity: usize,
-    /// Replay decode and draft forwards of up to 16 rows as CUDA graphs.
+    /// Replay decode and draft forwards of up to `INVARIANT_MAX_ROWS` rows as CUDA graphs.
     pub graphs: bool,
 }
 

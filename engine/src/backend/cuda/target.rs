@@ -3,9 +3,9 @@
 //! a config's shape.
 
 use super::forward::{block_forward, head_forward, BatchOnDevice, HostBatch, Scratch};
-use super::graph::{replay_or_capture, GraphStep, GRAPH_EXTRA_PER_ROW};
+use super::graph::{graphable, replay_forward, GraphStep};
 use super::kv_pool::{GpuCache, KvPool};
-use super::profile::{self, OpClock};
+use super::profile::OpClock;
 use super::weights::{download, upload, DeviceBlock, DeviceLinear, DeviceNorm, Seeds};
 use super::GpuOptions;
 use crate::backend::{LogitsWanted, TargetBackend};
@@ -17,7 +17,7 @@ use cudarc::driver::{CudaGraph, CudaSlice};
 use specula_kernels::cpu::Rope;
 use specula_kernels::cuda::{
     argmax_split, copy_cols, embedding_gather, rms_norm_residual, ArgmaxScratch, Gpu, GpuElement,
-    QkvLayout, INVARIANT_MAX_ROWS,
+    QkvLayout,
 };
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -72,6 +72,9 @@ impl<T> GraphStep for Step<T> {
     }
     fn runs(&mut self) -> &mut usize {
         &mut self.runs
+    }
+    fn batch(&mut self) -> &mut BatchOnDevice {
+        &mut self.batch
     }
 }
 
@@ -343,11 +346,7 @@ where
         let gpu = &*self.gpu;
         let mut pool = self.pool.borrow_mut();
         let host = HostBatch::new(batch, caches, &pool)?;
-        let graphable = self.graphs
-            && host.rows <= INVARIANT_MAX_ROWS
-            && host.extra.len() <= GRAPH_EXTRA_PER_ROW * host.rows
-            && !profile::enabled();
-        if !graphable {
+        if !graphable(self.graphs, &host) {
             let mut step = self.new_step(BatchOnDevice::exact(gpu, &host)?, capture.len())?;
             step.batch.write(gpu, &host)?;
             let mut clock = OpClock::start(gpu);
@@ -363,23 +362,18 @@ where
             capture: capture.to_vec(),
             wanted,
         };
+        let capacity = pool.capacity;
         let mut steps = self.steps.borrow_mut();
-        if !steps.contains_key(&key) {
-            let b = BatchOnDevice::new(
-                gpu,
-                host.rows,
-                GRAPH_EXTRA_PER_ROW * host.rows,
-                host.n_logits,
-                pool.capacity,
-            )?;
-            let step = self.new_step(b, capture.len())?;
-            steps.insert(key.clone(), step);
-        }
-        let step = steps.get_mut(&key).expect("just inserted");
-        step.batch.write(gpu, &host)?;
-        replay_or_capture(gpu, step, |st| {
-            self.enqueue(st, &mut pool, capture, wanted, &mut OpClock::off())
-        })?;
+        let step = replay_forward(
+            gpu,
+            &mut steps,
+            key,
+            &host,
+            capacity,
+            |b| self.new_step(b, capture.len()),
+            |_| Ok(()),
+            |st| self.enqueue(st, &mut pool, capture, wanted, &mut OpClock::off()),
+        )?;
         self.read(step, capture.len(), wanted)
     }
 

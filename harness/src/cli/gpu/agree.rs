@@ -130,7 +130,7 @@ pub fn run(a: AgreeArgs) -> Result<(), CliError> {
             prompts.len(),
             if required { "" } else { " [reported, bf16 rounds differently from the f32 CPU engine]" }
         );
-        for batch in [1usize, 2] {
+        for batch in [1usize, 2, 4] {
             let run = |m: &mut GpuModels, spec| -> Result<Vec<(Vec<u32>, f64)>, CliError> {
                 let mut out = Vec::new();
                 for chunk in prompts.chunks(batch) {

@@ -1,0 +1,163 @@
+
+// ---------------------------------------------------------------------------
+// Batch-invariant small-row linear on tensor cores (bf16, sm_80+).
+//
+// y[m, n] = x[m, k] W[n, k]^T (+ bias) with the weights as the 16-row A
+// operand of mma.m16n8k16 and the tokens as its 8-column B operand ("swap
+// A and B"): a block owns 16 output columns, each of its warps one of `parts` equal slices
+// of k, walks its slice in ascending 32-wide chunks, and runs every token
+// tile of 8 rows through the same chunk sequence, reusing the weight
+// fragments it loaded once. Within a chunk, lane (g, t) holds 8 contiguous
+// k of weight rows g and g + 8 and of token g; both operands use the same
+// k-to-fragment map, so the dot products are exact dot products. A token's
+// result depends only on its own row, the chunk order and the slice order
+// (the slices' partial sums are added in slice order in shared memory), none
+// of which depends on m or on the other tokens: outputs are bit-identical
+// whatever batch they are computed in.
+
+struct Frag { unsigned int a, b, c, d; };
+
+__device__ __forceinline__ Frag ld_frag(const bf16* p) {
+    uint4 v = *(const uint4*)p;
+    return Frag{v.x, v.y, v.z, v.w};
+}
+
+__device__ __forceinline__ void mma_bf16(float (&acc)[4], unsigned int a0, unsigned int a1, unsigned int a2,
+                                         unsigned int a3, unsigned int b0, unsigned int b1) {
+#if __CUDA_ARCH__ >= 800
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+}
+
+// One 32-wide chunk: two mma steps (k 0..3 and 4..7 of each lane's 8).
+__device__ __forceinline__ void mma_chunk(float (&acc)[4], const Frag& lo, const Frag& hi, const Frag& x) {
+    mma_bf16(acc, lo.a, hi.a, lo.b, hi.b, x.a, x.b);
+    mma_bf16(acc, lo.c, hi.c, lo.d, hi.d, x.c, x.d);
+}
+
+// KU: chunks whose weight loads are in flight together (any KU gives the same bits).
+template <int NT, int KU>
+__device__ __forceinline__ void linear_mma_block(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
+                                                 int k, int n, int parts, bool silu, int col0, float* partial) {
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    int part = warp % parts, span = k / parts, kb = part * span, ke = kb + span;
+    const bf16* wlo = w + (size_t)min(col0 + g, n - 1) * k + 8 * t;
+    const bf16* whi = w + (size_t)min(col0 + g + 8, n - 1) * k + 8 * t;
+    const bf16* xr[NT];
+    bool live[NT];
+#pragma unroll
+    for (int tt = 0; tt < NT; tt++) {
+        int tok = tt * 8 + g;
+        live[tt] = tok < m;
+        xr[tt] = x + (size_t)min(tok, m - 1) * k + 8 * t;
+    }
+    float acc[NT][4];
+#pragma unroll
+    for (int tt = 0; tt < NT; tt++) acc[tt][0] = acc[tt][1] = acc[tt][2] = acc[tt][3] = 0.f;
+    pdl_wait();
+    const Frag zero{0u, 0u, 0u, 0u};
+    int kc = kb;
+    for (; kc + 32 * KU <= ke; kc += 32 * KU) {
+        Frag lo[KU], hi[KU];
+#pragma unroll
+        for (int u = 0; u < KU; u++) {
+            lo[u] = ld_frag(wlo + kc + 32 * u);
+            hi[u] = ld_frag(whi + kc + 32 * u);
+        }
+#pragma unroll
+        for (int tt = 0; tt < NT; tt++) {
+#pragma unroll
+            for (int u = 0; u < KU; u++) {
+                Frag xv = live[tt] ? ld_frag(xr[tt] + kc + 32 * u) : zero;
+                mma_chunk(acc[tt], lo[u], hi[u], xv);
+            }
+        }
+    }
+    for (; kc < ke; kc += 32) {
+        Frag lo = ld_frag(wlo + kc), hi = ld_frag(whi + kc);
+#pragma unroll
+        for (int tt = 0; tt < NT; tt++) {
+            Frag xv = live[tt] ? ld_frag(xr[tt] + kc) : zero;
+            mma_chunk(acc[tt], lo, hi, xv);
+        }
+    }
+    if (parts > 1) {
+        __syncthreads();  // the previous token block's partial sums are read
+#pragma unroll
+        for (int tt = 0; tt < NT; tt++)
+#pragma unroll
+            for (int q = 0; q < 4; q++) partial[((warp * NT + tt) * 4 + q) * 32 + lane] = acc[tt][q];
+        __syncthreads();
+        if (part != 0) return;
+        for (int p = 1; p < parts; p++) {
+#pragma unroll
+            for (int tt = 0; tt < NT; tt++)
+#pragma unroll
+                for (int q = 0; q < 4; q++) acc[tt][q] += partial[(((warp + p) * NT + tt) * 4 + q) * 32 + lane];
+        }
+    }
+    // acc[tt] = D[g][2t], D[g][2t+1], D[g+8][2t], D[g+8][2t+1]: column col0 + g (+8), token tt*8 + 2t (+1).
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        int col = col0 + g + (q >= 2 ? 8 : 0);
+        float b = (bias && col < n) ? ld(&bias[col]) : 0.f;
+#pragma unroll
+        for (int tt = 0; tt < NT; tt++) {
+            int tok = tt * 8 + 2 * t + (q & 1);
+            float v = acc[tt][q] + b;
+            if (silu) {
+                // Interleaved gate|up: even column = gate_i, the next (lane ^ 4) = up_i,
+                // each rounded to bf16 first as if stored.
+                float u = __shfl_xor_sync(0xffffffffu, v, 4);
+                bf16 tg, tu;
+                st(&tg, v);
+                st(&tu, u);
+                float gv = ld(&tg), uv = ld(&tu);
+                if ((g & 1) == 0 && col + 1 < n && tok < m)
+                    st(&y[(size_t)tok * (n / 2) + col / 2], gv / (1.f + expf(-gv)) * uv);
+            } else if (col < n && tok < m) {
+                st(&y[(size_t)tok * n + col], v);
+            }
+        }
+    }
+}
+
+// Blocks of `groups` x `parts` warps: `groups` tiles of 16 output columns,
+// one warp per slice of k each; tokens in blocks of up to 64 (8 tiles of 8).
+// flags: bit 0 SiLU epilogue. Launched as a programmatic dependent, it waits
+// for the previous kernel before its first load.
+// Dynamic shared memory: groups x parts x min(8, tiles) x 4 x 32 floats when
+// parts > 1.
+template <int KU>
+__device__ void linear_mma(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m, int k, int n, int parts,
+                           int groups, int flags) {
+    extern __shared__ float partial[];
+    pdl_launch_dependents();
+    int col0 = (blockIdx.x * groups + (threadIdx.x >> 5) / parts) * 16;
+    bool silu = flags & 1;
+    int yw = silu ? n / 2 : n;
+    for (int m0 = 0; m0 < m; m0 += 64) {
+        const bf16* xt = x + (size_t)m0 * k;
+        bf16* yt = y + (size_t)m0 * yw;
+        int mt = min(64, m - m0);
+#define MMA_CASE(NT) \
+    case NT: linear_mma_block<NT, KU>(yt, xt, w, bias, mt, k, n, parts, silu, col0, partial); break;
+        switch ((mt + 7) / 8) {
+            MMA_CASE(1) MMA_CASE(2) MMA_CASE(3) MMA_CASE(4) MMA_CASE(5) MMA_CASE(6) MMA_CASE(7)
+            default: linear_mma_block<8, KU>(yt, xt, w, bias, mt, k, n, parts, silu, col0, partial); break;
+        }
+#undef MMA_CASE
+    }
+}
+
+#define LINEAR_MMA(KU)                                                                                         \
+    extern "C" __global__ void linear_mma_ku##KU##_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, \
+                                                        int m, int k, int n, int parts, int groups, int flags) { \
+        linear_mma<KU>(y, x, w, bias, m, k, n, parts, groups, flags);                                          \
+    }
+LINEAR_MMA(4)
+LINEAR_MMA(8)

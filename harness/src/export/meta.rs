@@ -68,8 +68,13 @@ fn hostname() -> String {
     }
 }
 
-/// `git rev-parse HEAD` in the current folder, or `unknown`.
+/// The git revision this binary was built from (`-dirty` when tracked files
+/// had changes), else `git rev-parse HEAD` in the current folder, or
+/// `unknown`.
 pub fn git_rev() -> String {
+    if let Some(rev) = option_env!("SPECULA_BUILD_REV").filter(|r| !r.is_empty()) {
+        return rev.to_string();
+    }
     std::process::Command::new("git")
         .args(["rev-parse", "HEAD"])
         .stderr(std::process::Stdio::null())
@@ -223,6 +228,23 @@ mod tests {
         let t = UNIX_EPOCH + Duration::from_secs(1_709_210_096); // leap day 2024
         assert_eq!(rfc3339(t), "2024-02-29T12:34:56Z");
         assert_eq!(compact_utc(t), "20240229T123456Z");
+    }
+
+    /// Regression: runs on the GPU machine recorded the revision of that
+    /// machine's older copy of the history, not the code that ran.
+    #[test]
+    fn git_rev_is_the_revision_the_binary_was_built_from() {
+        let built = option_env!("SPECULA_BUILD_REV").unwrap_or_default();
+        let head = std::process::Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+        if let Some(head) = head {
+            assert!(built.starts_with(&head), "built {built}, HEAD {head}");
+            assert_eq!(git_rev(), built);
+        }
     }
 
     #[test]

@@ -25,7 +25,8 @@ fn main() {
         println!("cargo:rerun-if-changed={path}");
     }
     let rev = git(&["rev-parse", "HEAD"]).unwrap_or_default();
-    let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    let dirty =
+        git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
     let value = if rev.is_empty() || !dirty {
         rev
     } else {

@@ -26,6 +26,16 @@ echo "== 1. every kernel against its CPU reference; ceilings; per-kernel times (
 echo "== 2. the GPU engine against the CPU engine, and lossless speculative decoding on the GPU"
 "$BIN/specula" gpu agree --out "$OUT" | tee "$OUT/agree.log"
 
+echo "== 2b. the same on random Qwen2 and Qwen3 fixtures (q/k/v biases; per-head q/k norms)"
+for shape in tiny-qwen2 tiny-qwen3; do
+    "$BIN/specula" fixtures random --shape "$shape" --seed 7 --out "$OUT/fixtures/$shape" > /dev/null
+    "$BIN/specula" gpu agree --target "$OUT/fixtures/$shape/target" --draft "$OUT/fixtures/$shape/draft" \
+        --out "$OUT/agree-$shape" | tee "$OUT/agree-$shape.log"
+    cp "$OUT/agree-$shape/agreement.csv" "$OUT/agreement_$shape.csv"
+    rm -rf "$OUT/agree-$shape" "$OUT/agree-$shape.log"
+done
+rm -rf "$OUT/fixtures"
+
 echo "== 3. decode bandwidth and synthetic acceptance on Llama-3.1-8B's shape, random bf16 weights"
 "$BIN/specula" gpu bench --config bench/configs/llama-3.1-8b.json --random-weights \
     --batch-sizes 1,4 --steps 5 --topk 1 --synthetic 0.8 --repeats 3 --out "$OUT" | tee "$OUT/bench.log"

@@ -114,59 +114,77 @@ pub(crate) fn check_model_kernels<T: GpuElement>(
         }
     }
 
-    // Fused q|k|v: RoPE on q and k, k and v appended to a pool entry of layer 1.
+    // Fused q|k|v: RoPE on q and k (after a per-head RMSNorm, as Qwen3 has,
+    // or not), k and v appended to a pool entry of layer 1.
     let (rows, heads, kvh, hd, entries) = (5, 8, 2, 64, 40);
     let rope = cpu::Rope::new(hd, 10000.0, None);
     let width = (heads + 2 * kvh) * hd;
-    let (qkv, qkv_h) = upload::<T>(gpu, &random(rng, rows * width, 1.0))?;
-    let pos: Vec<i32> = (0..rows).map(|_| rng.random_range(0..5000)).collect();
-    let entry: Vec<i32> = (0..rows as i32).map(|r| 3 * r + 1).collect();
     let kvw = kvh * hd;
     let layer = entries * kvw;
-    let mut kp = s.alloc_zeros::<T>(2 * layer)?;
-    let mut vp = s.alloc_zeros::<T>(2 * layer)?;
-    let mut q = s.alloc_zeros::<T>(rows * heads * hd)?;
     let layout = QkvLayout {
         heads,
         kv_heads: kvh,
         head_dim: hd,
     };
-    qkv_rope_append(
-        gpu,
-        &mut q,
-        &mut kp,
-        &mut vp,
-        &qkv,
-        &s.clone_htod(&pos)?,
-        &s.clone_htod(rope.inv_freq())?,
-        &s.clone_htod(&entry)?,
-        layer,
-        layout,
-    )?;
-    let (mut want_q, mut want_k, mut want_v) =
-        (Vec::new(), vec![0f32; 2 * layer], vec![0f32; 2 * layer]);
-    for r in 0..rows {
-        let src = &qkv_h[r * width..(r + 1) * width];
-        let mut qr = src[..heads * hd].to_vec();
-        rope.apply(&mut qr, pos[r] as usize);
-        want_q.extend(qr);
-        let mut kr = src[heads * hd..(heads + kvh) * hd].to_vec();
-        rope.apply(&mut kr, pos[r] as usize);
-        let at = layer + entry[r] as usize * kvw;
-        want_k[at..at + kvw].copy_from_slice(&kr);
-        want_v[at..at + kvw].copy_from_slice(&src[(heads + kvh) * hd..]);
+    for normed in [false, true] {
+        let (qkv, qkv_h) = upload::<T>(gpu, &random(rng, rows * width, 1.0))?;
+        let (qn, qn_h) = upload::<T>(gpu, &random(rng, hd, 1.0))?;
+        let (kn, kn_h) = upload::<T>(gpu, &random(rng, hd, 1.0))?;
+        let pos: Vec<i32> = (0..rows).map(|_| rng.random_range(0..5000)).collect();
+        let entry: Vec<i32> = (0..rows as i32).map(|r| 3 * r + 1).collect();
+        let mut kp = s.alloc_zeros::<T>(2 * layer)?;
+        let mut vp = s.alloc_zeros::<T>(2 * layer)?;
+        let mut q = s.alloc_zeros::<T>(rows * heads * hd)?;
+        let norm = normed.then_some(HeadNorm {
+            q: &qn,
+            k: &kn,
+            eps: 1e-6,
+        });
+        qkv_rope_append(
+            gpu,
+            &mut q,
+            &mut kp,
+            &mut vp,
+            &qkv,
+            &s.clone_htod(&pos)?,
+            &s.clone_htod(rope.inv_freq())?,
+            &s.clone_htod(&entry)?,
+            layer,
+            layout,
+            norm,
+        )?;
+        let (mut want_q, mut want_k, mut want_v) =
+            (Vec::new(), vec![0f32; 2 * layer], vec![0f32; 2 * layer]);
+        for r in 0..rows {
+            let src = &qkv_h[r * width..(r + 1) * width];
+            let mut qr = src[..heads * hd].to_vec();
+            let mut kr = src[heads * hd..(heads + kvh) * hd].to_vec();
+            if normed {
+                cpu::rms_norm(&mut qr, hd, &qn_h, 1e-6);
+                cpu::rms_norm(&mut kr, hd, &kn_h, 1e-6);
+            }
+            rope.apply(&mut qr, pos[r] as usize);
+            rope.apply(&mut kr, pos[r] as usize);
+            want_q.extend(qr);
+            let at = layer + entry[r] as usize * kvw;
+            want_k[at..at + kvw].copy_from_slice(&kr);
+            want_v[at..at + kvw].copy_from_slice(&src[(heads + kvh) * hd..]);
+        }
+        let mut got = download(gpu, &q)?;
+        got.extend(download(gpu, &kp)?);
+        got.extend(download(gpu, &vp)?);
+        want_q.extend(want_k);
+        want_q.extend(want_v);
+        row(
+            "qkv_rope_append",
+            format!(
+                "{rows} rows, {heads}/{kvh} heads of {hd}, layer 1 of 2{}",
+                if normed { ", q/k head norms" } else { "" }
+            ),
+            normwise_error(&got, &want_q),
+            tolerance::<T>(),
+        );
     }
-    let mut got = download(gpu, &q)?;
-    got.extend(download(gpu, &kp)?);
-    got.extend(download(gpu, &vp)?);
-    want_q.extend(want_k);
-    want_q.extend(want_v);
-    row(
-        "qkv_rope_append",
-        format!("{rows} rows, {heads}/{kvh} heads of {hd}, layer 1 of 2"),
-        normwise_error(&got, &want_q),
-        tolerance::<T>(),
-    );
 
     // Fused gate|up SiLU.
     let (rows, inner) = (3, 1000);

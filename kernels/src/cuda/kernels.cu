@@ -581,11 +581,14 @@ __device__ void add_bias(T* y, const T* bias, long total, int n) {
 
 // From the fused projection qkv[r] = [q (heads*hd) | k (kv_heads*hd) | v (kv_heads*hd)]:
 // q_out[r] = rope(q), and pool entry entry[r] of the layer (pools offset by
-// pool_offset elements) gets rope(k) and v. grid: rows.
+// pool_offset elements) gets rope(k) and v. With q_norm and k_norm (Qwen3),
+// each q and k head is RMS-normalised with that weight first (rounded to T
+// as if stored). grid: (rows, heads + kv_heads + 1).
 template <typename T>
 __device__ void qkv_rope_append(T* q_out, T* kp, T* vp, const T* qkv, const int* positions, const float* inv_freq,
-                                const int* entry, long pool_offset, int heads, int kv_heads, int hd) {
-    // grid: (rows, heads + kv_heads + 1); block y rotates head y (q heads, then k heads), the last copies v.
+                                const int* entry, long pool_offset, int heads, int kv_heads, int hd,
+                                const T* q_norm, const T* k_norm, float eps) {
+    // Block y rotates head y (q heads, then k heads); the last block copies v.
     int r = blockIdx.x, h = blockIdx.y, half = hd / 2;
     int width = (heads + 2 * kv_heads) * hd, kvw = kv_heads * hd;
     const T* src = qkv + (size_t)r * width;
@@ -599,10 +602,27 @@ __device__ void qkv_rope_append(T* q_out, T* kp, T* vp, const T* qkv, const int*
     float pos = (float)positions[r];
     const T* p = src + (size_t)h * hd;
     T* o = h < heads ? q_out + ((size_t)r * heads + h) * hd : kd + (size_t)(h - heads) * hd;
+    const T* nw = h < heads ? q_norm : k_norm;
+    float inv = 1.f;
+    if (nw) {
+        float ss = 0.f;
+        for (int i = threadIdx.x; i < hd; i += blockDim.x) {
+            float a = ld(&p[i]);
+            ss += a * a;
+        }
+        inv = 1.f / sqrtf(block_sum(ss) / (float)hd + eps);
+    }
     for (int i = threadIdx.x; i < half; i += blockDim.x) {
         float s, c;
         sincosf(pos * inv_freq[i], &s, &c);
         float a = ld(&p[i]), b = ld(&p[i + half]);
+        if (nw) {
+            T ta, tb;
+            st(&ta, a * inv * ld(&nw[i]));
+            st(&tb, b * inv * ld(&nw[i + half]));
+            a = ld(&ta);
+            b = ld(&tb);
+        }
         st(&o[i], a * c - b * s);
         st(&o[i + half], b * c + a * s);
     }
@@ -677,8 +697,8 @@ LIN_C(linear_rows_silu_c4, 4, true)
 BOTH(silu_mul_interleaved, P_SMI, (out, gu, rows, inner))
 #define P_BIAS(T) (T* y, const T* bias, long total, int n)
 BOTH(add_bias, P_BIAS, (y, bias, total, n))
-#define P_QKV(T) (T* q_out, T* kp, T* vp, const T* qkv, const int* positions, const float* inv_freq, const int* entry, long pool_offset, int heads, int kv_heads, int hd)
-BOTH(qkv_rope_append, P_QKV, (q_out, kp, vp, qkv, positions, inv_freq, entry, pool_offset, heads, kv_heads, hd))
+#define P_QKV(T) (T* q_out, T* kp, T* vp, const T* qkv, const int* positions, const float* inv_freq, const int* entry, long pool_offset, int heads, int kv_heads, int hd, const T* q_norm, const T* k_norm, float eps)
+BOTH(qkv_rope_append, P_QKV, (q_out, kp, vp, qkv, positions, inv_freq, entry, pool_offset, heads, kv_heads, hd, q_norm, k_norm, eps))
 #define P_SMF(T) (T* out, const T* gu, long rows, int inner)
 BOTH(silu_mul_fused, P_SMF, (out, gu, rows, inner))
 #define P_COPYC(T) (T* dst, const T* src, int w, int dst_w, int off)

@@ -264,9 +264,21 @@ pub struct QkvLayout {
     pub head_dim: usize,
 }
 
+/// Per-head RMSNorm weights applied to q and k before RoPE (Qwen3).
+#[derive(Clone, Copy)]
+pub struct HeadNorm<'a, T> {
+    /// `[head_dim]` weight of every q head.
+    pub q: &'a CudaSlice<T>,
+    /// `[head_dim]` weight of every k head.
+    pub k: &'a CudaSlice<T>,
+    /// Epsilon under the square root.
+    pub eps: f32,
+}
+
 /// From `qkv: [rows, (heads + 2 kv_heads) head_dim]`: `q_out = rope(q)`, and
 /// pool entry `entry[r]` (of the layer starting `pool_offset` elements into
-/// the pools) gets `rope(k)` and `v`.
+/// the pools) gets `rope(k)` and `v`; with `head_norm`, each q and k head is
+/// RMS-normalised first.
 #[allow(clippy::too_many_arguments)]
 pub fn qkv_rope_append<T: GpuElement>(
     gpu: &Gpu,
@@ -279,6 +291,7 @@ pub fn qkv_rope_append<T: GpuElement>(
     entry: &CudaSlice<i32>,
     pool_offset: usize,
     l: QkvLayout,
+    head_norm: Option<HeadNorm<'_, T>>,
 ) -> Result<(), GpuError> {
     let rows = positions.len();
     let width = (l.heads + 2 * l.kv_heads) * l.head_dim;
@@ -287,7 +300,8 @@ pub fn qkv_rope_append<T: GpuElement>(
             && q_out.len() >= rows * l.heads * l.head_dim
             && entry.len() == rows
             && inv_freq.len() == l.head_dim / 2
-            && k_pool.len() == v_pool.len(),
+            && k_pool.len() == v_pool.len()
+            && head_norm.is_none_or(|n| n.q.len() == l.head_dim && n.k.len() == l.head_dim),
         || "qkv_rope_append: sizes disagree".into(),
     )?;
     let f = gpu.function(&name::<T>("qkv_rope_append"))?;
@@ -301,6 +315,13 @@ pub fn qkv_rope_append<T: GpuElement>(
     b.arg(q_out).arg(k_pool).arg(v_pool).arg(qkv);
     b.arg(positions).arg(inv_freq).arg(entry).arg(&off);
     b.arg(&h).arg(&kvh).arg(&d);
+    let null: u64 = 0;
+    let eps = head_norm.map_or(0.0f32, |n| n.eps);
+    match head_norm {
+        Some(n) => b.arg(n.q).arg(n.k),
+        None => b.arg(&null).arg(&null),
+    };
+    b.arg(&eps);
     let blocks = (rows as u32, (l.heads + l.kv_heads + 1) as u32);
     unsafe { b.launch(cfg(blocks, 64, 0)) }?;
     Ok(())

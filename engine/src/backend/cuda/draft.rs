@@ -111,6 +111,7 @@ where
                 c.intermediate_size,
                 layout,
                 eps,
+                None,
                 &mut seeds,
             )?,
             norm: DeviceNorm::ones(&gpu, h, eps)?,

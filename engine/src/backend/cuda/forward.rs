@@ -13,8 +13,8 @@ use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::AttentionShape;
 use specula_kernels::cuda::{
     attention, embedding_gather, linear_rows_silu, qkv_rope_append, rms_norm_residual,
-    silu_mul_rows, uses_mma, AttentionScratch, GateUpLayout, Gpu, GpuElement, KeyLists, KvPools,
-    INVARIANT_MAX_ROWS,
+    silu_mul_rows, uses_mma, AttentionScratch, GateUpLayout, Gpu, GpuElement, HeadNorm, KeyLists,
+    KvPools, INVARIANT_MAX_ROWS,
 };
 
 /// A forward batch as plain arrays, ready to copy to the device.
@@ -236,6 +236,11 @@ where
         &b.entries,
         offset,
         l,
+        block.head_norm.as_ref().map(|(q, k)| HeadNorm {
+            q: &q.w,
+            k: &k.w,
+            eps: q.eps,
+        }),
     )?;
     clock.mark(gpu, "qkv_rope_append");
     let shape = AttentionShape {

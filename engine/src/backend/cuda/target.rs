@@ -1,4 +1,4 @@
-//! The target model on the GPU (Llama family): the CPU model's weights
+//! The target model on the GPU (Llama, Qwen2, Qwen3): the CPU model's weights
 //! uploaded as `T` (bf16 or f32), or random weights drawn on the device for
 //! a config's shape.
 
@@ -10,7 +10,7 @@ use super::weights::{download, upload, DeviceBlock, DeviceLinear, DeviceNorm, Se
 use super::GpuOptions;
 use crate::backend::{LogitsWanted, TargetBackend};
 use crate::config::{Family, TargetConfig};
-use crate::error::{EngineError, Result};
+use crate::error::Result;
 use crate::model::{ForwardBatch, TargetModel, TargetOutput};
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::{CudaGraph, CudaSlice};
@@ -78,20 +78,6 @@ impl<T> GraphStep for Step<T> {
     }
 }
 
-fn llama_only(config: &TargetConfig) -> Result<()> {
-    if config.family != Family::Llama {
-        return Err(EngineError::config(
-            &config.path,
-            "architectures",
-            format!(
-                "{} runs on the CPU backend only; the GPU backend runs the Llama family",
-                config.family.architecture()
-            ),
-        ));
-    }
-    Ok(())
-}
-
 impl<T: GpuElement> GpuTarget<T>
 where
     CudaBlas: Gemm<T>,
@@ -99,7 +85,6 @@ where
     /// Uploads a CPU-loaded target.
     pub fn from_cpu(gpu: Arc<Gpu>, cpu: &TargetModel, opts: &GpuOptions) -> Result<GpuTarget<T>> {
         let c = cpu.config().clone();
-        llama_only(&c)?;
         let layers = cpu
             .layers
             .iter()
@@ -123,7 +108,6 @@ where
         seed: u64,
         opts: &GpuOptions,
     ) -> Result<GpuTarget<T>> {
-        llama_only(&config)?;
         let c = &config;
         let h = c.hidden_size;
         let mut seeds = Seeds(seed);
@@ -143,6 +127,7 @@ where
                         c.intermediate_size,
                         layout,
                         c.rms_norm_eps,
+                        (c.family == Family::Qwen3).then_some(c.rms_norm_eps),
                         &mut seeds,
                     )?,
                 })

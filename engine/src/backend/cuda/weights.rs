@@ -67,10 +67,14 @@ where
         let in_dim = parts[0].in_dim;
         let out_dim = parts.iter().map(|l| l.out_dim).sum();
         let w: Vec<f32> = parts.iter().flat_map(|l| l.w.iter().copied()).collect();
-        let bias = if parts.iter().all(|l| l.bias.is_some()) {
+        // A part without a bias contributes zeros to the fused one.
+        let bias = if parts.iter().any(|l| l.bias.is_some()) {
             let b: Vec<f32> = parts
                 .iter()
-                .flat_map(|l| l.bias.as_ref().into_iter().flatten().copied())
+                .flat_map(|l| match &l.bias {
+                    Some(b) => b.clone(),
+                    None => vec![0.0; l.out_dim],
+                })
                 .collect();
             Some(upload(gpu, &b)?)
         } else {
@@ -88,6 +92,12 @@ where
     /// (`2i` from `a`, `2i + 1` from `b`): the fused gate|up layout whose
     /// SiLU runs in the GEMM's epilogue.
     pub(crate) fn upload_interleaved(gpu: &Gpu, a: &Linear, b: &Linear) -> Result<DeviceLinear<T>> {
+        if a.bias.is_some() || b.bias.is_some() {
+            return Err(crate::error::EngineError::setting(
+                "mlp_bias",
+                "gate/up projections with biases are not supported by the GPU backend",
+            ));
+        }
         let k = a.in_dim;
         let mut w = Vec::with_capacity(2 * a.w.len());
         for (ra, rb) in a.w.chunks_exact(k).zip(b.w.chunks_exact(k)) {
@@ -178,6 +188,8 @@ pub(crate) struct DeviceBlock<T> {
     pub(crate) down: DeviceLinear<T>,
     pub(crate) layout: QkvLayout,
     pub(crate) inner: usize,
+    /// Per-head RMSNorms of q and k before RoPE (Qwen3).
+    pub(crate) head_norm: Option<(DeviceNorm<T>, DeviceNorm<T>)>,
 }
 
 impl<T: GpuElement> DeviceBlock<T>
@@ -203,10 +215,18 @@ where
                 head_dim: attn.shape.head_dim,
             },
             inner: mlp.gate.out_dim,
+            head_norm: match (&attn.q_norm, &attn.k_norm) {
+                (Some(q), Some(k)) => {
+                    Some((DeviceNorm::upload(gpu, q)?, DeviceNorm::upload(gpu, k)?))
+                }
+                _ => None,
+            },
         })
     }
 
-    /// Random weights for an input of `in_dim`, a residual of `hidden`.
+    /// Random weights for an input of `in_dim`, a residual of `hidden`
+    /// (per-head q/k norms of ones with `head_norm_eps`).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn random(
         gpu: &Gpu,
         in_dim: usize,
@@ -214,8 +234,14 @@ where
         inner: usize,
         layout: QkvLayout,
         eps: f32,
+        head_norm_eps: Option<f32>,
         seeds: &mut Seeds,
     ) -> Result<DeviceBlock<T>> {
+        let hd = layout.head_dim;
+        let head_norm = match head_norm_eps {
+            Some(e) => Some((DeviceNorm::ones(gpu, hd, e)?, DeviceNorm::ones(gpu, hd, e)?)),
+            None => None,
+        };
         let qd = layout.heads * layout.head_dim;
         let qkv_out = (layout.heads + 2 * layout.kv_heads) * layout.head_dim;
         Ok(DeviceBlock {
@@ -226,6 +252,7 @@ where
             down: DeviceLinear::random(gpu, hidden, inner, seeds)?,
             layout,
             inner,
+            head_norm,
         })
     }
 

@@ -1,9 +1,10 @@
-//! `specula gpu bench`: on a config.json shape with random weights drawn on
-//! the device, (1) baseline decode: weight bytes read per step over the
-//! CUDA-event time of the step, against the device-to-device copy bandwidth
-//! measured in the same run; (2) synthetic acceptance: measured speedup over
-//! the same-run baseline against the ideal speedup computed from the
-//! measured span costs. Rows are marked synthetic.
+//! `specula gpu bench`: on a checkpoint (`--target`, `--draft`) or a
+//! config.json shape with random weights drawn on the device, (1) baseline
+//! decode: weight bytes read per step over the CUDA-event time of the step,
+//! against the device-to-device copy bandwidth measured in the same run; (2)
+//! synthetic acceptance: measured speedup over the same-run baseline against
+//! the ideal speedup computed from the measured span costs. Rows are marked
+//! synthetic.
 
 use super::spans::{csv_rows, median_us, SPANS_HEADER};
 use super::{open_gpu, write};
@@ -16,6 +17,7 @@ use specula_engine::backend::cuda::{
 };
 use specula_engine::config::TargetConfig;
 use specula_engine::generate::GenerateParams;
+use specula_engine::pair::{CaptureChoice, ModelPair};
 use specula_engine::spec::{SpecConfig, SyntheticAcceptance};
 use specula_engine::timing::Span;
 use specula_kernels::cuda::check::measure_ceilings;
@@ -24,12 +26,19 @@ use std::path::PathBuf;
 /// Arguments of `specula gpu bench`.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// The target's config.json (for example Llama-3.1-8B's); weights are random.
-    #[arg(long)]
-    config: PathBuf,
-    /// Draw random weights on the device (the only mode for now: no checkpoint is read).
-    #[arg(long)]
+    /// A target's config.json (for example Llama-3.1-8B's), with --random-weights.
+    #[arg(long, conflicts_with = "target")]
+    config: Option<PathBuf>,
+    /// Draw random weights for --config's shape on the device (no download).
+    #[arg(long, requires = "config")]
     random_weights: bool,
+    /// A target checkpoint folder (config.json, safetensors) to load instead.
+    #[arg(long)]
+    target: Option<PathBuf>,
+    /// The EAGLE-3 draft for --target (the synthetic run needs one; without
+    /// it only the baseline is measured).
+    #[arg(long, requires = "target")]
+    draft: Option<PathBuf>,
     /// Element type.
     #[arg(long, default_value = "bf16", value_parser = ["bf16", "f32"])]
     dtype: String,
@@ -107,12 +116,29 @@ fn measure(
 
 /// Runs the benchmark.
 pub fn run(a: BenchArgs) -> Result<(), CliError> {
-    if !a.random_weights {
-        return Err(CliError::Input(
-            "gpu bench reads no checkpoint yet: pass --random-weights".into(),
-        ));
-    }
-    let target = TargetConfig::load_file(&a.config)?;
+    let cpu_pair = match (&a.config, &a.target) {
+        (Some(_), None) if !a.random_weights => {
+            return Err(CliError::Input(
+                "--config gives only a shape: add --random-weights, or pass --target CHECKPOINT"
+                    .into(),
+            ))
+        }
+        (Some(_), None) => None,
+        (None, Some(t)) => Some(ModelPair::load(
+            t,
+            a.draft.as_deref(),
+            &CaptureChoice::default(),
+        )?),
+        _ => return Err(CliError::Input(
+            "pass --target CHECKPOINT [--draft DRAFT], or --config CONFIG.json --random-weights"
+                .into(),
+        )),
+    };
+    let target = match &cpu_pair {
+        Some(p) => p.target.config().clone(),
+        None => TargetConfig::load_file(a.config.as_deref().expect("checked above"))?,
+    };
+    let synthetic = cpu_pair.as_ref().is_none_or(|p| p.drafter.is_some());
     let dtype = if a.dtype == "f32" {
         GpuDtype::F32
     } else {
@@ -133,20 +159,33 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         capacity: a.prompt_len + a.max_new_tokens + ndt + 8,
         graphs: !a.eager,
     };
-    let draft = default_draft_config(&target);
-    let mut models = GpuModels::random(
-        gpu.clone(),
-        target.clone(),
-        Some(draft),
-        dtype,
-        a.seed,
-        &opts,
-    )?;
+    let mut models = match &cpu_pair {
+        Some(p) => GpuModels::from_cpu(gpu.clone(), p, dtype, &opts)?,
+        None => GpuModels::random(
+            gpu.clone(),
+            target.clone(),
+            Some(default_draft_config(&target)),
+            dtype,
+            a.seed,
+            &opts,
+        )?,
+    };
+    drop(cpu_pair);
     let weight_bytes = models.target_weight_bytes();
     eprintln!(
-        "random {} weights: {:.2} GB read per target step",
+        "{} {} weights: {:.2} GB read per target step{}",
+        if a.target.is_some() {
+            "checkpoint"
+        } else {
+            "random"
+        },
         dtype.name(),
-        weight_bytes as f64 / 1e9
+        weight_bytes as f64 / 1e9,
+        if synthetic {
+            ""
+        } else {
+            " (no draft: baseline only)"
+        }
     );
     let mut rng = ChaCha8Rng::seed_from_u64(a.seed);
     let base_params = GenerateParams {
@@ -177,21 +216,21 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
             ..base_params.clone()
         };
         measure(&mut models, &gpu, &prompts, &warm)?;
-        measure(
-            &mut models,
-            &gpu,
-            &prompts,
-            &GenerateParams {
-                max_new_tokens: 8,
-                ..spec_params.clone()
-            },
-        )?;
+        if synthetic {
+            measure(
+                &mut models,
+                &gpu,
+                &prompts,
+                &GenerateParams {
+                    max_new_tokens: 8,
+                    ..spec_params.clone()
+                },
+            )?;
+        }
         for repeat in 0..a.repeats {
             specula_engine::backend::cuda::take_profile();
             let base = measure(&mut models, &gpu, &prompts, &base_params)?;
             print_profile(batch, "baseline");
-            let syn = measure(&mut models, &gpu, &prompts, &spec_params)?;
-            print_profile(batch, "synthetic (target forwards)");
             let gb_s = weight_bytes as f64 / (base.verify_us * 1e-6) / 1e9;
             bw.push_str(&format!(
                 "{batch},{repeat},{},{},{weight_bytes},{:.1},{gb_s:.1},{:.1},{:.4},{:.2}\n",
@@ -202,6 +241,20 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
                 gb_s / ceilings.copy_gb_s,
                 base.tok_s
             ));
+            eprintln!(
+                "batch {batch} repeat {repeat}: baseline step {:.0} us ({gb_s:.0} GB/s, {:.1}% of copy), {:.1} tok/s",
+                base.verify_us,
+                100.0 * gb_s / ceilings.copy_gb_s,
+                base.tok_s,
+            );
+            if repeat + 1 == a.repeats {
+                spans.push_str(&csv_rows("baseline", batch, &base.log));
+            }
+            if !synthetic {
+                continue;
+            }
+            let syn = measure(&mut models, &gpu, &prompts, &spec_params)?;
+            print_profile(batch, "synthetic (target forwards)");
             let measured = syn.tok_s / base.tok_s;
             let ideal = syn.tau * base.verify_us / (syn.draft_us_per_step + syn.verify_us);
             let rates: Vec<String> = profile.rates().iter().map(|r| r.to_string()).collect();
@@ -221,25 +274,27 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
                 measured / ideal
             ));
             eprintln!(
-                "batch {batch} repeat {repeat}: baseline step {:.0} us ({gb_s:.0} GB/s, {:.1}% of copy), {:.1} tok/s; synthetic tau {:.2}: {:.1} tok/s, speedup {measured:.2} vs ideal {ideal:.2} ({:.1}%), {} steps",
-                base.verify_us,
-                100.0 * gb_s / ceilings.copy_gb_s,
-                base.tok_s,
+                "batch {batch} repeat {repeat}: synthetic tau {:.2}: {:.1} tok/s, speedup {measured:.2} vs ideal {ideal:.2} ({:.1}%), {} steps",
                 syn.tau,
                 syn.tok_s,
                 100.0 * measured / ideal,
                 syn.steps
             );
             if repeat + 1 == a.repeats {
-                spans.push_str(&csv_rows("baseline", batch, &base.log));
                 spans.push_str(&csv_rows("synthetic", batch, &syn.log));
             }
         }
     }
     write(&a.out, "decode_bandwidth.csv", &bw)?;
-    write(&a.out, "synthetic_speedup.csv", &sp)?;
+    if synthetic {
+        write(&a.out, "synthetic_speedup.csv", &sp)?;
+    }
     write(&a.out, "spans.csv", &spans)?;
-    println!("{bw}\n{sp}\n{spans}");
+    if synthetic {
+        println!("{bw}\n{sp}\n{spans}");
+    } else {
+        println!("{bw}\n{spans}");
+    }
     Ok(())
 }
 

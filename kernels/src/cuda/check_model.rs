@@ -4,6 +4,7 @@
 
 use super::check::{download, normwise_error, random, round, tolerance, upload, CheckRow};
 use super::device::{Gpu, GpuElement, GpuError};
+use super::linear::*;
 use super::model_ops::*;
 use crate::cpu;
 use rand::Rng;

@@ -6,7 +6,11 @@ use cudarc::driver::{
 use std::sync::Arc;
 
 /// The CUDA C source of every kernel.
-pub const SOURCE: &str = concat!(include_str!("kernels.cu"), include_str!("linear_mma.cu"));
+pub const SOURCE: &str = concat!(
+    include_str!("kernels.cu"),
+    include_str!("linear_fma.cu"),
+    include_str!("linear_mma.cu")
+);
 
 /// Why the GPU path cannot run.
 #[derive(Debug, thiserror::Error)]

@@ -5,6 +5,7 @@
 pub mod check;
 mod check_model;
 mod device;
+mod linear;
 mod model_ops;
 mod ops;
 mod pdl;
@@ -12,5 +13,6 @@ pub mod split_sweep;
 pub mod timing;
 
 pub use device::{Gpu, GpuElement, GpuError, GpuTimer, SmallRowLinear};
+pub use linear::*;
 pub use model_ops::*;
 pub use ops::*;

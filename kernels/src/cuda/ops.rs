@@ -16,6 +16,11 @@ pub(crate) fn cfg(grid: (u32, u32), block: u32, smem: u32) -> LaunchConfig {
     }
 }
 
+/// Blocks of [`THREADS`] covering `n` elements (grid-stride kernels; capped).
+pub(crate) fn grid_for(n: usize) -> u32 {
+    n.div_ceil(THREADS as usize).clamp(1, 65_535) as u32
+}
+
 pub(crate) fn need(ok: bool, what: impl FnOnce() -> String) -> Result<(), GpuError> {
     if ok {
         Ok(())

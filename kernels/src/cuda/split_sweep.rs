@@ -1,10 +1,10 @@
 //! Times the batch-invariant linear for a model's projections in each form
 //! (FMA, tensor cores at every k split) beside cuBLAS, so the split rule
-//! ([`super::model_ops::mma_k_parts`]) is read off measurements rather than guessed.
+//! ([`super::linear::mma_k_parts`]) is read off measurements rather than guessed.
 
 use super::check::time_ms;
 use super::device::{Gpu, GpuError};
-use super::model_ops::{linear_mma, linear_rows_fma, MmaLaunch};
+use super::linear::{linear_mma, linear_rows_fma, MmaLaunch};
 use super::ops::linear;
 use super::timing::ModelShape;
 use cudarc::driver::CudaSlice;
@@ -24,7 +24,7 @@ pub struct SplitTiming {
     /// `cublas`, `fma`, or `mma/P/C/G` (tensor cores: k in P slices, C
     /// chunks in flight, G tiles per block).
     pub method: String,
-    /// Whether [`super::model_ops::linear_rows`] runs this form for the shape.
+    /// Whether [`super::linear::linear_rows`] runs this form for the shape.
     pub chosen: bool,
     /// Median time over repeats, microseconds.
     pub time_us: f64,

@@ -186,9 +186,9 @@ pub fn time_kernels(
         let t = time_ms(gpu, reps, || linear(gpu, &mut y, &xin, &wmat, rows, k, n))?;
         let bytes = b * (n * k + rows * k + rows * n) as f64;
         push(name, t, bytes, 2.0 * (rows * n * k) as f64);
-        if rows <= super::model_ops::INVARIANT_MAX_ROWS {
+        if rows <= super::linear::INVARIANT_MAX_ROWS {
             let t = time_ms(gpu, reps, || {
-                super::model_ops::linear_rows(gpu, &mut y, &xin, &wmat, None, rows, k, n)
+                super::linear::linear_rows(gpu, &mut y, &xin, &wmat, None, rows, k, n)
             })?;
             push(
                 &format!("{name} (linear_rows)"),

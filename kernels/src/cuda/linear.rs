@@ -1,0 +1,297 @@
+//! The batch-invariant small-row linear: a row's result does not depend on
+//! the other rows or how many there are, so a verify forward reproduces the
+//! baseline's decode rows bit for bit. Tensor cores in bf16 (`linear_mma`,
+//! `linear_mma.cu`), one warp per output column in FMA otherwise; cuBLAS
+//! above [`INVARIANT_MAX_ROWS`].
+
+use super::device::{Gpu, GpuElement, GpuError, SmallRowLinear};
+use super::ops::{cfg, grid_for, name, need, THREADS};
+use super::pdl::{launch_raw, RawArg};
+use cudarc::cublas::{CudaBlas, Gemm};
+use cudarc::driver::{CudaSlice, PushKernelArg};
+
+/// Rows up to which [`linear_auto`] uses the batch-invariant [`linear_rows`]
+/// instead of cuBLAS (decode and tree verification stay bit-identical across
+/// batch shapes; long prefills get cuBLAS).
+pub const INVARIANT_MAX_ROWS: usize = 64;
+
+/// Column tiles x k slices below which [`mma_k_parts`] splits k further.
+const MMA_TARGET_WARPS: usize = 768;
+
+/// Whether [`linear_rows`] runs a `[n, k]` weight on tensor cores (bf16,
+/// k a multiple of 32, the GPU's [`SmallRowLinear`] is `Mma`) rather than
+/// the FMA kernel.
+pub fn uses_mma<T: GpuElement>(gpu: &Gpu, k: usize) -> bool {
+    gpu.small_row_linear == SmallRowLinear::Mma && T::SUFFIX == "bf16" && k.is_multiple_of(32)
+}
+
+/// How many slices of k the tensor-core [`linear_rows`] sums separately for a
+/// `[n, k]` weight: enough warps in flight for a narrow projection, each
+/// slice at least 256 wide. A function of the shape alone, never of the
+/// rows, so a row's reduction order is the same in every batch.
+pub fn mma_k_parts(k: usize, n: usize) -> usize {
+    let tiles = n.div_ceil(16);
+    let mut parts = 1;
+    while parts < 8
+        && tiles * parts < MMA_TARGET_WARPS
+        && k.is_multiple_of(64 * parts)
+        && k / (2 * parts) >= 256
+    {
+        parts *= 2;
+    }
+    parts
+}
+
+/// How one tensor-core linear launch is laid out. Only `parts` changes the
+/// arithmetic (it must come from the shape alone: [`mma_k_parts`]); the
+/// rest trades occupancy against bytes in flight and may follow the rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MmaLaunch {
+    /// Slices of k summed separately (1, 2, 4 or 8).
+    pub parts: usize,
+    /// 32-wide chunks of k whose weight loads are in flight together (4 or 8).
+    pub chunks: usize,
+    /// 16-column tiles per block (`groups x parts` warps, at most 8).
+    pub groups: usize,
+}
+
+impl MmaLaunch {
+    /// The layout [`linear_rows`] uses for `m` rows of a `[n, k]` weight.
+    pub fn for_shape(m: usize, k: usize, n: usize) -> MmaLaunch {
+        let parts = mma_k_parts(k, n);
+        // Measured on an H200 for every Llama-3.1-8B projection and its
+        // draft's (specula-gpu-check's linear_split.csv): one tile per block
+        // with eight chunks in flight is best or within 3% of best up to 32
+        // rows; beyond, the token tiles' accumulators crowd the registers and
+        // four chunks in blocks of eight warps win.
+        if m <= 32 {
+            MmaLaunch {
+                parts,
+                chunks: 8,
+                groups: 1,
+            }
+        } else {
+            MmaLaunch {
+                parts,
+                chunks: 4,
+                groups: 8 / parts,
+            }
+        }
+    }
+}
+
+/// The tensor-core linear with an explicit layout (k a multiple of 32
+/// `parts`); `silu` takes interleaved gate|up columns to `silu(gate) * up`,
+/// `y` then being `[m, n / 2]`.
+#[allow(clippy::too_many_arguments)]
+pub fn linear_mma<T: GpuElement>(
+    gpu: &Gpu,
+    y: &mut CudaSlice<T>,
+    x: &CudaSlice<T>,
+    w: &CudaSlice<T>,
+    bias: Option<&CudaSlice<T>>,
+    (m, k, n): (usize, usize, usize),
+    launch: MmaLaunch,
+    silu: bool,
+) -> Result<(), GpuError> {
+    let MmaLaunch {
+        parts,
+        chunks,
+        groups,
+    } = launch;
+    let width = if silu { n / 2 } else { n };
+    need(
+        T::SUFFIX == "bf16"
+            && matches!(parts, 1 | 2 | 4 | 8)
+            && matches!(chunks, 4 | 8)
+            && groups >= 1
+            && groups * parts <= 8
+            && k.is_multiple_of(32 * parts)
+            && (!silu || n.is_multiple_of(2))
+            && x.len() >= m * k
+            && w.len() == n * k
+            && y.len() >= m * width
+            && bias.is_none_or(|b| b.len() == n),
+        || {
+            format!(
+                "linear_mma: unsupported shape or layout (m {m}, k {k}, n {n}, {launch:?}, {})",
+                T::SUFFIX
+            )
+        },
+    )?;
+    let f = gpu.function(&format!("linear_mma_ku{chunks}_bf16"))?;
+    let flags = i32::from(silu);
+    let args = [
+        RawArg::slice(gpu, y),
+        RawArg::slice(gpu, x),
+        RawArg::slice(gpu, w),
+        bias.map_or(RawArg::Ptr(0), |b| RawArg::slice(gpu, b)),
+        RawArg::I32(m as i32),
+        RawArg::I32(k as i32),
+        RawArg::I32(n as i32),
+        RawArg::I32(parts as i32),
+        RawArg::I32(groups as i32),
+        RawArg::I32(flags),
+    ];
+    let token_tiles = m.div_ceil(8).min(8);
+    let smem = if parts > 1 {
+        groups * parts * token_tiles * 4 * 32 * 4
+    } else {
+        0
+    };
+    let blocks = n.div_ceil(16 * groups) as u32;
+    let cfg = cfg((blocks, 1), (32 * groups * parts) as u32, smem as u32);
+    // SAFETY: ten parameters in the kernel's order; sizes checked above.
+    unsafe { launch_raw(gpu, &f, cfg, &args) }
+}
+
+/// `y[m, n] = x[m, k] W[n, k]^T (+ bias)` for few rows, the same reduction
+/// order for a row whatever `m` is: on tensor cores where [`uses_mma`],
+/// else one warp per output column in FMA.
+#[allow(clippy::too_many_arguments)]
+pub fn linear_rows<T: GpuElement>(
+    gpu: &Gpu,
+    y: &mut CudaSlice<T>,
+    x: &CudaSlice<T>,
+    w: &CudaSlice<T>,
+    bias: Option<&CudaSlice<T>>,
+    m: usize,
+    k: usize,
+    n: usize,
+) -> Result<(), GpuError> {
+    if uses_mma::<T>(gpu, k) {
+        return linear_mma(
+            gpu,
+            y,
+            x,
+            w,
+            bias,
+            (m, k, n),
+            MmaLaunch::for_shape(m, k, n),
+            false,
+        );
+    }
+    linear_rows_fma(gpu, y, x, w, bias, m, k, n)
+}
+
+/// The FMA form of [`linear_rows`] (f32, or k not a multiple of 32): each
+/// warp sums C adjacent columns for tiles of up to 8 rows.
+#[allow(clippy::too_many_arguments)]
+pub fn linear_rows_fma<T: GpuElement>(
+    gpu: &Gpu,
+    y: &mut CudaSlice<T>,
+    x: &CudaSlice<T>,
+    w: &CudaSlice<T>,
+    bias: Option<&CudaSlice<T>>,
+    m: usize,
+    k: usize,
+    n: usize,
+) -> Result<(), GpuError> {
+    need(
+        x.len() >= m * k
+            && w.len() == n * k
+            && y.len() >= m * n
+            && bias.is_none_or(|b| b.len() == n),
+        || format!("linear_rows: sizes disagree (m {m}, k {k}, n {n})"),
+    )?;
+    // Columns per warp: one for a single row (most warps in flight), more
+    // as rows grow (each x load then serves several columns).
+    let c = match m {
+        1 => 1,
+        2..=3 => 2,
+        _ => 4,
+    };
+    let f = gpu.function(&name::<T>(&format!("linear_rows_c{c}")))?;
+    let args = [
+        RawArg::slice(gpu, y),
+        RawArg::slice(gpu, x),
+        RawArg::slice(gpu, w),
+        bias.map_or(RawArg::Ptr(0), |b| RawArg::slice(gpu, b)),
+        RawArg::I32(m as i32),
+        RawArg::I32(k as i32),
+        RawArg::I32(n as i32),
+    ];
+    let cols_per_block = c * THREADS as usize / 32;
+    let cfg = cfg((n.div_ceil(cols_per_block) as u32, 1), THREADS, 0);
+    // SAFETY: seven parameters in the kernel's order; sizes checked above.
+    unsafe { launch_raw(gpu, &f, cfg, &args) }
+}
+
+/// A linear layer: [`linear_rows`] up to [`INVARIANT_MAX_ROWS`] rows, cuBLAS
+/// (plus a bias pass) above.
+#[allow(clippy::too_many_arguments)]
+pub fn linear_auto<T: GpuElement>(
+    gpu: &Gpu,
+    y: &mut CudaSlice<T>,
+    x: &CudaSlice<T>,
+    w: &CudaSlice<T>,
+    bias: Option<&CudaSlice<T>>,
+    m: usize,
+    k: usize,
+    n: usize,
+) -> Result<(), GpuError>
+where
+    CudaBlas: Gemm<T>,
+{
+    if m <= INVARIANT_MAX_ROWS {
+        return linear_rows(gpu, y, x, w, bias, m, k, n);
+    }
+    need(x.len() == m * k, || {
+        "linear_auto: x has the wrong size".into()
+    })?;
+    super::ops::linear(gpu, y, x, w, m, k, n)?;
+    if let Some(bias) = bias {
+        let f = gpu.function(&name::<T>("add_bias"))?;
+        let (total, nn) = ((m * n) as i64, n as i32);
+        let mut b = gpu.stream.launch_builder(&f);
+        b.arg(y).arg(bias).arg(&total).arg(&nn);
+        unsafe { b.launch(cfg((grid_for(m * n), 1), THREADS, 0)) }?;
+    }
+    Ok(())
+}
+
+/// `act[m, n/2] = silu(gate) * up` straight from the fused projection
+/// `W[n, k]` whose rows interleave gate and up (`2i` = gate_i, `2i + 1` =
+/// up_i); gate and up are rounded to `T` first, as if stored. Batch-invariant
+/// like [`linear_rows`].
+pub fn linear_rows_silu<T: GpuElement>(
+    gpu: &Gpu,
+    act: &mut CudaSlice<T>,
+    x: &CudaSlice<T>,
+    w: &CudaSlice<T>,
+    m: usize,
+    k: usize,
+    n: usize,
+) -> Result<(), GpuError> {
+    need(
+        n.is_multiple_of(2) && x.len() >= m * k && w.len() == n * k && act.len() >= m * n / 2,
+        || format!("linear_rows_silu: sizes disagree (m {m}, k {k}, n {n})"),
+    )?;
+    if uses_mma::<T>(gpu, k) {
+        return linear_mma(
+            gpu,
+            act,
+            x,
+            w,
+            None,
+            (m, k, n),
+            MmaLaunch::for_shape(m, k, n),
+            true,
+        );
+    }
+    let c = if m <= 3 { 2 } else { 4 };
+    let f = gpu.function(&name::<T>(&format!("linear_rows_silu_c{c}")))?;
+    let args = [
+        RawArg::slice(gpu, act),
+        RawArg::slice(gpu, x),
+        RawArg::slice(gpu, w),
+        RawArg::Ptr(0),
+        RawArg::I32(m as i32),
+        RawArg::I32(k as i32),
+        RawArg::I32(n as i32),
+    ];
+    let cols_per_block = c * THREADS as usize / 32;
+    let cfg = cfg((n.div_ceil(cols_per_block) as u32, 1), THREADS, 0);
+    // SAFETY: seven parameters in the kernel's order; sizes checked above.
+    unsafe { launch_raw(gpu, &f, cfg, &args) }
+}

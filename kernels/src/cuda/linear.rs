@@ -201,7 +201,23 @@ pub fn linear_rows_fma<T: GpuElement>(
         2..=3 => 2,
         _ => 4,
     };
-    let f = gpu.function(&name::<T>(&format!("linear_rows_c{c}")))?;
+    launch_fma(gpu, "linear_rows", c, y, x, w, bias, (m, k, n))
+}
+
+/// Launches the FMA kernel `{kernel}_c{c}` (C columns per warp) for `m`
+/// rows of a `[n, k]` weight; sizes already checked.
+#[allow(clippy::too_many_arguments)]
+fn launch_fma<T: GpuElement>(
+    gpu: &Gpu,
+    kernel: &str,
+    c: usize,
+    y: &CudaSlice<T>,
+    x: &CudaSlice<T>,
+    w: &CudaSlice<T>,
+    bias: Option<&CudaSlice<T>>,
+    (m, k, n): (usize, usize, usize),
+) -> Result<(), GpuError> {
+    let f = gpu.function(&name::<T>(&format!("{kernel}_c{c}")))?;
     let args = [
         RawArg::slice(gpu, y),
         RawArg::slice(gpu, x),
@@ -213,7 +229,7 @@ pub fn linear_rows_fma<T: GpuElement>(
     ];
     let cols_per_block = c * THREADS as usize / 32;
     let cfg = cfg((n.div_ceil(cols_per_block) as u32, 1), THREADS, 0);
-    // SAFETY: seven parameters in the kernel's order; sizes checked above.
+    // SAFETY: seven parameters in the kernel's order; the callers checked the sizes.
     unsafe { launch_raw(gpu, &f, cfg, &args) }
 }
 
@@ -280,18 +296,5 @@ pub fn linear_rows_silu<T: GpuElement>(
         );
     }
     let c = if m <= 3 { 2 } else { 4 };
-    let f = gpu.function(&name::<T>(&format!("linear_rows_silu_c{c}")))?;
-    let args = [
-        RawArg::slice(gpu, act),
-        RawArg::slice(gpu, x),
-        RawArg::slice(gpu, w),
-        RawArg::Ptr(0),
-        RawArg::I32(m as i32),
-        RawArg::I32(k as i32),
-        RawArg::I32(n as i32),
-    ];
-    let cols_per_block = c * THREADS as usize / 32;
-    let cfg = cfg((n.div_ceil(cols_per_block) as u32, 1), THREADS, 0);
-    // SAFETY: seven parameters in the kernel's order; sizes checked above.
-    unsafe { launch_raw(gpu, &f, cfg, &args) }
+    launch_fma(gpu, "linear_rows_silu", c, act, x, w, None, (m, k, n))
 }

@@ -98,7 +98,14 @@ enum Command {
     /// The engine on an NVIDIA GPU: agreement with the CPU engine, losslessness, decode
     /// bandwidth and synthetic-acceptance speedups (a build with `--features cuda`).
     #[cfg(feature = "cuda")]
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Environment, for measurement:\n  \
+            SPECULA_LINEAR=fma     bf16 linears on the FMA kernel instead of tensor cores (faster at one row,\n                         \
+            slower beyond a few; either is batch-invariant, so every config stays lossless)\n  \
+            SPECULA_PDL=0          no programmatic dependent launches\n  \
+            SPECULA_GPU_PROFILE=1  per-operation CUDA-event breakdown of each forward (runs eagerly)"
+    )]
     Gpu(gpu::GpuCommand),
     /// Serve the built-in engine over HTTP with the SGLang (/generate, /get_server_info) and
     /// vLLM (/v1/completions, /metrics) protocols, for the sweep's sglang and vllm backends.

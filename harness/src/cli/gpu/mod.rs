@@ -17,10 +17,11 @@ use std::sync::Arc;
 #[derive(Subcommand, Debug)]
 pub enum GpuCommand {
     /// The GPU engine against the CPU engine (same greedy tokens) and speculative
-    /// decoding on the GPU against the GPU baseline (lossless), on the trained tiny model.
+    /// decoding on the GPU against the GPU baseline (lossless), on a target/draft
+    /// pair (default: the trained tiny-llama).
     Agree(agree::AgreeArgs),
-    /// Decode bandwidth and synthetic-acceptance speedup on a config.json shape with
-    /// random bf16 weights drawn on the device (no checkpoint needed).
+    /// Decode bandwidth and synthetic-acceptance speedup, on a checkpoint or on a
+    /// config.json shape with random weights drawn on the device (no download).
     Bench(bench::BenchArgs),
 }
 

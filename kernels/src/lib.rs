@@ -12,3 +12,4 @@
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+pub mod mma_layout;

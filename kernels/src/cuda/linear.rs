@@ -7,6 +7,7 @@
 use super::device::{Gpu, GpuElement, GpuError, SmallRowLinear};
 use super::ops::{cfg, grid_for, name, need, THREADS};
 use super::pdl::{launch_raw, RawArg};
+pub use crate::mma_layout::{mma_k_parts, MmaLaunch};
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
@@ -15,69 +16,11 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 /// batch shapes; long prefills get cuBLAS).
 pub const INVARIANT_MAX_ROWS: usize = 64;
 
-/// Column tiles x k slices below which [`mma_k_parts`] splits k further.
-const MMA_TARGET_WARPS: usize = 768;
-
 /// Whether [`linear_rows`] runs a `[n, k]` weight on tensor cores (bf16,
 /// k a multiple of 32, the GPU's [`SmallRowLinear`] is `Mma`) rather than
 /// the FMA kernel.
 pub fn uses_mma<T: GpuElement>(gpu: &Gpu, k: usize) -> bool {
     gpu.small_row_linear == SmallRowLinear::Mma && T::SUFFIX == "bf16" && k.is_multiple_of(32)
-}
-
-/// How many slices of k the tensor-core [`linear_rows`] sums separately for a
-/// `[n, k]` weight: enough warps in flight for a narrow projection, each
-/// slice at least 256 wide. A function of the shape alone, never of the
-/// rows, so a row's reduction order is the same in every batch.
-pub fn mma_k_parts(k: usize, n: usize) -> usize {
-    let tiles = n.div_ceil(16);
-    let mut parts = 1;
-    while parts < 8
-        && tiles * parts < MMA_TARGET_WARPS
-        && k.is_multiple_of(64 * parts)
-        && k / (2 * parts) >= 256
-    {
-        parts *= 2;
-    }
-    parts
-}
-
-/// How one tensor-core linear launch is laid out. Only `parts` changes the
-/// arithmetic (it must come from the shape alone: [`mma_k_parts`]); the
-/// rest trades occupancy against bytes in flight and may follow the rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MmaLaunch {
-    /// Slices of k summed separately (1, 2, 4 or 8).
-    pub parts: usize,
-    /// 32-wide chunks of k whose weight loads are in flight together (4 or 8).
-    pub chunks: usize,
-    /// 16-column tiles per block (`groups x parts` warps, at most 8).
-    pub groups: usize,
-}
-
-impl MmaLaunch {
-    /// The layout [`linear_rows`] uses for `m` rows of a `[n, k]` weight.
-    pub fn for_shape(m: usize, k: usize, n: usize) -> MmaLaunch {
-        let parts = mma_k_parts(k, n);
-        // Measured on an H200 for every Llama-3.1-8B projection and its
-        // draft's (specula-gpu-check's linear_split.csv): one tile per block
-        // with eight chunks in flight is best or within 3% of best up to 32
-        // rows; beyond, the token tiles' accumulators crowd the registers and
-        // four chunks in blocks of eight warps win.
-        if m <= 32 {
-            MmaLaunch {
-                parts,
-                chunks: 8,
-                groups: 1,
-            }
-        } else {
-            MmaLaunch {
-                parts,
-                chunks: 4,
-                groups: 8 / parts,
-            }
-        }
-    }
 }
 
 /// The tensor-core linear with an explicit layout (k a multiple of 32

@@ -1,0 +1,119 @@
+//! How the tensor-core small-row linear (`cuda::linear_mma`) lays out a
+//! launch. Plain arithmetic, so it is tested without a GPU: the k split must
+//! come from the weight's shape alone (a row's reduction order may not
+//! depend on the batch), and must divide k into whole 32-wide chunks.
+
+/// Column tiles x k slices below which [`mma_k_parts`] splits k further.
+const MMA_TARGET_WARPS: usize = 768;
+
+/// How many slices of k the tensor-core small-row linear sums separately for a
+/// `[n, k]` weight: enough warps in flight for a narrow projection, each
+/// slice at least 256 wide. A function of the shape alone, never of the
+/// rows, so a row's reduction order is the same in every batch.
+pub fn mma_k_parts(k: usize, n: usize) -> usize {
+    let tiles = n.div_ceil(16);
+    let mut parts = 1;
+    while parts < 8
+        && tiles * parts < MMA_TARGET_WARPS
+        && k.is_multiple_of(64 * parts)
+        && k / (2 * parts) >= 256
+    {
+        parts *= 2;
+    }
+    parts
+}
+
+/// How one tensor-core linear launch is laid out. Only `parts` changes the
+/// arithmetic (it must come from the shape alone: [`mma_k_parts`]); the
+/// rest trades occupancy against bytes in flight and may follow the rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MmaLaunch {
+    /// Slices of k summed separately (1, 2, 4 or 8).
+    pub parts: usize,
+    /// 32-wide chunks of k whose weight loads are in flight together (4 or 8).
+    pub chunks: usize,
+    /// 16-column tiles per block (`groups x parts` warps, at most 8).
+    pub groups: usize,
+}
+
+impl MmaLaunch {
+    /// The layout the small-row linear uses for `m` rows of a `[n, k]` weight.
+    pub fn for_shape(m: usize, k: usize, n: usize) -> MmaLaunch {
+        let parts = mma_k_parts(k, n);
+        // Measured on an H200 for every Llama-3.1-8B projection and its
+        // draft's (specula-gpu-check's linear_split.csv): one tile per block
+        // with eight chunks in flight is best or within 3% of best up to 32
+        // rows; beyond, the token tiles' accumulators crowd the registers and
+        // four chunks in blocks of eight warps win.
+        if m <= 32 {
+            MmaLaunch {
+                parts,
+                chunks: 8,
+                groups: 1,
+            }
+        } else {
+            MmaLaunch {
+                parts,
+                chunks: 4,
+                groups: 8 / parts,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Weight shapes of Llama-3.1-8B and its EAGLE-3 draft, tiny models and
+    /// odd sizes.
+    fn shapes() -> Vec<(usize, usize)> {
+        let mut v = vec![
+            (4096, 6144),
+            (4096, 4096),
+            (4096, 28672),
+            (14336, 4096),
+            (4096, 128_256),
+            (12288, 4096),
+            (8192, 6144),
+            (4096, 32000),
+        ];
+        for k in [32, 64, 96, 256, 512, 768, 1000, 2048, 3072, 5120] {
+            for n in [1, 7, 16, 77, 256, 520, 1000, 4096, 151_936] {
+                v.push((k, n));
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn the_k_split_comes_from_the_shape_alone_and_divides_k_into_chunks() {
+        for (k, n) in shapes() {
+            let parts = mma_k_parts(k, n);
+            assert!(matches!(parts, 1 | 2 | 4 | 8), "k {k} n {n}: {parts}");
+            if k % 32 == 0 {
+                assert_eq!(k % (32 * parts), 0, "k {k} n {n}: {parts} parts");
+            }
+            for m in 1..=130 {
+                let l = MmaLaunch::for_shape(m, k, n);
+                assert_eq!(
+                    l.parts, parts,
+                    "k {k} n {n}: the split changed with {m} rows"
+                );
+                assert!(matches!(l.chunks, 4 | 8) && l.groups >= 1 && l.groups * l.parts <= 8);
+            }
+        }
+    }
+
+    #[test]
+    fn narrow_projections_split_k_and_wide_ones_do_not() {
+        // The 8B target's projections, as measured in results/h200/linear_split.csv.
+        assert_eq!(mma_k_parts(4096, 6144), 2, "qkv");
+        assert_eq!(mma_k_parts(4096, 4096), 4, "o");
+        assert_eq!(mma_k_parts(14336, 4096), 4, "down");
+        assert_eq!(mma_k_parts(4096, 28672), 1, "gate|up");
+        assert_eq!(mma_k_parts(4096, 128_256), 1, "lm_head");
+        // Slices stay at least 256 wide.
+        assert_eq!(mma_k_parts(256, 16), 1);
+    }
+}

@@ -6,6 +6,7 @@
 mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+pub mod null;
 
 use crate::config::{DraftConfig, TargetConfig};
 use crate::error::Result;

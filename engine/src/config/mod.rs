@@ -4,6 +4,6 @@ mod draft;
 mod json;
 mod target;
 
-pub use draft::{DraftConfig, EAGLE3_ARCHITECTURE};
+pub use draft::{default_draft_config, DraftConfig, EAGLE3_ARCHITECTURE};
 pub use json::read_json;
 pub use target::{Family, RopeScaling, TargetConfig};

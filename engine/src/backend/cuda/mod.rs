@@ -21,8 +21,7 @@ pub use recorder::GpuRecorder;
 pub use specula_kernels::cuda::{Gpu, INVARIANT_MAX_ROWS};
 pub use target::GpuTarget;
 
-use crate::config::{DraftConfig, TargetConfig};
-use std::path::PathBuf;
+pub use crate::config::default_draft_config;
 
 /// Sizes of the device KV pools.
 #[derive(Debug, Clone, Copy)]
@@ -42,25 +41,5 @@ impl Default for GpuOptions {
             capacity: 2048,
             graphs: true,
         }
-    }
-}
-
-/// The EAGLE-3 draft shape SpecForge trains for `target`: one decoder layer
-/// of the target's width, heads and MLP, a draft vocabulary of at most
-/// 32000 tokens (for `--random-weights` runs without a draft checkpoint).
-pub fn default_draft_config(target: &TargetConfig) -> DraftConfig {
-    DraftConfig {
-        path: PathBuf::from(format!("{} (random EAGLE-3 draft)", target.path.display())),
-        hidden_size: target.hidden_size,
-        target_hidden_size: target.hidden_size,
-        intermediate_size: target.intermediate_size,
-        num_attention_heads: target.num_attention_heads,
-        num_key_value_heads: target.num_key_value_heads,
-        head_dim: target.head_dim,
-        rms_norm_eps: target.rms_norm_eps,
-        rope_theta: target.rope_theta,
-        vocab_size: target.vocab_size,
-        draft_vocab_size: target.vocab_size.min(32_000),
-        aux_layer_ids: None,
     }
 }

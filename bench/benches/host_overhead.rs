@@ -1,0 +1,73 @@
+//! The decode loop's own host work per verify step, at Llama-3.1-8B's sizes,
+//! with backends that do no model work (criterion). What it measures is the
+//! time a GPU sits idle between spans: the tree search, batch building,
+//! acceptance and bookkeeping, plus moving the 8B-sized aux and hidden states
+//! around on the host.
+//!
+//! `cargo bench -p specula-bench --bench host_overhead`
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use specula_engine::backend::null::{NullDraft, NullTarget};
+use specula_engine::capture::{AuxCapture, IdConvention};
+use specula_engine::config::{default_draft_config, TargetConfig};
+use specula_engine::generate::{generate, GenerateParams};
+use specula_engine::spec::{Drafter, Eagle3Drafter, SpecConfig, SyntheticAcceptance};
+use specula_engine::timing::NullRecorder;
+use std::time::Duration;
+
+fn host_overhead(c: &mut Criterion) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/llama-3.1-8b.json");
+    let config = TargetConfig::load_file(std::path::Path::new(path)).expect("8B config");
+    let layers = config.num_hidden_layers;
+    let target = NullTarget::new(config);
+    let draft = NullDraft::new(default_draft_config(target_config(&target)));
+    let mut group = c.benchmark_group("host_overhead_per_verify_step");
+    for batch in [1usize, 4] {
+        let prompts: Vec<Vec<u32>> = (0..batch as u32)
+            .map(|b| (0..128).map(|i| (i * 31 + b * 7) % 32000).collect())
+            .collect();
+        for (name, spec, synthetic) in [
+            ("baseline", SpecConfig::BASELINE, None),
+            (
+                "steps5_topk1_synthetic0.8",
+                SpecConfig::chain(5),
+                Some(SyntheticAcceptance::new(vec![0.8]).expect("valid profile")),
+            ),
+        ] {
+            let params = GenerateParams {
+                spec,
+                synthetic,
+                max_new_tokens: 128,
+                ignore_eos: true,
+                ..GenerateParams::default()
+            };
+            group.bench_function(format!("b{batch}/{name}"), |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let capture =
+                            AuxCapture::resolve(None, None, IdConvention::Boundary, layers)
+                                .expect("default capture");
+                        let mut d = Eagle3Drafter::new(draft.clone(), capture).expect("drafter");
+                        let drafter: Option<&mut dyn Drafter> =
+                            (!spec.is_baseline()).then_some(&mut d as &mut dyn Drafter);
+                        let g = generate(&target, &prompts, &params, drafter, &mut NullRecorder)
+                            .expect("generate");
+                        // The decode loop only (not the prefill), per verify step.
+                        total += Duration::from_secs_f64(g.decode_s / g.batch_steps.max(1) as f64);
+                    }
+                    total
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+fn target_config(t: &NullTarget) -> &TargetConfig {
+    use specula_engine::backend::TargetBackend;
+    t.config()
+}
+
+criterion_group!(benches, host_overhead);
+criterion_main!(benches);

@@ -79,7 +79,10 @@ impl<D: DraftBackend> Drafter for Eagle3Drafter<D> {
             .collect::<Result<_>>()?;
         // Extend: one causal run of pending (aux_i, x_{i+1}) pairs per sequence.
         let mut batch = ForwardBatch::default();
-        let mut aux = Vec::new();
+        // Sized up front: the first call after a prefill folds in every
+        // prompt token's aux states (megabytes at 8B sizes), which a growing
+        // vector would copy several times over.
+        let mut aux = Vec::with_capacity(requests.iter().map(|q| q.pending_aux.len()).sum());
         let mut last_rows = Vec::with_capacity(requests.len());
         for (r, q) in requests.iter().enumerate() {
             let root = q.tokens.len() - 1;

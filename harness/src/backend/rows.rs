@@ -14,11 +14,11 @@
 use super::prompts::prompt_inputs;
 use super::row::{run_row, RowResult};
 use super::{BackendKind, PromptInput, RequestParams, ServerSpec};
-use crate::export::meta::rfc3339;
-use crate::export::{AppendCsv, Row, RowWriter};
+use crate::export::{AppendCsv, RowWriter};
 use crate::sweep::grid::Grid;
 use crate::sweep::progress::Progress;
 use crate::sweep::resume::Finished;
+use crate::sweep::row_calls::{grid_row, RowRan};
 use crate::sweep::runner::RunInfo;
 use crate::sweep::{interrupt, SweepError};
 use std::collections::hash_map::Entry;
@@ -297,7 +297,6 @@ impl<'a> ServedRunner<'a> {
     ) -> Result<(), SweepError> {
         let point = &self.grid.points[p];
         let g = &self.grid.groups[point.group];
-        let m = &self.grid.models[g.model];
         let config = self.grid.config_of(point);
         let spec = self.grid.spec_of(point);
         let mut measures = r.measures;
@@ -340,45 +339,24 @@ impl<'a> ServedRunner<'a> {
                 self.progress.note(&line);
             }
         }
-        let row = Row {
-            run_id: self.info.run_id.clone(),
-            git_rev: self.info.git_rev.clone(),
-            started_at: rfc3339(start_time),
-            start_time,
-            machine: self.info.machine.clone(),
-            backend: self.kind.name().to_string(),
-            device: url.to_string(),
-            target: m.target.display().to_string(),
-            draft: m
-                .draft
-                .as_ref()
-                .map(|d| d.display().to_string())
-                .unwrap_or_default(),
-            dtype: m.dtype.clone(),
-            aux_layers_resolved: config.map(|c| c.aux_points.clone()).unwrap_or_default(),
-            steps: spec.steps,
-            topk: spec.topk,
-            num_draft_tokens: spec.num_draft_tokens,
-            temperature: g.temperature,
-            batch_size: g.batch_size,
-            prompt_set: self.grid.sets[g.prompt_set].name.clone(),
-            prompts: self.grid.sets[g.prompt_set].prompts.len(),
-            measures,
-            repeat: g.repeat,
-            seed: self.info.seed.wrapping_add(g.repeat as u64),
-            max_new_tokens: self.info.max_new_tokens,
-            id_convention: config
-                .map(|c| c.capture.convention.name().to_string())
-                .unwrap_or_default(),
-            spans: point.spans,
-            row_key: point.key.clone(),
-            positions: r.positions,
-            intervals: if point.spans == crate::sweep::spec::SpanMode::On {
-                vec![r.interval]
-            } else {
-                Vec::new()
+        let row = grid_row(
+            self.grid,
+            self.info,
+            p,
+            RowRan {
+                start_time,
+                backend: self.kind.name().to_string(),
+                device: url.to_string(),
+                prompts: self.grid.sets[g.prompt_set].prompts.len(),
+                measures,
+                positions: r.positions,
+                intervals: if point.spans == crate::sweep::spec::SpanMode::On {
+                    vec![r.interval]
+                } else {
+                    Vec::new()
+                },
             },
-        };
+        );
         for w in &mut self.writers {
             w.write(&row)?;
         }

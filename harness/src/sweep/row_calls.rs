@@ -43,59 +43,100 @@ impl RowCalls {
     /// The finished row `p` of `grid` over `prompts` prompts.
     pub fn finish(self, grid: &Grid, info: &RunInfo, p: usize, prompts: usize) -> Outcome {
         let point = &grid.points[p];
-        let g = &grid.groups[point.group];
         let start_time = self.start.map_or_else(SystemTime::now, |s| s.0);
         let spec = grid.spec_of(point);
         let joined = join(self.gens, spec);
         let outputs = joined.sequences.iter().map(|s| s.output.clone()).collect();
-        let m = &grid.models[g.model];
-        let config = grid.config_of(point);
         let decode_tokens = joined
             .output_tokens()
             .saturating_sub(joined.sequences.len());
-        let row = Row {
-            run_id: info.run_id.clone(),
-            git_rev: info.git_rev.clone(),
-            started_at: rfc3339(start_time),
-            start_time,
-            machine: info.machine.clone(),
-            backend: info.backend.clone(),
-            device: info.device.clone(),
-            target: m.target.display().to_string(),
-            draft: m
-                .draft
-                .as_ref()
-                .map(|d| d.display().to_string())
-                .unwrap_or_default(),
-            dtype: m.dtype.clone(),
-            aux_layers_resolved: config.map(|c| c.aux_points.clone()).unwrap_or_default(),
-            steps: spec.steps,
-            topk: spec.topk,
-            num_draft_tokens: spec.num_draft_tokens,
-            temperature: g.temperature,
-            batch_size: g.batch_size,
-            prompt_set: grid.sets[g.prompt_set].name.clone(),
-            prompts,
-            measures: Measures {
-                decode_cpu_s: self.decode_cpu_s,
-                cpu_tok_s: if self.decode_cpu_s > 0.0 {
-                    decode_tokens as f64 / self.decode_cpu_s
-                } else {
-                    0.0
-                },
-                ..measures(&joined, self.wall_s)
+        let measures = Measures {
+            decode_cpu_s: self.decode_cpu_s,
+            cpu_tok_s: if self.decode_cpu_s > 0.0 {
+                decode_tokens as f64 / self.decode_cpu_s
+            } else {
+                0.0
             },
-            repeat: g.repeat,
-            seed: info.seed.wrapping_add(g.repeat as u64),
-            max_new_tokens: info.max_new_tokens,
-            id_convention: config
-                .map(|c| c.capture.convention.name().to_string())
-                .unwrap_or_default(),
-            spans: point.spans,
-            row_key: point.key.clone(),
-            positions: joined.per_position_acceptance(),
-            intervals: self.intervals,
+            ..measures(&joined, self.wall_s)
         };
+        let row = grid_row(
+            grid,
+            info,
+            p,
+            RowRan {
+                start_time,
+                backend: info.backend.clone(),
+                device: info.device.clone(),
+                prompts,
+                measures,
+                positions: joined.per_position_acceptance(),
+                intervals: self.intervals,
+            },
+        );
         Outcome { row, outputs }
+    }
+}
+
+/// How and where a row ran, and what it measured: the part of a [`Row`]
+/// the grid does not give.
+pub struct RowRan {
+    /// When its first call started.
+    pub start_time: SystemTime,
+    /// The backend that served it.
+    pub backend: String,
+    /// The device (or server URL) it ran on.
+    pub device: String,
+    /// Prompts it ran over.
+    pub prompts: usize,
+    /// Its figures.
+    pub measures: Measures,
+    /// Acceptance per draft position.
+    pub positions: Vec<f64>,
+    /// Span intervals (with spans on).
+    pub intervals: Vec<SpanInterval>,
+}
+
+/// Row `p` of `grid` in the run `info`: its identity from the grid point,
+/// the rest from `ran`.
+pub fn grid_row(grid: &Grid, info: &RunInfo, p: usize, ran: RowRan) -> Row {
+    let point = &grid.points[p];
+    let g = &grid.groups[point.group];
+    let spec = grid.spec_of(point);
+    let m = &grid.models[g.model];
+    let config = grid.config_of(point);
+    Row {
+        run_id: info.run_id.clone(),
+        git_rev: info.git_rev.clone(),
+        started_at: rfc3339(ran.start_time),
+        start_time: ran.start_time,
+        machine: info.machine.clone(),
+        backend: ran.backend,
+        device: ran.device,
+        target: m.target.display().to_string(),
+        draft: m
+            .draft
+            .as_ref()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default(),
+        dtype: m.dtype.clone(),
+        aux_layers_resolved: config.map(|c| c.aux_points.clone()).unwrap_or_default(),
+        steps: spec.steps,
+        topk: spec.topk,
+        num_draft_tokens: spec.num_draft_tokens,
+        temperature: g.temperature,
+        batch_size: g.batch_size,
+        prompt_set: grid.sets[g.prompt_set].name.clone(),
+        prompts: ran.prompts,
+        measures: ran.measures,
+        repeat: g.repeat,
+        seed: info.seed.wrapping_add(g.repeat as u64),
+        max_new_tokens: info.max_new_tokens,
+        id_convention: config
+            .map(|c| c.capture.convention.name().to_string())
+            .unwrap_or_default(),
+        spans: point.spans,
+        row_key: point.key.clone(),
+        positions: ran.positions,
+        intervals: ran.intervals,
     }
 }

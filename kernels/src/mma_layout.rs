@@ -34,28 +34,39 @@ pub struct MmaLaunch {
     pub chunks: usize,
     /// 16-column tiles per block (`groups x parts` warps, at most 8).
     pub groups: usize,
+    /// One token tile (at most [`MMA_PIPELINED_MAX_ROWS`] rows, `chunks` 8,
+    /// `groups` 1) through the kernel that double-buffers its weight loads
+    /// and starts them before the previous kernel has finished.
+    pub pipelined: bool,
 }
+
+/// Rows up to which [`MmaLaunch::for_shape`] picks the pipelined one-tile
+/// kernel (one 8-token tile of the mma operand).
+pub const MMA_PIPELINED_MAX_ROWS: usize = 8;
 
 impl MmaLaunch {
     /// The layout the small-row linear uses for `m` rows of a `[n, k]` weight.
     pub fn for_shape(m: usize, k: usize, n: usize) -> MmaLaunch {
         let parts = mma_k_parts(k, n);
         // Measured on an H200 for every Llama-3.1-8B projection and its
-        // draft's (specula-gpu-check's linear_split.csv): one tile per block
-        // with eight chunks in flight is best or within 3% of best up to 32
-        // rows; beyond, the token tiles' accumulators crowd the registers and
-        // four chunks in blocks of eight warps win.
+        // draft's (specula-gpu-check's linear_split.csv): one token tile
+        // streams fastest with its weight loads double-buffered; one column
+        // tile per block with eight chunks in flight is best or within 3% of
+        // best up to 32 rows; beyond, the token tiles' accumulators crowd the
+        // registers and four chunks in blocks of eight warps win.
         if m <= 32 {
             MmaLaunch {
                 parts,
                 chunks: 8,
                 groups: 1,
+                pipelined: m <= MMA_PIPELINED_MAX_ROWS,
             }
         } else {
             MmaLaunch {
                 parts,
                 chunks: 4,
                 groups: 8 / parts,
+                pipelined: false,
             }
         }
     }
@@ -101,6 +112,9 @@ mod tests {
                     "k {k} n {n}: the split changed with {m} rows"
                 );
                 assert!(matches!(l.chunks, 4 | 8) && l.groups >= 1 && l.groups * l.parts <= 8);
+                if l.pipelined {
+                    assert!(m <= MMA_PIPELINED_MAX_ROWS && l.chunks == 8 && l.groups == 1);
+                }
             }
         }
     }

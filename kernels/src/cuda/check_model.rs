@@ -99,16 +99,36 @@ pub(crate) fn check_model_kernels<T: GpuElement>(
                     &w,
                     Some(&b),
                     (1, k, n),
-                    layout(parts, 8),
+                    pipelined(parts),
                     false,
                 )?;
                 let alone = download(gpu, &yr)?;
                 let batched = &together[at * n..(at + 1) * n];
                 differing += alone.iter().zip(batched).filter(|(a, b)| a != b).count();
             }
+            // The first five rows as one token tile of the pipelined kernel.
+            let mut y5 = s.alloc_zeros::<T>(5 * n)?;
+            linear_mma(
+                gpu,
+                &mut y5,
+                &x,
+                &w,
+                Some(&b),
+                (5, k, n),
+                pipelined(parts),
+                false,
+            )?;
+            let five = download(gpu, &y5)?;
+            differing += five
+                .iter()
+                .zip(&together[..5 * n])
+                .filter(|(a, b)| a != b)
+                .count();
             row(
                 "linear_mma_invariant",
-                format!("rows 0, 9, 37, 63, 69 of {m} alone vs together, {parts} parts"),
+                format!(
+                    "rows 0, 9, 37, 63, 69 of {m} alone and rows 0-4 as one tile (pipelined kernel) vs together, {parts} parts"
+                ),
                 differing as f64,
                 0.0,
             );
@@ -349,5 +369,14 @@ fn layout(parts: usize, chunks: usize) -> MmaLaunch {
         parts,
         chunks,
         groups: if chunks == 4 { 8 / parts } else { 1 },
+        pipelined: false,
+    }
+}
+
+/// The pipelined one-token-tile layout with `parts` slices.
+fn pipelined(parts: usize) -> MmaLaunch {
+    MmaLaunch {
+        pipelined: true,
+        ..layout(parts, 8)
     }
 }

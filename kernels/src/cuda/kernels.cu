@@ -47,6 +47,15 @@ __device__ __forceinline__ void pdl_wait() {
 #endif
 }
 
+// Where every kernel but the linears starts (they prefetch weights first):
+// the next kernel may launch now, and nothing is read or written before the
+// previous kernel has finished. Every kernel launched as a programmatic
+// dependent must wait like this, or a kernel after it could overtake the one
+// before it.
+__device__ __forceinline__ void pdl_enter() {
+    pdl_wait();
+}
+
 // Block-wide reductions; blockDim.x is a multiple of 32, at most 1024.
 __device__ float block_sum(float v) {
     __shared__ float sh[32];
@@ -132,7 +141,6 @@ __device__ __forceinline__ void st16(bf16* p, const float* v) {
 
 template <typename T>
 __device__ void rms_norm_residual(T* out, T* residual, const T* delta, const T* w, float eps, int hidden) {
-    pdl_launch_dependents();
     constexpr int VEC = 16 / sizeof(T);
     T* x = residual + (size_t)blockIdx.x * hidden;
     const T* d = delta ? delta + (size_t)blockIdx.x * hidden : nullptr;
@@ -313,7 +321,6 @@ __device__ void attention_partial(float* part_out, float* part_ml, const T* q, c
 // Pass 2: combines the splits of (row, head) = block (x, y).
 template <typename T>
 __device__ void attention_combine(T* out, const float* part_out, const float* part_ml, int heads, int head_dim, int splits) {
-    pdl_launch_dependents();
     size_t first = ((size_t)blockIdx.x * heads + blockIdx.y) * splits;
     float m = -INFINITY;
     for (int s = 0; s < splits; s++) m = fmaxf(m, part_ml[2 * (first + s)]);
@@ -381,8 +388,14 @@ __device__ void kv_commit(T* kp, T* vp, const int* src, const int* dst, const in
 }
 
 #define BOTH(NAME, PARAMS, ARGS)                                                   \
-    extern "C" __global__ void NAME##_f32 PARAMS(float) { NAME<float> ARGS; }   \
-    extern "C" __global__ void NAME##_bf16 PARAMS(bf16) { NAME<bf16> ARGS; }
+    extern "C" __global__ void NAME##_f32 PARAMS(float) {                         \
+        pdl_enter();                                                               \
+        NAME<float> ARGS;                                                          \
+    }                                                                              \
+    extern "C" __global__ void NAME##_bf16 PARAMS(bf16) {                          \
+        pdl_enter();                                                               \
+        NAME<bf16> ARGS;                                                           \
+    }
 
 #define P_EMB(T) (T* out, const T* table, const unsigned int* ids, int hidden)
 BOTH(embedding_gather, P_EMB, (out, table, ids, hidden))
@@ -409,6 +422,7 @@ BOTH(kv_commit, P_KV, (kp, vp, src, dst, off, width, layer_stride))
 // indices at accepted[node_off[s]..], their count and the bonus token.
 extern "C" __global__ void verify_greedy_tree(const int* choice, const int* tokens, const int* parents, const int* node_off,
                                               int n_seq, int* accepted, int* accept_len, int* bonus) {
+    pdl_enter();
     int s = blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= n_seq) return;
     int o = node_off[s], n = node_off[s + 1] - o;
@@ -510,7 +524,6 @@ __device__ void silu_mul_fused(T* out, const T* gu, long rows, int inner) {
 // dst[r, off + j] = src[r, j] for rows of width w into rows of width dst_w. grid: rows.
 template <typename T>
 __device__ void copy_cols(T* dst, const T* src, int w, int dst_w, int off) {
-    pdl_launch_dependents();
     const T* s = src + (size_t)blockIdx.x * w;
     T* d = dst + (size_t)blockIdx.x * dst_w + off;
     for (int j = threadIdx.x; j < w; j += blockDim.x) d[j] = s[j];
@@ -559,11 +572,12 @@ BOTH(silu_mul_fused, P_SMF, (out, gu, rows, inner))
 BOTH(copy_cols, P_COPYC, (dst, src, w, dst_w, off))
 #define P_FILL(T) (T* x, long n, unsigned long long seed, float scale, float offset)
 BOTH(fill_uniform, P_FILL, (x, n, seed, scale, offset))
-extern "C" __global__ void argmax_partial_f32(float* vals, int* idxs, const float* x, int n, int chunk) { argmax_partial<float>(vals, idxs, x, n, chunk); }
-extern "C" __global__ void argmax_partial_bf16(float* vals, int* idxs, const bf16* x, int n, int chunk) { argmax_partial<bf16>(vals, idxs, x, n, chunk); }
+extern "C" __global__ void argmax_partial_f32(float* vals, int* idxs, const float* x, int n, int chunk) { pdl_enter(); argmax_partial<float>(vals, idxs, x, n, chunk); }
+extern "C" __global__ void argmax_partial_bf16(float* vals, int* idxs, const bf16* x, int n, int chunk) { pdl_enter(); argmax_partial<bf16>(vals, idxs, x, n, chunk); }
 
 // Split argmax, pass 2: one warp per row over its splits (ties to the lower index).
 extern "C" __global__ void argmax_final(int* out, const float* vals, const int* idxs, int splits) {
+    pdl_enter();
     float bv = -INFINITY;
     int bi = 0x7fffffff;
     for (int s = threadIdx.x; s < splits; s += 32) {
@@ -610,5 +624,5 @@ __device__ void top_k_logprobs(int* out_idx, float* out_logp, const T* x, int n,
         __syncthreads();
     }
 }
-extern "C" __global__ void top_k_logprobs_f32(int* i, float* l, const float* x, int n, int k) { top_k_logprobs<float>(i, l, x, n, k); }
-extern "C" __global__ void top_k_logprobs_bf16(int* i, float* l, const bf16* x, int n, int k) { top_k_logprobs<bf16>(i, l, x, n, k); }
+extern "C" __global__ void top_k_logprobs_f32(int* i, float* l, const float* x, int n, int k) { pdl_enter(); top_k_logprobs<float>(i, l, x, n, k); }
+extern "C" __global__ void top_k_logprobs_bf16(int* i, float* l, const bf16* x, int n, int k) { pdl_enter(); top_k_logprobs<bf16>(i, l, x, n, k); }

@@ -7,7 +7,7 @@
 use super::device::{Gpu, GpuElement, GpuError, SmallRowLinear};
 use super::ops::{cfg, grid_for, name, need, THREADS};
 use super::pdl::{launch_raw, RawArg};
-pub use crate::mma_layout::{mma_k_parts, MmaLaunch};
+pub use crate::mma_layout::{mma_k_parts, MmaLaunch, MMA_PIPELINED_MAX_ROWS};
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
@@ -41,6 +41,7 @@ pub fn linear_mma<T: GpuElement>(
         parts,
         chunks,
         groups,
+        pipelined,
     } = launch;
     let width = if silu { n / 2 } else { n };
     need(
@@ -49,6 +50,7 @@ pub fn linear_mma<T: GpuElement>(
             && matches!(chunks, 4 | 8)
             && groups >= 1
             && groups * parts <= 8
+            && (!pipelined || (m <= MMA_PIPELINED_MAX_ROWS && chunks == 8 && groups == 1))
             && k.is_multiple_of(32 * parts)
             && (!silu || n.is_multiple_of(2))
             && x.len() >= m * k
@@ -62,9 +64,8 @@ pub fn linear_mma<T: GpuElement>(
             )
         },
     )?;
-    let f = gpu.function(&format!("linear_mma_ku{chunks}_bf16"))?;
     let flags = i32::from(silu);
-    let args = [
+    let mut args = vec![
         RawArg::slice(gpu, y),
         RawArg::slice(gpu, x),
         RawArg::slice(gpu, w),
@@ -73,10 +74,17 @@ pub fn linear_mma<T: GpuElement>(
         RawArg::I32(k as i32),
         RawArg::I32(n as i32),
         RawArg::I32(parts as i32),
-        RawArg::I32(groups as i32),
-        RawArg::I32(flags),
     ];
-    let token_tiles = m.div_ceil(8).min(8);
+    let (f, token_tiles) = if pipelined {
+        (gpu.function("linear_mma_tile1_bf16")?, 1)
+    } else {
+        args.push(RawArg::I32(groups as i32));
+        (
+            gpu.function(&format!("linear_mma_ku{chunks}_bf16"))?,
+            m.div_ceil(8).min(8),
+        )
+    };
+    args.push(RawArg::I32(flags));
     let smem = if parts > 1 {
         groups * parts * token_tiles * 4 * 32 * 4
     } else {
@@ -84,7 +92,7 @@ pub fn linear_mma<T: GpuElement>(
     };
     let blocks = n.div_ceil(16 * groups) as u32;
     let cfg = cfg((blocks, 1), (32 * groups * parts) as u32, smem as u32);
-    // SAFETY: ten parameters in the kernel's order; sizes checked above.
+    // SAFETY: the kernel's parameters in its order; sizes checked above.
     unsafe { launch_raw(gpu, &f, cfg, &args) }
 }
 

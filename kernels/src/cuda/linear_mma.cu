@@ -39,6 +39,55 @@ __device__ __forceinline__ void mma_chunk(float (&acc)[4], const Frag& lo, const
     mma_bf16(acc, lo.c, hi.c, lo.d, hi.d, x.c, x.d);
 }
 
+// Adds the k slices' partial sums in slice order (through shared memory,
+// part 0's warp keeps the total) and stores the tile, with the bias and the
+// optional SiLU-and-mul epilogue.
+template <int NT>
+__device__ __forceinline__ void mma_store(float (&acc)[NT][4], bf16* y, const bf16* bias, int m, int n, int parts,
+                                          bool silu, int col0, float* partial) {
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    int part = warp % parts;
+    if (parts > 1) {
+        __syncthreads();  // the previous token block's partial sums are read
+#pragma unroll
+        for (int tt = 0; tt < NT; tt++)
+#pragma unroll
+            for (int q = 0; q < 4; q++) partial[((warp * NT + tt) * 4 + q) * 32 + lane] = acc[tt][q];
+        __syncthreads();
+        if (part != 0) return;
+        for (int p = 1; p < parts; p++) {
+#pragma unroll
+            for (int tt = 0; tt < NT; tt++)
+#pragma unroll
+                for (int q = 0; q < 4; q++) acc[tt][q] += partial[(((warp + p) * NT + tt) * 4 + q) * 32 + lane];
+        }
+    }
+    // acc[tt] = D[g][2t], D[g][2t+1], D[g+8][2t], D[g+8][2t+1]: column col0 + g (+8), token tt*8 + 2t (+1).
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        int col = col0 + g + (q >= 2 ? 8 : 0);
+        float b = (bias && col < n) ? ld(&bias[col]) : 0.f;
+#pragma unroll
+        for (int tt = 0; tt < NT; tt++) {
+            int tok = tt * 8 + 2 * t + (q & 1);
+            float v = acc[tt][q] + b;
+            if (silu) {
+                // Interleaved gate|up: even column = gate_i, the next (lane ^ 4) = up_i,
+                // each rounded to bf16 first as if stored.
+                float u = __shfl_xor_sync(0xffffffffu, v, 4);
+                bf16 tg, tu;
+                st(&tg, v);
+                st(&tu, u);
+                float gv = ld(&tg), uv = ld(&tu);
+                if ((g & 1) == 0 && col + 1 < n && tok < m)
+                    st(&y[(size_t)tok * (n / 2) + col / 2], gv / (1.f + expf(-gv)) * uv);
+            } else if (col < n && tok < m) {
+                st(&y[(size_t)tok * n + col], v);
+            }
+        }
+    }
+}
+
 // KU: chunks whose weight loads are in flight together (any KU gives the same bits).
 template <int NT, int KU>
 __device__ __forceinline__ void linear_mma_block(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
@@ -85,45 +134,7 @@ __device__ __forceinline__ void linear_mma_block(bf16* y, const bf16* x, const b
             mma_chunk(acc[tt], lo, hi, xv);
         }
     }
-    if (parts > 1) {
-        __syncthreads();  // the previous token block's partial sums are read
-#pragma unroll
-        for (int tt = 0; tt < NT; tt++)
-#pragma unroll
-            for (int q = 0; q < 4; q++) partial[((warp * NT + tt) * 4 + q) * 32 + lane] = acc[tt][q];
-        __syncthreads();
-        if (part != 0) return;
-        for (int p = 1; p < parts; p++) {
-#pragma unroll
-            for (int tt = 0; tt < NT; tt++)
-#pragma unroll
-                for (int q = 0; q < 4; q++) acc[tt][q] += partial[(((warp + p) * NT + tt) * 4 + q) * 32 + lane];
-        }
-    }
-    // acc[tt] = D[g][2t], D[g][2t+1], D[g+8][2t], D[g+8][2t+1]: column col0 + g (+8), token tt*8 + 2t (+1).
-#pragma unroll
-    for (int q = 0; q < 4; q++) {
-        int col = col0 + g + (q >= 2 ? 8 : 0);
-        float b = (bias && col < n) ? ld(&bias[col]) : 0.f;
-#pragma unroll
-        for (int tt = 0; tt < NT; tt++) {
-            int tok = tt * 8 + 2 * t + (q & 1);
-            float v = acc[tt][q] + b;
-            if (silu) {
-                // Interleaved gate|up: even column = gate_i, the next (lane ^ 4) = up_i,
-                // each rounded to bf16 first as if stored.
-                float u = __shfl_xor_sync(0xffffffffu, v, 4);
-                bf16 tg, tu;
-                st(&tg, v);
-                st(&tu, u);
-                float gv = ld(&tg), uv = ld(&tu);
-                if ((g & 1) == 0 && col + 1 < n && tok < m)
-                    st(&y[(size_t)tok * (n / 2) + col / 2], gv / (1.f + expf(-gv)) * uv);
-            } else if (col < n && tok < m) {
-                st(&y[(size_t)tok * n + col], v);
-            }
-        }
-    }
+    mma_store<NT>(acc, y, bias, m, n, parts, silu, col0, partial);
 }
 
 // Blocks of `groups` x `parts` warps: `groups` tiles of 16 output columns,
@@ -152,6 +163,71 @@ __device__ void linear_mma(bf16* y, const bf16* x, const bf16* w, const bf16* bi
         }
 #undef MMA_CASE
     }
+}
+
+// One token tile (m <= 8), groups = 1: the same arithmetic as
+// linear_mma_block<1, 8>, with the weight loads double-buffered in registers
+// (the next eight chunks in flight while the current ones multiply) and the
+// first eight issued before `pdl_wait`: weights never depend on the
+// previous kernel, so their stream starts while it drains.
+extern "C" __global__ void linear_mma_tile1_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
+                                                 int k, int n, int parts, int flags) {
+    constexpr int KU = 8, STAGE = 32 * KU;
+    extern __shared__ float partial[];
+    pdl_launch_dependents();
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    int col0 = blockIdx.x * 16;
+    int part = warp % parts, span = k / parts, kb = part * span;
+    const bf16* wlo = w + (size_t)min(col0 + g, n - 1) * k + 8 * t + kb;
+    const bf16* whi = w + (size_t)min(col0 + g + 8, n - 1) * k + 8 * t + kb;
+    bool live = g < m;
+    const bf16* xr = x + (size_t)min(g, m - 1) * k + 8 * t + kb;
+    float acc[1][4] = {{0.f, 0.f, 0.f, 0.f}};
+    const Frag zero{0u, 0u, 0u, 0u};
+    int stages = span / STAGE;
+    Frag lo0[KU], hi0[KU], x0[KU], lo1[KU], hi1[KU], x1[KU];
+    if (stages > 0) {
+#pragma unroll
+        for (int u = 0; u < KU; u++) {
+            lo0[u] = ld_frag(wlo + 32 * u);
+            hi0[u] = ld_frag(whi + 32 * u);
+        }
+    }
+    pdl_wait();
+    if (stages > 0) {
+#pragma unroll
+        for (int u = 0; u < KU; u++) x0[u] = live ? ld_frag(xr + 32 * u) : zero;
+    }
+    for (int s = 0; s < stages; s += 2) {
+        int o1 = (s + 1) * STAGE, o2 = (s + 2) * STAGE;
+        if (s + 1 < stages) {
+#pragma unroll
+            for (int u = 0; u < KU; u++) {
+                lo1[u] = ld_frag(wlo + o1 + 32 * u);
+                hi1[u] = ld_frag(whi + o1 + 32 * u);
+                x1[u] = live ? ld_frag(xr + o1 + 32 * u) : zero;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < KU; u++) mma_chunk(acc[0], lo0[u], hi0[u], x0[u]);
+        if (s + 2 < stages) {
+#pragma unroll
+            for (int u = 0; u < KU; u++) {
+                lo0[u] = ld_frag(wlo + o2 + 32 * u);
+                hi0[u] = ld_frag(whi + o2 + 32 * u);
+                x0[u] = live ? ld_frag(xr + o2 + 32 * u) : zero;
+            }
+        }
+        if (s + 1 < stages) {
+#pragma unroll
+            for (int u = 0; u < KU; u++) mma_chunk(acc[0], lo1[u], hi1[u], x1[u]);
+        }
+    }
+    for (int kc = stages * STAGE; kc < span; kc += 32) {
+        Frag lo = ld_frag(wlo + kc), hi = ld_frag(whi + kc), xv = live ? ld_frag(xr + kc) : zero;
+        mma_chunk(acc[0], lo, hi, xv);
+    }
+    mma_store<1>(acc, y, bias, m, n, parts, flags & 1, col0, partial);
 }
 
 #define LINEAR_MMA(KU)                                                                                         \

@@ -5,6 +5,7 @@
 
 use super::device::{Gpu, GpuElement, GpuError};
 use super::ops::{cfg, grid_for, name, need, THREADS};
+use super::pdl::{launch_raw, RawArg};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 /// Head layout of a fused q|k|v projection.
@@ -59,26 +60,25 @@ pub fn qkv_rope_append<T: GpuElement>(
         || "qkv_rope_append: sizes disagree".into(),
     )?;
     let f = gpu.function(&name::<T>("qkv_rope_append"))?;
-    let (off, h, kvh, d) = (
-        pool_offset as i64,
-        l.heads as i32,
-        l.kv_heads as i32,
-        l.head_dim as i32,
-    );
-    let mut b = gpu.stream.launch_builder(&f);
-    b.arg(q_out).arg(k_pool).arg(v_pool).arg(qkv);
-    b.arg(positions).arg(inv_freq).arg(entry).arg(&off);
-    b.arg(&h).arg(&kvh).arg(&d);
-    let null: u64 = 0;
-    let eps = head_norm.map_or(0.0f32, |n| n.eps);
-    match head_norm {
-        Some(n) => b.arg(n.q).arg(n.k),
-        None => b.arg(&null).arg(&null),
-    };
-    b.arg(&eps);
+    let args = [
+        RawArg::slice(gpu, q_out),
+        RawArg::slice(gpu, k_pool),
+        RawArg::slice(gpu, v_pool),
+        RawArg::slice(gpu, qkv),
+        RawArg::slice(gpu, positions),
+        RawArg::slice(gpu, inv_freq),
+        RawArg::slice(gpu, entry),
+        RawArg::I64(pool_offset as i64),
+        RawArg::I32(l.heads as i32),
+        RawArg::I32(l.kv_heads as i32),
+        RawArg::I32(l.head_dim as i32),
+        RawArg::opt(gpu, head_norm.map(|n| n.q)),
+        RawArg::opt(gpu, head_norm.map(|n| n.k)),
+        RawArg::F32(head_norm.map_or(0.0, |n| n.eps)),
+    ];
     let blocks = (rows as u32, (l.heads + l.kv_heads + 1) as u32);
-    unsafe { b.launch(cfg(blocks, 64, 0)) }?;
-    Ok(())
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch_raw(gpu, &f, cfg(blocks, 64, 0), &args) }
 }
 
 /// Where gate and up sit in a fused gate|up row of `2 * inner` values.
@@ -108,11 +108,15 @@ pub fn silu_mul_rows<T: GpuElement>(
         GateUpLayout::Interleaved => "silu_mul_interleaved",
     };
     let f = gpu.function(&name::<T>(kernel))?;
-    let (r, i) = (rows as i64, inner as i32);
-    let mut b = gpu.stream.launch_builder(&f);
-    b.arg(out).arg(gu).arg(&r).arg(&i);
-    unsafe { b.launch(cfg((grid_for(rows * inner), 1), THREADS, 0)) }?;
-    Ok(())
+    let args = [
+        RawArg::slice(gpu, out),
+        RawArg::slice(gpu, gu),
+        RawArg::I64(rows as i64),
+        RawArg::I32(inner as i32),
+    ];
+    let grid = cfg((grid_for(rows * inner), 1), THREADS, 0);
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch_raw(gpu, &f, grid, &args) }
 }
 
 /// `dst[r, offset..offset + w] = src[r, ..w]` for `rows` rows; `dst` rows are `dst_w` wide.
@@ -130,11 +134,15 @@ pub fn copy_cols<T: GpuElement>(
         || "copy_cols: sizes disagree".into(),
     )?;
     let f = gpu.function(&name::<T>("copy_cols"))?;
-    let (ww, dw, off) = (w as i32, dst_w as i32, offset as i32);
-    let mut b = gpu.stream.launch_builder(&f);
-    b.arg(dst).arg(src).arg(&ww).arg(&dw).arg(&off);
-    unsafe { b.launch(cfg((rows as u32, 1), THREADS, 0)) }?;
-    Ok(())
+    let args = [
+        RawArg::slice(gpu, dst),
+        RawArg::slice(gpu, src),
+        RawArg::I32(w as i32),
+        RawArg::I32(dst_w as i32),
+        RawArg::I32(offset as i32),
+    ];
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch_raw(gpu, &f, cfg((rows as u32, 1), THREADS, 0), &args) }
 }
 
 /// Fills `x` with `offset + scale * u`, `u` uniform in [-1, 1) from a hash of
@@ -194,23 +202,25 @@ pub fn argmax_split<T: GpuElement>(
         || "argmax_split: sizes disagree".into(),
     )?;
     let f = gpu.function(&name::<T>("argmax_partial"))?;
-    let (nn, chunk) = (n as i32, ARGMAX_CHUNK as i32);
-    let mut b = gpu.stream.launch_builder(&f);
-    b.arg(&mut scratch.vals)
-        .arg(&mut scratch.idxs)
-        .arg(x)
-        .arg(&nn)
-        .arg(&chunk);
-    unsafe { b.launch(cfg((rows as u32, scratch.splits as u32), THREADS, 0)) }?;
+    let args = [
+        RawArg::slice(gpu, &scratch.vals),
+        RawArg::slice(gpu, &scratch.idxs),
+        RawArg::slice(gpu, x),
+        RawArg::I32(n as i32),
+        RawArg::I32(ARGMAX_CHUNK as i32),
+    ];
+    let grid = cfg((rows as u32, scratch.splits as u32), THREADS, 0);
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch_raw(gpu, &f, grid, &args) }?;
     let f = gpu.function("argmax_final")?;
-    let splits = scratch.splits as i32;
-    let mut b = gpu.stream.launch_builder(&f);
-    b.arg(out)
-        .arg(&scratch.vals)
-        .arg(&scratch.idxs)
-        .arg(&splits);
-    unsafe { b.launch(cfg((rows as u32, 1), 32, 0)) }?;
-    Ok(())
+    let args = [
+        RawArg::slice(gpu, out),
+        RawArg::slice(gpu, &scratch.vals),
+        RawArg::slice(gpu, &scratch.idxs),
+        RawArg::I32(scratch.splits as i32),
+    ];
+    // SAFETY: as above.
+    unsafe { launch_raw(gpu, &f, cfg((rows as u32, 1), 32, 0), &args) }
 }
 
 /// The `k <= 32` largest log-probabilities (log-softmax) of each row of
@@ -233,9 +243,13 @@ pub fn top_k_logprobs<T: GpuElement>(
         || format!("top_k_logprobs: k = {k} must be in 1..=32 and fit the outputs"),
     )?;
     let f = gpu.function(&name::<T>("top_k_logprobs"))?;
-    let (nn, kk) = (n as i32, k as i32);
-    let mut b = gpu.stream.launch_builder(&f);
-    b.arg(idx).arg(logp).arg(x).arg(&nn).arg(&kk);
-    unsafe { b.launch(cfg((rows as u32, 1), 512, 0)) }?;
-    Ok(())
+    let args = [
+        RawArg::slice(gpu, idx),
+        RawArg::slice(gpu, logp),
+        RawArg::slice(gpu, x),
+        RawArg::I32(n as i32),
+        RawArg::I32(k as i32),
+    ];
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch_raw(gpu, &f, cfg((rows as u32, 1), 512, 0), &args) }
 }

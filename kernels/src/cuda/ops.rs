@@ -1,6 +1,7 @@
 //! Launch wrappers: one function per kernel, checking sizes before launching.
 
 use super::device::{Gpu, GpuElement, GpuError};
+use super::pdl::{launch_raw, RawArg};
 use crate::cpu::AttentionShape;
 use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
@@ -46,11 +47,14 @@ pub fn embedding_gather<T: GpuElement>(
         "embedding_gather: out is too small".into()
     })?;
     let f = gpu.function(&name::<T>("embedding_gather"))?;
-    let h = hidden as i32;
-    let mut b = gpu.stream.launch_builder(&f);
-    b.arg(out).arg(table).arg(ids).arg(&h);
-    unsafe { b.launch(cfg((rows as u32, 1), THREADS, 0)) }?;
-    Ok(())
+    let args = [
+        RawArg::slice(gpu, out),
+        RawArg::slice(gpu, table),
+        RawArg::slice(gpu, ids),
+        RawArg::I32(hidden as i32),
+    ];
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch_raw(gpu, &f, cfg((rows as u32, 1), THREADS, 0), &args) }
 }
 
 /// `residual += delta` (when given), then `out = rmsnorm(residual) * w`, row by row.
@@ -71,17 +75,16 @@ pub fn rms_norm_residual<T: GpuElement>(
         || "rms_norm_residual: sizes disagree".into(),
     )?;
     let f = gpu.function(&name::<T>("rms_norm_residual"))?;
-    let h = hidden as i32;
-    let null: u64 = 0;
-    let mut b = gpu.stream.launch_builder(&f);
-    b.arg(out).arg(residual);
-    match delta {
-        Some(d) => b.arg(d),
-        None => b.arg(&null),
-    };
-    b.arg(w).arg(&eps).arg(&h);
-    unsafe { b.launch(cfg((rows as u32, 1), 512, 0)) }?;
-    Ok(())
+    let args = [
+        RawArg::slice(gpu, out),
+        RawArg::slice(gpu, residual),
+        RawArg::opt(gpu, delta),
+        RawArg::slice(gpu, w),
+        RawArg::F32(eps),
+        RawArg::I32(hidden as i32),
+    ];
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch_raw(gpu, &f, cfg((rows as u32, 1), 512, 0), &args) }
 }
 
 /// Rotates `x: [rows, heads, head_dim]` to `positions[r]` with the given inverse frequencies.
@@ -247,39 +250,41 @@ pub fn attention<T: GpuElement>(
         || "attention: pool offset outside the pools".into(),
     )?;
     let f = gpu.function(&name::<T>("attention_partial"))?;
-    let offset = pools.offset as i64;
-    let mut b = gpu.stream.launch_builder(&f);
-    b.arg(&mut scratch.part_out)
-        .arg(&mut scratch.part_ml)
-        .arg(q)
-        .arg(pools.k)
-        .arg(pools.v);
-    b.arg(&keys.base)
-        .arg(&keys.prefix)
-        .arg(&keys.extra_off)
-        .arg(&keys.extra);
-    b.arg(&h)
-        .arg(&kvh)
-        .arg(&d)
-        .arg(&scale)
-        .arg(&chunk)
-        .arg(&offset);
+    let args = [
+        RawArg::slice(gpu, &scratch.part_out),
+        RawArg::slice(gpu, &scratch.part_ml),
+        RawArg::slice(gpu, q),
+        RawArg::slice(gpu, pools.k),
+        RawArg::slice(gpu, pools.v),
+        RawArg::slice(gpu, &keys.base),
+        RawArg::slice(gpu, &keys.prefix),
+        RawArg::slice(gpu, &keys.extra_off),
+        RawArg::slice(gpu, &keys.extra),
+        RawArg::I32(h),
+        RawArg::I32(kvh),
+        RawArg::I32(d),
+        RawArg::F32(scale),
+        RawArg::I32(chunk),
+        RawArg::I64(pools.offset as i64),
+    ];
     let grid = LaunchConfig {
         grid_dim: (rows as u32, n_heads as u32, scratch.splits as u32),
         block_dim: (128, 1, 1),
         shared_mem_bytes: smem,
     };
-    unsafe { b.launch(grid) }?;
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch_raw(gpu, &f, grid, &args) }?;
     let f = gpu.function(&name::<T>("attention_combine"))?;
-    let mut b = gpu.stream.launch_builder(&f);
-    b.arg(out)
-        .arg(&scratch.part_out)
-        .arg(&scratch.part_ml)
-        .arg(&h)
-        .arg(&d)
-        .arg(&splits);
-    unsafe { b.launch(cfg((rows as u32, n_heads as u32), 128, 0)) }?;
-    Ok(())
+    let args = [
+        RawArg::slice(gpu, out),
+        RawArg::slice(gpu, &scratch.part_out),
+        RawArg::slice(gpu, &scratch.part_ml),
+        RawArg::I32(h),
+        RawArg::I32(d),
+        RawArg::I32(splits),
+    ];
+    // SAFETY: as above.
+    unsafe { launch_raw(gpu, &f, cfg((rows as u32, n_heads as u32), 128, 0), &args) }
 }
 
 /// `out[r] = argmax(x[r, :n])` (the lowest index on ties).
@@ -292,11 +297,13 @@ pub fn argmax_rows<T: GpuElement>(
     let rows = x.len() / n;
     need(out.len() >= rows, || "argmax_rows: out is too small".into())?;
     let f = gpu.function(&name::<T>("argmax_rows"))?;
-    let nn = n as i32;
-    let mut b = gpu.stream.launch_builder(&f);
-    b.arg(out).arg(x).arg(&nn);
-    unsafe { b.launch(cfg((rows as u32, 1), 512, 0)) }?;
-    Ok(())
+    let args = [
+        RawArg::slice(gpu, out),
+        RawArg::slice(gpu, x),
+        RawArg::I32(n as i32),
+    ];
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch_raw(gpu, &f, cfg((rows as u32, 1), 512, 0), &args) }
 }
 
 /// The `k <= 32` largest of each row of `x: [rows, n]`, largest first.
@@ -314,11 +321,15 @@ pub fn top_k_rows<T: GpuElement>(
         || format!("top_k_rows: k = {k} must be in 1..=32 and fit the outputs"),
     )?;
     let f = gpu.function(&name::<T>("top_k_rows"))?;
-    let (nn, kk) = (n as i32, k as i32);
-    let mut b = gpu.stream.launch_builder(&f);
-    b.arg(idx).arg(val).arg(x).arg(&nn).arg(&kk);
-    unsafe { b.launch(cfg((rows as u32, 1), 512, 0)) }?;
-    Ok(())
+    let args = [
+        RawArg::slice(gpu, idx),
+        RawArg::slice(gpu, val),
+        RawArg::slice(gpu, x),
+        RawArg::I32(n as i32),
+        RawArg::I32(k as i32),
+    ];
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch_raw(gpu, &f, cfg((rows as u32, 1), 512, 0), &args) }
 }
 
 /// Compacts accepted KV rows of every layer: for sequence `s`, rows
@@ -344,17 +355,18 @@ pub fn kv_commit<T: GpuElement>(
         || "kv_commit: sizes disagree".into(),
     )?;
     let f = gpu.function(&name::<T>("kv_commit"))?;
-    let (w, ls) = (width as i32, layer_stride as i64);
-    let mut b = gpu.stream.launch_builder(&f);
-    b.arg(k_pool)
-        .arg(v_pool)
-        .arg(src)
-        .arg(dst)
-        .arg(off)
-        .arg(&w)
-        .arg(&ls);
-    unsafe { b.launch(cfg((n_seq as u32, layers as u32), THREADS, 0)) }?;
-    Ok(())
+    let args = [
+        RawArg::slice(gpu, k_pool),
+        RawArg::slice(gpu, v_pool),
+        RawArg::slice(gpu, src),
+        RawArg::slice(gpu, dst),
+        RawArg::slice(gpu, off),
+        RawArg::I32(width as i32),
+        RawArg::I64(layer_stride as i64),
+    ];
+    let grid = cfg((n_seq as u32, layers as u32), THREADS, 0);
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch_raw(gpu, &f, grid, &args) }
 }
 
 /// Outputs of [`verify_greedy_tree`].
@@ -381,23 +393,25 @@ pub fn verify_greedy_tree(
         || "verify_greedy_tree: sizes disagree".into(),
     )?;
     let s = &gpu.stream;
-    let mut v = GreedyVerdicts {
+    let v = GreedyVerdicts {
         accepted: s.alloc_zeros(tokens.len().max(1))?,
         accept_len: s.alloc_zeros(n_seq)?,
         bonus: s.alloc_zeros(n_seq)?,
     };
     let f = gpu.function("verify_greedy_tree")?;
-    let n = n_seq as i32;
-    let mut b = s.launch_builder(&f);
-    b.arg(choice)
-        .arg(tokens)
-        .arg(parents)
-        .arg(node_off)
-        .arg(&n)
-        .arg(&mut v.accepted)
-        .arg(&mut v.accept_len)
-        .arg(&mut v.bonus);
-    unsafe { b.launch(cfg((n_seq.div_ceil(128) as u32, 1), 128, 0)) }?;
+    let args = [
+        RawArg::slice(gpu, choice),
+        RawArg::slice(gpu, tokens),
+        RawArg::slice(gpu, parents),
+        RawArg::slice(gpu, node_off),
+        RawArg::I32(n_seq as i32),
+        RawArg::slice(gpu, &v.accepted),
+        RawArg::slice(gpu, &v.accept_len),
+        RawArg::slice(gpu, &v.bonus),
+    ];
+    let grid = cfg((n_seq.div_ceil(128) as u32, 1), 128, 0);
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch_raw(gpu, &f, grid, &args) }?;
     Ok(v)
 }
 

@@ -8,12 +8,16 @@ use super::device::{Gpu, GpuError};
 use cudarc::driver::sys;
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig};
 
-/// One kernel parameter: a device pointer (0 for null) or a 32-bit integer.
+/// One kernel parameter: a device pointer (0 for null) or a scalar.
 pub(crate) enum RawArg {
     /// A device address.
     Ptr(u64),
     /// An `int`.
     I32(i32),
+    /// A `long` (64-bit).
+    I64(i64),
+    /// A `float`.
+    F32(f32),
 }
 
 impl RawArg {
@@ -21,6 +25,11 @@ impl RawArg {
     pub(crate) fn slice<T>(gpu: &Gpu, s: &CudaSlice<T>) -> RawArg {
         let (p, _sync) = s.device_ptr(&gpu.stream);
         RawArg::Ptr(p)
+    }
+
+    /// The device address of `s`, or null.
+    pub(crate) fn opt<T>(gpu: &Gpu, s: Option<&CudaSlice<T>>) -> RawArg {
+        s.map_or(RawArg::Ptr(0), |s| RawArg::slice(gpu, s))
     }
 }
 
@@ -36,13 +45,15 @@ pub(crate) unsafe fn launch_raw(
     cfg: LaunchConfig,
     args: &[RawArg],
 ) -> Result<(), GpuError> {
-    // Each value in its own 8-byte cell; an int parameter reads the first
-    // four bytes (little-endian: the value).
+    // Each value in its own 8-byte cell; an int or float parameter reads the
+    // first four bytes (little-endian: the value).
     let mut cells: Vec<u64> = args
         .iter()
         .map(|a| match *a {
             RawArg::Ptr(p) => p,
             RawArg::I32(v) => v as u32 as u64,
+            RawArg::I64(v) => v as u64,
+            RawArg::F32(v) => u64::from(v.to_bits()),
         })
         .collect();
     let mut params: Vec<*mut std::ffi::c_void> = cells

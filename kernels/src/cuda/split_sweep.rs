@@ -7,6 +7,7 @@ use super::device::{Gpu, GpuError};
 use super::linear::{linear_mma, linear_rows_fma, MmaLaunch};
 use super::ops::linear;
 use super::timing::ModelShape;
+use crate::mma_layout::MMA_PIPELINED_MAX_ROWS;
 use cudarc::driver::CudaSlice;
 use half::bf16;
 
@@ -73,8 +74,18 @@ pub fn time_linear_splits(
                         parts,
                         chunks,
                         groups,
+                        pipelined: false,
                     };
                     methods.push((format!("mma/{parts}/{chunks}/{groups}"), Some(l)));
+                }
+                if m <= MMA_PIPELINED_MAX_ROWS {
+                    let l = MmaLaunch {
+                        parts,
+                        chunks: 8,
+                        groups: 1,
+                        pipelined: true,
+                    };
+                    methods.push((format!("mma/{parts}/pipelined"), Some(l)));
                 }
             }
             for (method, launch) in methods {

@@ -218,7 +218,7 @@ where
     let mut out = s.alloc_zeros::<T>(q_h.len())?;
     let scale = 1.0 / (shape.head_dim as f32).sqrt();
     let mut scratch = AttentionScratch::new(gpu, &keys, shape)?;
-    attention(
+    attention_with(
         gpu,
         &mut out,
         &q,
@@ -231,6 +231,7 @@ where
         &mut scratch,
         shape,
         scale,
+        false,
     )?;
     let qd = shape.n_heads * shape.head_dim;
     let w = shape.kv_width();
@@ -250,11 +251,42 @@ where
             &mut want[r * qd..(r + 1) * qd],
         );
     }
+    let first = download(gpu, &out)?;
     row(
         "attention_tree",
         "5 rows (decode, tree, prefill), 32/8 heads x 128, 1060 pool entries".into(),
-        normwise_error(&download(gpu, &out)?, &want),
+        normwise_error(&first, &want),
         tolerance::<T>(),
+    );
+    // Again on the same scratch with the loads-ahead kernel: the per-(row,
+    // head) counters are back at zero, and whichever kernel ran and whichever
+    // block merged, the bits are the same.
+    let mut again = s.alloc_zeros::<T>(q_h.len())?;
+    attention_with(
+        gpu,
+        &mut again,
+        &q,
+        KvPools {
+            k: &kp,
+            v: &vp,
+            offset: 0,
+        },
+        &keys,
+        &mut scratch,
+        shape,
+        scale,
+        true,
+    )?;
+    let differing = download(gpu, &again)?
+        .iter()
+        .zip(&first)
+        .filter(|(a, b)| a != b)
+        .count();
+    row(
+        "attention_ahead",
+        "loads-ahead kernel vs lean, same scratch again: differing values".into(),
+        differing as f64,
+        0.0,
     );
 
     // Argmax and top-k over a Llama-3 vocabulary.

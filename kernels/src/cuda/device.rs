@@ -9,7 +9,8 @@ use std::sync::Arc;
 pub const SOURCE: &str = concat!(
     include_str!("kernels.cu"),
     include_str!("linear_fma.cu"),
-    include_str!("linear_mma.cu")
+    include_str!("linear_mma.cu"),
+    include_str!("attention.cu")
 );
 
 /// Why the GPU path cannot run.

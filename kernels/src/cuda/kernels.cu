@@ -216,124 +216,6 @@ __device__ void silu_mul(T* out, const T* gate, const T* up, long n) {
     }
 }
 
-// Split-K attention (flash decoding), pass 1. Block (row r, head h, split s)
-// covers keys [s * chunk, (s + 1) * chunk) of the row's key list: the row sees
-// pool entries base[r] + j for j < prefix[r], then base[r] + extra[k] for k in
-// extra_off[r]..extra_off[r+1]; k/v pools are [entries, kv_heads, head_dim].
-// It writes the unnormalised partial output and its (max, sum) for pass 2.
-// Dynamic shared memory: (head_dim + chunk) floats.
-__device__ __forceinline__ size_t key_entry(const int* base, const int* extra, int r, int np, int e0, int j) {
-    return (size_t)base[r] + (j < np ? j : extra[e0 + j - np]);
-}
-// Pools may hold several layers: the launch passes the layer's first element.
-
-template <typename T>
-__device__ void attention_partial(float* part_out, float* part_ml, const T* q, const T* kp, const T* vp, const int* base,
-                                  const int* prefix, const int* extra_off, const int* extra, int heads, int kv_heads,
-                                  int head_dim, float scale, int chunk, long pool_offset) {
-    extern __shared__ float smem[];
-    kp += pool_offset;
-    vp += pool_offset;
-    int r = blockIdx.x, h = blockIdx.y, s = blockIdx.z, splits = gridDim.z;
-    int kvh = h / (heads / kv_heads);
-    int np = prefix[r], e0 = extra_off[r], nk = np + extra_off[r + 1] - e0;
-    int start = s * chunk, end = min(nk, start + chunk);
-    size_t slot = ((size_t)r * heads + h) * splits + s;
-    float* po = part_out + slot * head_dim;
-    if (start >= end) {
-        for (int d = threadIdx.x; d < head_dim; d += blockDim.x) po[d] = 0.f;
-        if (threadIdx.x == 0) { part_ml[2 * slot] = -INFINITY; part_ml[2 * slot + 1] = 0.f; }
-        return;
-    }
-    float* qs = smem;
-    float* sc = smem + head_dim;
-    const T* qr = q + ((size_t)r * heads + h) * head_dim;
-    for (int d = threadIdx.x; d < head_dim; d += blockDim.x) qs[d] = ld(&qr[d]);
-    __syncthreads();
-    size_t width = (size_t)kv_heads * head_dim;
-    // One key per thread, whole head at once with 16-byte loads (many loads in flight).
-    constexpr int VEC = 16 / sizeof(T);
-    for (int j = start + threadIdx.x; j < end; j += blockDim.x) {
-        const T* k = kp + key_entry(base, extra, r, np, e0, j) * width + (size_t)kvh * head_dim;
-        float acc = 0.f;
-        if (head_dim % VEC == 0 && ((size_t)k & 15) == 0) {
-#pragma unroll 16
-            for (int d = 0; d < head_dim; d += VEC) {
-                float kv[VEC];
-                ld16(k + d, kv);
-#pragma unroll
-                for (int e = 0; e < VEC; e++) acc = fmaf(qs[d + e], kv[e], acc);
-            }
-        } else {
-            for (int d = 0; d < head_dim; d++) acc = fmaf(qs[d], ld(&k[d]), acc);
-        }
-        sc[j - start] = acc * scale;
-    }
-    __syncthreads();
-    float mx = -INFINITY;
-    for (int j = threadIdx.x; j < end - start; j += blockDim.x) mx = fmaxf(mx, sc[j]);
-    mx = block_max(mx);
-    float sum = 0.f;
-    for (int j = threadIdx.x; j < end - start; j += blockDim.x) {
-        float p = expf(sc[j] - mx);
-        sc[j] = p;
-        sum += p;
-    }
-    sum = block_sum(sum);
-    int groups = head_dim / VEC;  // 16-byte slices of a head
-    if (head_dim % VEC == 0 && (int)blockDim.x % groups == 0 && (width % VEC) == 0 && ((size_t)vp & 15) == 0) {
-        // Thread (key group kg, slice g): its slice of V over keys kg, kg + KG, ...;
-        // then the key groups are summed in order (a fixed order per key list).
-        int g = threadIdx.x % groups, kg = threadIdx.x / groups, n_kg = blockDim.x / groups;
-        float acc[VEC];
-#pragma unroll
-        for (int e = 0; e < VEC; e++) acc[e] = 0.f;
-#pragma unroll 4
-        for (int j = start + kg; j < end; j += n_kg) {
-            float v[VEC];
-            ld16(vp + key_entry(base, extra, r, np, e0, j) * width + (size_t)kvh * head_dim + g * VEC, v);
-            float p = sc[j - start];
-#pragma unroll
-            for (int e = 0; e < VEC; e++) acc[e] = fmaf(p, v[e], acc[e]);
-        }
-        float* red = sc + chunk;  // n_kg x head_dim floats
-#pragma unroll
-        for (int e = 0; e < VEC; e++) red[kg * head_dim + g * VEC + e] = acc[e];
-        __syncthreads();
-        for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
-            float a = 0.f;
-            for (int k = 0; k < n_kg; k++) a += red[k * head_dim + d];
-            po[d] = a;
-        }
-    } else {
-        for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
-            float acc = 0.f;
-#pragma unroll 16
-            for (int j = start; j < end; j++) {
-                acc += sc[j - start] * ld(&vp[key_entry(base, extra, r, np, e0, j) * width + (size_t)kvh * head_dim + d]);
-            }
-            po[d] = acc;
-        }
-    }
-    if (threadIdx.x == 0) { part_ml[2 * slot] = mx; part_ml[2 * slot + 1] = sum; }
-}
-
-// Pass 2: combines the splits of (row, head) = block (x, y).
-template <typename T>
-__device__ void attention_combine(T* out, const float* part_out, const float* part_ml, int heads, int head_dim, int splits) {
-    size_t first = ((size_t)blockIdx.x * heads + blockIdx.y) * splits;
-    float m = -INFINITY;
-    for (int s = 0; s < splits; s++) m = fmaxf(m, part_ml[2 * (first + s)]);
-    float l = 0.f;
-    for (int s = 0; s < splits; s++) l += part_ml[2 * (first + s) + 1] * expf(part_ml[2 * (first + s)] - m);
-    T* o = out + ((size_t)blockIdx.x * heads + blockIdx.y) * head_dim;
-    for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
-        float acc = 0.f;
-        for (int s = 0; s < splits; s++) acc += part_out[(first + s) * head_dim + d] * expf(part_ml[2 * (first + s)] - m);
-        st(&o[d], acc / l);
-    }
-}
-
 // out[r] = argmax of x[r, :n]; grid: rows.
 template <typename T>
 __device__ void argmax_rows(int* out, const T* x, int n) {
@@ -405,10 +287,6 @@ BOTH(rms_norm_residual, P_RMS, (out, residual, delta, w, eps, hidden))
 BOTH(rope, P_ROPE, (x, positions, inv_freq, heads, head_dim))
 #define P_SILU(T) (T* out, const T* gate, const T* up, long n)
 BOTH(silu_mul, P_SILU, (out, gate, up, n))
-#define P_ATTP(T) (float* part_out, float* part_ml, const T* q, const T* kp, const T* vp, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int kv_heads, int head_dim, float scale, int chunk, long pool_offset)
-BOTH(attention_partial, P_ATTP, (part_out, part_ml, q, kp, vp, base, prefix, extra_off, extra, heads, kv_heads, head_dim, scale, chunk, pool_offset))
-#define P_ATTC(T) (T* out, const float* part_out, const float* part_ml, int heads, int head_dim, int splits)
-BOTH(attention_combine, P_ATTC, (out, part_out, part_ml, heads, head_dim, splits))
 #define P_ARGMAX(T) (int* out, const T* x, int n)
 BOTH(argmax_rows, P_ARGMAX, (out, x, n))
 #define P_TOPK(T) (int* out_idx, float* out_val, const T* x, int n, int k)

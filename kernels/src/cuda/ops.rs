@@ -171,11 +171,17 @@ impl KeyLists {
 /// Keys handled by one block of the split-K attention.
 pub const ATTENTION_CHUNK: usize = 64;
 
+/// Blocks up to which the attention issues its key and value loads ahead
+/// (about what an H200 holds at once with that kernel's registers).
+const ATTENTION_AHEAD_MAX_BLOCKS: usize = 512;
+
 /// Per-launch scratch of the split-K attention: partial outputs and their
-/// (max, sum), `[rows, heads, splits]`.
+/// (max, sum), `[rows, heads, splits]`, and a counter of finished splits per
+/// (row, head) (zero between launches).
 pub struct AttentionScratch {
     part_out: CudaSlice<f32>,
     part_ml: CudaSlice<f32>,
+    counters: CudaSlice<i32>,
     splits: usize,
 }
 
@@ -192,6 +198,7 @@ impl AttentionScratch {
         Ok(AttentionScratch {
             part_out: gpu.stream.alloc_zeros(slots * shape.head_dim)?,
             part_ml: gpu.stream.alloc_zeros(2 * slots)?,
+            counters: gpu.stream.alloc_zeros(rows * shape.n_heads)?,
             splits,
         })
     }
@@ -208,8 +215,9 @@ pub struct KvPools<'a, T> {
     pub offset: usize,
 }
 
-/// Attention of `q: [rows, heads, head_dim]` over the pools:
-/// split-K over the key list (flash decoding), then a combine pass.
+/// Attention of `q: [rows, heads, head_dim]` over the pools: split-K over
+/// the key list (flash decoding), the last block of each (row, head) merging
+/// the splits, in one launch.
 #[allow(clippy::too_many_arguments)]
 pub fn attention<T: GpuElement>(
     gpu: &Gpu,
@@ -220,6 +228,26 @@ pub fn attention<T: GpuElement>(
     scratch: &mut AttentionScratch,
     shape: AttentionShape,
     scale: f32,
+) -> Result<(), GpuError> {
+    let blocks = keys.base.len() * shape.n_heads * scratch.splits;
+    let ahead = blocks <= ATTENTION_AHEAD_MAX_BLOCKS;
+    attention_with(gpu, out, q, pools, keys, scratch, shape, scale, ahead)
+}
+
+/// [`attention`] with its kernel chosen: `ahead` issues the key and value
+/// loads before anything waits (faster while every block is resident at
+/// once), else lean (fewer registers). Both give the same bits.
+#[allow(clippy::too_many_arguments)]
+pub fn attention_with<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<T>,
+    q: &CudaSlice<T>,
+    pools: KvPools<'_, T>,
+    keys: &KeyLists,
+    scratch: &mut AttentionScratch,
+    shape: AttentionShape,
+    scale: f32,
+    ahead: bool,
 ) -> Result<(), GpuError> {
     let rows = keys.base.len();
     let AttentionShape {
@@ -233,26 +261,33 @@ pub fn attention<T: GpuElement>(
     )?;
     need(
         scratch.splits * ATTENTION_CHUNK >= keys.max_keys
-            && scratch.part_ml.len() >= 2 * rows * n_heads * scratch.splits,
+            && scratch.part_ml.len() >= 2 * rows * n_heads * scratch.splits
+            && scratch.counters.len() >= rows * n_heads,
         || "attention: scratch made for other key lists".into(),
     )?;
     // Query, scores, then the value pass's per-key-group partial sums (128 threads x 8).
     let smem = ((head_dim + ATTENTION_CHUNK + 128 * 8) * 4) as u32;
-    let (h, kvh, d, chunk, splits) = (
+    let (h, kvh, d, chunk) = (
         n_heads as i32,
         n_kv_heads as i32,
         head_dim as i32,
         ATTENTION_CHUNK as i32,
-        scratch.splits as i32,
     );
     need(
         pools.k.len() == pools.v.len() && pools.offset < pools.k.len(),
         || "attention: pool offset outside the pools".into(),
     )?;
-    let f = gpu.function(&name::<T>("attention_partial"))?;
+    let kernel = if ahead {
+        "attention_ahead"
+    } else {
+        "attention_lean"
+    };
+    let f = gpu.function(&name::<T>(kernel))?;
     let args = [
+        RawArg::slice(gpu, out),
         RawArg::slice(gpu, &scratch.part_out),
         RawArg::slice(gpu, &scratch.part_ml),
+        RawArg::slice(gpu, &scratch.counters),
         RawArg::slice(gpu, q),
         RawArg::slice(gpu, pools.k),
         RawArg::slice(gpu, pools.v),
@@ -273,18 +308,7 @@ pub fn attention<T: GpuElement>(
         shared_mem_bytes: smem,
     };
     // SAFETY: the kernel's parameters in order; sizes checked above.
-    unsafe { launch_raw(gpu, &f, grid, &args) }?;
-    let f = gpu.function(&name::<T>("attention_combine"))?;
-    let args = [
-        RawArg::slice(gpu, out),
-        RawArg::slice(gpu, &scratch.part_out),
-        RawArg::slice(gpu, &scratch.part_ml),
-        RawArg::I32(h),
-        RawArg::I32(d),
-        RawArg::I32(splits),
-    ];
-    // SAFETY: as above.
-    unsafe { launch_raw(gpu, &f, cfg((rows as u32, n_heads as u32), 128, 0), &args) }
+    unsafe { launch_raw(gpu, &f, grid, &args) }
 }
 
 /// `out[r] = argmax(x[r, :n])` (the lowest index on ties).

@@ -9,7 +9,7 @@ use specula_engine::fixtures::{write_random_pair, StoreDtype, TargetShape};
 use specula_engine::model::{ForwardBatch, TargetModel};
 use specula_engine::pair::{CaptureChoice, ModelPair};
 use specula_engine::spec::{
-    verify_greedy, DraftNode, DraftRequest, DraftTree, Drafter, Proposal, SpecConfig,
+    verify_greedy, DraftNode, DraftRequest, DraftTree, Drafter, PendingAux, Proposal, SpecConfig,
 };
 use specula_engine::timing::NullRecorder;
 use specula_kernels::cpu::argmax;
@@ -104,7 +104,7 @@ fn steps(c: &mut Criterion) {
                 slot: 0,
                 tokens: &tokens,
                 pending_start: 0,
-                pending_aux: &aux,
+                pending_aux: PendingAux::of(&aux),
             };
             let trees = drafter
                 .draft(

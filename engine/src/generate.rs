@@ -6,8 +6,8 @@ use crate::backend::{LogitsWanted, SequenceCache, TargetBackend};
 use crate::error::{EngineError, Result};
 use crate::model::{ForwardBatch, TargetOutput};
 use crate::spec::{
-    verify_greedy, verify_sampling, Acceptance, DraftRequest, DraftTree, Drafter, SpecConfig,
-    SyntheticAcceptance,
+    verify_greedy, verify_sampling, Acceptance, DraftRequest, DraftTree, Drafter, PendingAux,
+    SpecConfig, SyntheticAcceptance,
 };
 use crate::stats::{FinishReason, Generation, SequenceResult};
 use crate::timing::{timed, Span, SpanRecorder};
@@ -52,6 +52,9 @@ struct Sequence<C> {
     cache: Option<C>,
     pending_start: usize,
     pending_aux: Vec<f32>,
+    /// Until the first draft step: where the sequence's pending aux states
+    /// lie in the prefill's output (not copied out: megabytes at 8B sizes).
+    pending_prompt: Option<std::ops::Range<usize>>,
     rng: ChaCha8Rng,
     result: SequenceResult,
     done: bool,
@@ -185,6 +188,7 @@ pub fn generate<B: TargetBackend + ?Sized>(
                 cache: Some(target.new_cache()?),
                 pending_start: 0,
                 pending_aux: Vec::new(),
+                pending_prompt: None,
                 rng: ChaCha8Rng::seed_from_u64(
                     params
                         .seed
@@ -213,12 +217,13 @@ pub fn generate<B: TargetBackend + ?Sized>(
         choose(&out, vocab, params.temperature)
     });
     let prefill_s = t0.elapsed().as_secs_f64();
+    let prompt_aux = out.aux;
     let mut row = 0;
     for (i, (s, mut c)) in seqs.iter_mut().zip(caches).enumerate() {
         target.commit_all(&mut c)?;
         s.cache = Some(c);
         let n = s.tokens.len();
-        s.pending_aux = out.aux[row * aux_width..(row + n) * aux_width].to_vec();
+        s.pending_prompt = Some(row * aux_width..(row + n) * aux_width);
         row += n;
         let first = match &choices {
             Choices::Greedy(ids) => ids[i],
@@ -243,7 +248,14 @@ pub fn generate<B: TargetBackend + ?Sized>(
                         slot: i,
                         tokens: &seqs[i].tokens,
                         pending_start: seqs[i].pending_start,
-                        pending_aux: &seqs[i].pending_aux,
+                        pending_aux: match &seqs[i].pending_prompt {
+                            Some(range) => PendingAux {
+                                buffer: &prompt_aux,
+                                start: range.start,
+                                end: range.end,
+                            },
+                            None => PendingAux::of(&seqs[i].pending_aux),
+                        },
                     })
                     .collect();
                 let mut rngs: Vec<ChaCha8Rng> =
@@ -331,6 +343,7 @@ pub fn generate<B: TargetBackend + ?Sized>(
             let s = &mut seqs[i];
             s.cache = Some(cache);
             s.pending_start = s.tokens.len() - 1;
+            s.pending_prompt = None;
             s.pending_aux.clear();
             for k in std::iter::once(0).chain(acc.accepted.iter().map(|a| a + 1)) {
                 let r = starts[b] + k;

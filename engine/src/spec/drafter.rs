@@ -17,7 +17,46 @@ pub struct DraftRequest<'a> {
     pub pending_start: usize,
     /// Target aux states of positions `pending_start..tokens.len() - 1`,
     /// `[rows, capture width]` (empty when the drafter needs none).
-    pub pending_aux: &'a [f32],
+    pub pending_aux: PendingAux<'a>,
+}
+
+/// A sequence's pending aux states: `buffer[start..end]`. The sequences of
+/// one prefill point into its output, so a batch's states can be read as one
+/// slice instead of being copied end to end (megabytes at 8B sizes).
+#[derive(Debug, Clone, Copy)]
+pub struct PendingAux<'a> {
+    /// The buffer holding them (and maybe other sequences' states).
+    pub buffer: &'a [f32],
+    /// First element.
+    pub start: usize,
+    /// One past the last element.
+    pub end: usize,
+}
+
+impl<'a> PendingAux<'a> {
+    /// The whole of `rows`.
+    pub fn of(rows: &'a [f32]) -> PendingAux<'a> {
+        PendingAux {
+            buffer: rows,
+            start: 0,
+            end: rows.len(),
+        }
+    }
+
+    /// The states themselves.
+    pub fn rows(&self) -> &'a [f32] {
+        &self.buffer[self.start..self.end]
+    }
+
+    /// The batch's states in request order as one slice, when they lie end
+    /// to end in one buffer.
+    pub fn joined(all: &[PendingAux<'a>]) -> Option<&'a [f32]> {
+        let (first, last) = (all.first()?, all.last()?);
+        let adjacent = all
+            .windows(2)
+            .all(|w| std::ptr::eq(w[0].buffer, w[1].buffer) && w[0].end == w[1].start);
+        adjacent.then(|| &first.buffer[first.start..last.end])
+    }
 }
 
 /// Proposes draft trees for a batch of sequences.
@@ -39,4 +78,38 @@ pub trait Drafter {
 
     /// The sequence in `slot` is finished: drop its state.
     fn release(&mut self, slot: usize);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PendingAux;
+
+    #[test]
+    fn a_prefills_pending_states_join_in_place_and_scattered_ones_do_not() {
+        let prefill: Vec<f32> = (0..12).map(|i| i as f32).collect();
+        let at = |start, end| PendingAux {
+            buffer: &prefill,
+            start,
+            end,
+        };
+        let joined = PendingAux::joined(&[at(0, 4), at(4, 9), at(9, 12)]).expect("end to end");
+        assert_eq!(joined, &prefill[..]);
+        assert_eq!(PendingAux::joined(&[at(4, 9)]), Some(&prefill[4..9]));
+        // A gap, a different order, or another buffer: copied instead.
+        assert_eq!(PendingAux::joined(&[at(0, 4), at(5, 9)]), None);
+        assert_eq!(PendingAux::joined(&[at(4, 9), at(0, 4)]), None);
+        let other = prefill.clone();
+        assert_eq!(
+            PendingAux::joined(&[
+                at(0, 4),
+                PendingAux {
+                    buffer: &other,
+                    start: 4,
+                    end: 9
+                }
+            ]),
+            None
+        );
+        assert_eq!(PendingAux::joined(&[]), None);
+    }
 }

@@ -3,7 +3,7 @@
 //! hidden state back for every further step.
 
 use super::config::SpecConfig;
-use super::drafter::{DraftRequest, Drafter};
+use super::drafter::{DraftRequest, Drafter, PendingAux};
 use super::search::{needs_only_top_k, search_trees, DraftScores};
 use super::tree::DraftTree;
 use crate::backend::{DraftBackend, SequenceCache};
@@ -21,6 +21,9 @@ pub struct Eagle3Drafter<D: DraftBackend = Eagle3Draft> {
     capture: AuxCapture,
     target_vocab: usize,
     caches: HashMap<usize, D::Cache>,
+    /// The batch's pending aux states laid end to end, kept between calls so
+    /// that its pages are touched once, not at every step.
+    aux: Vec<f32>,
 }
 
 impl<D: DraftBackend> Eagle3Drafter<D> {
@@ -42,6 +45,7 @@ impl<D: DraftBackend> Eagle3Drafter<D> {
             capture,
             target_vocab,
             caches: HashMap::new(),
+            aux: Vec::new(),
         })
     }
 
@@ -79,10 +83,17 @@ impl<D: DraftBackend> Drafter for Eagle3Drafter<D> {
             .collect::<Result<_>>()?;
         // Extend: one causal run of pending (aux_i, x_{i+1}) pairs per sequence.
         let mut batch = ForwardBatch::default();
-        // Sized up front: the first call after a prefill folds in every
-        // prompt token's aux states (megabytes at 8B sizes), which a growing
-        // vector would copy several times over.
-        let mut aux = Vec::with_capacity(requests.iter().map(|q| q.pending_aux.len()).sum());
+        // The first call after a prefill folds in every prompt token's aux
+        // states (megabytes at 8B sizes): read in place when they lie end to
+        // end (one sequence, or a prefill's output), else laid end to end in
+        // a buffer kept between calls.
+        let pending: Vec<PendingAux<'_>> = requests.iter().map(|q| q.pending_aux).collect();
+        let joined = PendingAux::joined(&pending);
+        let mut aux = std::mem::take(&mut self.aux);
+        aux.clear();
+        if joined.is_none() {
+            aux.reserve(pending.iter().map(|p| p.end - p.start).sum());
+        }
         let mut last_rows = Vec::with_capacity(requests.len());
         for (r, q) in requests.iter().enumerate() {
             let root = q.tokens.len() - 1;
@@ -105,13 +116,18 @@ impl<D: DraftBackend> Drafter for Eagle3Drafter<D> {
                 true,
             );
             last_rows.push(batch.len() - 1);
-            aux.extend_from_slice(q.pending_aux);
+            if joined.is_none() {
+                aux.extend_from_slice(q.pending_aux.rows());
+            }
         }
         let model = &self.model;
         let top_k = needs_only_top_k(cfg.topk, temperature).then_some(cfg.topk);
         let out = timed(rec, Span::Draft, || {
-            model.forward(&batch, HiddenInput::Aux(&aux), &mut caches, top_k)
-        })?;
+            let rows = joined.unwrap_or(&aux);
+            model.forward(&batch, HiddenInput::Aux(rows), &mut caches, top_k)
+        });
+        self.aux = aux;
+        let out = out?;
         caches.iter_mut().for_each(|c| model.commit_all(c));
         let vocab = model.config().draft_vocab_size;
         let first = scores_of(&out, vocab);

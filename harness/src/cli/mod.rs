@@ -101,8 +101,8 @@ enum Command {
     #[command(
         subcommand,
         after_help = "Environment, for measurement:\n  \
-            SPECULA_LINEAR=fma     bf16 linears on the FMA kernel instead of tensor cores (faster at one row,\n                         \
-            slower beyond a few; either is batch-invariant, so every config stays lossless)\n  \
+            SPECULA_LINEAR=fma     bf16 linears on the FMA kernel instead of tensor cores (slower, the more\n                         \
+            so the more rows; either is batch-invariant, so every config stays lossless)\n  \
             SPECULA_PDL=0          no programmatic dependent launches\n  \
             SPECULA_GPU_PROFILE=1  per-operation CUDA-event breakdown of each forward (runs eagerly)"
     )]

@@ -48,8 +48,8 @@ pub struct Gpu {
     pub arch: &'static str,
     /// Seconds NVRTC took.
     pub compile_s: f64,
-    /// Whether the small-row linear launches as a programmatic dependent of
-    /// the kernel before it (sm_90+, unless `SPECULA_PDL=0`).
+    /// Whether kernels launch as programmatic dependents of the kernel
+    /// before them (sm_90+, unless `SPECULA_PDL=0`).
     pub pdl: bool,
     /// Which kernel runs batch-invariant bf16 linears (`SPECULA_LINEAR=fma`
     /// picks the FMA kernel; tensor cores need sm_80+).
@@ -63,8 +63,8 @@ pub struct Gpu {
 pub enum SmallRowLinear {
     /// Tensor cores (bf16): about as fast for 64 rows as for one.
     Mma,
-    /// One warp per output column in FMA: a little faster for one row,
-    /// slower in proportion to the rows beyond a few.
+    /// One warp per output column in FMA (f32's kernel): in bf16 slower
+    /// than tensor cores at one row, and in proportion to the rows beyond.
     Fma,
 }
 

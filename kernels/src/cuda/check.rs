@@ -215,24 +215,30 @@ where
         &random(rng, lists.len() * shape.n_heads * shape.head_dim, 1.0),
     )?;
     let keys = KeyLists::upload(gpu, &lists)?;
-    let mut out = s.alloc_zeros::<T>(q_h.len())?;
     let scale = 1.0 / (shape.head_dim as f32).sqrt();
     let mut scratch = AttentionScratch::new(gpu, &keys, shape)?;
-    attention_with(
-        gpu,
-        &mut out,
-        &q,
-        KvPools {
+    // Lean, then loads ahead, on one scratch.
+    let mut run = |ahead: bool| -> Result<Vec<f32>, GpuError> {
+        let mut out = s.alloc_zeros::<T>(q_h.len())?;
+        let pools = KvPools {
             k: &kp,
             v: &vp,
             offset: 0,
-        },
-        &keys,
-        &mut scratch,
-        shape,
-        scale,
-        false,
-    )?;
+        };
+        attention_with(
+            gpu,
+            &mut out,
+            &q,
+            pools,
+            &keys,
+            &mut scratch,
+            shape,
+            scale,
+            ahead,
+        )?;
+        download(gpu, &out)
+    };
+    let first = run(false)?;
     let qd = shape.n_heads * shape.head_dim;
     let w = shape.kv_width();
     let mut want = vec![0f32; q_h.len()];
@@ -251,7 +257,6 @@ where
             &mut want[r * qd..(r + 1) * qd],
         );
     }
-    let first = download(gpu, &out)?;
     row(
         "attention_tree",
         "5 rows (decode, tree, prefill), 32/8 heads x 128, 1060 pool entries".into(),
@@ -261,23 +266,7 @@ where
     // Again on the same scratch with the loads-ahead kernel: the per-(row,
     // head) counters are back at zero, and whichever kernel ran and whichever
     // block merged, the bits are the same.
-    let mut again = s.alloc_zeros::<T>(q_h.len())?;
-    attention_with(
-        gpu,
-        &mut again,
-        &q,
-        KvPools {
-            k: &kp,
-            v: &vp,
-            offset: 0,
-        },
-        &keys,
-        &mut scratch,
-        shape,
-        scale,
-        true,
-    )?;
-    let differing = download(gpu, &again)?
+    let differing = run(true)?
         .iter()
         .zip(&first)
         .filter(|(a, b)| a != b)

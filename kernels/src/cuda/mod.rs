@@ -2,7 +2,9 @@
 //! launched through cudarc (dynamic loading: nothing CUDA is needed to build),
 //! with GEMMs through cuBLAS and timing through CUDA events.
 
+mod attention;
 pub mod check;
+mod check_attention;
 mod check_model;
 mod device;
 mod linear;
@@ -12,6 +14,7 @@ mod pdl;
 pub mod split_sweep;
 pub mod timing;
 
+pub use attention::*;
 pub use device::{Gpu, GpuElement, GpuError, GpuTimer, SmallRowLinear};
 pub use linear::*;
 pub use model_ops::*;

@@ -1,6 +1,7 @@
 //! Per-kernel timings on a model shape, with bytes moved and FLOPs, so each
 //! kernel reads against the device's measured ceilings.
 
+use super::attention::*;
 use super::check::{time_ms, Ceilings};
 use super::device::{Gpu, GpuError};
 use super::ops::*;

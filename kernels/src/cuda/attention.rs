@@ -1,0 +1,190 @@
+//! The attention launch (`attention.cu`): split-K over each row's key list
+//! (flash decoding), the last block of each (row, head) merging the splits.
+
+use super::device::{Gpu, GpuElement, GpuError};
+use super::ops::{name, need};
+use super::pdl::{launch_raw, RawArg};
+use crate::cpu::AttentionShape;
+use cudarc::driver::{CudaSlice, LaunchConfig};
+
+/// What each query row of an attention launch sees (device copies of the
+/// engine's key lists): pool entries `base[r] + j` for `j < prefix[r]`, then
+/// `base[r] + extra[k]` for `k` in `extra_off[r]..extra_off[r + 1]`.
+pub struct KeyLists {
+    /// Pool offset of each row's sequence.
+    pub base: CudaSlice<i32>,
+    /// Visible prefix length per row.
+    pub prefix: CudaSlice<i32>,
+    /// Offsets into `extra`, rows + 1 of them.
+    pub extra_off: CudaSlice<i32>,
+    /// Further visible entries (relative to `base`).
+    pub extra: CudaSlice<i32>,
+    /// The longest key list of any row.
+    pub max_keys: usize,
+}
+
+impl KeyLists {
+    /// Uploads host lists: per row `(base, prefix, extra)`.
+    pub fn upload(gpu: &Gpu, rows: &[(usize, usize, Vec<usize>)]) -> Result<KeyLists, GpuError> {
+        let mut off = vec![0i32];
+        let mut extra = Vec::new();
+        for (_, _, e) in rows {
+            extra.extend(e.iter().map(|&v| v as i32));
+            off.push(extra.len() as i32);
+        }
+        if extra.is_empty() {
+            extra.push(0); // cudarc refuses empty allocations
+        }
+        let s = &gpu.stream;
+        Ok(KeyLists {
+            base: s.clone_htod(&rows.iter().map(|r| r.0 as i32).collect::<Vec<_>>())?,
+            prefix: s.clone_htod(&rows.iter().map(|r| r.1 as i32).collect::<Vec<_>>())?,
+            extra_off: s.clone_htod(&off)?,
+            extra: s.clone_htod(&extra)?,
+            max_keys: rows.iter().map(|r| r.1 + r.2.len()).max().unwrap_or(0),
+        })
+    }
+}
+
+/// Keys handled by one block of the split-K attention.
+pub const ATTENTION_CHUNK: usize = 64;
+
+/// Blocks up to which the attention issues its key and value loads ahead
+/// (about what an H200 holds at once with that kernel's registers).
+const ATTENTION_AHEAD_MAX_BLOCKS: usize = 512;
+
+/// Per-launch scratch of the split-K attention: partial outputs and their
+/// (max, sum), `[rows, heads, splits]`, and a counter of finished splits per
+/// (row, head) (zero between launches).
+pub struct AttentionScratch {
+    part_out: CudaSlice<f32>,
+    part_ml: CudaSlice<f32>,
+    counters: CudaSlice<i32>,
+    splits: usize,
+}
+
+impl AttentionScratch {
+    /// Scratch for `keys` and `shape`.
+    pub fn new(
+        gpu: &Gpu,
+        keys: &KeyLists,
+        shape: AttentionShape,
+    ) -> Result<AttentionScratch, GpuError> {
+        let rows = keys.base.len();
+        let splits = keys.max_keys.div_ceil(ATTENTION_CHUNK).max(1);
+        let slots = rows * shape.n_heads * splits;
+        Ok(AttentionScratch {
+            part_out: gpu.stream.alloc_zeros(slots * shape.head_dim)?,
+            part_ml: gpu.stream.alloc_zeros(2 * slots)?,
+            counters: gpu.stream.alloc_zeros(rows * shape.n_heads)?,
+            splits,
+        })
+    }
+}
+
+/// The key and value pools of one attention launch: `[entries, kv_heads, head_dim]`
+/// starting `offset` elements into `k` and `v` (pools may hold every layer).
+pub struct KvPools<'a, T> {
+    /// Keys.
+    pub k: &'a CudaSlice<T>,
+    /// Values.
+    pub v: &'a CudaSlice<T>,
+    /// First element of the layer's pool.
+    pub offset: usize,
+}
+
+/// Attention of `q: [rows, heads, head_dim]` over the pools: split-K over
+/// the key list (flash decoding), the last block of each (row, head) merging
+/// the splits, in one launch.
+#[allow(clippy::too_many_arguments)]
+pub fn attention<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<T>,
+    q: &CudaSlice<T>,
+    pools: KvPools<'_, T>,
+    keys: &KeyLists,
+    scratch: &mut AttentionScratch,
+    shape: AttentionShape,
+    scale: f32,
+) -> Result<(), GpuError> {
+    let blocks = keys.base.len() * shape.n_heads * scratch.splits;
+    let ahead = blocks <= ATTENTION_AHEAD_MAX_BLOCKS;
+    attention_with(gpu, out, q, pools, keys, scratch, shape, scale, ahead)
+}
+
+/// [`attention`] with its kernel chosen: `ahead` issues the key and value
+/// loads before anything waits (faster while every block is resident at
+/// once), else lean (fewer registers). Both give the same bits.
+#[allow(clippy::too_many_arguments)]
+pub fn attention_with<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<T>,
+    q: &CudaSlice<T>,
+    pools: KvPools<'_, T>,
+    keys: &KeyLists,
+    scratch: &mut AttentionScratch,
+    shape: AttentionShape,
+    scale: f32,
+    ahead: bool,
+) -> Result<(), GpuError> {
+    let rows = keys.base.len();
+    let AttentionShape {
+        n_heads,
+        n_kv_heads,
+        head_dim,
+    } = shape;
+    need(
+        q.len() == rows * n_heads * head_dim && out.len() >= q.len(),
+        || "attention: q/out sizes disagree".into(),
+    )?;
+    need(
+        scratch.splits * ATTENTION_CHUNK >= keys.max_keys
+            && scratch.part_ml.len() >= 2 * rows * n_heads * scratch.splits
+            && scratch.counters.len() >= rows * n_heads,
+        || "attention: scratch made for other key lists".into(),
+    )?;
+    // Query, scores, then the value pass's per-key-group partial sums (128 threads x 8).
+    let smem = ((head_dim + ATTENTION_CHUNK + 128 * 8) * 4) as u32;
+    let (h, kvh, d, chunk) = (
+        n_heads as i32,
+        n_kv_heads as i32,
+        head_dim as i32,
+        ATTENTION_CHUNK as i32,
+    );
+    need(
+        pools.k.len() == pools.v.len() && pools.offset < pools.k.len(),
+        || "attention: pool offset outside the pools".into(),
+    )?;
+    let kernel = if ahead {
+        "attention_ahead"
+    } else {
+        "attention_lean"
+    };
+    let f = gpu.function(&name::<T>(kernel))?;
+    let args = [
+        RawArg::slice(gpu, out),
+        RawArg::slice(gpu, &scratch.part_out),
+        RawArg::slice(gpu, &scratch.part_ml),
+        RawArg::slice(gpu, &scratch.counters),
+        RawArg::slice(gpu, q),
+        RawArg::slice(gpu, pools.k),
+        RawArg::slice(gpu, pools.v),
+        RawArg::slice(gpu, &keys.base),
+        RawArg::slice(gpu, &keys.prefix),
+        RawArg::slice(gpu, &keys.extra_off),
+        RawArg::slice(gpu, &keys.extra),
+        RawArg::I32(h),
+        RawArg::I32(kvh),
+        RawArg::I32(d),
+        RawArg::F32(scale),
+        RawArg::I32(chunk),
+        RawArg::I64(pools.offset as i64),
+    ];
+    let grid = LaunchConfig {
+        grid_dim: (rows as u32, n_heads as u32, scratch.splits as u32),
+        block_dim: (128, 1, 1),
+        shared_mem_bytes: smem,
+    };
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch_raw(gpu, &f, grid, &args) }
+}

@@ -92,6 +92,51 @@ fn speculative_greedy_tokens_equal_transformers_too() {
     }
 }
 
+/// Regression for reading a prefill's aux states in place: batched, every
+/// sequence's draft must still see its own states (wrong ones would stay
+/// lossless but change what is accepted), so each sequence accepts exactly
+/// what it accepts decoded alone.
+#[test]
+fn a_batched_sequence_accepts_the_drafts_it_accepts_alone() {
+    let g = golden();
+    let mut pair = ModelPair::load(
+        &model_dir(),
+        Some(&model_dir().join("eagle3")),
+        &CaptureChoice::default(),
+    )
+    .unwrap();
+    let params = GenerateParams {
+        spec: SpecConfig::chain(3),
+        temperature: 0.0,
+        max_new_tokens: 24,
+        seed: 0,
+        ignore_eos: true,
+        synthetic: None,
+    };
+    let batched = pair
+        .generate(&g.prompt_token_ids, &params, &mut NullRecorder)
+        .unwrap();
+    for (i, prompt) in g.prompt_token_ids.iter().enumerate() {
+        let alone = pair
+            .generate(std::slice::from_ref(prompt), &params, &mut NullRecorder)
+            .unwrap();
+        assert_eq!(
+            batched.sequences[i].accepted_per_step, alone.sequences[0].accepted_per_step,
+            "prompt {i}: accepted drafts per step, batched vs alone"
+        );
+    }
+    let accepted: u32 = batched
+        .sequences
+        .iter()
+        .flat_map(|s| &s.accepted_per_step)
+        .map(|&a| u32::from(a))
+        .sum();
+    assert!(
+        accepted > 20,
+        "the trained draft gets tokens accepted ({accepted})"
+    );
+}
+
 #[test]
 fn last_position_logits_match_transformers_within_1e_3() {
     let g = golden();

@@ -45,6 +45,17 @@ pub struct MmaLaunch {
 pub const MMA_PIPELINED_MAX_ROWS: usize = 8;
 
 impl MmaLaunch {
+    /// The pipelined one-token-tile layout (at most
+    /// [`MMA_PIPELINED_MAX_ROWS`] rows) with `parts` slices of k.
+    pub fn pipelined(parts: usize) -> MmaLaunch {
+        MmaLaunch {
+            parts,
+            chunks: 8,
+            groups: 1,
+            pipelined: true,
+        }
+    }
+
     /// The layout the small-row linear uses for `m` rows of a `[n, k]` weight.
     pub fn for_shape(m: usize, k: usize, n: usize) -> MmaLaunch {
         let parts = mma_k_parts(k, n);
@@ -54,12 +65,14 @@ impl MmaLaunch {
         // tile per block with eight chunks in flight is best or within 3% of
         // best up to 32 rows; beyond, the token tiles' accumulators crowd the
         // registers and four chunks in blocks of eight warps win.
-        if m <= 32 {
+        if m <= MMA_PIPELINED_MAX_ROWS {
+            MmaLaunch::pipelined(parts)
+        } else if m <= 32 {
             MmaLaunch {
                 parts,
                 chunks: 8,
                 groups: 1,
-                pipelined: m <= MMA_PIPELINED_MAX_ROWS,
+                pipelined: false,
             }
         } else {
             MmaLaunch {

@@ -26,6 +26,21 @@ pub struct CheckRow {
     pub tolerance: f64,
 }
 
+/// A recorder of `T`'s check rows into `out`: (kernel, shape, error, tolerance).
+pub(crate) fn row_recorder<T: GpuElement>(
+    out: &mut Vec<CheckRow>,
+) -> impl FnMut(&'static str, String, f64, f64) + '_ {
+    move |kernel, shape, error, tolerance| {
+        out.push(CheckRow {
+            kernel,
+            dtype: T::SUFFIX,
+            shape,
+            error,
+            tolerance,
+        })
+    }
+}
+
 impl CheckRow {
     /// Whether it passed.
     pub fn pass(&self) -> bool {
@@ -95,15 +110,7 @@ fn check_float_kernels<T: GpuElement>(
 where
     cudarc::cublas::CudaBlas: cudarc::cublas::Gemm<T>,
 {
-    let mut row = |kernel, shape: String, error, tolerance| {
-        rows_out.push(CheckRow {
-            kernel,
-            dtype: T::SUFFIX,
-            shape,
-            error,
-            tolerance,
-        })
-    };
+    let mut row = row_recorder::<T>(rows_out);
     let s = &gpu.stream;
     // Embedding gather.
     let (v, h) = (1000, 512);

@@ -2,7 +2,7 @@
 //! rows over one pool), and its two kernel forms against each other.
 
 use super::attention::*;
-use super::check::{download, normwise_error, random, tolerance, upload, CheckRow};
+use super::check::{download, normwise_error, random, row_recorder, tolerance, upload, CheckRow};
 use super::device::{Gpu, GpuElement, GpuError};
 use crate::cpu;
 use rand_chacha::ChaCha8Rng;
@@ -13,15 +13,7 @@ pub(crate) fn check_attention<T: GpuElement>(
     rng: &mut ChaCha8Rng,
     rows_out: &mut Vec<CheckRow>,
 ) -> Result<(), GpuError> {
-    let mut row = |kernel, shape: String, error, tolerance| {
-        rows_out.push(CheckRow {
-            kernel,
-            dtype: T::SUFFIX,
-            shape,
-            error,
-            tolerance,
-        })
-    };
+    let mut row = row_recorder::<T>(rows_out);
     let s = &gpu.stream;
     // Attention: three sequences in one pool; decode, tree and prefill rows.
     let shape = cpu::AttentionShape {

@@ -2,7 +2,9 @@
 //! fresh random inputs (the batch-invariance of `linear_rows` is checked
 //! exactly: a row computed alone equals the same row inside a larger batch).
 
-use super::check::{download, normwise_error, random, round, tolerance, upload, CheckRow};
+use super::check::{
+    download, normwise_error, random, round, row_recorder, tolerance, upload, CheckRow,
+};
 use super::device::{Gpu, GpuElement, GpuError};
 use super::linear::*;
 use super::model_ops::*;
@@ -16,15 +18,7 @@ pub(crate) fn check_model_kernels<T: GpuElement>(
     rng: &mut ChaCha8Rng,
     out: &mut Vec<CheckRow>,
 ) -> Result<(), GpuError> {
-    let mut row = |kernel, shape: String, error, tolerance| {
-        out.push(CheckRow {
-            kernel,
-            dtype: T::SUFFIX,
-            shape,
-            error,
-            tolerance,
-        })
-    };
+    let mut row = row_recorder::<T>(out);
     let s = &gpu.stream;
     // Small-row linear, vector path (k % 8 == 0) and scalar path, with a bias.
     for (m, k, n) in [(13usize, 4096usize, 1000usize), (3, 100, 77)] {
@@ -99,7 +93,7 @@ pub(crate) fn check_model_kernels<T: GpuElement>(
                     &w,
                     Some(&b),
                     (1, k, n),
-                    pipelined(parts),
+                    MmaLaunch::pipelined(parts),
                     false,
                 )?;
                 let alone = download(gpu, &yr)?;
@@ -115,7 +109,7 @@ pub(crate) fn check_model_kernels<T: GpuElement>(
                 &w,
                 Some(&b),
                 (5, k, n),
-                pipelined(parts),
+                MmaLaunch::pipelined(parts),
                 false,
             )?;
             let five = download(gpu, &y5)?;
@@ -370,13 +364,5 @@ fn layout(parts: usize, chunks: usize) -> MmaLaunch {
         chunks,
         groups: if chunks == 4 { 8 / parts } else { 1 },
         pipelined: false,
-    }
-}
-
-/// The pipelined one-token-tile layout with `parts` slices.
-fn pipelined(parts: usize) -> MmaLaunch {
-    MmaLaunch {
-        pipelined: true,
-        ..layout(parts, 8)
     }
 }

@@ -79,12 +79,7 @@ pub fn time_linear_splits(
                     methods.push((format!("mma/{parts}/{chunks}/{groups}"), Some(l)));
                 }
                 if m <= MMA_PIPELINED_MAX_ROWS {
-                    let l = MmaLaunch {
-                        parts,
-                        chunks: 8,
-                        groups: 1,
-                        pipelined: true,
-                    };
+                    let l = MmaLaunch::pipelined(parts);
                     methods.push((format!("mma/{parts}/pipelined"), Some(l)));
                 }
             }

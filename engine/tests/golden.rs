@@ -26,6 +26,28 @@ fn golden() -> Golden {
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 
+/// Greedy decoding of `max_new_tokens` with `spec`, EOS ignored.
+fn greedy(spec: SpecConfig, max_new_tokens: usize) -> GenerateParams {
+    GenerateParams {
+        spec,
+        temperature: 0.0,
+        max_new_tokens,
+        seed: 0,
+        ignore_eos: true,
+        synthetic: None,
+    }
+}
+
+/// The trained target with its EAGLE-3 draft.
+fn pair_with_draft() -> ModelPair {
+    ModelPair::load(
+        &model_dir(),
+        Some(&model_dir().join("eagle3")),
+        &CaptureChoice::default(),
+    )
+    .unwrap()
+}
+
 #[test]
 fn the_tokenizer_gives_the_golden_prompt_ids() {
     let g = golden();
@@ -39,14 +61,7 @@ fn the_tokenizer_gives_the_golden_prompt_ids() {
 fn greedy_tokens_equal_transformers_for_every_golden_prompt() {
     let g = golden();
     let target = TargetModel::load(&model_dir()).unwrap();
-    let params = GenerateParams {
-        spec: SpecConfig::BASELINE,
-        temperature: 0.0,
-        max_new_tokens: 32,
-        seed: 0,
-        ignore_eos: true,
-        synthetic: None,
-    };
+    let params = greedy(SpecConfig::BASELINE, 32);
     let out = generate(
         &target,
         &g.prompt_token_ids,
@@ -63,21 +78,9 @@ fn greedy_tokens_equal_transformers_for_every_golden_prompt() {
 #[test]
 fn speculative_greedy_tokens_equal_transformers_too() {
     let g = golden();
-    let mut pair = ModelPair::load(
-        &model_dir(),
-        Some(&model_dir().join("eagle3")),
-        &CaptureChoice::default(),
-    )
-    .unwrap();
+    let mut pair = pair_with_draft();
     for spec in [SpecConfig::chain(5), SpecConfig::new(4, 3, 8).unwrap()] {
-        let params = GenerateParams {
-            spec,
-            temperature: 0.0,
-            max_new_tokens: 32,
-            seed: 0,
-            ignore_eos: true,
-            synthetic: None,
-        };
+        let params = greedy(spec, 32);
         let out = pair
             .generate(&g.prompt_token_ids, &params, &mut NullRecorder)
             .unwrap();
@@ -99,20 +102,8 @@ fn speculative_greedy_tokens_equal_transformers_too() {
 #[test]
 fn a_batched_sequence_accepts_the_drafts_it_accepts_alone() {
     let g = golden();
-    let mut pair = ModelPair::load(
-        &model_dir(),
-        Some(&model_dir().join("eagle3")),
-        &CaptureChoice::default(),
-    )
-    .unwrap();
-    let params = GenerateParams {
-        spec: SpecConfig::chain(3),
-        temperature: 0.0,
-        max_new_tokens: 24,
-        seed: 0,
-        ignore_eos: true,
-        synthetic: None,
-    };
+    let mut pair = pair_with_draft();
+    let params = greedy(SpecConfig::chain(3), 24);
     let batched = pair
         .generate(&g.prompt_token_ids, &params, &mut NullRecorder)
         .unwrap();

@@ -5,9 +5,18 @@ use cudarc::driver::{
 };
 use std::sync::Arc;
 
-/// The CUDA C source of every kernel.
+/// The CUDA C source of every kernel: the prelude (shared device helpers
+/// and the kernel-declaring macros) first, then one file per op family.
 pub const SOURCE: &str = concat!(
-    include_str!("kernels.cu"),
+    include_str!("prelude.cu"),
+    include_str!("copy.cu"),
+    include_str!("norm.cu"),
+    include_str!("rope.cu"),
+    include_str!("activation.cu"),
+    include_str!("select.cu"),
+    include_str!("verify.cu"),
+    include_str!("random.cu"),
+    include_str!("linear_bias.cu"),
     include_str!("linear_fma.cu"),
     include_str!("linear_mma.cu"),
     include_str!("attention.cu")

@@ -1,0 +1,125 @@
+// specula's CUDA kernels, compiled at run time by NVRTC (no headers needed):
+// device.rs concatenates this prelude and then one file per op family.
+// Every kernel exists for float (_f32) and bfloat16 (_bf16, stored as
+// unsigned short, computed in float). Each has a CPU reference in
+// kernels/src/cpu, and the GPU check (cuda/check) compares them on random
+// inputs.
+//
+// The prelude: the bf16 type, loads and stores in float, programmatic
+// dependent launch, block-wide reductions, and the macros that declare a
+// kernel in both element types.
+
+typedef unsigned short bf16;
+#define INFINITY __int_as_float(0x7f800000)
+
+__device__ __forceinline__ float ld(const float* p) { return *p; }
+__device__ __forceinline__ float ld(const bf16* p) { return __uint_as_float(((unsigned int)*p) << 16); }
+__device__ __forceinline__ void st(float* p, float v) { *p = v; }
+__device__ __forceinline__ void st(bf16* p, float v) {
+    unsigned int u = __float_as_uint(v);
+    if ((u & 0x7fffffffu) > 0x7f800000u) { *p = 0x7fc0; return; }
+    u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest even
+    *p = (bf16)(u >> 16);
+}
+
+// 16 bytes of T as floats.
+__device__ __forceinline__ void ld16(const float* p, float* v) {
+    float4 a = *(const float4*)p;
+    v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
+}
+__device__ __forceinline__ void ld16(const bf16* p, float* v) {
+    uint4 a = *(const uint4*)p;
+    unsigned int w[4] = {a.x, a.y, a.z, a.w};
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        v[2 * i] = __uint_as_float(w[i] << 16);
+        v[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+    }
+}
+
+// 16 bytes of floats stored as T.
+__device__ __forceinline__ void st16(float* p, const float* v) { *(float4*)p = make_float4(v[0], v[1], v[2], v[3]); }
+__device__ __forceinline__ void st16(bf16* p, const float* v) {
+    unsigned int w[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        bf16 a, b;
+        st(&a, v[2 * i]);
+        st(&b, v[2 * i + 1]);
+        w[i] = (unsigned int)a | ((unsigned int)b << 16);
+    }
+    *(uint4*)p = make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// Programmatic dependent launch (sm_90+; no-ops elsewhere and when the
+// kernel was launched without the attribute): `pdl_launch_dependents` lets
+// the next kernel in the stream start early (it may only touch data that no
+// earlier kernel writes until its own `pdl_wait`), `pdl_wait` blocks until
+// the previous kernel has finished and its writes are visible.
+__device__ __forceinline__ void pdl_launch_dependents() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+__device__ __forceinline__ void pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Where every kernel but the linears starts (they prefetch weights first):
+// the next kernel may launch now, and nothing is read or written before the
+// previous kernel has finished. Every kernel launched as a programmatic
+// dependent must wait like this, or a kernel after it could overtake the one
+// before it.
+__device__ __forceinline__ void pdl_enter() {
+    pdl_wait();
+}
+
+// Block-wide reductions; blockDim.x is a multiple of 32, at most 1024.
+__device__ float block_sum(float v) {
+    __shared__ float sh[32];
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads();
+    if (lane == 0) sh[warp] = v;
+    __syncthreads();
+    int nw = blockDim.x >> 5;
+    v = (threadIdx.x < nw) ? sh[threadIdx.x] : 0.f;
+    if (warp == 0) for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (threadIdx.x == 0) sh[0] = v;
+    __syncthreads();
+    return sh[0];
+}
+
+__device__ float block_max(float v) {
+    __shared__ float sh[32];
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads();
+    if (lane == 0) sh[warp] = v;
+    __syncthreads();
+    int nw = blockDim.x >> 5;
+    v = (threadIdx.x < nw) ? sh[threadIdx.x] : -INFINITY;
+    if (warp == 0) for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    if (threadIdx.x == 0) sh[0] = v;
+    __syncthreads();
+    return sh[0];
+}
+
+// The kernels NAME_f32 and NAME_bf16, parameters PARAMS(T): each enters as
+// a programmatic dependent, then calls FN TARGS(T) ARGS (TARGS(T) spells
+// the template arguments: T_ONLY for FN<T>).
+#define KERNELS(NAME, FN, TARGS, PARAMS, ARGS)                                      \
+    extern "C" __global__ void NAME##_f32 PARAMS(float) {                           \
+        pdl_enter();                                                                \
+        FN TARGS(float) ARGS;                                                       \
+    }                                                                               \
+    extern "C" __global__ void NAME##_bf16 PARAMS(bf16) {                           \
+        pdl_enter();                                                                \
+        FN TARGS(bf16) ARGS;                                                        \
+    }
+#define T_ONLY(T) <T>
+
+// The kernels of the device template NAME<T>: NAME_f32 and NAME_bf16.
+#define BOTH(NAME, PARAMS, ARGS) KERNELS(NAME, NAME, T_ONLY, PARAMS, ARGS)

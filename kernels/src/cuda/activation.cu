@@ -8,7 +8,7 @@ template <typename T>
 __device__ void silu_mul(T* out, const T* gate, const T* up, long n) {
     for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
         float g = ld(&gate[i]);
-        st(&out[i], g / (1.f + expf(-g)) * ld(&up[i]));
+        st(&out[i], SILU_AND_MUL(g, ld(&up[i])));
     }
 }
 
@@ -18,7 +18,7 @@ __device__ void silu_mul_interleaved(T* out, const T* gu, long rows, int inner) 
     long total = rows * inner;
     for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total; i += (long)gridDim.x * blockDim.x) {
         float g = ld(&gu[2 * i]);
-        st(&out[i], g / (1.f + expf(-g)) * ld(&gu[2 * i + 1]));
+        st(&out[i], SILU_AND_MUL(g, ld(&gu[2 * i + 1])));
     }
 }
 
@@ -29,7 +29,7 @@ __device__ void silu_mul_fused(T* out, const T* gu, long rows, int inner) {
     for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total; i += (long)gridDim.x * blockDim.x) {
         long r = i / inner, c = i % inner;
         float g = ld(&gu[r * 2 * inner + c]);
-        st(&out[i], g / (1.f + expf(-g)) * ld(&gu[r * 2 * inner + inner + c]));
+        st(&out[i], SILU_AND_MUL(g, ld(&gu[r * 2 * inner + inner + c])));
     }
 }
 

@@ -183,22 +183,10 @@ __device__ void attention(T* out, float* part_out, float* part_ml, int* counters
     if (threadIdx.x == 0) counters[pair] = 0;
 }
 
-template <typename T>
-__device__ void attention_ahead(T* out, float* part_out, float* part_ml, int* counters, const T* q, const T* kp,
-                                const T* vp, const int* base, const int* prefix, const int* extra_off, const int* extra,
-                                int heads, int kv_heads, int head_dim, float scale, int chunk, long pool_offset) {
-    attention<T, true>(out, part_out, part_ml, counters, q, kp, vp, base, prefix, extra_off, extra, heads, kv_heads,
-                       head_dim, scale, chunk, pool_offset);
-}
-template <typename T>
-__device__ void attention_lean(T* out, float* part_out, float* part_ml, int* counters, const T* q, const T* kp,
-                               const T* vp, const int* base, const int* prefix, const int* extra_off, const int* extra,
-                               int heads, int kv_heads, int head_dim, float scale, int chunk, long pool_offset) {
-    attention<T, false>(out, part_out, part_ml, counters, q, kp, vp, base, prefix, extra_off, extra, heads, kv_heads,
-                        head_dim, scale, chunk, pool_offset);
-}
-
 #define P_ATT(T) (T* out, float* part_out, float* part_ml, int* counters, const T* q, const T* kp, const T* vp, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int kv_heads, int head_dim, float scale, int chunk, long pool_offset)
 #define A_ATT (out, part_out, part_ml, counters, q, kp, vp, base, prefix, extra_off, extra, heads, kv_heads, head_dim, scale, chunk, pool_offset)
-BOTH(attention_ahead, P_ATT, A_ATT)
-BOTH(attention_lean, P_ATT, A_ATT)
+// attention_ahead_{f32,bf16} load ahead, attention_lean_{f32,bf16} do not.
+#define ATT_AHEAD(T) <T, true>
+#define ATT_LEAN(T) <T, false>
+KERNELS(attention_ahead, attention, ATT_AHEAD, P_ATT, A_ATT)
+KERNELS(attention_lean, attention, ATT_LEAN, P_ATT, A_ATT)

@@ -96,7 +96,7 @@ __device__ __forceinline__ void linear_rows_tile(T* y, const T* x, const T* w, c
                     st(&tg, res[2 * j][r]);
                     st(&tu, res[2 * j + 1][r]);
                     float g = ld(&tg), u = ld(&tu);
-                    st(&y[(size_t)r * (n / 2) + col0 / 2 + j], g / (1.f + expf(-g)) * u);
+                    st(&y[(size_t)r * (n / 2) + col0 / 2 + j], SILU_AND_MUL(g, u));
                 }
             }
         }

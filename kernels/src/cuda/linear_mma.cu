@@ -48,18 +48,20 @@ __device__ __forceinline__ void mma_store(float (&acc)[NT][4], bf16* y, const bf
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     int part = warp % parts;
     if (parts > 1) {
+        // Warp w's acc[tt][q] of this lane.
+        auto at = [&](int w, int tt, int q) -> float& { return partial[((w * NT + tt) * 4 + q) * 32 + lane]; };
         __syncthreads();  // the previous token block's partial sums are read
 #pragma unroll
         for (int tt = 0; tt < NT; tt++)
 #pragma unroll
-            for (int q = 0; q < 4; q++) partial[((warp * NT + tt) * 4 + q) * 32 + lane] = acc[tt][q];
+            for (int q = 0; q < 4; q++) at(warp, tt, q) = acc[tt][q];
         __syncthreads();
         if (part != 0) return;
         for (int p = 1; p < parts; p++) {
 #pragma unroll
             for (int tt = 0; tt < NT; tt++)
 #pragma unroll
-                for (int q = 0; q < 4; q++) acc[tt][q] += partial[(((warp + p) * NT + tt) * 4 + q) * 32 + lane];
+                for (int q = 0; q < 4; q++) acc[tt][q] += at(warp + p, tt, q);
         }
     }
     // acc[tt] = D[g][2t], D[g][2t+1], D[g+8][2t], D[g+8][2t+1]: column col0 + g (+8), token tt*8 + 2t (+1).
@@ -80,7 +82,7 @@ __device__ __forceinline__ void mma_store(float (&acc)[NT][4], bf16* y, const bf
                 st(&tu, u);
                 float gv = ld(&tg), uv = ld(&tu);
                 if ((g & 1) == 0 && col + 1 < n && tok < m)
-                    st(&y[(size_t)tok * (n / 2) + col / 2], gv / (1.f + expf(-gv)) * uv);
+                    st(&y[(size_t)tok * (n / 2) + col / 2], SILU_AND_MUL(gv, uv));
             } else if (col < n && tok < m) {
                 st(&y[(size_t)tok * n + col], v);
             }

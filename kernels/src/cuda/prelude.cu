@@ -76,6 +76,11 @@ __device__ __forceinline__ void pdl_enter() {
     pdl_wait();
 }
 
+// silu(g) * u, the SiLU-and-mul of every gate|up kernel (a macro, so that
+// each use compiles exactly as the expression written out; g is evaluated
+// twice: pass a variable).
+#define SILU_AND_MUL(g, u) ((g) / (1.f + expf(-(g))) * (u))
+
 // Block-wide reductions; blockDim.x is a multiple of 32, at most 1024.
 __device__ float block_sum(float v) {
     __shared__ float sh[32];

@@ -46,11 +46,12 @@ __device__ void argmax_rows(int* out, const T* x, int n) {
     if (threadIdx.x == 0) out[blockIdx.x] = bi;
 }
 
-// The k largest of x[r, :n], largest first (ties to the lower index); k <= 32. grid: rows.
-template <typename T>
-__device__ void top_k_rows(int* out_idx, float* out_val, const T* x, int n, int k) {
+// The k <= 32 largest of row[:n], largest first (ties to the lower index), in
+// k rounds of a block argmax over the values not picked yet: the index of
+// each goes to out_idx[blockIdx.x * k + round], value(v) to out_val there.
+template <typename T, typename F>
+__device__ __forceinline__ void top_k_pick(int* out_idx, float* out_val, const T* row, int n, int k, F value) {
     __shared__ int picked[32];
-    const T* row = x + (size_t)blockIdx.x * n;
     for (int round = 0; round < k; round++) {
         float bv = -INFINITY;
         int bi = 0x7fffffff;
@@ -64,10 +65,17 @@ __device__ void top_k_rows(int* out_idx, float* out_val, const T* x, int n, int 
         if (threadIdx.x == 0) {
             picked[round] = bi;
             out_idx[blockIdx.x * k + round] = bi;
-            out_val[blockIdx.x * k + round] = bv;
+            out_val[blockIdx.x * k + round] = value(bv);
         }
         __syncthreads();
     }
+}
+
+// The k largest of x[r, :n], largest first (ties to the lower index); k <= 32. grid: rows.
+template <typename T>
+__device__ void top_k_rows(int* out_idx, float* out_val, const T* x, int n, int k) {
+    const T* row = x + (size_t)blockIdx.x * n;
+    top_k_pick(out_idx, out_val, row, n, k, [](float v) { return v; });
 }
 
 // Split argmax, pass 1: block (row, split) finds the largest of its chunk.
@@ -111,7 +119,6 @@ extern "C" __global__ void argmax_final(int* out, const float* vals, const int* 
 // search needs, without copying the logits to the host. grid: rows.
 template <typename T>
 __device__ void top_k_logprobs(int* out_idx, float* out_logp, const T* x, int n, int k) {
-    __shared__ int picked[32];
     const T* row = x + (size_t)blockIdx.x * n;
     float mx = -INFINITY;
     for (int i = threadIdx.x; i < n; i += blockDim.x) mx = fmaxf(mx, ld(&row[i]));
@@ -119,23 +126,7 @@ __device__ void top_k_logprobs(int* out_idx, float* out_logp, const T* x, int n,
     float sum = 0.f;
     for (int i = threadIdx.x; i < n; i += blockDim.x) sum += expf(ld(&row[i]) - mx);
     float log_sum = logf(block_sum(sum));
-    for (int round = 0; round < k; round++) {
-        float bv = -INFINITY;
-        int bi = 0x7fffffff;
-        for (int i = threadIdx.x; i < n; i += blockDim.x) {
-            bool taken = false;
-            for (int p = 0; p < round; p++) taken |= picked[p] == i;
-            float v = ld(&row[i]);
-            if (!taken && v > bv) { bv = v; bi = i; }
-        }
-        block_argmax(bv, bi);
-        if (threadIdx.x == 0) {
-            picked[round] = bi;
-            out_idx[blockIdx.x * k + round] = bi;
-            out_logp[blockIdx.x * k + round] = bv - mx - log_sum;
-        }
-        __syncthreads();
-    }
+    top_k_pick(out_idx, out_logp, row, n, k, [=](float v) { return v - mx - log_sum; });
 }
 
 #define P_ARGMAX(T) (int* out, const T* x, int n)

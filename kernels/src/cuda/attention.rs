@@ -2,8 +2,7 @@
 //! (flash decoding), the last block of each (row, head) merging the splits.
 
 use super::device::{Gpu, GpuElement, GpuError};
-use super::ops::{name, need};
-use super::pdl::{launch_raw, RawArg};
+use super::launch::{launch, name, need, RawArg};
 use crate::cpu::AttentionShape;
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
@@ -160,7 +159,6 @@ pub fn attention_with<T: GpuElement>(
     } else {
         "attention_lean"
     };
-    let f = gpu.function(&name::<T>(kernel))?;
     let args = [
         RawArg::slice(gpu, out),
         RawArg::slice(gpu, &scratch.part_out),
@@ -186,5 +184,5 @@ pub fn attention_with<T: GpuElement>(
         shared_mem_bytes: smem,
     };
     // SAFETY: the kernel's parameters in order; sizes checked above.
-    unsafe { launch_raw(gpu, &f, grid, &args) }
+    unsafe { launch(gpu, &name::<T>(kernel), grid, &args) }
 }

@@ -1,21 +1,55 @@
 //! CUDA kernels compiled at run time by NVRTC for the device's architecture,
 //! launched through cudarc (dynamic loading: nothing CUDA is needed to build),
 //! with GEMMs through cuBLAS and timing through CUDA events.
+//!
+//! One op family per file pair: its kernels in `NAME.cu`, their launch
+//! wrappers in `NAME.rs` beside it, and its checks in `check/NAME.rs`.
+//!
+//! - `prelude.cu`: what every kernel file uses (bf16, loads and stores in
+//!   float, programmatic dependent launch, block reductions, the macros that
+//!   declare a kernel in f32 and bf16); `device.rs` concatenates it first,
+//!   then the op families, into the one source NVRTC compiles.
+//! - `copy`: embedding gather, column copies, the KV compaction.
+//! - `norm`: RMSNorm with the residual add fused.
+//! - `rope`: rotary embeddings, alone and fused with the q/k/v split and KV append.
+//! - `activation`: SiLU-and-multiply, split or fused gate|up.
+//! - `select`: argmax (per row and split), top-k, top-k log-probabilities.
+//! - `verify`: greedy tree verification.
+//! - `random`: device-side random fills.
+//! - `linear` (`linear_fma.cu`, `linear_mma.cu`, `linear_bias.cu`): the
+//!   batch-invariant small-row linear in FMA and on tensor cores, cuBLAS
+//!   above it with its bias pass.
+//! - `attention`: split-K attention over per-row key lists.
+//!
+//! Beside them: `device.rs` (opening the device, compiling the source,
+//! element types, event timers), `launch.rs` (the one launch path, as a
+//! programmatic dependent, and the wrappers' shared helpers), [`check`] (every
+//! kernel against its CPU reference, the device's ceilings), [`timing`]
+//! (per-kernel timings on a model shape) and [`split_sweep`] (the small-row
+//! linear in every form).
 
+mod activation;
 mod attention;
 pub mod check;
-mod check_attention;
-mod check_model;
+mod copy;
 mod device;
+mod launch;
 mod linear;
-mod model_ops;
-mod ops;
-mod pdl;
+mod norm;
+mod random;
+mod rope;
+mod select;
 pub mod split_sweep;
 pub mod timing;
+mod verify;
 
+pub use activation::*;
 pub use attention::*;
+pub use copy::*;
 pub use device::{Gpu, GpuElement, GpuError, GpuTimer, SmallRowLinear};
 pub use linear::*;
-pub use model_ops::*;
-pub use ops::*;
+pub use norm::*;
+pub use random::*;
+pub use rope::*;
+pub use select::*;
+pub use verify::*;

@@ -3,10 +3,8 @@
 //! ([`super::linear::mma_k_parts`]) is read off measurements rather than guessed.
 
 use super::check::time_ms;
-use super::device::{Gpu, GpuError};
-use super::linear::{linear_mma, linear_rows_fma, MmaLaunch};
-use super::ops::linear;
 use super::timing::ModelShape;
+use super::{fill_uniform, linear, linear_mma, linear_rows_fma, Gpu, GpuError, MmaLaunch};
 use crate::mma_layout::MMA_PIPELINED_MAX_ROWS;
 use cudarc::driver::CudaSlice;
 use half::bf16;
@@ -116,8 +114,9 @@ pub fn time_linear_splits(
     Ok(out)
 }
 
+/// `len` bf16 values `-0.02 + 0.04 u`, `u` uniform in [-1, 1), made on the device from `seed`.
 fn random(gpu: &Gpu, len: usize, seed: u64) -> Result<CudaSlice<bf16>, GpuError> {
     let mut s = gpu.stream.alloc_zeros::<bf16>(len)?;
-    super::model_ops::fill_uniform(gpu, &mut s, seed, 0.04, -0.02)?;
+    fill_uniform(gpu, &mut s, seed, 0.04, -0.02)?;
     Ok(s)
 }

@@ -1,10 +1,12 @@
 //! Per-kernel timings on a model shape, with bytes moved and FLOPs, so each
 //! kernel reads against the device's measured ceilings.
 
-use super::attention::*;
 use super::check::{time_ms, Ceilings};
-use super::device::{Gpu, GpuError};
-use super::ops::*;
+use super::{
+    argmax_rows, argmax_split, attention, embedding_gather, linear, linear_rows, rms_norm_residual,
+    rope, silu_mul, top_k_rows, ArgmaxScratch, AttentionScratch, Gpu, GpuError, KeyLists, KvPools,
+    INVARIANT_MAX_ROWS,
+};
 use crate::cpu::{AttentionShape, Rope};
 use cudarc::driver::CudaSlice;
 use half::bf16;
@@ -70,10 +72,12 @@ impl KernelTiming {
     }
 }
 
+/// `n` bf16 zeros on the device.
 fn zeros(gpu: &Gpu, n: usize) -> Result<CudaSlice<bf16>, GpuError> {
     Ok(gpu.stream.alloc_zeros::<bf16>(n)?)
 }
 
+/// `n` bf16 values of 0.01 on the device.
 fn ones(gpu: &Gpu, n: usize) -> Result<CudaSlice<bf16>, GpuError> {
     Ok(gpu.stream.clone_htod(&vec![bf16::from_f32(0.01); n])?)
 }
@@ -187,9 +191,9 @@ pub fn time_kernels(
         let t = time_ms(gpu, reps, || linear(gpu, &mut y, &xin, &wmat, rows, k, n))?;
         let bytes = b * (n * k + rows * k + rows * n) as f64;
         push(name, t, bytes, 2.0 * (rows * n * k) as f64);
-        if rows <= super::linear::INVARIANT_MAX_ROWS {
+        if rows <= INVARIANT_MAX_ROWS {
             let t = time_ms(gpu, reps, || {
-                super::linear::linear_rows(gpu, &mut y, &xin, &wmat, None, rows, k, n)
+                linear_rows(gpu, &mut y, &xin, &wmat, None, rows, k, n)
             })?;
             push(
                 &format!("{name} (linear_rows)"),
@@ -204,9 +208,9 @@ pub fn time_kernels(
     let mut am = s.alloc_zeros::<i32>(rows)?;
     let t = time_ms(gpu, reps, || argmax_rows(gpu, &mut am, &logits, vocab))?;
     push("argmax", t, b * (rows * vocab) as f64, 0.0);
-    let mut scratch = super::model_ops::ArgmaxScratch::new(gpu, rows, vocab)?;
+    let mut scratch = ArgmaxScratch::new(gpu, rows, vocab)?;
     let t = time_ms(gpu, reps, || {
-        super::model_ops::argmax_split(gpu, &mut am, &logits, rows, vocab, &mut scratch)
+        argmax_split(gpu, &mut am, &logits, rows, vocab, &mut scratch)
     })?;
     push("argmax (split)", t, b * (rows * vocab) as f64, 0.0);
     let (mut ti, mut tv) = (

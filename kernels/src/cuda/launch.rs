@@ -1,12 +1,46 @@
-//! Kernel launches as programmatic dependents (`cuLaunchKernelEx` with
-//! programmatic stream serialization): the kernel may start while the one
-//! before it drains, doing only what needs no earlier result (prefetching
-//! constant weights) until its `griddepcontrol.wait`. cudarc's launch
-//! builder has no launch attributes, hence this small raw launcher.
+//! The one launch path. Every kernel launches through [`launch`]
+//! (`cuLaunchKernelEx`), as a programmatic dependent of the kernel before it
+//! when `gpu.pdl` is set (programmatic stream serialization): it may start
+//! while the one before it drains, doing only what needs no earlier result
+//! (prefetching constant weights) until its `griddepcontrol.wait`
+//! (`pdl_enter` or `pdl_wait`, `prelude.cu`). cudarc's launch builder has
+//! no launch attributes, hence this small raw launcher. Beside it, the
+//! helpers every launch wrapper uses: launch shapes, size checks, names.
 
-use super::device::{Gpu, GpuError};
+use super::device::{Gpu, GpuElement, GpuError};
 use cudarc::driver::sys;
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig};
+use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig};
+
+/// Threads per block of the simple kernels.
+pub(crate) const THREADS: u32 = 256;
+
+/// A launch of `grid` blocks of `block` threads with `smem` bytes of dynamic shared memory.
+pub(crate) fn cfg(grid: (u32, u32), block: u32, smem: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (grid.0, grid.1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: smem,
+    }
+}
+
+/// Blocks of [`THREADS`] covering `n` elements (grid-stride kernels; capped).
+pub(crate) fn grid_for(n: usize) -> u32 {
+    n.div_ceil(THREADS as usize).clamp(1, 65_535) as u32
+}
+
+/// `Ok` when `ok`, else a [`GpuError::Shape`] saying `what`.
+pub(crate) fn need(ok: bool, what: impl FnOnce() -> String) -> Result<(), GpuError> {
+    if ok {
+        Ok(())
+    } else {
+        Err(GpuError::Shape(what()))
+    }
+}
+
+/// The full name of `kernel` for element type `T` (`rope` -> `rope_bf16`).
+pub(crate) fn name<T: GpuElement>(kernel: &str) -> String {
+    format!("{kernel}_{}", T::SUFFIX)
+}
 
 /// One kernel parameter: a device pointer (0 for null) or a scalar.
 pub(crate) enum RawArg {
@@ -16,6 +50,8 @@ pub(crate) enum RawArg {
     I32(i32),
     /// A `long` (64-bit).
     I64(i64),
+    /// An `unsigned long long`.
+    U64(u64),
     /// A `float`.
     F32(f32),
 }
@@ -33,24 +69,26 @@ impl RawArg {
     }
 }
 
-/// Launches `f` on the GPU's stream, as a programmatic dependent of the
-/// previous kernel when `gpu.pdl` is set.
+/// Launches the kernel named `kernel` (its full name, as [`name`] gives it)
+/// on the GPU's stream, as a programmatic dependent of the previous kernel
+/// when `gpu.pdl` is set.
 ///
 /// # Safety
 /// The arguments must match the kernel's parameters in number, order and
 /// type, and every pointer must be valid for what the kernel touches.
-pub(crate) unsafe fn launch_raw(
+pub(crate) unsafe fn launch(
     gpu: &Gpu,
-    f: &CudaFunction,
+    kernel: &str,
     cfg: LaunchConfig,
     args: &[RawArg],
 ) -> Result<(), GpuError> {
+    let f = gpu.function(kernel)?;
     // Each value in its own 8-byte cell; an int or float parameter reads the
     // first four bytes (little-endian: the value).
     let mut cells: Vec<u64> = args
         .iter()
         .map(|a| match *a {
-            RawArg::Ptr(p) => p,
+            RawArg::Ptr(p) | RawArg::U64(p) => p,
             RawArg::I32(v) => v as u32 as u64,
             RawArg::I64(v) => v as u64,
             RawArg::F32(v) => u64::from(v.to_bits()),

@@ -1,14 +1,15 @@
 //! The attention launch against its CPU reference (decode, tree and prefill
 //! rows over one pool), and its two kernel forms against each other.
 
-use super::attention::*;
-use super::check::{download, normwise_error, random, row_recorder, tolerance, upload, CheckRow};
-use super::device::{Gpu, GpuElement, GpuError};
+use super::{
+    differing, download, normwise_error, random, row_recorder, tolerance, upload, CheckRow,
+};
 use crate::cpu;
+use crate::cuda::{attention_with, AttentionScratch, Gpu, GpuElement, GpuError, KeyLists, KvPools};
 use rand_chacha::ChaCha8Rng;
 
 /// Checks the attention for element type `T` into `rows_out`.
-pub(crate) fn check_attention<T: GpuElement>(
+pub(super) fn check_attention<T: GpuElement>(
     gpu: &Gpu,
     rng: &mut ChaCha8Rng,
     rows_out: &mut Vec<CheckRow>,
@@ -96,15 +97,10 @@ pub(crate) fn check_attention<T: GpuElement>(
     // Again on the same scratch with the loads-ahead kernel: the per-(row,
     // head) counters are back at zero, and whichever kernel ran and whichever
     // block merged, the bits are the same.
-    let differing = run(true)?
-        .iter()
-        .zip(&first)
-        .filter(|(a, b)| a != b)
-        .count();
     row(
         "attention_ahead",
         "loads-ahead kernel vs lean, same scratch again: differing values".into(),
-        differing as f64,
+        differing(&run(true)?, &first) as f64,
         0.0,
     );
     Ok(())

@@ -1,0 +1,201 @@
+//! Checks of the linear layers against the CPU reference: cuBLAS, the
+//! batch-invariant small-row linear in FMA and on tensor cores (whose batch
+//! invariance is checked exactly: a row computed alone equals the same row
+//! inside a larger batch), and its fused SiLU form.
+
+use super::{
+    differing, download, normwise_error, random, round, row_recorder, tolerance, upload, CheckRow,
+};
+use crate::cpu;
+use crate::cuda::{
+    linear, linear_mma, linear_rows, linear_rows_silu, silu_mul_rows, GateUpLayout, Gpu,
+    GpuElement, GpuError, MmaLaunch,
+};
+use cudarc::cublas::{CudaBlas, Gemm};
+use cudarc::driver::CudaSlice;
+use rand_chacha::ChaCha8Rng;
+
+/// cuBLAS linear: bf16 GEMM with f32 accumulation, or f32 GEMM.
+pub(super) fn check_cublas<T: GpuElement>(
+    gpu: &Gpu,
+    rng: &mut ChaCha8Rng,
+    rows_out: &mut Vec<CheckRow>,
+) -> Result<(), GpuError>
+where
+    CudaBlas: Gemm<T>,
+{
+    let mut row = row_recorder::<T>(rows_out);
+    let (m, k, n) = (5, 4096, 1024);
+    let (x, x_h) = upload::<T>(gpu, &random(rng, m * k, 1.0))?;
+    let (w, w_h) = upload::<T>(gpu, &random(rng, n * k, 1.0))?;
+    let mut want = vec![0f32; m * n];
+    cpu::linear(&x_h, m, k, &w_h, n, None, &mut want);
+    let mut y = gpu.stream.alloc_zeros::<T>(m * n)?;
+    linear(gpu, &mut y, &x, &w, m, k, n)?;
+    let got = download(gpu, &y)?;
+    row(
+        "linear_cublas",
+        format!("{m} x {k} . ({n} x {k})^T"),
+        normwise_error(&got, &want),
+        tolerance::<T>(),
+    );
+    Ok(())
+}
+
+/// Small-row linear, vector path (k % 8 == 0) and scalar path, with a bias.
+pub(super) fn check_linear_rows<T: GpuElement>(
+    gpu: &Gpu,
+    rng: &mut ChaCha8Rng,
+    rows_out: &mut Vec<CheckRow>,
+) -> Result<(), GpuError> {
+    let mut row = row_recorder::<T>(rows_out);
+    let s = &gpu.stream;
+    for (m, k, n) in [(13usize, 4096usize, 1000usize), (3, 100, 77)] {
+        let (x, x_h) = upload::<T>(gpu, &random(rng, m * k, 1.0))?;
+        let (w, w_h) = upload::<T>(gpu, &random(rng, n * k, 1.0 / (k as f32).sqrt()))?;
+        let (b, b_h) = upload::<T>(gpu, &random(rng, n, 0.5))?;
+        let mut y = s.alloc_zeros::<T>(m * n)?;
+        linear_rows(gpu, &mut y, &x, &w, Some(&b), m, k, n)?;
+        let mut want = vec![0f32; m * n];
+        cpu::linear(&x_h, m, k, &w_h, n, Some(&b_h), &mut want);
+        let got = download(gpu, &y)?;
+        row(
+            "linear_rows",
+            format!("{m} x {k} . ({n} x {k})^T + bias"),
+            normwise_error(&got, &want),
+            tolerance::<T>(),
+        );
+        // Batch invariance: each row alone gives the same bits.
+        let mut alone = Vec::with_capacity(m * n);
+        for r in 0..m {
+            let xr = s.clone_htod(&s.clone_dtoh(&x)?[r * k..(r + 1) * k])?;
+            let mut yr = s.alloc_zeros::<T>(n)?;
+            linear_rows(gpu, &mut yr, &xr, &w, Some(&b), 1, k, n)?;
+            alone.extend(download(gpu, &yr)?);
+        }
+        row(
+            "linear_rows_invariant",
+            format!("{m} rows alone vs together, k {k}"),
+            differing(&alone, &got) as f64,
+            0.0,
+        );
+    }
+    Ok(())
+}
+
+/// The tensor-core form (bf16 only): every k split, with a bias, and batch
+/// invariance over several token tiles and past one 64-token block.
+pub(super) fn check_linear_mma<T: GpuElement>(
+    gpu: &Gpu,
+    rng: &mut ChaCha8Rng,
+    rows_out: &mut Vec<CheckRow>,
+) -> Result<(), GpuError> {
+    if T::SUFFIX != "bf16" {
+        return Ok(());
+    }
+    let mut row = row_recorder::<T>(rows_out);
+    let s = &gpu.stream;
+    let (m, k, n) = (70usize, 2048usize, 520usize);
+    let (x, x_h) = upload::<T>(gpu, &random(rng, m * k, 1.0))?;
+    let (w, w_h) = upload::<T>(gpu, &random(rng, n * k, 1.0 / (k as f32).sqrt()))?;
+    let (b, b_h) = upload::<T>(gpu, &random(rng, n, 0.5))?;
+    let mut want = vec![0f32; m * n];
+    cpu::linear(&x_h, m, k, &w_h, n, Some(&b_h), &mut want);
+    // The first `rows` rows of `x` through `layout`, with the bias.
+    let run = |x: &CudaSlice<T>, rows: usize, layout: MmaLaunch| -> Result<Vec<f32>, GpuError> {
+        let mut y = s.alloc_zeros::<T>(rows * n)?;
+        linear_mma(gpu, &mut y, x, &w, Some(&b), (rows, k, n), layout, false)?;
+        download(gpu, &y)
+    };
+    for parts in [1usize, 2, 4, 8] {
+        let together = run(&x, m, layout(parts, 4))?;
+        row(
+            "linear_mma",
+            format!("{m} x {k} . ({n} x {k})^T + bias, k in {parts} parts"),
+            normwise_error(&together, &want),
+            tolerance::<T>(),
+        );
+        // Rows in several token tiles and both 64-token blocks, each alone.
+        let mut differ = 0;
+        for at in [0usize, 9, 37, 63, 69] {
+            let xr = s.clone_htod(&s.clone_dtoh(&x)?[at * k..(at + 1) * k])?;
+            let alone = run(&xr, 1, MmaLaunch::pipelined(parts))?;
+            differ += differing(&alone, &together[at * n..(at + 1) * n]);
+        }
+        // The first five rows as one token tile of the pipelined kernel.
+        let five = run(&x, 5, MmaLaunch::pipelined(parts))?;
+        differ += differing(&five, &together[..5 * n]);
+        row(
+            "linear_mma_invariant",
+            format!(
+                "rows 0, 9, 37, 63, 69 of {m} alone and rows 0-4 as one tile (pipelined kernel) vs together, {parts} parts"
+            ),
+            differ as f64,
+            0.0,
+        );
+    }
+    Ok(())
+}
+
+/// A tensor-core layout with `parts` slices and `chunks` loads in flight
+/// (the batch check runs rows alone with a different `chunks` than the
+/// batch: only `parts` may change the bits).
+fn layout(parts: usize, chunks: usize) -> MmaLaunch {
+    MmaLaunch {
+        parts,
+        chunks,
+        groups: if chunks == 4 { 8 / parts } else { 1 },
+        pipelined: false,
+    }
+}
+
+/// Interleaved gate|up projection with SiLU fused, for 1 (two columns per
+/// warp) and 5 rows (four per warp), and the same after a plain projection.
+pub(super) fn check_linear_rows_silu<T: GpuElement>(
+    gpu: &Gpu,
+    rng: &mut ChaCha8Rng,
+    rows_out: &mut Vec<CheckRow>,
+) -> Result<(), GpuError> {
+    let mut row = row_recorder::<T>(rows_out);
+    let s = &gpu.stream;
+    for m in [1usize, 5] {
+        let (k, inner) = (512, 300);
+        let (x, x_h) = upload::<T>(gpu, &random(rng, m * k, 1.0))?;
+        let (w, w_h) = upload::<T>(gpu, &random(rng, 2 * inner * k, 2.0 / (k as f32).sqrt()))?;
+        let mut act = s.alloc_zeros::<T>(m * inner)?;
+        linear_rows_silu(gpu, &mut act, &x, &w, m, k, 2 * inner)?;
+        let mut gu = vec![0f32; m * 2 * inner];
+        cpu::linear(&x_h, m, k, &w_h, 2 * inner, None, &mut gu);
+        let mut want = Vec::new();
+        for r in 0..m {
+            let row = &gu[r * 2 * inner..(r + 1) * 2 * inner];
+            let mut g: Vec<f32> = row.iter().step_by(2).map(|&v| round::<T>(v)).collect();
+            let u: Vec<f32> = row
+                .iter()
+                .skip(1)
+                .step_by(2)
+                .map(|&v| round::<T>(v))
+                .collect();
+            cpu::silu_and_mul(&mut g, &u);
+            want.extend(g);
+        }
+        row(
+            "linear_rows_silu",
+            format!("{m} x {k} . ({} x {k})^T, gate|up interleaved", 2 * inner),
+            normwise_error(&download(gpu, &act)?, &want),
+            tolerance::<T>(),
+        );
+        let mut y = s.alloc_zeros::<T>(m * 2 * inner)?;
+        linear_rows(gpu, &mut y, &x, &w, None, m, k, 2 * inner)?;
+        let mut act2 = s.alloc_zeros::<T>(m * inner)?;
+        silu_mul_rows(gpu, &mut act2, &y, m, inner, GateUpLayout::Interleaved)?;
+        let (a1, a2) = (download(gpu, &act)?, download(gpu, &act2)?);
+        row(
+            "silu_mul_interleaved",
+            format!("{m} rows: fused vs projection then SiLU"),
+            normwise_error(&a2, &a1),
+            tolerance::<T>(),
+        );
+    }
+    Ok(())
+}

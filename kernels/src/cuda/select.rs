@@ -1,0 +1,148 @@
+//! Launches of the selections over rows of logits (`select.cu`): argmax
+//! (one block per row, or split over chunks of a row), top-k, and top-k
+//! log-probabilities. Ties go to the lower index throughout.
+
+use super::device::{Gpu, GpuElement, GpuError};
+use super::launch::{cfg, launch, name, need, RawArg, THREADS};
+use cudarc::driver::CudaSlice;
+
+/// `out[r] = argmax(x[r, :n])` (the lowest index on ties).
+pub fn argmax_rows<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<i32>,
+    x: &CudaSlice<T>,
+    n: usize,
+) -> Result<(), GpuError> {
+    let rows = x.len() / n;
+    need(out.len() >= rows, || "argmax_rows: out is too small".into())?;
+    let args = [
+        RawArg::slice(gpu, out),
+        RawArg::slice(gpu, x),
+        RawArg::I32(n as i32),
+    ];
+    let kernel = name::<T>("argmax_rows");
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch(gpu, &kernel, cfg((rows as u32, 1), 512, 0), &args) }
+}
+
+/// The `k <= 32` largest of each row of `x: [rows, n]`, largest first.
+pub fn top_k_rows<T: GpuElement>(
+    gpu: &Gpu,
+    idx: &mut CudaSlice<i32>,
+    val: &mut CudaSlice<f32>,
+    x: &CudaSlice<T>,
+    n: usize,
+    k: usize,
+) -> Result<(), GpuError> {
+    top_k(gpu, "top_k_rows", idx, val, x, (x.len() / n, n, k))
+}
+
+/// Elements of a row each block of the split argmax scans.
+pub const ARGMAX_CHUNK: usize = 4096;
+
+/// Scratch of [`argmax_split`] for `rows` rows of `n`.
+pub struct ArgmaxScratch {
+    vals: CudaSlice<f32>,
+    idxs: CudaSlice<i32>,
+    splits: usize,
+}
+
+impl ArgmaxScratch {
+    /// Scratch for up to `rows` rows of `n` values.
+    pub fn new(gpu: &Gpu, rows: usize, n: usize) -> Result<ArgmaxScratch, GpuError> {
+        let splits = n.div_ceil(ARGMAX_CHUNK).max(1);
+        Ok(ArgmaxScratch {
+            vals: gpu.stream.alloc_zeros(rows.max(1) * splits)?,
+            idxs: gpu.stream.alloc_zeros(rows.max(1) * splits)?,
+            splits,
+        })
+    }
+}
+
+/// `out[r] = argmax(x[r, :n])` (lowest index on ties) in two passes: blocks
+/// over chunks of a row, then one warp per row.
+pub fn argmax_split<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<i32>,
+    x: &CudaSlice<T>,
+    rows: usize,
+    n: usize,
+    scratch: &mut ArgmaxScratch,
+) -> Result<(), GpuError> {
+    need(
+        x.len() >= rows * n
+            && out.len() >= rows
+            && scratch.vals.len() >= rows * scratch.splits
+            && scratch.splits == n.div_ceil(ARGMAX_CHUNK).max(1),
+        || "argmax_split: sizes disagree".into(),
+    )?;
+    let args = [
+        RawArg::slice(gpu, &scratch.vals),
+        RawArg::slice(gpu, &scratch.idxs),
+        RawArg::slice(gpu, x),
+        RawArg::I32(n as i32),
+        RawArg::I32(ARGMAX_CHUNK as i32),
+    ];
+    let grid = cfg((rows as u32, scratch.splits as u32), THREADS, 0);
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch(gpu, &name::<T>("argmax_partial"), grid, &args) }?;
+    let args = [
+        RawArg::slice(gpu, out),
+        RawArg::slice(gpu, &scratch.vals),
+        RawArg::slice(gpu, &scratch.idxs),
+        RawArg::I32(scratch.splits as i32),
+    ];
+    // SAFETY: as above.
+    unsafe { launch(gpu, "argmax_final", cfg((rows as u32, 1), 32, 0), &args) }
+}
+
+/// The `k <= 32` largest log-probabilities (log-softmax) of each row of
+/// logits `x: [rows, n]`, largest first, ties to the lower index.
+pub fn top_k_logprobs<T: GpuElement>(
+    gpu: &Gpu,
+    idx: &mut CudaSlice<i32>,
+    logp: &mut CudaSlice<f32>,
+    x: &CudaSlice<T>,
+    rows: usize,
+    n: usize,
+    k: usize,
+) -> Result<(), GpuError> {
+    top_k(gpu, "top_k_logprobs", idx, logp, x, (rows, n, k))
+}
+
+/// The top-k kernel `kernel` (`top_k_rows` or `top_k_logprobs`: the same
+/// parameters, the same selection) over `rows` rows of `n`: indices into
+/// `idx`, values (or log-probabilities) into `val`.
+fn top_k<T: GpuElement>(
+    gpu: &Gpu,
+    kernel: &str,
+    idx: &CudaSlice<i32>,
+    val: &CudaSlice<f32>,
+    x: &CudaSlice<T>,
+    (rows, n, k): (usize, usize, usize),
+) -> Result<(), GpuError> {
+    need(
+        (1..=32).contains(&k)
+            && k <= n
+            && x.len() >= rows * n
+            && idx.len() >= rows * k
+            && val.len() >= rows * k,
+        || format!("{kernel}: k = {k} must be in 1..=32 and fit the outputs"),
+    )?;
+    let args = [
+        RawArg::slice(gpu, idx),
+        RawArg::slice(gpu, val),
+        RawArg::slice(gpu, x),
+        RawArg::I32(n as i32),
+        RawArg::I32(k as i32),
+    ];
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe {
+        launch(
+            gpu,
+            &name::<T>(kernel),
+            cfg((rows as u32, 1), 512, 0),
+            &args,
+        )
+    }
+}

@@ -200,26 +200,21 @@ extern "C" __global__ void linear_mma_tile1_bf16(bf16* y, const bf16* x, const b
 #pragma unroll
         for (int u = 0; u < KU; u++) x0[u] = live ? ld_frag(xr + 32 * u) : zero;
     }
+    // Issues the loads of the stage at offset o into one of the two buffers.
+    auto load_stage = [&](Frag (&lo)[KU], Frag (&hi)[KU], Frag (&xs)[KU], int o) {
+#pragma unroll
+        for (int u = 0; u < KU; u++) {
+            lo[u] = ld_frag(wlo + o + 32 * u);
+            hi[u] = ld_frag(whi + o + 32 * u);
+            xs[u] = live ? ld_frag(xr + o + 32 * u) : zero;
+        }
+    };
     for (int s = 0; s < stages; s += 2) {
         int o1 = (s + 1) * STAGE, o2 = (s + 2) * STAGE;
-        if (s + 1 < stages) {
-#pragma unroll
-            for (int u = 0; u < KU; u++) {
-                lo1[u] = ld_frag(wlo + o1 + 32 * u);
-                hi1[u] = ld_frag(whi + o1 + 32 * u);
-                x1[u] = live ? ld_frag(xr + o1 + 32 * u) : zero;
-            }
-        }
+        if (s + 1 < stages) load_stage(lo1, hi1, x1, o1);
 #pragma unroll
         for (int u = 0; u < KU; u++) mma_chunk(acc[0], lo0[u], hi0[u], x0[u]);
-        if (s + 2 < stages) {
-#pragma unroll
-            for (int u = 0; u < KU; u++) {
-                lo0[u] = ld_frag(wlo + o2 + 32 * u);
-                hi0[u] = ld_frag(whi + o2 + 32 * u);
-                x0[u] = live ? ld_frag(xr + o2 + 32 * u) : zero;
-            }
-        }
+        if (s + 2 < stages) load_stage(lo0, hi0, x0, o2);
         if (s + 1 < stages) {
 #pragma unroll
             for (int u = 0; u < KU; u++) mma_chunk(acc[0], lo1[u], hi1[u], x1[u]);

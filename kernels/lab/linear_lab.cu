@@ -20,7 +20,7 @@
 #include <vector>
 #include <algorithm>
 #undef INFINITY
-#include "../src/cuda/kernels.cu"
+#include "../src/cuda/prelude.cu"
 #include "../src/cuda/linear_fma.cu"
 #include "../src/cuda/linear_mma.cu"
 

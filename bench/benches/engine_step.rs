@@ -5,11 +5,13 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use rand::SeedableRng;
+use specula_engine::capture::CaptureChoice;
 use specula_engine::fixtures::{write_random_pair, StoreDtype, TargetShape};
 use specula_engine::model::{ForwardBatch, TargetModel};
-use specula_engine::pair::{CaptureChoice, ModelPair};
-use specula_engine::spec::{
-    verify_greedy, DraftNode, DraftRequest, DraftTree, Drafter, PendingAux, Proposal, SpecConfig,
+use specula_engine::pair::ModelPair;
+use specula_engine::speculative::{
+    verify_greedy, DraftNode, DraftRequest, DraftTree, Drafter, PendingAux, Proposal,
+    SpeculativeConfig,
 };
 use specula_engine::timing::NullRecorder;
 use specula_kernels::cpu::argmax;
@@ -109,7 +111,7 @@ fn steps(c: &mut Criterion) {
             let trees = drafter
                 .draft(
                     &[req],
-                    &SpecConfig::chain(5),
+                    &SpeculativeConfig::chain(5),
                     0.0,
                     &mut [&mut rng],
                     &mut NullRecorder,

@@ -16,10 +16,10 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use specula_engine::backend::null::{NullDraft, NullTarget};
-use specula_engine::capture::{AuxCapture, IdConvention};
+use specula_engine::capture::CaptureChoice;
 use specula_engine::config::{default_draft_config, TargetConfig};
 use specula_engine::generate::{generate, GenerateParams};
-use specula_engine::spec::{Drafter, Eagle3Drafter, SpecConfig, SyntheticAcceptance};
+use specula_engine::speculative::{Drafter, Eagle3Drafter, SpeculativeConfig, SyntheticAcceptance};
 use specula_engine::timing::NullRecorder;
 use std::time::Duration;
 
@@ -34,16 +34,16 @@ fn host_overhead(c: &mut Criterion) {
         let prompts: Vec<Vec<u32>> = (0..batch as u32)
             .map(|b| (0..128).map(|i| (i * 31 + b * 7) % 32000).collect())
             .collect();
-        for (name, spec, synthetic) in [
-            ("baseline", SpecConfig::BASELINE, None),
+        for (name, speculative, synthetic) in [
+            ("baseline", SpeculativeConfig::BASELINE, None),
             (
                 "steps5_topk1_synthetic0.8",
-                SpecConfig::chain(5),
+                SpeculativeConfig::chain(5),
                 Some(SyntheticAcceptance::new(vec![0.8]).expect("valid profile")),
             ),
         ] {
             let params = GenerateParams {
-                spec,
+                speculative,
                 synthetic,
                 max_new_tokens: 128,
                 ignore_eos: true,
@@ -53,12 +53,12 @@ fn host_overhead(c: &mut Criterion) {
                 b.iter_custom(|iters| {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
-                        let capture =
-                            AuxCapture::resolve(None, None, IdConvention::Boundary, layers)
-                                .expect("default capture");
+                        let capture = CaptureChoice::default()
+                            .resolve(None, layers)
+                            .expect("default capture");
                         let mut d = Eagle3Drafter::new(draft.clone(), capture).expect("drafter");
                         let drafter: Option<&mut dyn Drafter> =
-                            (!spec.is_baseline()).then_some(&mut d as &mut dyn Drafter);
+                            (!speculative.is_baseline()).then_some(&mut d as &mut dyn Drafter);
                         let g = generate(&target, &prompts, &params, drafter, &mut NullRecorder)
                             .expect("generate");
                         // The decode loop only (not the prefill), per verify step.

@@ -12,7 +12,7 @@ use crate::error::{EngineError, Result};
 use std::fmt;
 
 /// How configured layer ids map to capture points.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IdConvention {
     /// SGLang before PR #25454: every id `l` captures point `l + 1` (the output of layer `l`).
@@ -109,17 +109,29 @@ pub fn resolve_ids(ids: &[i64], convention: IdConvention, layers: usize) -> Resu
         .collect()
 }
 
-impl AuxCapture {
-    /// Resolves the capture of a run: an override wins over the draft's ids,
-    /// which win over the default.
-    pub fn resolve(
-        override_ids: Option<&[i64]>,
-        draft_ids: Option<&[i64]>,
-        convention: IdConvention,
-        layers: usize,
-    ) -> Result<AuxCapture> {
-        let (ids, source) = match (override_ids, draft_ids) {
-            (Some(ids), _) => (ids.to_vec(), CaptureSource::Override),
+/// How many target streams an EAGLE-3 draft consumes: its `fc` folds
+/// `AUX_STATES x target hidden` values into one hidden vector.
+pub const AUX_STATES: usize = 3;
+
+/// How a run chooses the streams a draft is fed: ids overriding the draft
+/// config's (`--aux-layers`, a sweep's `aux_layers`) and the id convention.
+/// Two rows with equal choices share one drafter.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct CaptureChoice {
+    /// Ids that override the draft config's.
+    pub override_ids: Option<Vec<i64>>,
+    /// How ids map to capture points.
+    pub convention: IdConvention,
+}
+
+impl CaptureChoice {
+    /// The one resolver of the tree: the capture a draft whose config names
+    /// `draft_ids` gets on a target of `layers` layers. An override wins over
+    /// the draft's ids, which win over the default `[2, L/2, L-3]`; the
+    /// result has exactly [`AUX_STATES`] points.
+    pub fn resolve(&self, draft_ids: Option<&[i64]>, layers: usize) -> Result<AuxCapture> {
+        let (ids, source) = match (&self.override_ids, draft_ids) {
+            (Some(ids), _) => (ids.clone(), CaptureSource::Override),
             (None, Some(ids)) => (ids.to_vec(), CaptureSource::DraftConfig),
             (None, None) => {
                 if layers < 4 {
@@ -127,19 +139,38 @@ impl AuxCapture {
                 }
                 return Ok(AuxCapture {
                     ids: Vec::new(),
-                    convention,
+                    convention: self.convention,
                     source: CaptureSource::Default,
                     points: default_points(layers),
                 });
             }
         };
-        let points = resolve_ids(&ids, convention, layers)?;
-        Ok(AuxCapture {
+        let points = resolve_ids(&ids, self.convention, layers)?;
+        let capture = AuxCapture {
             ids,
-            convention,
+            convention: self.convention,
             source,
             points,
-        })
+        };
+        capture.check_count()?;
+        Ok(capture)
+    }
+}
+
+impl AuxCapture {
+    /// Refuses a capture that an EAGLE-3 `fc` cannot consume (not [`AUX_STATES`] points).
+    pub fn check_count(&self) -> Result<()> {
+        if self.points.len() == AUX_STATES {
+            return Ok(());
+        }
+        Err(EngineError::setting(
+            "aux layer ids",
+            format!(
+                "{:?} gives {} capture points; an EAGLE-3 fc consumes exactly {AUX_STATES}",
+                self.ids,
+                self.points.len()
+            ),
+        ))
     }
 
     /// The points as `a;b;c` (`e` for the embedding output is written as 0).

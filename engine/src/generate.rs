@@ -4,12 +4,12 @@
 
 use crate::backend::{LogitsWanted, SequenceCache, TargetBackend};
 use crate::error::{EngineError, Result};
+use crate::generation::{FinishReason, Generation, SequenceResult};
 use crate::model::{ForwardBatch, TargetOutput};
-use crate::spec::{
+use crate::speculative::{
     verify_greedy, verify_sampling, Acceptance, DraftRequest, DraftTree, Drafter, PendingAux,
-    SpecConfig, SyntheticAcceptance,
+    SpeculativeConfig, SyntheticAcceptance,
 };
-use crate::stats::{FinishReason, Generation, SequenceResult};
 use crate::timing::{timed, Span, SpanRecorder};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -19,8 +19,8 @@ use std::time::Instant;
 /// What to generate and how.
 #[derive(Debug, Clone)]
 pub struct GenerateParams {
-    /// Speculation knobs (`SpecConfig::BASELINE` for plain decoding).
-    pub spec: SpecConfig,
+    /// Speculation knobs (`SpeculativeConfig::BASELINE` for plain decoding).
+    pub speculative: SpeculativeConfig,
     /// 0 = greedy; otherwise sampling at this temperature.
     pub temperature: f32,
     /// Tokens to generate per sequence at most (the prefill's token included).
@@ -37,7 +37,7 @@ pub struct GenerateParams {
 impl Default for GenerateParams {
     fn default() -> GenerateParams {
         GenerateParams {
-            spec: SpecConfig::BASELINE,
+            speculative: SpeculativeConfig::BASELINE,
             temperature: 0.0,
             max_new_tokens: 64,
             seed: 0,
@@ -137,7 +137,7 @@ fn take_caches<C>(seqs: &mut [Sequence<C>], which: &[usize]) -> Vec<C> {
 }
 
 /// Generates a continuation of every prompt, speculatively when
-/// `params.spec` has steps (then `drafter` is required).
+/// `params.speculative` has steps (then `drafter` is required).
 pub fn generate<B: TargetBackend + ?Sized>(
     target: &B,
     prompts: &[Vec<u32>],
@@ -151,7 +151,7 @@ pub fn generate<B: TargetBackend + ?Sized>(
     if params.max_new_tokens == 0 {
         return Err(EngineError::setting("max_new_tokens", "must be at least 1"));
     }
-    let speculative = !params.spec.is_baseline();
+    let speculative = !params.speculative.is_baseline();
     if params.synthetic.is_some() && params.temperature > 0.0 {
         return Err(EngineError::setting(
             "synthetic acceptance",
@@ -166,7 +166,7 @@ pub fn generate<B: TargetBackend + ?Sized>(
     if speculative && drafter.is_none() {
         return Err(EngineError::setting(
             "draft",
-            format!("{} needs a draft model", params.spec),
+            format!("{} needs a draft model", params.speculative),
         ));
     }
     let capture = if speculative {
@@ -263,7 +263,7 @@ pub fn generate<B: TargetBackend + ?Sized>(
                 let mut rng_refs: Vec<&mut ChaCha8Rng> = rngs.iter_mut().collect();
                 let trees = d.draft(
                     &requests,
-                    &params.spec,
+                    &params.speculative,
                     params.temperature,
                     &mut rng_refs,
                     rec,
@@ -381,6 +381,6 @@ pub fn generate<B: TargetBackend + ?Sized>(
         prefill_s,
         decode_s,
         batch_steps: steps,
-        spec: params.spec,
+        speculative: params.speculative,
     })
 }

@@ -15,11 +15,11 @@ pub mod config;
 pub mod error;
 pub mod fixtures;
 pub mod generate;
+pub mod generation;
 pub mod kv_cache;
 pub mod model;
 pub mod pair;
-pub mod spec;
-pub mod stats;
+pub mod speculative;
 pub mod timing;
 pub mod tokenizer;
 

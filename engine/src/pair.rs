@@ -1,24 +1,15 @@
 //! A target with its tokenizer and, optionally, an EAGLE-3 draft wired to
 //! the right capture points: what a run loads.
 
-use crate::capture::{AuxCapture, IdConvention};
+use crate::capture::{AuxCapture, CaptureChoice};
 use crate::error::{EngineError, Result};
 use crate::generate::{generate, GenerateParams};
+use crate::generation::Generation;
 use crate::model::{Eagle3Draft, TargetModel};
-use crate::spec::{Drafter, Eagle3Drafter};
-use crate::stats::Generation;
+use crate::speculative::{Drafter, Eagle3Drafter};
 use crate::timing::SpanRecorder;
 use crate::tokenizer::TextTokenizer;
 use std::path::Path;
-
-/// How to read the draft's aux-layer ids.
-#[derive(Debug, Clone, Default)]
-pub struct CaptureChoice {
-    /// Ids that override the draft config's (`--aux-layers`).
-    pub override_ids: Option<Vec<i64>>,
-    /// The id convention.
-    pub convention: IdConvention,
-}
 
 /// A loaded model pair.
 pub struct ModelPair {
@@ -28,6 +19,22 @@ pub struct ModelPair {
     pub tokenizer: TextTokenizer,
     /// The draft, if any.
     pub drafter: Option<Eagle3Drafter>,
+}
+
+/// Loads the EAGLE-3 draft in `dir` for `target`, fed the streams `choice`
+/// resolves to: the one place a drafter is built from a draft folder (the
+/// CUDA backend uploads drafters built here).
+pub fn load_drafter(
+    dir: &Path,
+    target: &TargetModel,
+    choice: &CaptureChoice,
+) -> Result<Eagle3Drafter> {
+    let draft = Eagle3Draft::load(dir, target.config(), target.embedding())?;
+    let capture = choice.resolve(
+        draft.config().aux_layer_ids.as_deref(),
+        target.config().num_hidden_layers,
+    )?;
+    Eagle3Drafter::new(draft, capture)
 }
 
 impl ModelPair {
@@ -54,16 +61,7 @@ impl ModelPair {
         }
         let drafter = match draft_dir {
             None => None,
-            Some(dir) => {
-                let draft = Eagle3Draft::load(dir, target.config(), target.embedding())?;
-                let cap = AuxCapture::resolve(
-                    capture.override_ids.as_deref(),
-                    draft.config().aux_layer_ids.as_deref(),
-                    capture.convention,
-                    target.config().num_hidden_layers,
-                )?;
-                Some(Eagle3Drafter::new(draft, cap)?)
-            }
+            Some(dir) => Some(load_drafter(dir, &target, capture)?),
         };
         Ok(ModelPair {
             target,

@@ -6,7 +6,7 @@ mod common;
 use common::reference::reference_forward;
 
 use specula_engine::capture::{
-    default_points, resolve_ids, AuxCapture, CaptureSource, IdConvention,
+    default_points, resolve_ids, CaptureChoice, CaptureSource, IdConvention,
 };
 use specula_engine::model::{ForwardBatch, TargetModel};
 
@@ -48,28 +48,50 @@ fn conventions_resolve_ids_to_the_documented_points() {
         "{e}"
     );
     assert!(resolve_ids(&[-2, 1, 2], IdConvention::Legacy, l).is_err());
-    let d = AuxCapture::resolve(None, None, IdConvention::Legacy, 32).unwrap();
+    let legacy = CaptureChoice {
+        override_ids: None,
+        convention: IdConvention::Legacy,
+    };
+    let d = legacy.resolve(None, 32).unwrap();
     assert_eq!(
         (d.points.clone(), d.source.clone()),
         (vec![2, 16, 29], CaptureSource::Default)
     );
-    let o = AuxCapture::resolve(
-        Some(&[3, 31, 59]),
-        Some(&[-1, 3, 31]),
-        IdConvention::Legacy,
-        64,
-    )
+    let o = CaptureChoice {
+        override_ids: Some(vec![3, 31, 59]),
+        convention: IdConvention::Legacy,
+    }
+    .resolve(Some(&[-1, 3, 31]), 64)
     .unwrap();
     assert_eq!(
         (o.points.clone(), o.source.clone()),
         (vec![4, 32, 60], CaptureSource::Override),
         "an override wins over the draft's ids"
     );
-    let dc = AuxCapture::resolve(None, Some(&[-1, 3, 31]), IdConvention::Boundary, 64).unwrap();
+    let dc = CaptureChoice::default()
+        .resolve(Some(&[-1, 3, 31]), 64)
+        .unwrap();
     assert_eq!(
         (dc.points, dc.source),
         (vec![0, 3, 31], CaptureSource::DraftConfig)
     );
+}
+
+#[test]
+fn the_resolver_refuses_a_capture_an_eagle3_fc_cannot_consume() {
+    for ids in [vec![2, 4], vec![-1, 2, 4, 6]] {
+        let choice = CaptureChoice {
+            override_ids: Some(ids.clone()),
+            convention: IdConvention::Boundary,
+        };
+        let e = choice.resolve(None, 32).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("{} capture points", ids.len())) && e.contains("exactly 3"),
+            "{ids:?}: {e}"
+        );
+        let from_draft = CaptureChoice::default().resolve(Some(&ids), 32);
+        assert!(from_draft.is_err(), "{ids:?} from the draft config too");
+    }
 }
 
 #[test]

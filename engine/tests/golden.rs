@@ -3,10 +3,11 @@
 //! last-position logits within 1e-3 relative error (f32 compute on the bf16
 //! checkpoint). Goldens made by tools/train/golden.py.
 
+use specula_engine::capture::CaptureChoice;
 use specula_engine::generate::{generate, GenerateParams};
 use specula_engine::model::{ForwardBatch, TargetModel};
-use specula_engine::pair::{CaptureChoice, ModelPair};
-use specula_engine::spec::SpecConfig;
+use specula_engine::pair::ModelPair;
+use specula_engine::speculative::SpeculativeConfig;
 use specula_engine::timing::NullRecorder;
 use std::path::PathBuf;
 
@@ -26,10 +27,10 @@ fn golden() -> Golden {
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 
-/// Greedy decoding of `max_new_tokens` with `spec`, EOS ignored.
-fn greedy(spec: SpecConfig, max_new_tokens: usize) -> GenerateParams {
+/// Greedy decoding of `max_new_tokens` with `speculative`, EOS ignored.
+fn greedy(speculative: SpeculativeConfig, max_new_tokens: usize) -> GenerateParams {
     GenerateParams {
-        spec,
+        speculative,
         temperature: 0.0,
         max_new_tokens,
         seed: 0,
@@ -61,7 +62,7 @@ fn the_tokenizer_gives_the_golden_prompt_ids() {
 fn greedy_tokens_equal_transformers_for_every_golden_prompt() {
     let g = golden();
     let target = TargetModel::load(&model_dir()).unwrap();
-    let params = greedy(SpecConfig::BASELINE, 32);
+    let params = greedy(SpeculativeConfig::BASELINE, 32);
     let out = generate(
         &target,
         &g.prompt_token_ids,
@@ -79,17 +80,20 @@ fn greedy_tokens_equal_transformers_for_every_golden_prompt() {
 fn speculative_greedy_tokens_equal_transformers_too() {
     let g = golden();
     let mut pair = pair_with_draft();
-    for spec in [SpecConfig::chain(5), SpecConfig::new(4, 3, 8).unwrap()] {
-        let params = greedy(spec, 32);
+    for speculative in [
+        SpeculativeConfig::chain(5),
+        SpeculativeConfig::new(4, 3, 8).unwrap(),
+    ] {
+        let params = greedy(speculative, 32);
         let out = pair
             .generate(&g.prompt_token_ids, &params, &mut NullRecorder)
             .unwrap();
         for (i, (s, want)) in out.sequences.iter().zip(&g.greedy_token_ids).enumerate() {
-            assert_eq!(&s.output, want, "{spec}, prompt {i}");
+            assert_eq!(&s.output, want, "{speculative}, prompt {i}");
         }
         assert!(
             out.tau() > 1.5,
-            "{spec}: the trained draft is accepted (tau {})",
+            "{speculative}: the trained draft is accepted (tau {})",
             out.tau()
         );
     }
@@ -103,7 +107,7 @@ fn speculative_greedy_tokens_equal_transformers_too() {
 fn a_batched_sequence_accepts_the_drafts_it_accepts_alone() {
     let g = golden();
     let mut pair = pair_with_draft();
-    let params = greedy(SpecConfig::chain(3), 24);
+    let params = greedy(SpeculativeConfig::chain(3), 24);
     let batched = pair
         .generate(&g.prompt_token_ids, &params, &mut NullRecorder)
         .unwrap();

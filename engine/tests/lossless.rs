@@ -4,23 +4,24 @@
 
 mod common;
 
+use specula_engine::capture::CaptureChoice;
 use specula_engine::capture::IdConvention;
 use specula_engine::generate::{generate, GenerateParams};
+use specula_engine::generation::Generation;
 use specula_engine::model::TargetModel;
-use specula_engine::pair::{CaptureChoice, ModelPair};
-use specula_engine::spec::{OracleDrafter, SpecConfig};
-use specula_engine::stats::Generation;
+use specula_engine::pair::ModelPair;
+use specula_engine::speculative::{OracleDrafter, SpeculativeConfig};
 use specula_engine::timing::NullRecorder;
 use std::collections::HashMap;
 
 const MAX_NEW: usize = 20;
 
-fn grid() -> Vec<SpecConfig> {
-    let mut g = vec![SpecConfig::BASELINE];
+fn grid() -> Vec<SpeculativeConfig> {
+    let mut g = vec![SpeculativeConfig::BASELINE];
     for steps in 1..=5 {
         for topk in 1..=4 {
             for ndt in 2..=(steps * topk + 1).min(16) {
-                g.push(SpecConfig::new(steps, topk, ndt).unwrap());
+                g.push(SpeculativeConfig::new(steps, topk, ndt).unwrap());
             }
         }
     }
@@ -37,9 +38,9 @@ fn references(prompts: &[Vec<u32>], g: &Generation) -> HashMap<usize, Vec<u32>> 
         .collect()
 }
 
-fn greedy(spec: SpecConfig) -> GenerateParams {
+fn greedy(speculative: SpeculativeConfig) -> GenerateParams {
     GenerateParams {
-        spec,
+        speculative,
         temperature: 0.0,
         max_new_tokens: MAX_NEW,
         seed: 1,
@@ -56,7 +57,7 @@ fn every_grid_config_and_batch_size_reproduces_the_baseline_with_an_oracle_draft
     let baseline = generate(
         &target,
         &prompts,
-        &greedy(SpecConfig::BASELINE),
+        &greedy(SpeculativeConfig::BASELINE),
         None,
         &mut NullRecorder,
     )
@@ -69,7 +70,7 @@ fn every_grid_config_and_batch_size_reproduces_the_baseline_with_an_oracle_draft
         "the grid covers 144 speculative configs and the baseline"
     );
     let mut deep_accepts = 0;
-    for (ci, spec) in grid.iter().enumerate() {
+    for (ci, speculative) in grid.iter().enumerate() {
         for batch in 1..=8 {
             let first = (ci + batch) % (9 - batch);
             let slice = &prompts[first..first + batch];
@@ -80,13 +81,13 @@ fn every_grid_config_and_batch_size_reproduces_the_baseline_with_an_oracle_draft
             let g = generate(
                 &target,
                 slice,
-                &greedy(*spec),
+                &greedy(*speculative),
                 Some(&mut oracle),
                 &mut NullRecorder,
             )
             .unwrap();
             for (i, s) in g.sequences.iter().enumerate() {
-                assert_eq!(s.output, baseline.sequences[first + i].output, "{spec}, batch {batch}, sequence {i}: speculative output differs from the baseline");
+                assert_eq!(s.output, baseline.sequences[first + i].output, "{speculative}, batch {batch}, sequence {i}: speculative output differs from the baseline");
             }
             deep_accepts += g
                 .sequences
@@ -94,10 +95,10 @@ fn every_grid_config_and_batch_size_reproduces_the_baseline_with_an_oracle_draft
                 .flat_map(|s| &s.accepted_per_step)
                 .filter(|&&a| a >= 2)
                 .count();
-            if !spec.is_baseline() && spec.steps >= 2 {
+            if !speculative.is_baseline() && speculative.steps >= 2 {
                 assert!(
                     g.tau() > 1.3,
-                    "{spec}, batch {batch}: the oracle should get tokens accepted (tau {})",
+                    "{speculative}, batch {batch}: the oracle should get tokens accepted (tau {})",
                     g.tau()
                 );
             }
@@ -115,17 +116,21 @@ fn the_eagle3_draft_path_is_lossless_across_configs_and_batches() {
     let mut pair = ModelPair::load(&fx.target, Some(&fx.draft), &CaptureChoice::default()).unwrap();
     let prompts = common::prompts(8, 12);
     let baseline = pair
-        .generate(&prompts, &greedy(SpecConfig::BASELINE), &mut NullRecorder)
+        .generate(
+            &prompts,
+            &greedy(SpeculativeConfig::BASELINE),
+            &mut NullRecorder,
+        )
         .unwrap();
-    for (ci, spec) in grid().iter().enumerate().filter(|(i, _)| i % 3 == 0) {
+    for (ci, speculative) in grid().iter().enumerate().filter(|(i, _)| i % 3 == 0) {
         let batch = 1 + ci % 8;
         let g = pair
-            .generate(&prompts[..batch], &greedy(*spec), &mut NullRecorder)
+            .generate(&prompts[..batch], &greedy(*speculative), &mut NullRecorder)
             .unwrap();
         for (i, s) in g.sequences.iter().enumerate() {
             assert_eq!(
                 s.output, baseline.sequences[i].output,
-                "{spec}, batch {batch}, sequence {i}"
+                "{speculative}, batch {batch}, sequence {i}"
             );
         }
     }
@@ -146,7 +151,7 @@ fn every_model_family_is_lossless_and_batch_invariant() {
             .map(|p| {
                 pair.generate(
                     std::slice::from_ref(p),
-                    &greedy(SpecConfig::BASELINE),
+                    &greedy(SpeculativeConfig::BASELINE),
                     &mut NullRecorder,
                 )
                 .unwrap()
@@ -155,18 +160,18 @@ fn every_model_family_is_lossless_and_batch_invariant() {
                     .clone()
             })
             .collect();
-        for spec in [
-            SpecConfig::BASELINE,
-            SpecConfig::chain(4),
-            SpecConfig::new(3, 3, 8).unwrap(),
+        for speculative in [
+            SpeculativeConfig::BASELINE,
+            SpeculativeConfig::chain(4),
+            SpeculativeConfig::new(3, 3, 8).unwrap(),
         ] {
             let g = pair
-                .generate(&prompts, &greedy(spec), &mut NullRecorder)
+                .generate(&prompts, &greedy(speculative), &mut NullRecorder)
                 .unwrap();
             for (i, s) in g.sequences.iter().enumerate() {
                 assert_eq!(
                     s.output, alone[i],
-                    "{shape} {spec}: batched output of sequence {i} differs from decoding it alone"
+                    "{shape} {speculative}: batched output of sequence {i} differs from decoding it alone"
                 );
             }
         }
@@ -182,7 +187,7 @@ fn stopping_on_eos_truncates_identically() {
     let free = generate(
         &target,
         &prompts,
-        &greedy(SpecConfig::BASELINE),
+        &greedy(SpeculativeConfig::BASELINE),
         None,
         &mut NullRecorder,
     )
@@ -195,14 +200,14 @@ fn stopping_on_eos_truncates_identically() {
         &specula_engine::checkpoint::Checkpoint::open(&fx.target).unwrap(),
     )
     .unwrap();
-    let params = |spec| GenerateParams {
+    let params = |speculative| GenerateParams {
         ignore_eos: false,
-        ..greedy(spec)
+        ..greedy(speculative)
     };
     let base = generate(
         &target,
         &prompts,
-        &params(SpecConfig::BASELINE),
+        &params(SpeculativeConfig::BASELINE),
         None,
         &mut NullRecorder,
     )
@@ -212,15 +217,15 @@ fn stopping_on_eos_truncates_identically() {
     );
     let refs = references(&prompts, &free);
     let mut oracle = OracleDrafter::new(refs, 0.9, target.config().vocab_size, 3);
-    let spec = generate(
+    let speculative = generate(
         &target,
         &prompts,
-        &params(SpecConfig::new(5, 2, 8).unwrap()),
+        &params(SpeculativeConfig::new(5, 2, 8).unwrap()),
         Some(&mut oracle),
         &mut NullRecorder,
     )
     .unwrap();
-    for (a, b) in spec.sequences.iter().zip(&base.sequences) {
+    for (a, b) in speculative.sequences.iter().zip(&base.sequences) {
         assert_eq!(a.output, b.output);
         assert_eq!(a.finish, b.finish);
     }

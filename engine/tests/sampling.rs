@@ -6,10 +6,13 @@ mod common;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use specula_engine::capture::CaptureChoice;
 use specula_engine::generate::GenerateParams;
 use specula_engine::model::ForwardBatch;
-use specula_engine::pair::{CaptureChoice, ModelPair};
-use specula_engine::spec::{verify_sampling, DraftNode, DraftTree, Proposal, SpecConfig};
+use specula_engine::pair::ModelPair;
+use specula_engine::speculative::{
+    verify_sampling, DraftNode, DraftTree, Proposal, SpeculativeConfig,
+};
 use specula_engine::timing::NullRecorder;
 use specula_kernels::cpu::softmax_with_temperature;
 use statrs::distribution::{ChiSquared, ContinuousCDF};
@@ -186,7 +189,10 @@ fn the_engine_samples_the_target_distribution_through_eagle3_drafts() {
     let temperature = 1.5;
     // Second output token, for seeds whose first token is the most likely one.
     let mut rng_seed = ChaCha8Rng::seed_from_u64(9);
-    for spec in [SpecConfig::chain(3), SpecConfig::new(2, 3, 5).unwrap()] {
+    for speculative in [
+        SpeculativeConfig::chain(3),
+        SpeculativeConfig::new(2, 3, 5).unwrap(),
+    ] {
         let mut pairs = Vec::with_capacity(N);
         let mut batch_prompts = Vec::new();
         for _ in 0..8 {
@@ -194,7 +200,7 @@ fn the_engine_samples_the_target_distribution_through_eagle3_drafts() {
         }
         for _ in 0..N / 8 {
             let params = GenerateParams {
-                spec,
+                speculative,
                 temperature,
                 max_new_tokens: 2,
                 seed: rng_seed.random(),
@@ -213,7 +219,7 @@ fn the_engine_samples_the_target_distribution_through_eagle3_drafts() {
         let (&top, &n_top) = by_first.iter().max_by_key(|(_, &n)| n).unwrap();
         assert!(
             n_top > 2_000,
-            "{spec}: the conditional sample is too small ({n_top})"
+            "{speculative}: the conditional sample is too small ({n_top})"
         );
         // The target's exact distribution after prompt + top.
         let mut ctx = prompt.clone();
@@ -232,7 +238,7 @@ fn the_engine_samples_the_target_distribution_through_eagle3_drafts() {
         let pv = chi_square_p(&counts, &p);
         assert!(
             pv > 1e-3,
-            "{spec}: second token not distributed as the target (p = {pv:.2e})"
+            "{speculative}: second token not distributed as the target (p = {pv:.2e})"
         );
     }
 }

@@ -1,9 +1,8 @@
 //! Checks of a draft against its target that need no forward pass.
 
-use crate::capture::{default_points, resolve_ids, IdConvention};
+use crate::capture::{default_points, resolve_ids, IdConvention, AUX_STATES};
 use crate::checkpoint::Checkpoint;
 use crate::config::{read_json, DraftConfig, TargetConfig};
-use crate::model::AUX_STATES;
 use crate::tokenizer::TextTokenizer;
 use serde_json::Value;
 use std::path::Path;

@@ -212,10 +212,10 @@ impl DraftBackend for NullDraft {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::{AuxCapture, IdConvention};
+    use crate::capture::CaptureChoice;
     use crate::config::default_draft_config;
     use crate::generate::{generate, GenerateParams};
-    use crate::spec::{Eagle3Drafter, SpecConfig};
+    use crate::speculative::{Eagle3Drafter, SpeculativeConfig};
     use crate::timing::NullRecorder;
 
     fn target() -> NullTarget {
@@ -228,18 +228,22 @@ mod tests {
         NullTarget::new(c)
     }
 
-    fn run(t: &NullTarget, prompts: &[Vec<u32>], spec: SpecConfig) -> (Vec<Vec<u32>>, f64) {
-        let capture = AuxCapture::resolve(None, None, IdConvention::Boundary, 32).unwrap();
+    fn run(
+        t: &NullTarget,
+        prompts: &[Vec<u32>],
+        speculative: SpeculativeConfig,
+    ) -> (Vec<Vec<u32>>, f64) {
+        let capture = CaptureChoice::default().resolve(None, 32).unwrap();
         let mut d =
             Eagle3Drafter::new(NullDraft::new(default_draft_config(t.config())), capture).unwrap();
         let params = GenerateParams {
-            spec,
+            speculative,
             max_new_tokens: 40,
             ignore_eos: true,
             ..GenerateParams::default()
         };
-        let drafter: Option<&mut dyn crate::spec::Drafter> =
-            (!spec.is_baseline()).then_some(&mut d as &mut dyn crate::spec::Drafter);
+        let drafter: Option<&mut dyn crate::speculative::Drafter> =
+            (!speculative.is_baseline()).then_some(&mut d as &mut dyn crate::speculative::Drafter);
         let g = generate(t, prompts, &params, drafter, &mut NullRecorder).unwrap();
         let tau = g.tau();
         (g.sequences.into_iter().map(|s| s.output).collect(), tau)
@@ -249,7 +253,7 @@ mod tests {
     fn the_null_target_is_followed_greedily_and_speculation_is_lossless_on_it() {
         let t = target();
         let prompts: Vec<Vec<u32>> = (0..3u32).map(|i| vec![5 + i, 40 + i, 300 + i]).collect();
-        let (base, _) = run(&t, &prompts, SpecConfig::BASELINE);
+        let (base, _) = run(&t, &prompts, SpeculativeConfig::BASELINE);
         for (p, out) in prompts.iter().zip(&base) {
             let mut prev = *p.last().unwrap();
             for &tok in out {
@@ -258,13 +262,20 @@ mod tests {
             }
             assert_eq!(out.len(), 40);
         }
-        for spec in [SpecConfig::chain(3), SpecConfig::new(3, 2, 6).unwrap()] {
-            let (out, tau) = run(&t, &prompts, spec);
-            assert_eq!(out, base, "{spec}");
+        for speculative in [
+            SpeculativeConfig::chain(3),
+            SpeculativeConfig::new(3, 2, 6).unwrap(),
+        ] {
+            let (out, tau) = run(&t, &prompts, speculative);
+            assert_eq!(out, base, "{speculative}");
             // The draft is right after two token ids in three: some drafts are
             // accepted, some rejected.
-            assert!(tau > 1.2 && tau < 4.0, "{spec}: tau {tau}");
-            assert_eq!(run(&t, &prompts[..1], spec).0[0], base[0], "{spec} alone");
+            assert!(tau > 1.2 && tau < 4.0, "{speculative}: tau {tau}");
+            assert_eq!(
+                run(&t, &prompts[..1], speculative).0[0],
+                base[0],
+                "{speculative} alone"
+            );
         }
     }
 }

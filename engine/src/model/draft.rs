@@ -13,8 +13,7 @@ use specula_kernels::cpu::{add_inplace, AttentionShape, Rope};
 use std::path::Path;
 use std::sync::Arc;
 
-/// Number of target hidden states an EAGLE-3 `fc` consumes.
-pub const AUX_STATES: usize = 3;
+use crate::capture::AUX_STATES;
 
 /// The hidden input of a draft forward.
 pub enum HiddenInput<'a> {

@@ -6,5 +6,5 @@ mod draft;
 mod target;
 
 pub use batch::{ForwardBatch, Row, Visible};
-pub use draft::{DraftOutput, Eagle3Draft, HiddenInput, AUX_STATES};
+pub use draft::{DraftOutput, Eagle3Draft, HiddenInput};
 pub use target::{TargetModel, TargetOutput};

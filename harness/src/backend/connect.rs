@@ -21,8 +21,8 @@ pub(super) struct Live {
 impl ServedRunner<'_> {
     fn vars(&self, m: usize, c: Option<usize>, port: u16) -> BTreeMap<&'static str, String> {
         let model = &self.grid.models[m];
-        let spec = c.map(|c| &self.grid.configs[m][c]);
-        let s = spec.map(|d| d.spec);
+        let speculative = c.map(|c| &self.grid.configs[m][c]);
+        let s = speculative.map(|d| d.speculative);
         let target = model.target.display().to_string();
         BTreeMap::from([
             ("target", target.clone()),
@@ -42,7 +42,8 @@ impl ServedRunner<'_> {
             ),
             (
                 "aux_layers",
-                spec.and_then(|d| d.capture.override_ids.as_ref())
+                speculative
+                    .and_then(|d| d.capture.override_ids.as_ref())
                     .map(|ids| ids.iter().map(i64::to_string).collect::<Vec<_>>().join(","))
                     .unwrap_or_default(),
             ),

@@ -89,9 +89,9 @@ pub fn run_row(
     prompts: &[PromptInput],
     params: &RequestParams,
     batch_size: usize,
-    spec: (usize, usize),
+    speculative: (usize, usize),
 ) -> Result<RowResult, BackendError> {
-    let (steps, num_draft_tokens) = spec;
+    let (steps, num_draft_tokens) = speculative;
     client.begin_row()?;
     let t0 = Instant::now();
     let outcomes = send_all(&*client, prompts, params, batch_size)?;

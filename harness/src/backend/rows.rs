@@ -203,7 +203,7 @@ impl<'a> ServedRunner<'a> {
         }
         // Unrecorded warm-up batches on the first row's prompts.
         let first = &self.grid.groups[self.grid.points[rows[0]].group];
-        let steps = c.map_or(0, |c| self.grid.configs[m][c].spec.steps);
+        let steps = c.map_or(0, |c| self.grid.configs[m][c].speculative.steps);
         for _ in 0..self.info.warmup {
             let batch: Vec<PromptInput> = prompts[&first.prompt_set]
                 .iter()
@@ -238,7 +238,7 @@ impl<'a> ServedRunner<'a> {
             }
             let point = &self.grid.points[p];
             let g = &self.grid.groups[point.group];
-            let spec = self.grid.spec_of(point);
+            let speculative = self.grid.speculative_of(point);
             self.progress.row(&point.key);
             let start_time = SystemTime::now();
             let params = self.params(g.temperature, g.repeat);
@@ -247,7 +247,7 @@ impl<'a> ServedRunner<'a> {
                 &prompts[&g.prompt_set],
                 &params,
                 g.batch_size,
-                (steps, spec.num_draft_tokens),
+                (steps, speculative.num_draft_tokens),
             );
             self.progress.tick();
             match result {
@@ -298,7 +298,7 @@ impl<'a> ServedRunner<'a> {
         let point = &self.grid.points[p];
         let g = &self.grid.groups[point.group];
         let config = self.grid.config_of(point);
-        let spec = self.grid.spec_of(point);
+        let speculative = self.grid.speculative_of(point);
         let mut measures = r.measures;
         let greedy = g.temperature == 0.0;
         if config.is_none() {
@@ -324,7 +324,7 @@ impl<'a> ServedRunner<'a> {
                 }
             }
         }
-        if let (Some(server), true) = (r.server_tau, spec.steps > 0) {
+        if let (Some(server), true) = (r.server_tau, speculative.steps > 0) {
             // The server's figure is a running average since it started (warm-up
             // included): close to the row's tau, not equal; far off means the
             // two count different things.

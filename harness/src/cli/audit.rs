@@ -5,10 +5,10 @@ use clap::Args;
 use serde_json::json;
 use specula_datasets::PromptSetSpec;
 use specula_engine::audit::{candidate_mappings, rank_mappings, static_checks, Check, CheckStatus};
-use specula_engine::capture::{AuxCapture, IdConvention};
+use specula_engine::capture::{CaptureChoice, IdConvention};
 use specula_engine::generate::{generate, GenerateParams};
 use specula_engine::model::{Eagle3Draft, TargetModel};
-use specula_engine::spec::SpecConfig;
+use specula_engine::speculative::SpeculativeConfig;
 use specula_engine::timing::NullRecorder;
 use specula_engine::tokenizer::TextTokenizer;
 use std::path::PathBuf;
@@ -70,12 +70,11 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
     let tokenizer = TextTokenizer::load(&a.target)?;
     let draft = Eagle3Draft::load(&a.draft, target.config(), target.embedding())?;
     let layers = target.config().num_hidden_layers;
-    let served = AuxCapture::resolve(
-        a.aux_layers.as_deref(),
-        draft.config().aux_layer_ids.as_deref(),
+    let served = CaptureChoice {
+        override_ids: a.aux_layers.clone(),
         convention,
-        layers,
-    )?;
+    }
+    .resolve(draft.config().aux_layer_ids.as_deref(), layers)?;
     let spec = if a.prompts == "builtin" {
         PromptSetSpec::builtin()
     } else {
@@ -91,7 +90,7 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
         .map(|p| tokenizer.encode(p.text()))
         .collect::<Result<_, _>>()?;
     let params = GenerateParams {
-        spec: SpecConfig::BASELINE,
+        speculative: SpeculativeConfig::BASELINE,
         temperature: 0.0,
         max_new_tokens: a.tokens.max(1),
         seed: 0,

@@ -3,10 +3,11 @@
 use super::CliError;
 use clap::Args;
 use serde_json::json;
+use specula_engine::capture::CaptureChoice;
 use specula_engine::capture::IdConvention;
 use specula_engine::generate::GenerateParams;
-use specula_engine::pair::{CaptureChoice, ModelPair};
-use specula_engine::spec::SpecConfig;
+use specula_engine::pair::ModelPair;
+use specula_engine::speculative::SpeculativeConfig;
 use specula_engine::timing::{HostRecorder, Span};
 use std::path::PathBuf;
 
@@ -60,12 +61,12 @@ pub struct GenerateArgs {
 pub fn run(a: GenerateArgs) -> Result<(), CliError> {
     let convention: IdConvention = a.id_convention.parse()?;
     let steps = a.steps.unwrap_or(if a.draft.is_some() { 5 } else { 0 });
-    let spec = SpecConfig::new(
+    let speculative = SpeculativeConfig::new(
         steps,
         a.topk,
         a.num_draft_tokens.unwrap_or(steps * a.topk + 1),
     )?;
-    if !spec.is_baseline() && a.draft.is_none() {
+    if !speculative.is_baseline() && a.draft.is_none() {
         return Err(CliError::Input(format!(
             "--steps {steps} needs --draft (an EAGLE-3 draft folder)"
         )));
@@ -83,7 +84,7 @@ pub fn run(a: GenerateArgs) -> Result<(), CliError> {
     let mut pair = ModelPair::load(&a.target, a.draft.as_deref(), &capture)?;
     let prompt = pair.tokenizer.encode(&a.prompt)?;
     let params = GenerateParams {
-        spec,
+        speculative,
         temperature: a.temperature,
         max_new_tokens: a.max_new_tokens,
         seed: a.seed,
@@ -117,7 +118,7 @@ pub fn run(a: GenerateArgs) -> Result<(), CliError> {
             "prompt_tokens": prompt.len(),
             "output_tokens": seq.output.len(),
             "finish": seq.finish,
-            "spec": spec,
+            "speculative": speculative,
             "temperature": a.temperature,
             "tau": g.tau(),
             "verify_steps": g.verify_steps(),
@@ -139,7 +140,7 @@ pub fn run(a: GenerateArgs) -> Result<(), CliError> {
     println!("{text}");
     println!("---");
     println!(
-        "{spec}  temperature {}  prompt {} tokens  output {} tokens ({:?})",
+        "{speculative}  temperature {}  prompt {} tokens  output {} tokens ({:?})",
         a.temperature,
         prompt.len(),
         seq.output.len(),
@@ -155,7 +156,7 @@ pub fn run(a: GenerateArgs) -> Result<(), CliError> {
         g.accept_rate(),
         g.decode_throughput()
     );
-    if !spec.is_baseline() {
+    if !speculative.is_baseline() {
         let pos: Vec<String> = g
             .per_position_acceptance()
             .iter()

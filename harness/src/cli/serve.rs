@@ -4,9 +4,10 @@ use super::CliError;
 use crate::serve::engine::Engine;
 use crate::serve::{serve, Fault};
 use clap::Args;
+use specula_engine::capture::CaptureChoice;
 use specula_engine::capture::IdConvention;
-use specula_engine::pair::{CaptureChoice, ModelPair};
-use specula_engine::spec::SpecConfig;
+use specula_engine::pair::ModelPair;
+use specula_engine::speculative::SpeculativeConfig;
 use specula_engine::tokenizer::TextTokenizer;
 use std::path::PathBuf;
 
@@ -63,12 +64,12 @@ pub struct ServeArgs {
 pub fn run(a: ServeArgs) -> Result<(), CliError> {
     let convention: IdConvention = a.id_convention.parse()?;
     let steps = a.steps.unwrap_or(if a.draft.is_some() { 5 } else { 0 });
-    let spec = SpecConfig::new(
+    let speculative = SpeculativeConfig::new(
         steps,
         a.topk,
         a.num_draft_tokens.unwrap_or(steps * a.topk + 1),
     )?;
-    if !spec.is_baseline() && a.draft.is_none() {
+    if !speculative.is_baseline() && a.draft.is_none() {
         return Err(CliError::Input(format!(
             "--steps {steps} needs --draft (an EAGLE-3 draft folder)"
         )));
@@ -77,7 +78,7 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
         override_ids: a.aux_layers.clone(),
         convention,
     };
-    let draft = if spec.is_baseline() {
+    let draft = if speculative.is_baseline() {
         None
     } else {
         a.draft.as_deref()
@@ -90,7 +91,7 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
         .served_model_name
         .unwrap_or_else(|| a.target.display().to_string());
     let tokenizer = TextTokenizer::load(&a.target)?;
-    let engine = Engine::new(pair, tokenizer, spec, name);
+    let engine = Engine::new(pair, tokenizer, speculative, name);
     serve(
         engine,
         a.fault,

@@ -108,7 +108,7 @@ pub fn write(run_dir: &Path, out: &Path) -> Result<Vec<PathBuf>, CliError> {
     let analysis = analyze(&data);
     let all = views(&run);
     let results: Vec<&RowView> = all.iter().filter(|r| !r.flagged).collect();
-    let spec: Vec<&RowView> = results.iter().copied().filter(|r| r.steps > 0).collect();
+    let speculative: Vec<&RowView> = results.iter().copied().filter(|r| r.steps > 0).collect();
     let plot_dir = out.join("plots");
     std::fs::create_dir_all(&plot_dir)
         .map_err(|e| CliError::Input(format!("{}: {e}", plot_dir.display())))?;
@@ -118,17 +118,17 @@ pub fn write(run_dir: &Path, out: &Path) -> Result<Vec<PathBuf>, CliError> {
         "plots",
     )?];
     let mut missing = Vec::new();
-    if spec.is_empty() {
+    if speculative.is_empty() {
         missing.push(
             "no speculative rows that are results: no tau, acceptance or speedup plots".to_string(),
         );
     } else {
         figures.push(render(
-            &plots::tau_spread::TauSpread(&spec),
+            &plots::tau_spread::TauSpread(&speculative),
             &plot_dir,
             "plots",
         )?);
-        let curves = position_curves(&run, &spec);
+        let curves = position_curves(&run, &speculative);
         if !curves.is_empty() {
             figures.push(render(
                 &plots::positions::Positions(curves),
@@ -136,7 +136,7 @@ pub fn write(run_dir: &Path, out: &Path) -> Result<Vec<PathBuf>, CliError> {
                 "plots",
             )?);
         }
-        let taus = spec.iter().map(|r| r.tau).collect();
+        let taus = speculative.iter().map(|r| r.tau).collect();
         figures.push(render(
             &plots::histogram::TauHistogram(taus),
             &plot_dir,
@@ -149,10 +149,11 @@ pub fn write(run_dir: &Path, out: &Path) -> Result<Vec<PathBuf>, CliError> {
     } else {
         figures.push(render(&Kernels(bars), &plot_dir, "plots")?);
     }
-    let cells: Vec<(usize, usize, f64)> = mean_by(&spec, |r| (r.steps, r.topk), |r| r.speedup)
-        .into_iter()
-        .map(|((s, k), m, _, _)| (s, k, m))
-        .collect();
+    let cells: Vec<(usize, usize, f64)> =
+        mean_by(&speculative, |r| (r.steps, r.topk), |r| r.speedup)
+            .into_iter()
+            .map(|((s, k), m, _, _)| (s, k, m))
+            .collect();
     if !cells.is_empty() {
         figures.push(render(&plots::heatmap::Heatmap(cells), &plot_dir, "plots")?);
     }

@@ -5,9 +5,9 @@
 
 use super::metrics::Counters;
 use specula_engine::generate::GenerateParams;
+use specula_engine::generation::SequenceResult;
 use specula_engine::pair::ModelPair;
-use specula_engine::spec::SpecConfig;
-use specula_engine::stats::SequenceResult;
+use specula_engine::speculative::SpeculativeConfig;
 use specula_engine::timing::{Span, SpanRecorder};
 use specula_engine::tokenizer::TextTokenizer;
 use std::sync::Mutex;
@@ -64,7 +64,7 @@ pub struct Engine {
     tokenizer: TextTokenizer,
     vocab: usize,
     /// The speculation knobs of every request.
-    pub spec: SpecConfig,
+    pub speculative: SpeculativeConfig,
     /// The model name (`/v1/models`, `model_name` label).
     pub name: String,
     /// Counters since start.
@@ -76,14 +76,14 @@ impl Engine {
     pub fn new(
         pair: ModelPair,
         tokenizer: TextTokenizer,
-        spec: SpecConfig,
+        speculative: SpeculativeConfig,
         name: String,
     ) -> Engine {
         Engine {
             vocab: pair.target.config().vocab_size,
             pair: Mutex::new(pair),
             tokenizer,
-            spec,
+            speculative,
             name,
             counters: Mutex::new(Counters::default()),
         }
@@ -132,7 +132,7 @@ impl Engine {
         };
         let mut pair = self.pair.lock().unwrap_or_else(|e| e.into_inner());
         let params = GenerateParams {
-            spec: self.spec,
+            speculative: self.speculative,
             temperature: job.temperature as f32,
             max_new_tokens: job.max_new_tokens,
             seed: job.seed,
@@ -159,7 +159,7 @@ impl Engine {
             self.counters
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .record(&result, self.spec);
+                .record(&result, self.speculative);
             out.push(Done { text, result });
         }
         Ok(out)

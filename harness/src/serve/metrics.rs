@@ -3,8 +3,8 @@
 //! `prometheus_client` writes counters: `_total` suffix, `position` label
 //! 0-based) and SGLang's running `avg_spec_accept_length`.
 
-use specula_engine::spec::SpecConfig;
-use specula_engine::stats::SequenceResult;
+use specula_engine::generation::SequenceResult;
+use specula_engine::speculative::SpeculativeConfig;
 use std::fmt::Write;
 
 /// Counters since the server started.
@@ -39,20 +39,21 @@ impl Counters {
         self.largest_batch = self.largest_batch.max(n as u64);
     }
 
-    /// Adds one finished sequence generated under `spec`.
-    pub fn record(&mut self, r: &SequenceResult, spec: SpecConfig) {
+    /// Adds one finished sequence generated under `speculative`.
+    pub fn record(&mut self, r: &SequenceResult, speculative: SpeculativeConfig) {
         self.requests += 1;
         self.prompt_tokens += r.prompt_len as u64;
         self.generation_tokens += r.output.len() as u64;
-        if spec.is_baseline() {
+        if speculative.is_baseline() {
             return;
         }
-        self.accepted_per_pos.resize(spec.steps, 0);
+        self.accepted_per_pos.resize(speculative.steps, 0);
         self.drafts += r.verify_steps as u64;
-        self.draft_tokens += (r.verify_steps * spec.num_draft_tokens.saturating_sub(1)) as u64;
+        self.draft_tokens +=
+            (r.verify_steps * speculative.num_draft_tokens.saturating_sub(1)) as u64;
         for &a in &r.accepted_per_step {
             self.accepted += a as u64;
-            for k in 0..(a as usize).min(spec.steps) {
+            for k in 0..(a as usize).min(speculative.steps) {
                 self.accepted_per_pos[k] += 1;
             }
         }
@@ -65,7 +66,7 @@ impl Counters {
     }
 
     /// The Prometheus text of `/metrics` (spec-decode counters only when speculating).
-    pub fn prometheus(&self, model: &str, spec: SpecConfig) -> String {
+    pub fn prometheus(&self, model: &str, speculative: SpeculativeConfig) -> String {
         let mut out = String::new();
         let labels = format!("engine=\"0\",model_name=\"{}\"", model.replace('"', "\\\""));
         let mut counter = |name: &str, help: &str, samples: &[(String, u64)]| {
@@ -91,7 +92,7 @@ impl Counters {
             "Generation tokens processed.",
             &one(self.generation_tokens),
         );
-        if !spec.is_baseline() {
+        if !speculative.is_baseline() {
             counter(
                 "vllm:spec_decode_num_drafts",
                 "Number of spec decoding drafts.",
@@ -107,7 +108,7 @@ impl Counters {
                 "Number of accepted tokens.",
                 &one(self.accepted),
             );
-            let per_pos: Vec<(String, u64)> = (0..spec.steps)
+            let per_pos: Vec<(String, u64)> = (0..speculative.steps)
                 .map(|k| {
                     (
                         format!(",position=\"{k}\""),
@@ -132,7 +133,7 @@ mod tests {
 
     #[test]
     fn counters_follow_vllm_semantics_and_read_back_through_the_parser() {
-        let spec = SpecConfig::new(3, 1, 4).unwrap();
+        let speculative = SpeculativeConfig::new(3, 1, 4).unwrap();
         let seq = SequenceResult {
             prompt_len: 5,
             output: vec![1; 9],
@@ -142,19 +143,21 @@ mod tests {
             ..SequenceResult::default()
         };
         let mut c = Counters::default();
-        c.record(&seq, spec);
+        c.record(&seq, speculative);
         assert_eq!((c.drafts, c.draft_tokens, c.accepted), (3, 9, 4));
         assert_eq!(c.accepted_per_pos, vec![2, 1, 1]);
         assert_eq!(c.avg_accept_length(), Some(7.0 / 3.0));
-        let m = Metrics::parse(&c.prometheus("m", spec)).unwrap();
+        let m = Metrics::parse(&c.prometheus("m", speculative)).unwrap();
         assert_eq!(m.sum("vllm:spec_decode_num_drafts"), 3.0);
         assert_eq!(m.sum("vllm:spec_decode_num_accepted_tokens"), 4.0);
         let pos = m.sum_by("vllm:spec_decode_num_accepted_tokens_per_pos", "position");
         assert_eq!(pos["0"], 2.0);
         assert_eq!(pos["2"], 1.0);
         // A baseline server has no spec-decode counters, as vLLM without a speculative config.
-        assert!(!Metrics::parse(&c.prometheus("m", SpecConfig::BASELINE))
-            .unwrap()
-            .has("vllm:spec_decode_num_drafts"));
+        assert!(
+            !Metrics::parse(&c.prometheus("m", SpeculativeConfig::BASELINE))
+                .unwrap()
+                .has("vllm:spec_decode_num_drafts")
+        );
     }
 }

@@ -224,7 +224,7 @@ fn handle(s: &Service, mut req: Request) {
                 .counters
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .prometheus(&e.name, e.spec);
+                .prometheus(&e.name, e.speculative);
             Response::from_string(text)
                 .with_header(header("Content-Type", "text/plain; version=0.0.4"))
         }
@@ -245,7 +245,7 @@ pub fn serve(
     let server = Arc::new(Server::http(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?);
     eprintln!(
         "specula serve: listening on http://{addr} ({}; batches of up to {max_batch})",
-        engine.spec
+        engine.speculative
     );
     let engine = Arc::new(engine);
     let service = Arc::new(Service {

@@ -10,7 +10,7 @@
 
 use super::engine::{Done, Engine, Failure, Job};
 use serde_json::{json, Value};
-use specula_engine::stats::FinishReason;
+use specula_engine::generation::FinishReason;
 
 fn usize_field(v: &Value, name: &str, default: usize) -> Result<usize, Failure> {
     match v.get(name) {
@@ -74,13 +74,13 @@ pub fn answer(engine: &Engine, done: &Done, elapsed_s: f64) -> Value {
         },
         "e2e_latency": elapsed_s,
     });
-    if !engine.spec.is_baseline() {
-        let mut hist = vec![0u64; engine.spec.steps + 1];
+    if !engine.speculative.is_baseline() {
+        let mut hist = vec![0u64; engine.speculative.steps + 1];
         for &a in &r.accepted_per_step {
-            hist[(a as usize).min(engine.spec.steps)] += 1;
+            hist[(a as usize).min(engine.speculative.steps)] += 1;
         }
         let accepted: u64 = r.accepted_per_step.iter().map(|&a| a as u64).sum();
-        let slots = (r.verify_steps * engine.spec.num_draft_tokens.saturating_sub(1)) as f64;
+        let slots = (r.verify_steps * engine.speculative.num_draft_tokens.saturating_sub(1)) as f64;
         meta["spec_verify_ct"] = json!(r.verify_steps);
         meta["spec_accept_histogram"] = json!(hist);
         meta["spec_accept_length"] = json!(r.tau());
@@ -101,7 +101,7 @@ pub fn server_info(engine: &Engine) -> Value {
         .unwrap_or_else(|e| e.into_inner())
         .clone();
     let avg = c.avg_accept_length();
-    let s = engine.spec;
+    let s = engine.speculative;
     json!({
         "model_path": engine.name,
         "speculative_algorithm": if s.is_baseline() { Value::Null } else { json!("EAGLE3") },

@@ -6,7 +6,7 @@
 
 use super::engine::{Done, Engine, Failure, Job};
 use serde_json::{json, Value};
-use specula_engine::stats::FinishReason;
+use specula_engine::generation::FinishReason;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 fn now() -> u64 {

@@ -38,14 +38,14 @@ pub use gpu::GpuSide;
 
 #[cfg(feature = "cuda")]
 mod gpu {
-    use super::super::grid::CaptureKey;
     use super::super::SweepError;
     use specula_engine::backend::cuda::{Gpu, GpuDtype, GpuModels, GpuOptions, GpuRecorder};
+    use specula_engine::capture::CaptureChoice;
     use specula_engine::generate::GenerateParams;
+    use specula_engine::generation::Generation;
     use specula_engine::model::TargetModel;
     use specula_engine::pair::ModelPair;
-    use specula_engine::spec::Eagle3Drafter;
-    use specula_engine::stats::Generation;
+    use specula_engine::speculative::Eagle3Drafter;
     use specula_engine::timing::SpanRecorder;
     use std::sync::Arc;
 
@@ -53,7 +53,7 @@ mod gpu {
     pub struct GpuSide {
         models: GpuModels,
         opts: GpuOptions,
-        drafters: Vec<(CaptureKey, usize)>,
+        drafters: Vec<(CaptureChoice, usize)>,
     }
 
     impl GpuSide {
@@ -85,7 +85,7 @@ mod gpu {
         /// The GPU drafter of `key`, uploaded from the CPU drafter on first use.
         pub fn drafter(
             &mut self,
-            key: &CaptureKey,
+            key: &CaptureChoice,
             cpu: &Eagle3Drafter,
             target: &TargetModel,
         ) -> Result<usize, SweepError> {

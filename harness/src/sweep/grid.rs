@@ -8,9 +8,9 @@ use super::spec::{SpanMode, SweepSpec};
 use super::SweepError;
 use crate::backend::BackendKind;
 use specula_datasets::{PromptSet, PromptSource};
-use specula_engine::capture::{AuxCapture, IdConvention};
+use specula_engine::capture::{CaptureChoice, IdConvention};
 use specula_engine::config::{DraftConfig, TargetConfig};
-use specula_engine::spec::SpecConfig;
+use specula_engine::speculative::SpeculativeConfig;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -33,22 +33,13 @@ pub struct ModelInfo {
     pub chat_template: bool,
 }
 
-/// How a draft is fed: the aux-id override (if any) and the id convention.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CaptureKey {
-    /// Ids overriding the draft config's.
-    pub override_ids: Option<Vec<i64>>,
-    /// How ids map to capture points.
-    pub convention: IdConvention,
-}
-
 /// One valid speculative config of a model pair.
 #[derive(Debug, Clone)]
 pub struct DraftPoint {
     /// steps, topk, num_draft_tokens.
-    pub spec: SpecConfig,
+    pub speculative: SpeculativeConfig,
     /// How the draft is fed.
-    pub capture: CaptureKey,
+    pub capture: CaptureChoice,
     /// The resolved capture points, `a;b;c` (the `aux_layers_resolved` column).
     pub aux_points: String,
     /// Its part of the row key, e.g. `s5k1n6` or `s3k2n7-auxm1_2_4-legacy`.
@@ -146,7 +137,7 @@ fn temperature_label(t: f64) -> String {
     format!("{t}").replace('.', "p")
 }
 
-fn capture_label(c: &CaptureKey) -> String {
+fn capture_label(c: &CaptureChoice) -> String {
     let mut s = String::new();
     if let Some(ids) = &c.override_ids {
         let ids: Vec<String> = ids
@@ -229,7 +220,7 @@ impl Grid {
                                 ));
                                 continue;
                             }
-                            let sc = match SpecConfig::new(steps, topk, ndt) {
+                            let sc = match SpeculativeConfig::new(steps, topk, ndt) {
                                 Ok(sc) => sc,
                                 Err(e) => {
                                     skipped.push(skip(e.to_string()));
@@ -243,13 +234,13 @@ impl Grid {
                                 )));
                                 continue;
                             };
-                            let capture = CaptureKey {
+                            let capture = CaptureChoice {
                                 override_ids: d.aux_layers.clone(),
                                 convention,
                             };
                             let (Some(tcfg), true) = (&tcfg, capture_known) else {
                                 list.push(DraftPoint {
-                                    spec: sc,
+                                    speculative: sc,
                                     label: format!(
                                         "s{steps}k{topk}n{ndt}{}",
                                         capture_label(&capture)
@@ -259,21 +250,7 @@ impl Grid {
                                 });
                                 continue;
                             };
-                            let resolved = AuxCapture::resolve(
-                                capture.override_ids.as_deref(),
-                                ids.as_deref(),
-                                convention,
-                                tcfg.num_hidden_layers,
-                            )
-                            .and_then(|c| match c.points.len() {
-                                3 => Ok(c),
-                                n => Err(specula_engine::EngineError::setting(
-                                    "aux layer ids",
-                                    format!(
-                                        "{n} capture points; an EAGLE-3 draft consumes exactly 3"
-                                    ),
-                                )),
-                            });
+                            let resolved = capture.resolve(ids.as_deref(), tcfg.num_hidden_layers);
                             let cap = match resolved {
                                 Ok(c) => c,
                                 Err(e) => {
@@ -281,12 +258,15 @@ impl Grid {
                                     continue;
                                 }
                             };
-                            if list.iter().any(|p| p.spec == sc && p.capture == capture) {
+                            if list
+                                .iter()
+                                .any(|p| p.speculative == sc && p.capture == capture)
+                            {
                                 skipped.push(skip("duplicate of an earlier draft config".into()));
                                 continue;
                             }
                             list.push(DraftPoint {
-                                spec: sc,
+                                speculative: sc,
                                 label: format!("s{steps}k{topk}n{ndt}{}", capture_label(&capture)),
                                 capture,
                                 aux_points: cap.points_label(),
@@ -394,7 +374,8 @@ impl Grid {
     }
 
     /// The speculation knobs of row `p`.
-    pub fn spec_of(&self, p: &Point) -> SpecConfig {
-        self.config_of(p).map_or(SpecConfig::BASELINE, |c| c.spec)
+    pub fn speculative_of(&self, p: &Point) -> SpeculativeConfig {
+        self.config_of(p)
+            .map_or(SpeculativeConfig::BASELINE, |c| c.speculative)
     }
 }

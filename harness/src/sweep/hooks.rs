@@ -4,7 +4,7 @@
 //! a run that used one records it in meta.json under `test_hooks`.
 
 use serde::{Deserialize, Serialize};
-use specula_engine::spec::SpecConfig;
+use specula_engine::speculative::SpeculativeConfig;
 use specula_engine::timing::{Span, SpanRecorder};
 use std::time::{Duration, Instant};
 
@@ -28,14 +28,14 @@ impl TestHooks {
         self.verify_delay_pct.is_some() || self.draft_steps.is_some()
     }
 
-    /// The config the engine actually runs for a row configured as `spec`.
-    pub fn effective(&self, spec: SpecConfig) -> SpecConfig {
+    /// The config the engine actually runs for a row configured as `configured`.
+    pub fn effective(&self, configured: SpeculativeConfig) -> SpeculativeConfig {
         match self.draft_steps {
-            Some(cap) if spec.steps > cap && cap > 0 => {
-                let n = spec.num_draft_tokens.min(cap * spec.topk + 1);
-                SpecConfig::new(cap, spec.topk, n).unwrap_or(spec)
+            Some(cap) if configured.steps > cap && cap > 0 => {
+                let n = configured.num_draft_tokens.min(cap * configured.topk + 1);
+                SpeculativeConfig::new(cap, configured.topk, n).unwrap_or(configured)
             }
-            _ => spec,
+            _ => configured,
         }
     }
 }
@@ -95,11 +95,17 @@ mod tests {
             draft_steps: Some(2),
             ..TestHooks::default()
         };
-        let deep = SpecConfig::new(4, 2, 8).unwrap();
+        let deep = SpeculativeConfig::new(4, 2, 8).unwrap();
         let got = hooks.effective(deep);
         assert_eq!((got.steps, got.topk, got.num_draft_tokens), (2, 2, 5));
-        assert_eq!(hooks.effective(SpecConfig::chain(1)), SpecConfig::chain(1));
-        assert_eq!(hooks.effective(SpecConfig::BASELINE), SpecConfig::BASELINE);
+        assert_eq!(
+            hooks.effective(SpeculativeConfig::chain(1)),
+            SpeculativeConfig::chain(1)
+        );
+        assert_eq!(
+            hooks.effective(SpeculativeConfig::BASELINE),
+            SpeculativeConfig::BASELINE
+        );
     }
 
     #[test]

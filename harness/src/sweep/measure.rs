@@ -5,16 +5,17 @@
 //! batches.
 
 use crate::export::Measures;
-use specula_engine::stats::Generation;
+use specula_engine::generation::Generation;
+use specula_engine::speculative::SpeculativeConfig;
 
 /// The row's generations joined: sequences in prompt order, times and steps summed.
-pub fn join(gens: Vec<Generation>, spec: specula_engine::spec::SpecConfig) -> Generation {
+pub fn join(gens: Vec<Generation>, speculative: SpeculativeConfig) -> Generation {
     let mut all = Generation {
         sequences: Vec::new(),
         prefill_s: 0.0,
         decode_s: 0.0,
         batch_steps: 0,
-        spec,
+        speculative,
     };
     for g in gens {
         all.sequences.extend(g.sequences);

@@ -6,7 +6,7 @@ use super::measure::{join, measures};
 use super::runner::RunInfo;
 use crate::export::meta::rfc3339;
 use crate::export::{Measures, Row, SpanInterval};
-use specula_engine::stats::Generation;
+use specula_engine::generation::Generation;
 use std::time::{Instant, SystemTime};
 
 /// One finished row and its outputs (for the lossless check).
@@ -44,8 +44,8 @@ impl RowCalls {
     pub fn finish(self, grid: &Grid, info: &RunInfo, p: usize, prompts: usize) -> Outcome {
         let point = &grid.points[p];
         let start_time = self.start.map_or_else(SystemTime::now, |s| s.0);
-        let spec = grid.spec_of(point);
-        let joined = join(self.gens, spec);
+        let speculative = grid.speculative_of(point);
+        let joined = join(self.gens, speculative);
         let outputs = joined.sequences.iter().map(|s| s.output.clone()).collect();
         let decode_tokens = joined
             .output_tokens()
@@ -101,7 +101,7 @@ pub struct RowRan {
 pub fn grid_row(grid: &Grid, info: &RunInfo, p: usize, ran: RowRan) -> Row {
     let point = &grid.points[p];
     let g = &grid.groups[point.group];
-    let spec = grid.spec_of(point);
+    let speculative = grid.speculative_of(point);
     let m = &grid.models[g.model];
     let config = grid.config_of(point);
     Row {
@@ -120,9 +120,9 @@ pub fn grid_row(grid: &Grid, info: &RunInfo, p: usize, ran: RowRan) -> Row {
             .unwrap_or_default(),
         dtype: m.dtype.clone(),
         aux_layers_resolved: config.map(|c| c.aux_points.clone()).unwrap_or_default(),
-        steps: spec.steps,
-        topk: spec.topk,
-        num_draft_tokens: spec.num_draft_tokens,
+        steps: speculative.steps,
+        topk: speculative.topk,
+        num_draft_tokens: speculative.num_draft_tokens,
         temperature: g.temperature,
         batch_size: g.batch_size,
         prompt_set: grid.sets[g.prompt_set].name.clone(),

@@ -3,7 +3,7 @@
 //! draft config against it, and hand every finished row to the writers.
 
 use super::cpu_clock::{process_cpu_s, PrefillCpu};
-use super::grid::{CaptureKey, Grid, Point};
+use super::grid::{Grid, Point};
 use super::hooks::DelayVerify;
 use super::progress::Progress;
 use super::resume::Finished;
@@ -13,18 +13,18 @@ use super::spec::SpanMode;
 use super::{interrupt, SweepError};
 use crate::export::{Row, RowWriter, SpanInterval};
 use specula_datasets::{prompt_input, ChatTemplate};
-use specula_engine::capture::AuxCapture;
+use specula_engine::capture::CaptureChoice;
 use specula_engine::generate::{generate, GenerateParams};
-use specula_engine::model::{Eagle3Draft, TargetModel};
-use specula_engine::pair::{CaptureChoice, ModelPair};
-use specula_engine::spec::{Drafter, Eagle3Drafter, SpecConfig};
+use specula_engine::model::TargetModel;
+use specula_engine::pair::{load_drafter, ModelPair};
+use specula_engine::speculative::{Drafter, Eagle3Drafter, SpeculativeConfig};
 use specula_engine::timing::{HostRecorder, NullRecorder, SpanLog, SpanRecorder};
 use std::collections::HashMap;
 
 /// A loaded model pair with its drafters (one per capture choice) and tokenized prompt sets.
 struct Loaded {
     pair: ModelPair,
-    drafters: Vec<(CaptureKey, Eagle3Drafter)>,
+    drafters: Vec<(CaptureChoice, Eagle3Drafter)>,
     prompts: HashMap<usize, Vec<Vec<u32>>>,
     /// The GPU copy of the pair, when the sweep runs on `device = "cuda"`.
     #[cfg(feature = "cuda")]
@@ -166,9 +166,9 @@ impl<'a> Runner<'a> {
     fn drafter<'d>(
         &self,
         target: &TargetModel,
-        drafters: &'d mut Vec<(CaptureKey, Eagle3Drafter)>,
+        drafters: &'d mut Vec<(CaptureChoice, Eagle3Drafter)>,
         model: usize,
-        key: &CaptureKey,
+        key: &CaptureChoice,
     ) -> Result<&'d mut Eagle3Drafter, SweepError> {
         if let Some(i) = drafters.iter().position(|(k, _)| k == key) {
             return Ok(&mut drafters[i].1);
@@ -178,20 +178,18 @@ impl<'a> Runner<'a> {
             .draft_dir
             .as_deref()
             .expect("draft configs exist only for models with a draft");
-        let draft = Eagle3Draft::load(dir, target.config(), target.embedding())?;
-        let cap = AuxCapture::resolve(
-            key.override_ids.as_deref(),
-            draft.config().aux_layer_ids.as_deref(),
-            key.convention,
-            target.config().num_hidden_layers,
-        )?;
-        drafters.push((key.clone(), Eagle3Drafter::new(draft, cap)?));
+        drafters.push((key.clone(), load_drafter(dir, target, key)?));
         Ok(&mut drafters.last_mut().expect("just pushed").1)
     }
 
-    fn params(&self, spec: SpecConfig, temperature: f64, repeat: usize) -> GenerateParams {
+    fn params(
+        &self,
+        speculative: SpeculativeConfig,
+        temperature: f64,
+        repeat: usize,
+    ) -> GenerateParams {
         GenerateParams {
-            spec,
+            speculative,
             temperature: temperature as f32,
             max_new_tokens: self.info.max_new_tokens,
             seed: self.info.seed.wrapping_add(repeat as u64),
@@ -221,10 +219,10 @@ impl<'a> Runner<'a> {
         point: &Point,
         batch: &[Vec<u32>],
         rec: &mut dyn SpanRecorder,
-    ) -> Result<(specula_engine::stats::Generation, f64), SweepError> {
+    ) -> Result<(specula_engine::generation::Generation, f64), SweepError> {
         let g = &self.grid.groups[point.group];
-        let spec = self.info.hooks.effective(self.grid.spec_of(point));
-        let params = self.params(spec, g.temperature, g.repeat);
+        let speculative = self.info.hooks.effective(self.grid.speculative_of(point));
+        let params = self.params(speculative, g.temperature, g.repeat);
         let mut delayed;
         let rec: &mut dyn SpanRecorder = match self.info.hooks.verify_delay_pct {
             Some(pct) if point.config.is_some() => {
@@ -260,7 +258,7 @@ impl<'a> Runner<'a> {
         l: &mut Loaded,
         point: &Point,
         batch: &[Vec<u32>],
-    ) -> Result<((specula_engine::stats::Generation, f64), SpanLog), SweepError> {
+    ) -> Result<((specula_engine::generation::Generation, f64), SpanLog), SweepError> {
         #[cfg(feature = "cuda")]
         if let Some(mut rec) = l.gpu.as_ref().map(|g| g.recorder()) {
             let out = self.call(l, point, batch, &mut rec)?;

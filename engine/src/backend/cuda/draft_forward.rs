@@ -7,8 +7,9 @@ use super::graph::{graphable, replay_forward, GraphStep};
 use super::kv_pool::{GpuCache, KvPool};
 use super::profile::OpClock;
 use super::weights::download;
+use crate::capture::AUX_STATES;
 use crate::error::{EngineError, Result};
-use crate::model::{DraftOutput, ForwardBatch, HiddenInput, AUX_STATES};
+use crate::model::{DraftOutput, ForwardBatch, HiddenInput};
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::{CudaGraph, CudaSlice};
 use specula_kernels::cuda::{

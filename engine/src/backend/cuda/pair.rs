@@ -3,14 +3,14 @@
 //! weights.
 
 use super::{GpuDraft, GpuOptions, GpuTarget};
-use crate::capture::{AuxCapture, IdConvention};
+use crate::capture::CaptureChoice;
 use crate::config::{DraftConfig, TargetConfig};
 use crate::error::{EngineError, Result};
 use crate::generate::{generate, GenerateParams};
+use crate::generation::Generation;
 use crate::model::TargetModel;
 use crate::pair::ModelPair;
-use crate::spec::{Drafter, Eagle3Drafter};
-use crate::stats::Generation;
+use crate::speculative::{Drafter, Eagle3Drafter};
 use crate::timing::SpanRecorder;
 use cudarc::cublas::{CudaBlas, Gemm};
 use half::bf16;
@@ -97,12 +97,8 @@ where
         let drafter = match draft {
             None => None,
             Some(c) => {
-                let capture = AuxCapture::resolve(
-                    None,
-                    c.aux_layer_ids.as_deref(),
-                    IdConvention::Boundary,
-                    layers,
-                )?;
+                let capture =
+                    CaptureChoice::default().resolve(c.aux_layer_ids.as_deref(), layers)?;
                 let d = GpuDraft::random(gpu, c, target.embedding(), &tcfg, seed, opts)?;
                 Some(Eagle3Drafter::new(d, capture)?)
             }

@@ -6,9 +6,10 @@ use super::{open_gpu, write};
 use crate::cli::CliError;
 use clap::Args;
 use specula_engine::backend::cuda::{GpuDtype, GpuModels, GpuOptions};
+use specula_engine::capture::CaptureChoice;
 use specula_engine::generate::GenerateParams;
-use specula_engine::pair::{CaptureChoice, ModelPair};
-use specula_engine::spec::SpecConfig;
+use specula_engine::pair::ModelPair;
+use specula_engine::speculative::SpeculativeConfig;
 use specula_engine::timing::NullRecorder;
 use std::path::PathBuf;
 
@@ -32,17 +33,17 @@ pub struct AgreeArgs {
     out: PathBuf,
 }
 
-fn configs() -> Vec<SpecConfig> {
-    let mut v: Vec<SpecConfig> = (1..=5).map(SpecConfig::chain).collect();
+fn configs() -> Vec<SpeculativeConfig> {
+    let mut v: Vec<SpeculativeConfig> = (1..=5).map(SpeculativeConfig::chain).collect();
     for (s, k, n) in [(3, 2, 6), (5, 2, 8), (2, 4, 8), (4, 4, 16), (5, 3, 12)] {
-        v.push(SpecConfig::new(s, k, n).expect("valid config"));
+        v.push(SpeculativeConfig::new(s, k, n).expect("valid config"));
     }
     v
 }
 
-fn params(spec: SpecConfig, max_new_tokens: usize) -> GenerateParams {
+fn params(speculative: SpeculativeConfig, max_new_tokens: usize) -> GenerateParams {
     GenerateParams {
-        spec,
+        speculative,
         max_new_tokens,
         ignore_eos: true,
         ..GenerateParams::default()
@@ -64,7 +65,7 @@ pub fn run(a: AgreeArgs) -> Result<(), CliError> {
     let mut cpu_pair = pair;
     let cpu = cpu_pair.generate(
         &prompts,
-        &params(SpecConfig::BASELINE, a.max_new_tokens),
+        &params(SpeculativeConfig::BASELINE, a.max_new_tokens),
         &mut NullRecorder,
     )?;
     let gpu = open_gpu()?;
@@ -75,7 +76,7 @@ pub fn run(a: AgreeArgs) -> Result<(), CliError> {
             GpuModels::from_cpu(gpu.clone(), &cpu_pair, dtype, &GpuOptions::default())?;
         let base = models.generate(
             &prompts,
-            &params(SpecConfig::BASELINE, a.max_new_tokens),
+            &params(SpeculativeConfig::BASELINE, a.max_new_tokens),
             &mut NullRecorder,
         )?;
         // CUDA-graph replays against eager launches: the same tokens, speculative too.
@@ -84,8 +85,11 @@ pub fn run(a: AgreeArgs) -> Result<(), CliError> {
             ..GpuOptions::default()
         };
         let mut eager = GpuModels::from_cpu(gpu.clone(), &cpu_pair, dtype, &eager_opts)?;
-        for spec in [SpecConfig::BASELINE, SpecConfig::new(4, 2, 8)?] {
-            let p = params(spec, a.max_new_tokens);
+        for speculative in [
+            SpeculativeConfig::BASELINE,
+            SpeculativeConfig::new(4, 2, 8)?,
+        ] {
+            let p = params(speculative, a.max_new_tokens);
             let g = models.generate(&prompts, &p, &mut NullRecorder)?;
             let e = eager.generate(&prompts, &p, &mut NullRecorder)?;
             let (same, first) = compare(
@@ -97,15 +101,15 @@ pub fn run(a: AgreeArgs) -> Result<(), CliError> {
             csv.push_str(&format!(
                 "graphs_vs_eager,{},{},{},{},{},{},{same},{first},{:.3},true,{pass}\n",
                 dtype.name(),
-                spec.steps,
-                spec.topk,
-                spec.num_draft_tokens,
+                speculative.steps,
+                speculative.topk,
+                speculative.num_draft_tokens,
                 prompts.len(),
                 prompts.len(),
                 g.tau()
             ));
             println!(
-                "{:>4} CUDA graphs vs eager, {spec}: {same}/{} sequences identical",
+                "{:>4} CUDA graphs vs eager, {speculative}: {same}/{} sequences identical",
                 dtype.name(),
                 prompts.len()
             );
@@ -131,22 +135,25 @@ pub fn run(a: AgreeArgs) -> Result<(), CliError> {
             if required { "" } else { " [reported, bf16 rounds differently from the f32 CPU engine]" }
         );
         for batch in [1usize, 2, 4] {
-            let run = |m: &mut GpuModels, spec| -> Result<Vec<(Vec<u32>, f64)>, CliError> {
+            let run = |m: &mut GpuModels, speculative| -> Result<Vec<(Vec<u32>, f64)>, CliError> {
                 let mut out = Vec::new();
                 for chunk in prompts.chunks(batch) {
-                    let g =
-                        m.generate(chunk, &params(spec, a.max_new_tokens), &mut NullRecorder)?;
+                    let g = m.generate(
+                        chunk,
+                        &params(speculative, a.max_new_tokens),
+                        &mut NullRecorder,
+                    )?;
                     let tau = g.tau();
                     out.extend(g.sequences.into_iter().map(|s| (s.output, tau)));
                 }
                 Ok(out)
             };
-            let base_b = run(&mut models, SpecConfig::BASELINE)?;
-            for spec in configs() {
-                if batch * spec.num_draft_tokens > specula_kernels_rows() {
+            let base_b = run(&mut models, SpeculativeConfig::BASELINE)?;
+            for speculative in configs() {
+                if batch * speculative.num_draft_tokens > specula_kernels_rows() {
                     continue;
                 }
-                let got = run(&mut models, spec)?;
+                let got = run(&mut models, speculative)?;
                 let (same, first) = compare(base_b.iter().map(|s| &s.0), got.iter().map(|s| &s.0));
                 let tau = got.iter().map(|s| s.1).sum::<f64>() / got.len() as f64;
                 let pass = same == prompts.len();
@@ -154,13 +161,13 @@ pub fn run(a: AgreeArgs) -> Result<(), CliError> {
                 csv.push_str(&format!(
                     "speculative_vs_baseline,{},{},{},{},{batch},{},{same},{first},{tau:.3},true,{pass}\n",
                     dtype.name(),
-                    spec.steps,
-                    spec.topk,
-                    spec.num_draft_tokens,
+                    speculative.steps,
+                    speculative.topk,
+                    speculative.num_draft_tokens,
                     prompts.len()
                 ));
                 println!(
-                    "{:>4} batch {batch} {spec}: lossless {pass} ({same}/{} identical), tau {tau:.2}",
+                    "{:>4} batch {batch} {speculative}: lossless {pass} ({same}/{} identical), tau {tau:.2}",
                     dtype.name(),
                     prompts.len()
                 );

@@ -15,10 +15,11 @@ use rand_chacha::ChaCha8Rng;
 use specula_engine::backend::cuda::{
     default_draft_config, GpuDtype, GpuModels, GpuOptions, GpuRecorder,
 };
+use specula_engine::capture::CaptureChoice;
 use specula_engine::config::TargetConfig;
 use specula_engine::generate::GenerateParams;
-use specula_engine::pair::{CaptureChoice, ModelPair};
-use specula_engine::spec::{SpecConfig, SyntheticAcceptance};
+use specula_engine::pair::ModelPair;
+use specula_engine::speculative::{SpeculativeConfig, SyntheticAcceptance};
 use specula_engine::timing::Span;
 use specula_kernels::cuda::check::measure_ceilings;
 use std::path::PathBuf;
@@ -146,7 +147,7 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
     };
     let profile = SyntheticAcceptance::new(a.synthetic.clone())?;
     let ndt = a.num_draft_tokens.unwrap_or(a.steps * a.topk + 1);
-    let spec = SpecConfig::new(a.steps, a.topk, ndt)?;
+    let speculative = SpeculativeConfig::new(a.steps, a.topk, ndt)?;
     let gpu = open_gpu()?;
     let ceilings = measure_ceilings(&gpu).map_err(|e| CliError::Input(format!("GPU: {e}")))?;
     eprintln!(
@@ -189,13 +190,13 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
     );
     let mut rng = ChaCha8Rng::seed_from_u64(a.seed);
     let base_params = GenerateParams {
-        spec: SpecConfig::BASELINE,
+        speculative: SpeculativeConfig::BASELINE,
         max_new_tokens: a.max_new_tokens,
         ignore_eos: true,
         ..GenerateParams::default()
     };
     let spec_params = GenerateParams {
-        spec,
+        speculative,
         synthetic: Some(profile.clone()),
         ..base_params.clone()
     };
@@ -261,11 +262,11 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
             sp.push_str(&format!(
                 "{batch},{repeat},true,{},{},{},{},{:.4},{:.4},{:.2},{:.2},{measured:.4},{:.1},{:.1},{:.1},{ideal:.4},{:.4}\n",
                 rates.join(";"),
-                spec.steps,
-                spec.topk,
-                spec.num_draft_tokens,
+                speculative.steps,
+                speculative.topk,
+                speculative.num_draft_tokens,
                 syn.tau,
-                profile.expected_tau(spec.steps),
+                profile.expected_tau(speculative.steps),
                 base.tok_s,
                 syn.tok_s,
                 base.verify_us,

@@ -4,7 +4,7 @@
 //! exercise deep acceptance, sibling choices and commits on random models,
 //! whose real drafts would almost never be accepted.
 
-use super::config::SpecConfig;
+use super::config::SpeculativeConfig;
 use super::drafter::{DraftRequest, Drafter};
 use super::search::{search_trees, DraftScores, SearchState};
 use super::tree::DraftTree;
@@ -90,7 +90,7 @@ impl Drafter for OracleDrafter {
     fn draft(
         &mut self,
         requests: &[DraftRequest<'_>],
-        cfg: &SpecConfig,
+        cfg: &SpeculativeConfig,
         temperature: f32,
         rngs: &mut [&mut ChaCha8Rng],
         rec: &mut dyn SpanRecorder,

@@ -1,7 +1,7 @@
 //! What a generation produced, and the acceptance metrics of DESIGN.md
 //! computed from it.
 
-use crate::spec::SpecConfig;
+use crate::speculative::SpeculativeConfig;
 
 /// Why a sequence stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
@@ -64,7 +64,7 @@ pub struct Generation {
     /// Decode steps of the batch.
     pub batch_steps: usize,
     /// The speculation knobs used.
-    pub spec: SpecConfig,
+    pub speculative: SpeculativeConfig,
 }
 
 impl Generation {
@@ -99,7 +99,7 @@ impl Generation {
 
     /// Accepted draft tokens / (verify steps * (num_draft_tokens - 1)); 0 for the baseline.
     pub fn accept_rate(&self) -> f64 {
-        let slots = self.verify_steps() * self.spec.num_draft_tokens.saturating_sub(1);
+        let slots = self.verify_steps() * self.speculative.num_draft_tokens.saturating_sub(1);
         if slots == 0 {
             return 0.0;
         }
@@ -115,7 +115,7 @@ impl Generation {
     /// `a_k` for k = 1..=steps: the fraction of verify steps whose accepted path reaches depth k.
     pub fn per_position_acceptance(&self) -> Vec<f64> {
         let v = self.verify_steps();
-        (1..=self.spec.steps)
+        (1..=self.speculative.steps)
             .map(|k| {
                 let reach = self
                     .sequences

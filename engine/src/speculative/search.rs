@@ -2,7 +2,7 @@
 //! `topk` best nodes per step, score nodes by cumulative draft log-probability,
 //! keep the best `num_draft_tokens - 1` as the tree.
 
-use super::config::SpecConfig;
+use super::config::SpeculativeConfig;
 use super::tree::{DraftNode, DraftTree, Proposal};
 use crate::error::Result;
 use rand::Rng;
@@ -128,7 +128,7 @@ pub fn children_of(
 /// every sequence and every frontier candidate (in frontier order), the draft
 /// logits for that candidate's children. Returns the finished searches.
 pub fn search_trees(
-    cfg: &SpecConfig,
+    cfg: &SpeculativeConfig,
     temperature: f32,
     first: &[DraftScores],
     vocab_map: &[u32],
@@ -197,7 +197,7 @@ impl SearchState {
     /// The verified tree: the `num_draft_tokens - 1` best candidates by
     /// score (ties to the shallower, then the older), which always includes
     /// each chosen node's ancestors since a path's score never rises.
-    pub fn into_tree(self, cfg: &SpecConfig) -> DraftTree {
+    pub fn into_tree(self, cfg: &SpeculativeConfig) -> DraftTree {
         let mut order: Vec<usize> = (0..self.pool.len()).collect();
         let pool = &self.pool;
         order.sort_by(|&a, &b| {

@@ -2,7 +2,7 @@
 //! (aux state, next token) pairs, then grows a tree by feeding its own
 //! hidden state back for every further step.
 
-use super::config::SpecConfig;
+use super::config::SpeculativeConfig;
 use super::drafter::{DraftRequest, Drafter, PendingAux};
 use super::search::{needs_only_top_k, search_trees, DraftScores};
 use super::tree::DraftTree;
@@ -29,16 +29,7 @@ pub struct Eagle3Drafter<D: DraftBackend = Eagle3Draft> {
 impl<D: DraftBackend> Eagle3Drafter<D> {
     /// Wraps `model`, fed with the target streams of `capture` (three points).
     pub fn new(model: D, capture: AuxCapture) -> Result<Eagle3Drafter<D>> {
-        if capture.points.len() != 3 {
-            return Err(EngineError::setting(
-                "aux layer ids",
-                format!(
-                    "{:?} gives {} capture points; an EAGLE-3 fc consumes exactly 3",
-                    capture.ids,
-                    capture.points.len()
-                ),
-            ));
-        }
+        capture.check_count()?;
         let target_vocab = model.config().vocab_size;
         Ok(Eagle3Drafter {
             model,
@@ -68,7 +59,7 @@ impl<D: DraftBackend> Drafter for Eagle3Drafter<D> {
     fn draft(
         &mut self,
         requests: &[DraftRequest<'_>],
-        cfg: &SpecConfig,
+        cfg: &SpeculativeConfig,
         temperature: f32,
         rngs: &mut [&mut ChaCha8Rng],
         rec: &mut dyn SpanRecorder,

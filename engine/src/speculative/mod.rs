@@ -9,7 +9,7 @@ mod synthetic;
 mod tree;
 mod verify;
 
-pub use config::SpecConfig;
+pub use config::SpeculativeConfig;
 pub use drafter::{DraftRequest, Drafter, PendingAux};
 pub use eagle3::Eagle3Drafter;
 pub use oracle::OracleDrafter;

@@ -5,7 +5,7 @@ use crate::error::{EngineError, Result};
 /// `steps` (draft depth), `topk` (branching per step), `num_draft_tokens`
 /// (tokens verified per step, root included). `steps = 0` is the baseline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub struct SpecConfig {
+pub struct SpeculativeConfig {
     /// Draft forwards per step (depth of the tree); 0 = no speculation.
     pub steps: usize,
     /// Children kept per expanded node (1 = a chain).
@@ -14,9 +14,9 @@ pub struct SpecConfig {
     pub num_draft_tokens: usize,
 }
 
-impl SpecConfig {
+impl SpeculativeConfig {
     /// The plain-decoding baseline.
-    pub const BASELINE: SpecConfig = SpecConfig {
+    pub const BASELINE: SpeculativeConfig = SpeculativeConfig {
         steps: 0,
         topk: 1,
         num_draft_tokens: 1,
@@ -24,9 +24,9 @@ impl SpecConfig {
 
     /// Checks a combination: `steps = 0` gives the baseline whatever the
     /// other two say; otherwise `topk >= 1` and `2 <= num_draft_tokens <= steps * topk + 1`.
-    pub fn new(steps: usize, topk: usize, num_draft_tokens: usize) -> Result<SpecConfig> {
+    pub fn new(steps: usize, topk: usize, num_draft_tokens: usize) -> Result<SpeculativeConfig> {
         if steps == 0 {
-            return Ok(SpecConfig::BASELINE);
+            return Ok(SpeculativeConfig::BASELINE);
         }
         if topk == 0 {
             return Err(EngineError::setting(
@@ -44,7 +44,7 @@ impl SpecConfig {
                 format!("{num_draft_tokens} > steps * topk + 1 = {steps} * {topk} + 1 = {max}: the tree cannot hold that many tokens"),
             ));
         }
-        Ok(SpecConfig {
+        Ok(SpeculativeConfig {
             steps,
             topk,
             num_draft_tokens,
@@ -52,8 +52,8 @@ impl SpecConfig {
     }
 
     /// The chain `steps` deep (`topk = 1`, `num_draft_tokens = steps + 1`).
-    pub fn chain(steps: usize) -> SpecConfig {
-        SpecConfig {
+    pub fn chain(steps: usize) -> SpeculativeConfig {
+        SpeculativeConfig {
             steps,
             topk: 1,
             num_draft_tokens: steps + 1,
@@ -66,7 +66,7 @@ impl SpecConfig {
     }
 }
 
-impl std::fmt::Display for SpecConfig {
+impl std::fmt::Display for SpeculativeConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.is_baseline() {
             write!(f, "baseline")
@@ -86,14 +86,17 @@ mod tests {
 
     #[test]
     fn combinations_beyond_the_tree_capacity_are_refused() {
-        assert!(SpecConfig::new(3, 2, 7).is_ok());
-        let e = SpecConfig::new(3, 2, 8).unwrap_err().to_string();
+        assert!(SpeculativeConfig::new(3, 2, 7).is_ok());
+        let e = SpeculativeConfig::new(3, 2, 8).unwrap_err().to_string();
         assert!(
             e.contains("num_draft_tokens") && e.contains("3 * 2 + 1 = 7"),
             "{e}"
         );
-        assert!(SpecConfig::new(2, 0, 2).is_err());
-        assert!(SpecConfig::new(2, 1, 1).is_err());
-        assert_eq!(SpecConfig::new(0, 4, 16).unwrap(), SpecConfig::BASELINE);
+        assert!(SpeculativeConfig::new(2, 0, 2).is_err());
+        assert!(SpeculativeConfig::new(2, 1, 1).is_err());
+        assert_eq!(
+            SpeculativeConfig::new(0, 4, 16).unwrap(),
+            SpeculativeConfig::BASELINE
+        );
     }
 }

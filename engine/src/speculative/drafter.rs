@@ -1,6 +1,6 @@
 //! The interface between the decode loop and whatever proposes draft trees.
 
-use super::config::SpecConfig;
+use super::config::SpeculativeConfig;
 use super::tree::DraftTree;
 use crate::error::Result;
 use crate::timing::SpanRecorder;
@@ -70,7 +70,7 @@ pub trait Drafter {
     fn draft(
         &mut self,
         requests: &[DraftRequest<'_>],
-        cfg: &SpecConfig,
+        cfg: &SpeculativeConfig,
         temperature: f32,
         rngs: &mut [&mut ChaCha8Rng],
         rec: &mut dyn SpanRecorder,

@@ -82,7 +82,7 @@ impl SyntheticAcceptance {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::tree::{DraftNode, Proposal};
+    use crate::speculative::tree::{DraftNode, Proposal};
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
 

@@ -9,13 +9,21 @@ pub type Result<T, E = EngineError> = std::result::Result<T, E>;
 /// What went wrong, with the file and field to look at.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    /// A file could not be read or written.
+    /// A file could not be read.
     #[error("{path}: {source}")]
     Io {
         /// The file.
         path: PathBuf,
         /// The operating-system error.
         source: std::io::Error,
+    },
+    /// A file the engine writes (fixtures) could not be written.
+    #[error("{path}: {message}")]
+    Write {
+        /// The file or folder.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
     },
     /// A required file is missing from a model folder.
     #[error("{path}: missing {what}")]
@@ -115,6 +123,19 @@ impl EngineError {
             path: path.to_path_buf(),
             source,
         }
+    }
+
+    /// An [`EngineError::Write`] of `path`.
+    pub fn write(path: &Path, what: impl std::fmt::Display) -> EngineError {
+        EngineError::Write {
+            path: path.to_path_buf(),
+            message: what.to_string(),
+        }
+    }
+
+    /// Whether this is a failed write (not unusable input).
+    pub fn is_write(&self) -> bool {
+        matches!(self, EngineError::Write { .. })
     }
 
     /// An [`EngineError::Config`] for `field` of `path`.

@@ -1,4 +1,4 @@
-//! What a generation produced, and the acceptance metrics of DESIGN.md
+//! What a generation produced, and the acceptance metrics of docs/DESIGN.md (section 7)
 //! computed from it.
 
 use crate::speculative::SpeculativeConfig;

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-/// The spans of a step (DESIGN.md, "per-kernel latency").
+/// The spans of a step (docs/DESIGN.md, 7.10 Spans).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Span {

@@ -1,28 +1,29 @@
-//! `specula`: benchmark and explain EAGLE-3 speculative decoding.
+//! `specula`: benchmark and explain EAGLE-3 speculative decoding. The
+//! binary parses arguments ([`cli`]), calls the `specula` library, and maps
+//! what went wrong to an exit code, here and only here.
 
-mod analyze;
-mod backend;
 mod cli;
-mod compare;
-mod doc;
-mod export;
-mod gate;
-mod report;
-mod runs;
-mod serve;
-mod stats;
-mod sweep;
 
 use clap::Parser;
+use specula::Fault;
 use std::process::ExitCode;
 
+/// 0 ok; 1 a regression, mismatch, failed point or failed write; 2 unusable
+/// input; 130 interrupted (README, Exit codes).
+fn exit_code(fault: Fault) -> u8 {
+    match fault {
+        Fault::Failed => 1,
+        Fault::Input => 2,
+        Fault::Interrupted => 130,
+    }
+}
+
 fn main() -> ExitCode {
-    let args = cli::Cli::parse();
-    match cli::run(args) {
+    match cli::run(cli::Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(e.exit_code())
+            ExitCode::from(exit_code(e.fault()))
         }
     }
 }

@@ -6,6 +6,7 @@
 
 mod common;
 
+use specula::run_folder::schema::RUNS_COLUMNS;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::{Mutex, OnceLock};
@@ -218,8 +219,7 @@ fn a_current_run_without_the_tau_column_is_unusable_input() {
     let t = tempfile::tempdir().unwrap();
     let base = copy_of_committed_baseline(t.path(), "base");
     let cur = copy_of_committed_baseline(t.path(), "cur");
-    let header = common::RUNS_HEADER.split(',').collect::<Vec<_>>();
-    let tau = header.iter().position(|c| *c == "tau").unwrap();
+    let tau = RUNS_COLUMNS.iter().position(|c| *c == "tau").unwrap();
     edit_runs(&cur, |_, l| {
         let mut cells: Vec<&str> = l.split(',').collect();
         cells.remove(tau);
@@ -294,8 +294,7 @@ fn a_non_numeric_measure_and_a_bad_policy_are_unusable_input() {
         &gate(&base, &cur, &["--policy", p]),
         &["policy.toml", "noise"],
     );
-    let header = common::RUNS_HEADER.split(',').collect::<Vec<_>>();
-    let tau = header.iter().position(|c| *c == "tau").unwrap();
+    let tau = RUNS_COLUMNS.iter().position(|c| *c == "tau").unwrap();
     edit_runs(&cur, |i, l| {
         let mut cells: Vec<String> = l.split(',').map(str::to_owned).collect();
         if i == 3 {

@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use specula::run_folder::schema::RUNS_COLUMNS;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -44,7 +45,7 @@ fn a_small_spec_writes_every_file_with_the_documented_columns() {
     let run = t.path().join("run");
 
     let runs = Csv::read(&run.join("runs.csv"));
-    assert_eq!(runs.header.join(","), RUNS_HEADER);
+    assert_eq!(runs.header, RUNS_COLUMNS);
     // 2 batch sizes x 2 temperatures, each a baseline + 4 draft configs.
     assert_eq!(runs.rows.len(), 20);
     for r in &runs.rows {
@@ -161,7 +162,7 @@ fn four_shards_merged_equal_one_unsharded_run() {
         merged.keys().collect::<Vec<_>>()
     );
     for (key, w) in &whole {
-        for col in IDENTITY_AND_DETERMINISTIC {
+        for col in identity_and_deterministic() {
             assert_eq!(w[col], merged[key][col], "{key}: column {col}");
         }
     }

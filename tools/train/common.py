@@ -2,7 +2,7 @@
 
 - corpus loading (GSM8K train + the CPython standard library's Python sources),
 - seeding,
-- aux hidden-state capture (the repo's conventions, see DESIGN.md),
+- aux hidden-state capture (the repo's conventions, see docs/DESIGN.md),
 - the EAGLE-3 draft module (SGLang ``LlamaForCausalLMEagle3`` / SpecForge weight
   layout) with a training-time-test (unrolled) forward and the single-chain
   inference forward used by ``simulate.py``.

@@ -1,7 +1,7 @@
 //! Which target hidden states was the draft trained on? Teacher-forced draft
 //! accuracy under every plausible capture mapping, ranked: the mapping the
 //! draft was trained on stands out, and a served mapping that does not is the
-//! bug DESIGN.md starts from.
+//! bug docs/DESIGN.md starts from (section 5).
 
 use crate::capture::{default_points, resolve_ids, AuxCapture, IdConvention};
 use crate::model::{Eagle3Draft, ForwardBatch, HiddenInput, TargetModel};

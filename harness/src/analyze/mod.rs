@@ -2,16 +2,14 @@
 //! measured tau, live acceptance beside the draft's training accuracy, the
 //! break-even tau from the measured span costs, and a verdict per row.
 
-mod read;
+pub mod training;
 
-pub use read::{read_run, RunData};
-
+use crate::run_folder::row_key::baseline_of;
+use crate::run_folder::schema::TAU_CONFIG_ERROR;
+use crate::run_folder::{Run, RunFolderError, SpanTotal};
 use serde::Serialize;
-use std::collections::BTreeMap;
-
-/// tau at or below this, for a speculative row, means the draft is
-/// effectively never accepted: a configuration error, not a result.
-pub const TAU_CONFIG_ERROR: f64 = 1.05;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 
 /// The analysis of one speculative row.
 #[derive(Debug, Clone, Serialize)]
@@ -60,10 +58,10 @@ impl StepCost {
     }
 }
 
-/// Per-step cost of a row from its span totals (`span -> (count, total_us)`),
-/// per decode step (the number of `verify` spans).
-fn step_cost(spans: &BTreeMap<String, (f64, f64)>) -> Option<StepCost> {
-    let steps = spans.get("verify")?.0;
+/// Per-step cost of a row from its span totals, per decode step (the
+/// number of `verify` spans).
+pub fn step_cost(spans: &BTreeMap<String, SpanTotal>) -> Option<StepCost> {
+    let steps = spans.get("verify")?.count;
     if steps <= 0.0 {
         return None;
     }
@@ -71,7 +69,7 @@ fn step_cost(spans: &BTreeMap<String, (f64, f64)>) -> Option<StepCost> {
         names
             .iter()
             .filter_map(|n| spans.get(*n))
-            .map(|(_, t)| t)
+            .map(|t| t.total_us)
             .sum::<f64>()
             / steps
     };
@@ -103,44 +101,66 @@ fn verdict(a: &RowAnalysis) -> String {
     }
 }
 
+/// The columns an analysis reads.
+const COLUMNS: [&str; 5] = ["row_key", "steps", "tau", "speedup", "draft"];
+
 /// Analyses every speculative row of a run.
-pub fn analyze(run: &RunData) -> Vec<RowAnalysis> {
+pub fn analyze(run: &Run) -> Result<Vec<RowAnalysis>, RunFolderError> {
+    run.require(&COLUMNS)?;
+    let mut trained: HashMap<&str, Option<Vec<f64>>> = HashMap::new();
     let mut out = Vec::new();
-    for row in run.rows.iter().filter(|r| r.steps > 0) {
-        let per_position = run.positions.get(&row.row_key).cloned().unwrap_or_default();
+    for (i, row) in run.rows.iter().enumerate().filter(|(_, r)| r.speculative()) {
+        let key = row.key();
+        let tau = row.num("tau").ok_or_else(|| {
+            RunFolderError::malformed(
+                &run.runs_path,
+                format!("row {}: column `tau` is empty", i + 2),
+            )
+        })?;
+        let per_position = run.positions.get(key).cloned().unwrap_or_default();
         let expected_tau = 1.0 + per_position.iter().sum::<f64>();
-        let conditional = per_position.iter().scan(1.0, |prev, &a| {
-            let c = if *prev > 0.0 { a / *prev } else { 0.0 };
-            *prev = a;
-            Some(c)
-        });
-        let step_us = run.spans.get(&row.row_key).and_then(step_cost);
-        let baseline_step_us = row
-            .baseline_key
-            .as_ref()
-            .and_then(|k| run.spans.get(k))
+        let conditional: Vec<f64> = per_position
+            .iter()
+            .scan(1.0, |prev, &a| {
+                let c = if *prev > 0.0 { a / *prev } else { 0.0 };
+                *prev = a;
+                Some(c)
+            })
+            .collect();
+        let step_us = run.spans.get(key).and_then(step_cost);
+        let baseline_step_us = baseline_of(key)
+            .and_then(|k| run.spans.get(&k))
             .and_then(step_cost)
             .map(|c| c.total());
         let break_even_tau = step_us
             .zip(baseline_step_us)
             .filter(|(_, b)| *b > 0.0)
             .map(|(c, b)| c.total() / b);
+        let draft = row.text("draft");
+        let trained_accuracy = trained
+            .entry(draft)
+            .or_insert_with(|| {
+                (!draft.is_empty())
+                    .then(|| training::trained_accuracy(Path::new(draft)))
+                    .flatten()
+            })
+            .clone();
         let mut a = RowAnalysis {
-            row_key: row.row_key.clone(),
-            tau: row.tau,
+            row_key: key.to_string(),
+            tau,
             expected_tau,
-            per_position: per_position.clone(),
-            conditional: conditional.collect(),
-            trained_accuracy: run.trained_accuracy.get(&row.draft).cloned(),
+            per_position,
+            conditional,
+            trained_accuracy,
             step_us,
             baseline_step_us,
             break_even_tau,
-            speedup: row.speedup,
-            likely_misconfigured: row.tau <= TAU_CONFIG_ERROR,
+            speedup: row.num("speedup"),
+            likely_misconfigured: tau <= TAU_CONFIG_ERROR,
             verdict: String::new(),
         };
         a.verdict = verdict(&a);
         out.push(a);
     }
-    out
+    Ok(out)
 }

@@ -1,8 +1,9 @@
 //! `specula analyze RUN_DIR`: why a run's speculation pays or does not.
 
 use super::CliError;
-use crate::analyze::{analyze, read_run};
 use clap::Args;
+use specula::analyze::analyze;
+use specula::run_folder::Run;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -19,8 +20,7 @@ pub struct AnalyzeArgs {
 
 /// Runs `specula analyze`.
 pub fn run(a: AnalyzeArgs) -> Result<(), CliError> {
-    let data = read_run(&a.run_dir)?;
-    let rows = analyze(&data);
+    let rows = analyze(&Run::read(&a.run_dir)?)?;
     if a.json {
         println!(
             "{}",

@@ -80,10 +80,7 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
     } else {
         PromptSetSpec::from_path(&a.prompts)
     };
-    let set = spec
-        .with_sample(a.samples, 0)
-        .load()
-        .map_err(|e| CliError::Input(e.to_string()))?;
+    let set = spec.with_sample(a.samples, 0).load()?;
     let prompts: Vec<Vec<u32>> = set
         .prompts
         .iter()

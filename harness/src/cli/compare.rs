@@ -1,9 +1,9 @@
 //! `specula compare RUN_A RUN_B [--out DIR]`.
 
 use super::CliError;
-use crate::compare::{write, Settings};
-use crate::stats::Bootstrap;
 use clap::Args;
+use specula::compare::{write, Settings};
+use specula::stats::Bootstrap;
 use std::path::PathBuf;
 
 /// Arguments of `specula compare`.
@@ -38,11 +38,6 @@ pub struct CompareArgs {
 
 /// Runs `specula compare`.
 pub fn run(a: CompareArgs) -> Result<(), CliError> {
-    if !(a.alpha > 0.0 && a.alpha < 1.0) || a.noise_threshold < 0.0 {
-        return Err(CliError::Input(
-            "--alpha must be in (0, 1) and --noise-threshold >= 0".into(),
-        ));
-    }
     let settings = Settings {
         bootstrap: Bootstrap {
             alpha: a.alpha,

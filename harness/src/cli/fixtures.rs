@@ -45,7 +45,7 @@ pub fn run(cmd: FixturesCommand) -> Result<(), CliError> {
         None => {
             let path = PathBuf::from(&a.shape);
             if !path.exists() {
-                return Err(CliError::Input(format!(
+                return Err(CliError::Usage(format!(
                     "--shape {:?}: neither a built-in shape ({}) nor an existing config.json",
                     a.shape,
                     TargetShape::NAMES.join(", ")
@@ -56,7 +56,7 @@ pub fn run(cmd: FixturesCommand) -> Result<(), CliError> {
     };
     let params = shape.parameters();
     if params > 200_000_000 {
-        return Err(CliError::Input(format!("--shape {}: {params} parameters would write {} GB of random weights; fixtures are for small shapes", a.shape, params * 4 / 1_000_000_000)));
+        return Err(CliError::Usage(format!("--shape {}: {params} parameters would write {} GB of random weights; fixtures are for small shapes", a.shape, params * 4 / 1_000_000_000)));
     }
     let dtype = match a.dtype {
         Dtype::F32 => StoreDtype::F32,

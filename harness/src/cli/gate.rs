@@ -1,11 +1,8 @@
 //! `specula gate --baseline FILE_OR_DIR --current RUN_DIR [--policy FILE]`.
 
 use super::CliError;
-use crate::doc::markdown::Markdown;
-use crate::doc::Render;
-use crate::gate::{decide, inputs, summary, Policy};
-use crate::runs::Run;
 use clap::Args;
+use specula::gate::{judge, Policy};
 use std::path::PathBuf;
 
 /// Arguments of `specula gate`.
@@ -59,32 +56,17 @@ pub fn run(a: GateArgs) -> Result<bool, CliError> {
         Some(p) => Policy::read(p)?,
         None => Policy::default(),
     };
-    let (baseline, current) = judge_inputs(&a.baseline, &a.current, &policy)?;
-    let decision = decide(&baseline, &current, &policy);
-    let md = Markdown.render(&summary::document(&baseline, &current, &policy, &decision));
+    let judgement = judge(&a.baseline, &a.current, &policy)?;
     if let Some(path) = &a.markdown {
-        std::fs::write(path, &md)
-            .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+        std::fs::write(path, &judgement.markdown).map_err(|e| CliError::write(path, e))?;
     }
     if a.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&decision).expect("serialisable")
+            serde_json::to_string_pretty(&judgement.decision).expect("serialisable")
         );
     } else {
-        print!("{md}");
+        print!("{}", judgement.markdown);
     }
-    Ok(decision.regressed())
-}
-
-/// Reads and checks both runs.
-pub fn judge_inputs(
-    baseline: &std::path::Path,
-    current: &std::path::Path,
-    policy: &Policy,
-) -> Result<(Run, Run), CliError> {
-    let b = Run::read(baseline)?;
-    let c = Run::read(current)?;
-    inputs::check(&b, &c, policy)?;
-    Ok((b, c))
+    Ok(judgement.regressed())
 }

@@ -1,13 +1,11 @@
 //! `specula generate`: one prompt through the engine, with tau and span times.
 
+use super::speculation::{Speculation, SpeculationArgs};
 use super::CliError;
 use clap::Args;
 use serde_json::json;
-use specula_engine::capture::CaptureChoice;
-use specula_engine::capture::IdConvention;
 use specula_engine::generate::GenerateParams;
 use specula_engine::pair::ModelPair;
-use specula_engine::speculative::SpeculativeConfig;
 use specula_engine::timing::{HostRecorder, Span};
 use std::path::PathBuf;
 
@@ -19,33 +17,17 @@ pub struct GenerateArgs {
     /// Target model folder (config.json, *.safetensors, tokenizer.json).
     #[arg(long)]
     target: PathBuf,
-    /// EAGLE-3 draft folder (SGLang/SpecForge layout). Without it, plain decoding.
-    #[arg(long)]
-    draft: Option<PathBuf>,
     /// The prompt text (tokenized with the target's tokenizer.json, no chat template).
     #[arg(long)]
     prompt: String,
-    /// Draft depth (draft forwards per step); 0 = no speculation. Default: 5 with a draft, else 0.
-    #[arg(long)]
-    steps: Option<usize>,
-    /// Branching per draft step (1 = a chain).
-    #[arg(long, default_value_t = 1)]
-    topk: usize,
-    /// Tokens verified per step, root included (at most steps * topk + 1). Default: steps * topk + 1.
-    #[arg(long)]
-    num_draft_tokens: Option<usize>,
+    #[command(flatten)]
+    speculation: SpeculationArgs,
     /// Sampling temperature; 0 = greedy.
     #[arg(long, default_value_t = 0.0)]
     temperature: f32,
     /// Tokens to generate at most.
     #[arg(long, default_value_t = 64)]
     max_new_tokens: usize,
-    /// Aux-layer ids overriding the draft's eagle_config (comma-separated; -1 = embedding output).
-    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
-    aux_layers: Option<Vec<i64>>,
-    /// How layer ids map to captured residual streams: legacy (id l -> entering layer l+1) or boundary (shift only when the first id is 1).
-    #[arg(long, default_value = "boundary")]
-    id_convention: String,
     /// Seed of the sampling streams.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -59,29 +41,17 @@ pub struct GenerateArgs {
 
 /// Runs `specula generate`.
 pub fn run(a: GenerateArgs) -> Result<(), CliError> {
-    let convention: IdConvention = a.id_convention.parse()?;
-    let steps = a.steps.unwrap_or(if a.draft.is_some() { 5 } else { 0 });
-    let speculative = SpeculativeConfig::new(
-        steps,
-        a.topk,
-        a.num_draft_tokens.unwrap_or(steps * a.topk + 1),
-    )?;
-    if !speculative.is_baseline() && a.draft.is_none() {
-        return Err(CliError::Input(format!(
-            "--steps {steps} needs --draft (an EAGLE-3 draft folder)"
-        )));
-    }
+    let Speculation {
+        config: speculative,
+        capture,
+    } = a.speculation.resolve()?;
     if !(a.temperature >= 0.0 && a.temperature.is_finite()) {
-        return Err(CliError::Input(format!(
+        return Err(CliError::Usage(format!(
             "--temperature {}: must be a finite number >= 0",
             a.temperature
         )));
     }
-    let capture = CaptureChoice {
-        override_ids: a.aux_layers.clone(),
-        convention,
-    };
-    let mut pair = ModelPair::load(&a.target, a.draft.as_deref(), &capture)?;
+    let mut pair = ModelPair::load(&a.target, a.speculation.draft.as_deref(), &capture)?;
     let prompt = pair.tokenizer.encode(&a.prompt)?;
     let params = GenerateParams {
         speculative,

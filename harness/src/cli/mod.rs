@@ -12,60 +12,96 @@ mod merge;
 mod nightly;
 mod report;
 mod serve;
+mod speculation;
 mod sweep;
 
-use crate::sweep::SweepError;
 use clap::{Parser, Subcommand};
+use specula::compare::CompareError;
+use specula::gate::GateError;
+use specula::nightly::NightlyError;
+use specula::report::ReportError;
+use specula::run_folder::RunFolderError;
+use specula::serve::ServeError;
+use specula::sweep::SweepError;
+use specula::Fault;
 use specula_engine::EngineError;
+use std::path::PathBuf;
 
-/// Exit code for unusable input (bad files, fields, settings).
-pub const EXIT_BAD_INPUT: u8 = 2;
-
-/// Exit code of a run stopped by Ctrl-C or SIGTERM (128 + SIGINT).
-pub const EXIT_INTERRUPTED: u8 = 130;
-
-/// Exit code when writing results fails or a run folder is damaged.
-pub const EXIT_FAILED: u8 = 1;
-
-/// An error of a subcommand, with its exit code.
+/// An error of a subcommand: a domain error of the library, or one of the
+/// command line's own.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
-    /// Bad model files or settings.
+    /// Bad model files or settings, or a failed fixture write.
     #[error(transparent)]
     Engine(#[from] EngineError),
-    /// A sweep or merge problem.
+    /// A sweep problem.
     #[error(transparent)]
-    Sweep(SweepError),
-    /// Anything else the user supplied that cannot be used.
+    Sweep(#[from] SweepError),
+    /// A run folder problem (reading one, merging, writing).
+    #[error(transparent)]
+    RunFolder(#[from] RunFolderError),
+    /// A report could not be made or written.
+    #[error(transparent)]
+    Report(#[from] ReportError),
+    /// A comparison could not be made or written.
+    #[error(transparent)]
+    Compare(#[from] CompareError),
+    /// The gate could not judge.
+    #[error(transparent)]
+    Gate(#[from] GateError),
+    /// The nightly job stopped.
+    #[error(transparent)]
+    Nightly(#[from] NightlyError),
+    /// The server could not start.
+    #[error(transparent)]
+    Serve(#[from] ServeError),
+    /// A flag or combination of flags that cannot be used.
     #[error("{0}")]
-    Input(String),
-    /// An audit found a problem (already reported on stdout).
-    #[error("the audit found a problem (see above)")]
-    Findings,
-    /// The gate found a regression (already reported on stdout).
-    #[error("the gate found a regression (see above)")]
-    Regressed,
-}
-
-impl From<SweepError> for CliError {
-    fn from(e: SweepError) -> CliError {
-        match e {
-            SweepError::Engine(e) => CliError::Engine(e),
-            e => CliError::Sweep(e),
-        }
-    }
+    Usage(String),
+    /// An output file the command line names could not be written.
+    #[error("{}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The GPU could not be used or a GPU check failed to run.
+    #[cfg(feature = "cuda")]
+    #[error("GPU: {0}")]
+    Gpu(String),
+    /// A check found a problem (already reported on stdout).
+    #[error("{0} (see above)")]
+    Found(String),
+    /// A prompt set is unusable.
+    #[error(transparent)]
+    Dataset(#[from] specula_datasets::DatasetError),
 }
 
 impl CliError {
-    /// The process exit code: 2 for unusable input, 130 when interrupted, 1 when writing failed.
-    pub fn exit_code(&self) -> u8 {
+    /// Whose fault it is; `main` turns this into the exit code.
+    pub fn fault(&self) -> Fault {
         match self {
-            CliError::Sweep(SweepError::Interrupted(_)) => EXIT_INTERRUPTED,
-            CliError::Sweep(SweepError::Io { .. })
-            | CliError::Sweep(SweepError::RowsFailed(_))
-            | CliError::Findings
-            | CliError::Regressed => EXIT_FAILED,
-            _ => EXIT_BAD_INPUT,
+            CliError::Engine(e) if e.is_write() => Fault::Failed,
+            CliError::Engine(_) | CliError::Usage(_) | CliError::Dataset(_) => Fault::Input,
+            #[cfg(feature = "cuda")]
+            CliError::Gpu(_) => Fault::Input,
+            CliError::Sweep(e) => e.fault(),
+            CliError::RunFolder(e) => e.fault(),
+            CliError::Report(e) => e.fault(),
+            CliError::Compare(e) => e.fault(),
+            CliError::Gate(e) => e.fault(),
+            CliError::Nightly(e) => e.fault(),
+            CliError::Serve(e) => e.fault(),
+            CliError::Write { .. } | CliError::Found(_) => Fault::Failed,
+        }
+    }
+
+    /// A failed write of `path`.
+    pub fn write(path: impl Into<PathBuf>, source: std::io::Error) -> CliError {
+        CliError::Write {
+            path: path.into(),
+            source,
         }
     }
 }
@@ -122,7 +158,7 @@ enum Command {
     Nightly(nightly::NightlyArgs),
 }
 
-/// Runs the parsed command.
+/// Runs the parsed command: `Ok` exits 0.
 pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Fixtures(c) => fixtures::run(c),
@@ -135,23 +171,17 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Serve(a) => serve::run(a),
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),
-        Command::Nightly(a) => {
-            if nightly::run(a)? {
-                return Err(CliError::Regressed);
-            }
-            Ok(())
-        }
-        Command::Gate(a) => {
-            if gate::run(a)? {
-                return Err(CliError::Regressed);
-            }
-            Ok(())
-        }
-        Command::Audit(a) => {
-            if audit::run(a)? {
-                return Err(CliError::Findings);
-            }
-            Ok(())
-        }
+        Command::Nightly(a) => found(nightly::run(a)?, "the gate found a regression"),
+        Command::Gate(a) => found(gate::run(a)?, "the gate found a regression"),
+        Command::Audit(a) => found(audit::run(a)?, "the audit found a problem"),
+    }
+}
+
+/// `Err(Found(what))` when a check found something: exit 1.
+fn found(yes: bool, what: &str) -> Result<(), CliError> {
+    if yes {
+        Err(CliError::Found(what.to_string()))
+    } else {
+        Ok(())
     }
 }

@@ -28,7 +28,7 @@ pub struct ReportArgs {
 /// Runs `specula report`.
 pub fn run(a: ReportArgs) -> Result<(), CliError> {
     let out = a.out.unwrap_or_else(|| a.run_dir.join("report"));
-    for f in crate::report::write(&a.run_dir, &out)? {
+    for f in specula::report::write(&a.run_dir, &out)? {
         println!("wrote {}", f.display());
     }
     Ok(())

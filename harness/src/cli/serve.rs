@@ -1,13 +1,11 @@
 //! `specula serve`: the built-in engine behind an SGLang- and vLLM-compatible HTTP server.
 
+use super::speculation::{Speculation, SpeculationArgs};
 use super::CliError;
-use crate::serve::engine::Engine;
-use crate::serve::{serve, Fault};
 use clap::Args;
-use specula_engine::capture::CaptureChoice;
-use specula_engine::capture::IdConvention;
+use specula::serve::engine::Engine;
+use specula::serve::{serve, InjectedFault};
 use specula_engine::pair::ModelPair;
-use specula_engine::speculative::SpeculativeConfig;
 use specula_engine::tokenizer::TextTokenizer;
 use std::path::PathBuf;
 
@@ -22,24 +20,8 @@ pub struct ServeArgs {
     /// Target model folder (config.json, *.safetensors, tokenizer.json).
     #[arg(long)]
     target: PathBuf,
-    /// EAGLE-3 draft folder; without it the server decodes plainly.
-    #[arg(long)]
-    draft: Option<PathBuf>,
-    /// Draft depth; 0 = no speculation. Default: 5 with a draft, else 0.
-    #[arg(long)]
-    steps: Option<usize>,
-    /// Branching per draft step (1 = a chain).
-    #[arg(long, default_value_t = 1)]
-    topk: usize,
-    /// Tokens verified per step, root included. Default: steps * topk + 1.
-    #[arg(long)]
-    num_draft_tokens: Option<usize>,
-    /// Aux-layer ids overriding the draft's eagle_config (comma-separated; -1 = embedding output).
-    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
-    aux_layers: Option<Vec<i64>>,
-    /// legacy or boundary: how layer ids map to captured residual streams.
-    #[arg(long, default_value = "boundary")]
-    id_convention: String,
+    #[command(flatten)]
+    speculation: SpeculationArgs,
     /// Address to listen on (loopback by default).
     #[arg(long, default_value = "127.0.0.1")]
     host: String,
@@ -57,31 +39,19 @@ pub struct ServeArgs {
     max_batch: usize,
     /// Test hook: never-healthy, garbage, stall or exit-after=N.
     #[arg(long, hide = true)]
-    fault: Option<Fault>,
+    fault: Option<InjectedFault>,
 }
 
 /// Runs `specula serve` (until the process is stopped).
 pub fn run(a: ServeArgs) -> Result<(), CliError> {
-    let convention: IdConvention = a.id_convention.parse()?;
-    let steps = a.steps.unwrap_or(if a.draft.is_some() { 5 } else { 0 });
-    let speculative = SpeculativeConfig::new(
-        steps,
-        a.topk,
-        a.num_draft_tokens.unwrap_or(steps * a.topk + 1),
-    )?;
-    if !speculative.is_baseline() && a.draft.is_none() {
-        return Err(CliError::Input(format!(
-            "--steps {steps} needs --draft (an EAGLE-3 draft folder)"
-        )));
-    }
-    let capture = CaptureChoice {
-        override_ids: a.aux_layers.clone(),
-        convention,
-    };
+    let Speculation {
+        config: speculative,
+        capture,
+    } = a.speculation.resolve()?;
     let draft = if speculative.is_baseline() {
         None
     } else {
-        a.draft.as_deref()
+        a.speculation.draft.as_deref()
     };
     let pair = ModelPair::load(&a.target, draft, &capture)?;
     if let Some(c) = pair.capture() {
@@ -98,6 +68,6 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
         &format!("{}:{}", a.host, a.port),
         a.threads,
         a.max_batch,
-    )
-    .map_err(CliError::Input)
+    )?;
+    Ok(())
 }

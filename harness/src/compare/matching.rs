@@ -2,8 +2,7 @@
 //! measure from A to B.
 
 use super::Settings;
-use crate::cli::CliError;
-use crate::runs::{group_key, group_label, Record, Run};
+use crate::run_folder::{group_key, group_label, Record, Run, RunFolderError};
 use crate::stats::{classify, mean, relative_change, Interval, Verdict};
 use std::collections::BTreeMap;
 
@@ -126,9 +125,9 @@ fn change(measure: &'static str, a: &[f64], b: &[f64], s: &Settings, key: &str) 
 }
 
 /// Matches the rows of `a` and `b` and measures every change.
-pub fn compare_runs(a: &Run, b: &Run, s: &Settings) -> Result<Comparison, CliError> {
-    a.require(&NEEDED, &["steps", "tau"])?;
-    b.require(&NEEDED, &["steps", "tau"])?;
+pub fn compare_runs(a: &Run, b: &Run, s: &Settings) -> Result<Comparison, RunFolderError> {
+    a.require(&NEEDED)?;
+    b.require(&NEEDED)?;
     let (order_a, ga) = groups(a);
     let (order_b, gb) = groups(b);
     let mut rows = Vec::new();

@@ -10,15 +10,42 @@
 pub mod matching;
 pub mod plots;
 
-use crate::cli::CliError;
-use crate::doc::html::Html;
 use crate::doc::markdown::Markdown;
 use crate::doc::{Block, Document, Render, Table};
 use crate::report::plots::render;
-use crate::runs::Run;
+use crate::report::{plot_dir, write_pages, ReportError};
+use crate::run_folder::{Run, RunFolderError};
 use crate::stats::{Bootstrap, Verdict};
+use crate::Fault;
 use matching::{compare_runs, Change};
 use std::path::{Path, PathBuf};
+
+/// Why two runs could not be compared.
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    /// The settings are out of range.
+    #[error("{0}")]
+    Settings(String),
+    /// A run cannot be read, or its pages not written.
+    #[error(transparent)]
+    Report(#[from] ReportError),
+}
+
+impl From<RunFolderError> for CompareError {
+    fn from(e: RunFolderError) -> CompareError {
+        CompareError::Report(ReportError::Run(e))
+    }
+}
+
+impl CompareError {
+    /// Whose fault it is.
+    pub fn fault(&self) -> Fault {
+        match self {
+            CompareError::Settings(_) => Fault::Input,
+            CompareError::Report(e) => e.fault(),
+        }
+    }
+}
 
 /// How changes are judged.
 #[derive(Debug, Clone, Copy)]
@@ -41,13 +68,24 @@ fn change_text(c: &Change) -> String {
     }
 }
 
+impl Settings {
+    /// Checks the ranges: `alpha` in (0, 1), `noise` at least 0.
+    pub fn check(&self) -> Result<(), CompareError> {
+        if self.bootstrap.alpha > 0.0 && self.bootstrap.alpha < 1.0 && self.noise >= 0.0 {
+            return Ok(());
+        }
+        Err(CompareError::Settings(
+            "--alpha must be in (0, 1) and --noise-threshold >= 0".into(),
+        ))
+    }
+}
+
 /// Compares `a` and `b`, writing compare.html, compare.md and plots into `out`.
-pub fn write(a: &Path, b: &Path, out: &Path, s: &Settings) -> Result<Vec<PathBuf>, CliError> {
+pub fn write(a: &Path, b: &Path, out: &Path, s: &Settings) -> Result<Vec<PathBuf>, CompareError> {
+    s.check()?;
     let (ra, rb) = (Run::read(a)?, Run::read(b)?);
     let cmp = compare_runs(&ra, &rb, s)?;
-    let plot_dir = out.join("plots");
-    std::fs::create_dir_all(&plot_dir)
-        .map_err(|e| CliError::Input(format!("{}: {e}", plot_dir.display())))?;
+    let plot_dir = plot_dir(out)?;
     let mut doc = Document::new("specula compare: A vs B");
     doc.push(Block::List(vec![
         format!("A: {}", ra.describe()),
@@ -113,24 +151,12 @@ pub fn write(a: &Path, b: &Path, out: &Path, s: &Settings) -> Result<Vec<PathBuf
     }
     doc.heading(2, "Plots");
     if !cmp.rows.is_empty() {
-        doc.push(Block::Figure(render(
-            &plots::Scatter(&cmp.rows),
-            &plot_dir,
-            "plots",
-        )?));
-        doc.push(Block::Figure(render(
-            &plots::Changes(&cmp.rows),
-            &plot_dir,
-            "plots",
-        )?));
+        let scatter = render(&plots::Scatter(&cmp.rows), &plot_dir, "plots");
+        doc.push(Block::Figure(scatter.map_err(ReportError::from)?));
+        let changes = render(&plots::Changes(&cmp.rows), &plot_dir, "plots");
+        doc.push(Block::Figure(changes.map_err(ReportError::from)?));
     }
-    let mut written = Vec::new();
-    for format in [&Html as &dyn Render, &Markdown] {
-        let path = out.join(format!("compare.{}", format.extension()));
-        std::fs::write(&path, format.render(&doc))
-            .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
-        written.push(path);
-    }
+    let written = write_pages(&doc, out, "compare")?;
     print!(
         "{}",
         Markdown.render(&doc).split("## Plots").next().unwrap_or("")

@@ -11,10 +11,10 @@
 //! shows both moving together), so a different machine state is reported
 //! as "not judged" rather than as a change of the build.
 
-use super::inputs::by_identity;
 use super::pace::{pace_change, pace_column, Pairs};
 use super::policy::{Measure, Policy};
-use crate::runs::{group_key, group_label, row_identity, Record, Run};
+use crate::run_folder::by_identity;
+use crate::run_folder::{group_key, group_label, row_identity, Record, Run};
 use crate::stats::{classify, relative_change, Verdict};
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -5,9 +5,9 @@
 //! with one line naming the file and the column or row.
 
 use super::policy::{Measure, Policy};
-use crate::cli::CliError;
-use crate::runs::{row_identity, Run, IDENTITY};
-use std::collections::BTreeMap;
+use super::GateError;
+use crate::run_folder::schema::IDENTITY;
+use crate::run_folder::{by_identity, row_identity, Run};
 
 /// Columns every gate needs besides the identity columns, whatever the policy.
 const ALSO_ALWAYS: [&str; 2] = ["row_key", "flag"];
@@ -33,51 +33,31 @@ fn needed(policy: &Policy) -> Vec<&str> {
     cols
 }
 
-/// The rows of a run by identity, refusing two rows with one identity.
-pub fn by_identity(run: &Run) -> Result<BTreeMap<String, usize>, CliError> {
-    let mut out = BTreeMap::new();
-    for (i, r) in run.rows.iter().enumerate() {
-        if let Some(j) = out.insert(row_identity(r), i) {
-            return Err(CliError::Input(format!(
-                "{}: rows {} and {} have the same identity ({}); give each run its own file",
-                run.runs_path.display(),
-                j + 2,
-                i + 2,
-                r.text("row_key")
-            )));
-        }
-    }
-    Ok(out)
-}
-
 /// Checks both runs against the policy and each other.
-pub fn check(baseline: &Run, current: &Run, policy: &Policy) -> Result<(), CliError> {
+pub fn check(baseline: &Run, current: &Run, policy: &Policy) -> Result<(), GateError> {
     let cols = needed(policy);
-    let numeric = [
-        "steps",
-        "repeat",
-        "tau",
-        "accept_rate",
-        policy.timing_column.as_str(),
-    ];
-    baseline.require(&cols, &numeric)?;
-    current.require(&cols, &numeric)?;
+    for run in [baseline, current] {
+        run.require(&cols)?;
+        run.require_numbers(&policy.timing_column)?;
+    }
     for (a, b) in [(baseline, current), (current, baseline)] {
         if let Some(c) = a.header.iter().find(|c| !b.header.contains(c)) {
-            return Err(CliError::Input(format!(
-                "{}: mismatched schemas: no column `{c}`, which {} has",
-                b.runs_path.display(),
-                a.runs_path.display()
-            )));
+            return Err(GateError::unjudgeable(
+                &b.runs_path,
+                format!(
+                    "mismatched schemas: no column `{c}`, which {} has",
+                    a.runs_path.display()
+                ),
+            ));
         }
     }
     if policy.checks(Measure::Positions) {
         for r in [baseline, current] {
             if !r.has_positions {
-                return Err(CliError::Input(format!(
-                    "{}: missing (positions are checked; drop `positions` from the policy's measures to skip them)",
-                    r.dir.join("positions.csv").display()
-                )));
+                return Err(GateError::unjudgeable(
+                    &r.dir.join("positions.csv"),
+                    "missing (positions are checked; drop `positions` from the policy's measures to skip them)",
+                ));
             }
         }
     }
@@ -90,13 +70,15 @@ pub fn check(baseline: &Run, current: &Run, policy: &Policy) -> Result<(), CliEr
         .map(|r| r.text("row_key"))
         .collect();
     if let Some(first) = missing.first() {
-        return Err(CliError::Input(format!(
-            "{}: {} of {} baseline rows have no match (same config, batch, prompts, temperature, repeat), e.g. `{first}` of {}; run the baseline's spec, or refresh the baseline",
-            current.runs_path.display(),
-            missing.len(),
-            baseline.rows.len(),
-            baseline.runs_path.display()
-        )));
+        return Err(GateError::unjudgeable(
+            &current.runs_path,
+            format!(
+                "{} of {} baseline rows have no match (same config, batch, prompts, temperature, repeat), e.g. `{first}` of {}; run the baseline's spec, or refresh the baseline",
+                missing.len(),
+                baseline.rows.len(),
+                baseline.runs_path.display()
+            ),
+        ));
     }
     Ok(())
 }

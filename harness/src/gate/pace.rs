@@ -5,7 +5,8 @@
 //! the pace agrees between the runs.
 
 use super::policy::Policy;
-use crate::runs::{group_label, Record, Run};
+use crate::run_folder::row_key::baseline_of;
+use crate::run_folder::{group_label, Record, Run};
 
 /// The pairs (baseline row, current row) of one group.
 pub type Pairs<'a> = Vec<(&'a Record, &'a Record)>;
@@ -22,14 +23,7 @@ pub fn pace_column(policy: &Policy) -> &'static str {
 /// The relative change of the baseline rows' pace (tokens per CPU second, or per
 /// second) between the runs, for the group whose rows are `pairs`.
 pub fn pace_change(policy: &Policy, baseline: &Run, current: &Run, pairs: &Pairs) -> Option<f64> {
-    let base_label = |r: &Record| {
-        let mut p: Vec<String> = group_label(r).split('.').map(str::to_owned).collect();
-        if p.len() > 1 {
-            p[1] = "base".into();
-        }
-        p.join(".")
-    };
-    let want = base_label(pairs.first()?.0);
+    let want = baseline_of(&group_label(pairs.first()?.0))?;
     let col = pace_column(policy);
     let pace = |run: &Run| {
         let v: Vec<f64> = run

@@ -3,7 +3,7 @@
 //! TOML file (`--policy`); every field is optional and defaults to
 //! [`Policy::default`].
 
-use crate::cli::CliError;
+use super::GateError;
 use crate::stats::Bootstrap;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -97,18 +97,14 @@ impl Default for Policy {
 
 impl Policy {
     /// Reads a policy file; unknown fields and out-of-range values are refused with the file's name.
-    pub fn read(path: &Path) -> Result<Policy, CliError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
-        let p: Policy = toml::from_str(&text).map_err(|e| {
-            CliError::Input(format!(
-                "{}: {}",
-                path.display(),
-                e.to_string().replace('\n', " ")
-            ))
-        })?;
-        p.check()
-            .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+    pub fn read(path: &Path) -> Result<Policy, GateError> {
+        let bad = |message: String| GateError::Policy {
+            path: path.to_path_buf(),
+            message,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+        let p: Policy = toml::from_str(&text).map_err(|e| bad(e.to_string().replace('\n', " ")))?;
+        p.check().map_err(bad)?;
         Ok(p)
     }
 

@@ -4,7 +4,7 @@
 use super::decision::{Decision, Status};
 use super::policy::Policy;
 use crate::doc::{Block, Document, Table};
-use crate::runs::Run;
+use crate::run_folder::Run;
 
 fn table(checks: &[&super::decision::Check]) -> Table {
     let mut t = Table::new(&["row", "measure", "baseline", "current", "change", "status"]);

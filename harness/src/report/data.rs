@@ -1,7 +1,7 @@
 //! What the report's tables and plots are made of: one [`RowView`] per
 //! runs.csv row, with the draft config's label, and averages over repeats.
 
-use crate::runs::{Record, Run};
+use crate::run_folder::{Record, Run};
 use std::collections::BTreeMap;
 
 /// The fields of a row the report shows.

@@ -11,16 +11,71 @@ pub mod data;
 pub mod plots;
 pub mod sections;
 
-use crate::analyze::{analyze, read_run};
-use crate::cli::CliError;
+use crate::analyze::{analyze, RowAnalysis};
 use crate::doc::html::Html;
 use crate::doc::markdown::Markdown;
 use crate::doc::{Block, Document, Render};
-use crate::runs::Run;
+use crate::run_folder::row_key::without_config;
+use crate::run_folder::{Run, RunFolderError};
+use crate::Fault;
 use data::{mean_by, views, RowView};
 use plots::kernels::{Bar, Kernels, SPANS};
 use plots::render;
+pub use plots::PlotError;
 use std::path::{Path, PathBuf};
+
+/// Why a report (or a comparison's pages) could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The run cannot be read.
+    #[error(transparent)]
+    Run(#[from] RunFolderError),
+    /// A plot could not be drawn or written.
+    #[error(transparent)]
+    Plot(#[from] PlotError),
+    /// A page or folder could not be written.
+    #[error("{}: {source}", path.display())]
+    Write {
+        /// The file or folder.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+}
+
+impl ReportError {
+    /// Whose fault it is: an unreadable run is unusable input, a failed write a failure.
+    pub fn fault(&self) -> Fault {
+        match self {
+            ReportError::Run(e) => e.fault(),
+            ReportError::Plot(_) | ReportError::Write { .. } => Fault::Failed,
+        }
+    }
+}
+
+/// Writes `doc` as `out/<stem>.html` and `out/<stem>.md`; returns both paths.
+pub fn write_pages(doc: &Document, out: &Path, stem: &str) -> Result<Vec<PathBuf>, ReportError> {
+    let mut written = Vec::new();
+    for format in [&Html as &dyn Render, &Markdown] {
+        let path = out.join(format!("{stem}.{}", format.extension()));
+        std::fs::write(&path, format.render(doc)).map_err(|source| ReportError::Write {
+            path: path.clone(),
+            source,
+        })?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Creates `out/plots` (and `out`).
+pub fn plot_dir(out: &Path) -> Result<PathBuf, ReportError> {
+    let dir = out.join("plots");
+    std::fs::create_dir_all(&dir).map_err(|source| ReportError::Write {
+        path: dir.clone(),
+        source,
+    })?;
+    Ok(dir)
+}
 
 /// The columns a report needs.
 const COLUMNS: [&str; 9] = [
@@ -57,34 +112,23 @@ fn position_curves(run: &Run, rows: &[&RowView]) -> Vec<(String, Vec<f64>)> {
 }
 
 /// Step costs of one baseline group (the first: smallest batch, first prompt set, repeat 0).
-fn kernel_bars(
-    rows: &[&RowView],
-    data: &crate::analyze::RunData,
-    an: &[crate::analyze::RowAnalysis],
-) -> Vec<Bar> {
+fn kernel_bars(rows: &[&RowView], run: &Run, an: &[RowAnalysis]) -> Vec<Bar> {
     let Some(first) = rows.iter().min_by_key(|r| r.batch) else {
         return Vec::new();
     };
-    let group = |r: &RowView| {
-        let mut p: Vec<&str> = r.key.split('.').collect();
-        if p.len() > 1 {
-            p.remove(1);
-        }
-        p.join(".")
-    };
-    let g = group(first);
+    let g = without_config(&first.key);
     let mut bars = Vec::new();
-    for r in rows.iter().filter(|r| group(r) == g) {
-        let Some(spans) = data.spans.get(&r.key) else {
+    for r in rows.iter().filter(|r| without_config(&r.key) == g) {
+        let Some(spans) = run.spans.get(&r.key) else {
             continue;
         };
-        let steps = spans.get("verify").map_or(0.0, |s| s.0);
+        let steps = spans.get("verify").map_or(0.0, |s| s.count);
         if steps <= 0.0 {
             continue;
         }
         let mut us = [0.0; 6];
         for (i, s) in SPANS.iter().enumerate() {
-            us[i] = spans.get(*s).map_or(0.0, |v| v.1 / steps);
+            us[i] = spans.get(*s).map_or(0.0, |v| v.total_us / steps);
         }
         let a = an.iter().find(|a| a.row_key == r.key);
         bars.push(Bar {
@@ -98,20 +142,14 @@ fn kernel_bars(
 }
 
 /// Writes the report of `run_dir` into `out`; returns the files written.
-pub fn write(run_dir: &Path, out: &Path) -> Result<Vec<PathBuf>, CliError> {
+pub fn write(run_dir: &Path, out: &Path) -> Result<Vec<PathBuf>, ReportError> {
     let run = Run::read(run_dir)?;
-    run.require(
-        &COLUMNS,
-        &["steps", "topk", "batch_size", "tau", "throughput_tok_s"],
-    )?;
-    let data = read_run(&run.dir)?;
-    let analysis = analyze(&data);
+    run.require(&COLUMNS)?;
+    let analysis = analyze(&run)?;
     let all = views(&run);
     let results: Vec<&RowView> = all.iter().filter(|r| !r.flagged).collect();
     let speculative: Vec<&RowView> = results.iter().copied().filter(|r| r.steps > 0).collect();
-    let plot_dir = out.join("plots");
-    std::fs::create_dir_all(&plot_dir)
-        .map_err(|e| CliError::Input(format!("{}: {e}", plot_dir.display())))?;
+    let plot_dir = plot_dir(out)?;
     let mut figures = vec![render(
         &plots::throughput::Throughput(&results),
         &plot_dir,
@@ -143,7 +181,7 @@ pub fn write(run_dir: &Path, out: &Path) -> Result<Vec<PathBuf>, CliError> {
             "plots",
         )?);
     }
-    let bars = kernel_bars(&results, &data, &analysis);
+    let bars = kernel_bars(&results, &run, &analysis);
     if bars.is_empty() {
         missing.push("no span timings (spans off): no per-span breakdown".to_string());
     } else {
@@ -168,12 +206,5 @@ pub fn write(run_dir: &Path, out: &Path) -> Result<Vec<PathBuf>, CliError> {
     for f in figures {
         doc.push(Block::Figure(f));
     }
-    let mut written = Vec::new();
-    for format in [&Html as &dyn Render, &Markdown] {
-        let path = out.join(format!("report.{}", format.extension()));
-        std::fs::write(&path, format.render(&doc))
-            .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
-        written.push(path);
-    }
-    Ok(written)
+    write_pages(&doc, out, "report")
 }

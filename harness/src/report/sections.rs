@@ -4,7 +4,7 @@
 use super::data::RowView;
 use crate::analyze::RowAnalysis;
 use crate::doc::{Block, Document, Table};
-use crate::runs::Run;
+use crate::run_folder::Run;
 
 fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or("-".into(), |x| format!("{x:.digits$}"))

@@ -129,7 +129,7 @@ impl Counters {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::prometheus::Metrics;
+    use crate::remote::prometheus::Metrics;
 
     #[test]
     fn counters_follow_vllm_semantics_and_read_back_through_the_parser() {

@@ -31,7 +31,7 @@ use tiny_http::{Header, Method, Request, Response, Server};
 
 /// A deliberate misbehaviour, for the sweep's failure tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fault {
+pub enum InjectedFault {
     /// `/health` answers 503 forever.
     NeverHealthy,
     /// Generation endpoints answer 200 with a body that is not JSON.
@@ -42,15 +42,15 @@ pub enum Fault {
     Stall,
 }
 
-impl std::str::FromStr for Fault {
+impl std::str::FromStr for InjectedFault {
     type Err = String;
-    fn from_str(s: &str) -> Result<Fault, String> {
+    fn from_str(s: &str) -> Result<InjectedFault, String> {
         match s {
-            "never-healthy" => Ok(Fault::NeverHealthy),
-            "garbage" => Ok(Fault::Garbage),
-            "stall" => Ok(Fault::Stall),
+            "never-healthy" => Ok(InjectedFault::NeverHealthy),
+            "garbage" => Ok(InjectedFault::Garbage),
+            "stall" => Ok(InjectedFault::Stall),
             _ => match s.strip_prefix("exit-after=").map(str::parse) {
-                Some(Ok(n)) => Ok(Fault::ExitAfter(n)),
+                Some(Ok(n)) => Ok(InjectedFault::ExitAfter(n)),
                 _ => Err(format!(
                     "unknown fault {s:?}: never-healthy, garbage, stall or exit-after=N"
                 )),
@@ -63,7 +63,7 @@ impl std::str::FromStr for Fault {
 struct Service {
     engine: Arc<Engine>,
     batcher: Batcher,
-    fault: Option<Fault>,
+    fault: Option<InjectedFault>,
     generations: AtomicU64,
 }
 
@@ -89,11 +89,11 @@ fn error_response(f: Failure) -> Answer {
 fn fault(s: &Service, req: Request) -> Option<Request> {
     let n = s.generations.fetch_add(1, Ordering::SeqCst);
     match s.fault {
-        Some(Fault::ExitAfter(k)) if n >= k => std::process::exit(3),
-        Some(Fault::Stall) => loop {
+        Some(InjectedFault::ExitAfter(k)) if n >= k => std::process::exit(3),
+        Some(InjectedFault::Stall) => loop {
             std::thread::sleep(Duration::from_secs(3600));
         },
-        Some(Fault::Garbage) => {
+        Some(InjectedFault::Garbage) => {
             let _ = req.respond(
                 Response::from_string("<html>this is not JSON")
                     .with_header(header("Content-Type", "application/json")),
@@ -206,7 +206,7 @@ fn handle(s: &Service, mut req: Request) {
             return;
         }
         (Method::Get, "/health" | "/health_generate") => {
-            if s.fault == Some(Fault::NeverHealthy) {
+            if s.fault == Some(InjectedFault::NeverHealthy) {
                 Response::from_string("starting").with_status_code(503)
             } else {
                 Response::from_string("")
@@ -233,16 +233,39 @@ fn handle(s: &Service, mut req: Request) {
     let _ = req.respond(resp);
 }
 
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The address cannot be listened on (in use, not this machine's).
+    #[error("cannot listen on {addr}: {message}")]
+    Listen {
+        /// `host:port`.
+        addr: String,
+        /// What the system said.
+        message: String,
+    },
+}
+
+impl ServeError {
+    /// Unusable input: the address given.
+    pub fn fault(&self) -> crate::Fault {
+        crate::Fault::Input
+    }
+}
+
 /// Serves `engine` on `addr` until the process is stopped, with `threads`
 /// HTTP threads and batches of at most `max_batch` requests.
 pub fn serve(
     engine: Engine,
-    fault: Option<Fault>,
+    fault: Option<InjectedFault>,
     addr: &str,
     threads: usize,
     max_batch: usize,
-) -> Result<(), String> {
-    let server = Arc::new(Server::http(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?);
+) -> Result<(), ServeError> {
+    let server = Arc::new(Server::http(addr).map_err(|e| ServeError::Listen {
+        addr: addr.to_string(),
+        message: e.to_string(),
+    })?);
     eprintln!(
         "specula serve: listening on http://{addr} ({}; batches of up to {max_batch})",
         engine.speculative

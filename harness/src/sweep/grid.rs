@@ -6,9 +6,11 @@
 
 use super::spec::{SpanMode, SweepSpec};
 use super::SweepError;
-use crate::backend::BackendKind;
+use crate::remote::EngineKind;
+use crate::run_folder::row_key::{config_label, sanitize, RowKey, BASELINE_CONFIG};
+use crate::run_folder::SkippedConfig;
 use specula_datasets::{PromptSet, PromptSource};
-use specula_engine::capture::{CaptureChoice, IdConvention};
+use specula_engine::capture::CaptureChoice;
 use specula_engine::config::{DraftConfig, TargetConfig};
 use specula_engine::speculative::SpeculativeConfig;
 use std::collections::HashSet;
@@ -76,23 +78,6 @@ pub struct Point {
     pub spans: SpanMode,
 }
 
-/// A draft config that will not run, and why.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct Skipped {
-    /// The model pair's name.
-    pub model: String,
-    /// The config as written (`steps=2 topk=1 num_draft_tokens=9 ...`).
-    pub config: String,
-    /// Why it is skipped.
-    pub reason: String,
-}
-
-impl std::fmt::Display for Skipped {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "skipped {} {}: {}", self.model, self.config, self.reason)
-    }
-}
-
 /// The expanded sweep.
 #[derive(Debug, Clone)]
 pub struct Grid {
@@ -107,7 +92,7 @@ pub struct Grid {
     /// Rows, in run order.
     pub points: Vec<Point>,
     /// Configs that will not run.
-    pub skipped: Vec<Skipped>,
+    pub skipped: Vec<SkippedConfig>,
 }
 
 /// `path` if absolute, else `base/path`.
@@ -117,39 +102,6 @@ pub fn resolve(base: &Path, path: &Path) -> PathBuf {
     } else {
         base.join(path)
     }
-}
-
-/// Keeps `[A-Za-z0-9_-]`, maps anything else to `-`.
-pub fn sanitize(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect()
-}
-
-/// `0`, `0p7`: a temperature as a key part.
-fn temperature_label(t: f64) -> String {
-    format!("{t}").replace('.', "p")
-}
-
-fn capture_label(c: &CaptureChoice) -> String {
-    let mut s = String::new();
-    if let Some(ids) = &c.override_ids {
-        let ids: Vec<String> = ids
-            .iter()
-            .map(|i| i.to_string().replace('-', "m"))
-            .collect();
-        s.push_str(&format!("-aux{}", ids.join("_")));
-    }
-    if c.convention != IdConvention::default() {
-        s.push_str(&format!("-{}", c.convention.name()));
-    }
-    s
 }
 
 impl Grid {
@@ -165,7 +117,7 @@ impl Grid {
             // A served target or draft need not exist here (a model id, a remote
             // path): then its dtype or the capture points are unknown (empty).
             let local =
-                spec.backend == BackendKind::Engine || target_dir.join("config.json").exists();
+                spec.backend == EngineKind::Engine || target_dir.join("config.json").exists();
             let tcfg = if local {
                 Some(TargetConfig::load(&target_dir)?)
             } else {
@@ -173,7 +125,7 @@ impl Grid {
             };
             let capture_known = tcfg.is_some()
                 && draft_dir.as_ref().is_none_or(|d| {
-                    spec.backend == BackendKind::Engine || d.join("config.json").exists()
+                    spec.backend == EngineKind::Engine || d.join("config.json").exists()
                 });
             let draft_ids = match &draft_dir {
                 Some(d) if capture_known => Some(DraftConfig::load(d)?.aux_layer_ids),
@@ -208,7 +160,7 @@ impl Grid {
                             if d.id_convention.is_some() {
                                 written.push_str(&format!(" id_convention={}", convention.name()));
                             }
-                            let skip = |reason: String| Skipped {
+                            let skip = |reason: String| SkippedConfig {
                                 model: info.name.clone(),
                                 config: written.clone(),
                                 reason,
@@ -241,10 +193,7 @@ impl Grid {
                             let (Some(tcfg), true) = (&tcfg, capture_known) else {
                                 list.push(DraftPoint {
                                     speculative: sc,
-                                    label: format!(
-                                        "s{steps}k{topk}n{ndt}{}",
-                                        capture_label(&capture)
-                                    ),
+                                    label: config_label(steps, topk, ndt, &capture),
                                     capture,
                                     aux_points: String::new(),
                                 });
@@ -267,7 +216,7 @@ impl Grid {
                             }
                             list.push(DraftPoint {
                                 speculative: sc,
-                                label: format!("s{steps}k{topk}n{ndt}{}", capture_label(&capture)),
+                                label: config_label(steps, topk, ndt, &capture),
                                 capture,
                                 aux_points: cap.points_label(),
                             });
@@ -315,30 +264,30 @@ impl Grid {
                     for &temperature in &spec.temperatures.get_ref().0 {
                         for repeat in 0..spec.repeats {
                             let gi = self.groups.len();
-                            let tail = format!(
-                                "b{batch_size}.{}.t{}.r{repeat}",
-                                sanitize(&set.name),
-                                temperature_label(temperature),
-                            );
                             let mut order = modes.clone();
                             if repeat % 2 == 1 {
                                 order.reverse();
                             }
-                            let labels = std::iter::once((None, "base".to_string())).chain(
-                                self.configs[mi]
-                                    .iter()
-                                    .enumerate()
-                                    .map(|(ci, c)| (Some(ci), c.label.clone())),
-                            );
+                            let labels = std::iter::once((None, BASELINE_CONFIG.to_string()))
+                                .chain(
+                                    self.configs[mi]
+                                        .iter()
+                                        .enumerate()
+                                        .map(|(ci, c)| (Some(ci), c.label.clone())),
+                                );
                             let mut points = Vec::new();
                             for (config, label) in labels {
                                 for &spans in &order {
-                                    let off = if spans == SpanMode::Off {
-                                        ".nospans"
-                                    } else {
-                                        ""
-                                    };
-                                    let key = format!("{}.{label}.{tail}{off}", m.name);
+                                    let key = RowKey {
+                                        model: &m.name,
+                                        config: &label,
+                                        batch_size,
+                                        prompt_set: &set.name,
+                                        temperature,
+                                        repeat,
+                                        spans,
+                                    }
+                                    .format();
                                     if !keys.insert(key.clone()) {
                                         return Err(SweepError::Input(format!("two grid points share the row key `{key}`: give models and prompt sets distinct `name`s")));
                                     }
@@ -379,3 +328,7 @@ impl Grid {
             .map_or(SpeculativeConfig::BASELINE, |c| c.speculative)
     }
 }
+
+#[cfg(test)]
+#[path = "grid_tests.rs"]
+mod tests;

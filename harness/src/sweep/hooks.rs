@@ -3,40 +3,20 @@
 //! them. Off unless a hidden `--inject-*` flag of `specula sweep` is given;
 //! a run that used one records it in meta.json under `test_hooks`.
 
-use serde::{Deserialize, Serialize};
+use crate::run_folder::TestHooks;
 use specula_engine::speculative::SpeculativeConfig;
 use specula_engine::timing::{Span, SpanRecorder};
 use std::time::{Duration, Instant};
 
-/// The regressions a sweep plants (none by default).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct TestHooks {
-    /// Speculative rows only: after each `verify` span, busy-wait this
-    /// percentage of the span's own duration inside it (a slower tree verify).
-    /// Baseline rows are left alone, so the same-run speedup drops.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verify_delay_pct: Option<f64>,
-    /// Speculative rows only: draft at most this many steps, whatever the
-    /// row's config says (a draft shallower than configured; tau drops).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub draft_steps: Option<usize>,
-}
-
-impl TestHooks {
-    /// Whether any hook is on.
-    pub fn any(&self) -> bool {
-        self.verify_delay_pct.is_some() || self.draft_steps.is_some()
-    }
-
-    /// The config the engine actually runs for a row configured as `configured`.
-    pub fn effective(&self, configured: SpeculativeConfig) -> SpeculativeConfig {
-        match self.draft_steps {
-            Some(cap) if configured.steps > cap && cap > 0 => {
-                let n = configured.num_draft_tokens.min(cap * configured.topk + 1);
-                SpeculativeConfig::new(cap, configured.topk, n).unwrap_or(configured)
-            }
-            _ => configured,
+/// The config the engine actually runs for a row configured as `configured`
+/// under `hooks` (a `draft_steps` hook caps the depth).
+pub fn effective(hooks: &TestHooks, configured: SpeculativeConfig) -> SpeculativeConfig {
+    match hooks.draft_steps {
+        Some(cap) if configured.steps > cap && cap > 0 => {
+            let n = configured.num_draft_tokens.min(cap * configured.topk + 1);
+            SpeculativeConfig::new(cap, configured.topk, n).unwrap_or(configured)
         }
+        _ => configured,
     }
 }
 
@@ -96,14 +76,14 @@ mod tests {
             ..TestHooks::default()
         };
         let deep = SpeculativeConfig::new(4, 2, 8).unwrap();
-        let got = hooks.effective(deep);
+        let got = effective(&hooks, deep);
         assert_eq!((got.steps, got.topk, got.num_draft_tokens), (2, 2, 5));
         assert_eq!(
-            hooks.effective(SpeculativeConfig::chain(1)),
+            effective(&hooks, SpeculativeConfig::chain(1)),
             SpeculativeConfig::chain(1)
         );
         assert_eq!(
-            hooks.effective(SpeculativeConfig::BASELINE),
+            effective(&hooks, SpeculativeConfig::BASELINE),
             SpeculativeConfig::BASELINE
         );
     }

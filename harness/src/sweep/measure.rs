@@ -1,10 +1,10 @@
-//! From the `generate` calls of one row to its measures (DESIGN.md's
+//! From the `generate` calls of one row to its measures (docs/DESIGN.md's
 //! definitions): the batches' generations are concatenated into one, so tau,
 //! accept rate and a_k are ratios of sums over every sequence of the row,
 //! and throughput is decode-phase tokens over decode seconds summed over
 //! batches.
 
-use crate::export::Measures;
+use crate::run_folder::Measures;
 use specula_engine::generation::Generation;
 use specula_engine::speculative::SpeculativeConfig;
 

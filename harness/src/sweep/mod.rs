@@ -1,13 +1,14 @@
 //! `specula sweep`: a grid of model pairs x draft configs x batch sizes x
-//! prompt sets x temperatures, run through the engine into the files of
-//! DESIGN.md (runs.csv, positions.csv, kernels.csv, histograms/, meta.json).
+//! prompt sets x temperatures, run through the engine (or served engines,
+//! [`crate::remote`]) into a run folder ([`crate::run_folder`]).
 //!
 //! - [`spec`], [`spec_source`], [`values`]: the TOML spec, its CLI overrides, errors with lines;
 //! - [`grid`]: expansion into baseline groups and rows, invalid points with reasons;
+//! - [`plan`]: the sweep as a value, started into a run folder (or resumed) and run;
 //! - [`shard`]: the deterministic slice of `--shard i/n`;
-//! - [`run_dir`]: the run folder, created exclusively and locked;
-//! - [`resume`]: what a folder already holds, and its repair after a kill;
-//! - [`runner`], [`run_info`], [`row_calls`] and [`measure`]: running rows (back to back or interleaved) and turning generations into measures;
+//! - [`runner`], [`run_info`], [`row_calls`] and [`measure`]: running rows in
+//!   process (back to back or interleaved) and turning generations into measures;
+//! - [`device`]: the CPU or the GPU;
 //! - [`cpu_clock`]: the decode phase's CPU time (the gate's timed measure);
 //! - [`progress`], [`summary`], [`interrupt`]: what the user sees, and Ctrl-C;
 //! - [`hooks`]: regressions planted on purpose, for testing the gate.
@@ -18,10 +19,9 @@ pub mod grid;
 pub mod hooks;
 pub mod interrupt;
 pub mod measure;
+pub mod plan;
 pub mod progress;
-pub mod resume;
 pub mod row_calls;
-pub mod run_dir;
 pub mod run_info;
 pub mod runner;
 pub mod shard;
@@ -30,7 +30,8 @@ pub mod spec_source;
 pub mod summary;
 pub mod values;
 
-use std::path::PathBuf;
+use crate::run_folder::RunFolderError;
+use crate::Fault;
 
 /// Anything that stops a sweep.
 #[derive(Debug, thiserror::Error)]
@@ -44,25 +45,12 @@ pub enum SweepError {
     /// A prompt set is unusable.
     #[error(transparent)]
     Dataset(#[from] specula_datasets::DatasetError),
-    /// Other unusable input (folders, flags).
+    /// Other unusable input (flags, settings, the GPU).
     #[error("{0}")]
     Input(String),
-    /// Reading or writing a result file failed.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The file or folder.
-        path: PathBuf,
-        /// What the system said.
-        source: std::io::Error,
-    },
-    /// A result file in a run folder is not what this tool writes.
-    #[error("{}: {message}", path.display())]
-    Corrupt {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong.
-        message: String,
-    },
+    /// The run folder: unusable, damaged, or a write failed.
+    #[error(transparent)]
+    RunFolder(#[from] RunFolderError),
     /// Served points failed (listed in failures.csv); every finished row is kept.
     #[error("{0}")]
     RowsFailed(String),
@@ -72,11 +60,17 @@ pub enum SweepError {
 }
 
 impl SweepError {
-    /// An [`SweepError::Io`] for `path`.
-    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> SweepError {
-        SweepError::Io {
-            path: path.into(),
-            source,
+    /// Whose fault it is.
+    pub fn fault(&self) -> Fault {
+        match self {
+            SweepError::RunFolder(e) => e.fault(),
+            SweepError::Engine(e) if e.is_write() => Fault::Failed,
+            SweepError::RowsFailed(_) => Fault::Failed,
+            SweepError::Interrupted(_) => Fault::Interrupted,
+            SweepError::Spec(_)
+            | SweepError::Engine(_)
+            | SweepError::Dataset(_)
+            | SweepError::Input(_) => Fault::Input,
         }
     }
 }

@@ -4,8 +4,8 @@
 use super::grid::Grid;
 use super::measure::{join, measures};
 use super::runner::RunInfo;
-use crate::export::meta::rfc3339;
-use crate::export::{Measures, Row, SpanInterval};
+use crate::run_folder::meta::rfc3339;
+use crate::run_folder::{Measures, Row, SpanInterval};
 use specula_engine::generation::Generation;
 use std::time::{Instant, SystemTime};
 

@@ -1,8 +1,8 @@
 //! What every row of a run shares: ids, the machine, the spec's run-wide
 //! settings, and the test hooks.
 
-use super::hooks::TestHooks;
 use super::shard::Shard;
+use crate::run_folder::TestHooks;
 
 /// What every row of the run shares.
 #[derive(Debug, Clone)]

@@ -4,14 +4,14 @@
 
 use super::cpu_clock::{process_cpu_s, PrefillCpu};
 use super::grid::{Grid, Point};
-use super::hooks::DelayVerify;
+use super::hooks::{effective, DelayVerify};
 use super::progress::Progress;
-use super::resume::Finished;
 use super::row_calls::{Outcome, RowCalls};
 pub use super::run_info::RunInfo;
 use super::spec::SpanMode;
 use super::{interrupt, SweepError};
-use crate::export::{Row, RowWriter, SpanInterval};
+use crate::run_folder::Finished;
+use crate::run_folder::{Row, RowWriter, SpanInterval};
 use specula_datasets::{prompt_input, ChatTemplate};
 use specula_engine::capture::CaptureChoice;
 use specula_engine::generate::{generate, GenerateParams};
@@ -221,7 +221,7 @@ impl<'a> Runner<'a> {
         rec: &mut dyn SpanRecorder,
     ) -> Result<(specula_engine::generation::Generation, f64), SweepError> {
         let g = &self.grid.groups[point.group];
-        let speculative = self.info.hooks.effective(self.grid.speculative_of(point));
+        let speculative = effective(&self.info.hooks, self.grid.speculative_of(point));
         let params = self.params(speculative, g.temperature, g.repeat);
         let mut delayed;
         let rec: &mut dyn SpanRecorder = match self.info.hooks.verify_delay_pct {

@@ -5,8 +5,9 @@
 use super::device::EngineDevice;
 use super::spec_source::top_level_span;
 pub use super::spec_source::{SpecError, SpecSource};
-pub use super::values::{ChatTemplateMode, OneOrMany, SpanMode};
-use crate::backend::{BackendKind, ServerSpec};
+pub use super::values::{ChatTemplateMode, OneOrMany};
+use crate::remote::{EngineKind, ServerSpec};
+pub use crate::run_folder::SpanMode;
 use serde::{Deserialize, Serialize};
 use specula_datasets::PromptSetSpec;
 use specula_engine::capture::IdConvention;
@@ -133,7 +134,7 @@ pub struct SweepSpec {
     pub prompt_sets: Vec<Spanned<PromptSetSpec>>,
     /// `engine` (in process, the default), `sglang` or `vllm` (over HTTP, see `server`).
     #[serde(default, skip_serializing_if = "is_engine")]
-    pub backend: BackendKind,
+    pub backend: EngineKind,
     /// How to start or reach the servers of the `sglang` and `vllm` backends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<Spanned<ServerSpec>>,
@@ -146,8 +147,8 @@ fn is_cpu(d: &EngineDevice) -> bool {
     *d == EngineDevice::Cpu
 }
 
-fn is_engine(b: &BackendKind) -> bool {
-    *b == BackendKind::Engine
+fn is_engine(b: &EngineKind) -> bool {
+    *b == EngineKind::Engine
 }
 
 fn nowhere<T>(v: T) -> Spanned<T> {
@@ -357,7 +358,7 @@ impl SweepSpec {
             ),
         )?;
         need(
-            self.device == EngineDevice::Cpu || self.backend == BackendKind::Engine,
+            self.device == EngineDevice::Cpu || self.backend == EngineKind::Engine,
             top("device"),
             format!(
                 "field `device` is for the in-process engine; backend `{}` runs where its server runs",
@@ -365,8 +366,8 @@ impl SweepSpec {
             ),
         )?;
         match (&self.server, self.backend) {
-            (None, BackendKind::Engine) => Ok(()),
-            (Some(s), BackendKind::Engine) => Err(src.error(
+            (None, EngineKind::Engine) => Ok(()),
+            (Some(s), EngineKind::Engine) => Err(src.error(
                 s.span(),
                 "[server] is for `backend = \"sglang\"` or `\"vllm\"`; the engine backend runs in process",
             )),

@@ -3,7 +3,7 @@
 //! sweep ran with `spans = ["on", "off"]`.
 
 use super::measure::median;
-use crate::export::Table;
+use crate::run_folder::Table;
 use std::collections::HashMap;
 use std::fmt::Write;
 

@@ -1,5 +1,5 @@
-//! The value types of a sweep spec: a value-or-list, the span mode and the
-//! chat-template choice.
+//! The value types of a sweep spec: a value-or-list and the chat-template
+//! choice (the span mode is a runs.csv value: [`crate::run_folder::SpanMode`]).
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -37,37 +37,6 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrMany<T> {
             }
         }
         d.deserialize_any(V(std::marker::PhantomData))
-    }
-}
-
-/// Whether a row records span timings (`on`) or runs with a null recorder (`off`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SpanMode {
-    /// Host-clock spans into HDR histograms.
-    On,
-    /// No span recording (to measure its overhead).
-    Off,
-}
-
-impl SpanMode {
-    /// `on` or `off`.
-    pub fn name(self) -> &'static str {
-        match self {
-            SpanMode::On => "on",
-            SpanMode::Off => "off",
-        }
-    }
-}
-
-impl std::str::FromStr for SpanMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<SpanMode, String> {
-        match s {
-            "on" => Ok(SpanMode::On),
-            "off" => Ok(SpanMode::Off),
-            other => Err(format!("{other:?}: expected on or off")),
-        }
     }
 }
 

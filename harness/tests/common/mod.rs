@@ -1,10 +1,13 @@
 //! Helpers of the sweep tests: a random tiny model pair, spec files, and
-//! reading the files a run writes.
+//! reading the files a run writes (through the library's reader and schema,
+//! never a copy of them).
 
 #![allow(dead_code)]
 
 pub mod served;
 
+use specula::run_folder::schema::{DETERMINISTIC_COLUMNS, IDENTITY};
+use specula::run_folder::Table;
 use specula_engine::fixtures::{write_random_pair, StoreDtype, TargetShape};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -80,7 +83,7 @@ pub struct Csv {
 }
 
 impl Csv {
-    /// Reads `path`; every line must be whole.
+    /// Reads `path` with the library's CSV reader; every line must be whole.
     pub fn read(path: &Path) -> Csv {
         let text = std::fs::read_to_string(path).unwrap();
         assert!(
@@ -88,20 +91,23 @@ impl Csv {
             "{} ends with a partial line",
             path.display()
         );
-        let mut r = csv::Reader::from_reader(text.as_bytes());
-        let header: Vec<String> = r.headers().unwrap().iter().map(str::to_owned).collect();
-        let rows = r
-            .records()
-            .map(|rec| {
-                let rec = rec.unwrap();
-                header
+        let table = Table::read(path).unwrap_or_else(|e| panic!("{e}"));
+        let rows = table
+            .rows
+            .iter()
+            .map(|r| {
+                table
+                    .header
                     .iter()
                     .cloned()
-                    .zip(rec.iter().map(str::to_owned))
+                    .zip(r.iter().cloned())
                     .collect()
             })
             .collect();
-        Csv { header, rows }
+        Csv {
+            header: table.header,
+            rows,
+        }
     }
 
     /// The values of `col`, in order.
@@ -145,29 +151,13 @@ pub fn histogram_counts(dir: &Path) -> BTreeMap<(String, String), u64> {
     out
 }
 
-/// The runs.csv header DESIGN.md fixes, then this tool's extra columns.
-pub const RUNS_HEADER: &str = "run_id,git_rev,started_at,machine,backend,device,target,draft,dtype,aux_layers_resolved,steps,topk,num_draft_tokens,temperature,batch_size,prompt_set,prompts,output_tokens,verify_steps,wall_s,throughput_tok_s,tau,accept_rate,speedup,ttft_ms_p50,tpot_ms_p50,lossless,repeat,seed,max_new_tokens,id_convention,spans,prefill_s,decode_s,row_key,flag,decode_cpu_s,cpu_tok_s,cpu_speedup";
-
-/// Columns that do not depend on when, where or how fast a row ran.
-pub const IDENTITY_AND_DETERMINISTIC: [&str; 20] = [
-    "target",
-    "draft",
-    "dtype",
-    "aux_layers_resolved",
-    "steps",
-    "topk",
-    "num_draft_tokens",
-    "temperature",
-    "batch_size",
-    "prompt_set",
-    "prompts",
-    "repeat",
-    "seed",
-    "row_key",
-    "output_tokens",
-    "verify_steps",
-    "tau",
-    "accept_rate",
-    "lossless",
-    "id_convention",
-];
+/// Columns that do not depend on when, where or how fast a row ran: the
+/// identity, the row key and the deterministic measures.
+pub fn identity_and_deterministic() -> Vec<&'static str> {
+    IDENTITY
+        .iter()
+        .chain(&["row_key"])
+        .chain(&DETERMINISTIC_COLUMNS)
+        .copied()
+        .collect()
+}

@@ -53,9 +53,7 @@ fn params(speculative: SpeculativeConfig, max_new_tokens: usize) -> GeneratePara
 /// Runs the agreement checks; exit 1 when a required one fails.
 pub fn run(a: AgreeArgs) -> Result<(), CliError> {
     let pair = ModelPair::load(&a.target, Some(&a.draft), &CaptureChoice::default())?;
-    let set = specula_datasets::PromptSetSpec::builtin()
-        .load()
-        .map_err(|e| CliError::Input(e.to_string()))?;
+    let set = specula_datasets::PromptSetSpec::builtin().load()?;
     let prompts: Vec<Vec<u32>> = set
         .prompts
         .iter()
@@ -177,7 +175,7 @@ pub fn run(a: AgreeArgs) -> Result<(), CliError> {
     write(&a.out, "agreement.csv", &csv)?;
     println!("wrote {}", a.out.join("agreement.csv").display());
     if failed > 0 {
-        return Err(CliError::Input(format!(
+        return Err(CliError::Found(format!(
             "{failed} required GPU agreement checks failed"
         )));
     }

@@ -96,7 +96,7 @@ fn measure(
     let mut rec = GpuRecorder::new(gpu.clone());
     let g = models.generate(prompts, params, &mut rec)?;
     if let Some(e) = rec.error {
-        return Err(CliError::Input(format!("GPU: CUDA events failed: {e}")));
+        return Err(CliError::Gpu(format!("CUDA events failed: {e}")));
     }
     let verify = rec
         .log
@@ -119,7 +119,7 @@ fn measure(
 pub fn run(a: BenchArgs) -> Result<(), CliError> {
     let cpu_pair = match (&a.config, &a.target) {
         (Some(_), None) if !a.random_weights => {
-            return Err(CliError::Input(
+            return Err(CliError::Usage(
                 "--config gives only a shape: add --random-weights, or pass --target CHECKPOINT"
                     .into(),
             ))
@@ -130,7 +130,7 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
             a.draft.as_deref(),
             &CaptureChoice::default(),
         )?),
-        _ => return Err(CliError::Input(
+        _ => return Err(CliError::Usage(
             "pass --target CHECKPOINT [--draft DRAFT], or --config CONFIG.json --random-weights"
                 .into(),
         )),
@@ -149,7 +149,7 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
     let ndt = a.num_draft_tokens.unwrap_or(a.steps * a.topk + 1);
     let speculative = SpeculativeConfig::new(a.steps, a.topk, ndt)?;
     let gpu = open_gpu()?;
-    let ceilings = measure_ceilings(&gpu).map_err(|e| CliError::Input(format!("GPU: {e}")))?;
+    let ceilings = measure_ceilings(&gpu).map_err(|e| CliError::Gpu(e.to_string()))?;
     eprintln!(
         "ceilings: copy {:.0} GB/s, bf16 GEMM {:.0} TFLOP/s",
         ceilings.copy_gb_s, ceilings.gemm_tflops

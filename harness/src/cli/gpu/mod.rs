@@ -35,7 +35,7 @@ pub fn run(c: GpuCommand) -> Result<(), CliError> {
 
 /// Opens GPU 0 (one clear line when there is none).
 fn open_gpu() -> Result<Arc<Gpu>, CliError> {
-    let gpu = Gpu::new(0).map_err(|e| CliError::Input(format!("GPU: {e}")))?;
+    let gpu = Gpu::new(0).map_err(|e| CliError::Gpu(e.to_string()))?;
     eprintln!(
         "device: {} ({}), kernels compiled by NVRTC in {:.2} s",
         gpu.name, gpu.arch, gpu.compile_s
@@ -47,5 +47,5 @@ fn open_gpu() -> Result<Arc<Gpu>, CliError> {
 fn write(dir: &Path, name: &str, text: &str) -> Result<(), CliError> {
     std::fs::create_dir_all(dir)
         .and_then(|()| std::fs::write(dir.join(name), text))
-        .map_err(|e| CliError::Input(format!("{}: {e}", dir.join(name).display())))
+        .map_err(|e| CliError::write(dir.join(name), e))
 }

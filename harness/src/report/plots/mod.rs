@@ -10,7 +10,6 @@ pub mod positions;
 pub mod tau_spread;
 pub mod throughput;
 
-use crate::cli::CliError;
 use crate::doc::Figure;
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
@@ -95,11 +94,25 @@ fn register_font() {
     });
 }
 
+/// A plot that could not be drawn or written (the PNG is written as it is
+/// drawn, so a full disk shows here too).
+#[derive(Debug, thiserror::Error)]
+#[error("plot {name}: {message}")]
+pub struct PlotError {
+    /// The plot's file stem.
+    pub name: &'static str,
+    /// What went wrong.
+    pub message: String,
+}
+
 /// Draws `chart` as `dir/NAME.svg` and `dir/NAME.png`; the figure refers to
 /// the PNG as `prefix/NAME.png`.
-pub fn render<C: Chart>(chart: &C, dir: &Path, prefix: &str) -> Result<Figure, CliError> {
+pub fn render<C: Chart>(chart: &C, dir: &Path, prefix: &str) -> Result<Figure, PlotError> {
     register_font();
-    let fail = |e: String| CliError::Input(format!("plot {}: {e}", chart.name()));
+    let fail = |message: String| PlotError {
+        name: chart.name(),
+        message,
+    };
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
@@ -115,8 +128,7 @@ pub fn render<C: Chart>(chart: &C, dir: &Path, prefix: &str) -> Result<Figure, C
         root.present().map_err(err).map_err(fail)?;
     }
     let svg_path = dir.join(format!("{}.svg", chart.name()));
-    std::fs::write(&svg_path, &svg)
-        .map_err(|e| CliError::Input(format!("{}: {e}", svg_path.display())))?;
+    std::fs::write(&svg_path, &svg).map_err(|e| fail(format!("{}: {e}", svg_path.display())))?;
     Ok(Figure {
         title: chart.title(),
         svg,

@@ -5,7 +5,7 @@
 //! [`crate::sweep::interrupt`], so a second Ctrl-C (which exits at once)
 //! still kills it, and the child gets SIGKILL if this process dies.
 
-use super::BackendError;
+use super::RemoteError;
 use crate::sweep::interrupt;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
@@ -28,11 +28,11 @@ impl ServerProcess {
         words: &[String],
         cwd: &std::path::Path,
         log: Option<std::fs::File>,
-    ) -> Result<ServerProcess, BackendError> {
+    ) -> Result<ServerProcess, RemoteError> {
         let command = words.join(" ");
         let (program, args) = words
             .split_first()
-            .ok_or_else(|| BackendError("[server] `command` is empty".into()))?;
+            .ok_or_else(|| RemoteError("[server] `command` is empty".into()))?;
         let mut c = Command::new(program);
         c.args(args).current_dir(cwd).stdin(Stdio::null());
         match log {
@@ -41,11 +41,11 @@ impl ServerProcess {
                 let _ = writeln!(
                     f,
                     "=== {} {command}",
-                    crate::export::meta::rfc3339(std::time::SystemTime::now())
+                    crate::run_folder::meta::rfc3339(std::time::SystemTime::now())
                 );
                 let f2 = f
                     .try_clone()
-                    .map_err(|e| BackendError::new("server log", e))?;
+                    .map_err(|e| RemoteError::new("server log", e))?;
                 c.stdout(f).stderr(f2);
             }
             None => {
@@ -63,7 +63,7 @@ impl ServerProcess {
         }
         let child = c
             .spawn()
-            .map_err(|e| BackendError(format!("cannot start `{command}`: {e}")))?;
+            .map_err(|e| RemoteError(format!("cannot start `{command}`: {e}")))?;
         interrupt::register_group(child.id() as i32);
         Ok(ServerProcess { child, command })
     }
@@ -87,22 +87,22 @@ impl ServerProcess {
         &mut self,
         timeout: Duration,
         healthy: impl Fn() -> bool,
-    ) -> Result<(), BackendError> {
+    ) -> Result<(), RemoteError> {
         let t0 = Instant::now();
         loop {
             if let Some(m) = self.exited() {
-                return Err(BackendError(format!("{m} before becoming healthy")));
+                return Err(RemoteError(format!("{m} before becoming healthy")));
             }
             if healthy() {
                 return Ok(());
             }
             if interrupt::requested() {
-                return Err(BackendError(
+                return Err(RemoteError(
                     "interrupted while waiting for the server".into(),
                 ));
             }
             if t0.elapsed() >= timeout {
-                return Err(BackendError(format!(
+                return Err(RemoteError(format!(
                     "the server did not become healthy within {:.1} s",
                     timeout.as_secs_f64()
                 )));

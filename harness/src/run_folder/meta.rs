@@ -3,7 +3,7 @@
 //! grid points and the run's status. Written when the run starts and again
 //! when it stops (atomically, through a temporary file).
 
-use crate::sweep::SweepError;
+use super::RunFolderError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -160,17 +160,18 @@ pub struct Meta {
     pub crate_versions: BTreeMap<String, String>,
     /// The run id (the `run_id` column).
     pub run_id: String,
-    /// `git rev-parse HEAD` when the run started.
+    /// The revision the binary was built from (see [`git_rev`]).
     pub git_rev: String,
     /// When the run started (UTC).
     pub started_at: String,
     /// When it last stopped (UTC), if it has.
     pub finished_at: Option<String>,
-    /// `running`, `finished` or `interrupted`.
+    /// `running`, `finished`, `finished_with_failures`, `interrupted`,
+    /// `failed`, or for merged runs `partial`.
     pub status: String,
     /// The machine.
     pub machine: Machine,
-    /// `cpu`.
+    /// Where the rows run: `cpu`, `cuda`, `sglang` or `vllm`.
     pub backend: String,
     /// The folder relative paths of the spec are resolved against.
     pub base_dir: String,
@@ -185,7 +186,7 @@ pub struct Meta {
     /// Rows in runs.csv when the run last stopped.
     pub rows_written: usize,
     /// Draft configs that do not run, with reasons.
-    pub skipped: Vec<crate::sweep::grid::Skipped>,
+    pub skipped: Vec<SkippedConfig>,
     /// The resolved spec (after CLI overrides), as JSON.
     pub spec: serde_json::Value,
     /// Column lists of the CSV files.
@@ -195,25 +196,61 @@ pub struct Meta {
     pub merged_from: Vec<serde_json::Value>,
     /// Regressions planted on purpose by `--inject-*` test hooks (absent normally).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub test_hooks: Option<crate::sweep::hooks::TestHooks>,
+    pub test_hooks: Option<TestHooks>,
+}
+
+/// A draft config of the spec that does not run, and why (meta.json `skipped`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SkippedConfig {
+    /// The model pair's name.
+    pub model: String,
+    /// The config as written (`steps=2 topk=1 num_draft_tokens=9 ...`).
+    pub config: String,
+    /// Why it is skipped.
+    pub reason: String,
+}
+
+impl std::fmt::Display for SkippedConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "skipped {} {}: {}", self.model, self.config, self.reason)
+    }
+}
+
+/// Regressions planted on purpose by the hidden `--inject-*` flags of
+/// `specula sweep`, to test the gate (meta.json `test_hooks`; absent normally).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TestHooks {
+    /// Speculative rows only: after each `verify` span, busy-wait this
+    /// percentage of the span's own duration inside it (a slower tree verify).
+    /// Baseline rows are left alone, so the same-run speedup drops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_delay_pct: Option<f64>,
+    /// Speculative rows only: draft at most this many steps, whatever the
+    /// row's config says (a draft shallower than configured; tau drops).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_steps: Option<usize>,
+}
+
+impl TestHooks {
+    /// Whether any regression is planted.
+    pub fn any(&self) -> bool {
+        self.verify_delay_pct.is_some() || self.draft_steps.is_some()
+    }
 }
 
 impl Meta {
     /// Writes `path` atomically.
-    pub fn write(&self, path: &Path) -> Result<(), SweepError> {
+    pub fn write(&self, path: &Path) -> Result<(), RunFolderError> {
         let tmp = path.with_extension("json.tmp");
         let text = serde_json::to_string_pretty(self).expect("meta is serialisable");
-        std::fs::write(&tmp, text + "\n").map_err(|e| SweepError::io(&tmp, e))?;
-        std::fs::rename(&tmp, path).map_err(|e| SweepError::io(path, e))
+        std::fs::write(&tmp, text + "\n").map_err(|e| RunFolderError::write(&tmp, e))?;
+        std::fs::rename(&tmp, path).map_err(|e| RunFolderError::write(path, e))
     }
 
     /// Reads `path`.
-    pub fn read(path: &Path) -> Result<Meta, SweepError> {
-        let text = std::fs::read_to_string(path).map_err(|e| SweepError::io(path, e))?;
-        serde_json::from_str(&text).map_err(|e| SweepError::Corrupt {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })
+    pub fn read(path: &Path) -> Result<Meta, RunFolderError> {
+        let text = std::fs::read_to_string(path).map_err(|e| RunFolderError::read(path, e))?;
+        serde_json::from_str(&text).map_err(|e| RunFolderError::malformed(path, e))
     }
 }
 

@@ -3,7 +3,7 @@
 //! client's timeout (connect, headers and the whole body), so a stalled
 //! server fails the call instead of hanging the sweep.
 
-use super::BackendError;
+use super::RemoteError;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::time::Duration;
@@ -42,12 +42,12 @@ impl Http {
         format!("{}{path}", self.base)
     }
 
-    fn fail(&self, path: &str, e: impl std::fmt::Display) -> BackendError {
-        BackendError(format!("{}: {e}", self.url(path)))
+    fn fail(&self, path: &str, e: impl std::fmt::Display) -> RemoteError {
+        RemoteError(format!("{}: {e}", self.url(path)))
     }
 
     /// GET `path`: the status and the body.
-    pub fn get_text(&self, path: &str) -> Result<(u16, String), BackendError> {
+    pub fn get_text(&self, path: &str) -> Result<(u16, String), RemoteError> {
         let mut r = self
             .agent
             .get(self.url(path))
@@ -62,12 +62,12 @@ impl Http {
     }
 
     /// GET `path`, expecting 200 and a JSON body.
-    pub fn get_json(&self, path: &str) -> Result<Value, BackendError> {
+    pub fn get_json(&self, path: &str) -> Result<Value, RemoteError> {
         let (status, body) = self.get_text(path)?;
         self.json(path, status, &body)
     }
 
-    fn json(&self, path: &str, status: u16, body: &str) -> Result<Value, BackendError> {
+    fn json(&self, path: &str, status: u16, body: &str) -> Result<Value, RemoteError> {
         if status != 200 {
             return Err(self.fail(path, format!("HTTP {status}: {}", clip(body))));
         }
@@ -76,7 +76,7 @@ impl Http {
     }
 
     /// POST `body` as JSON to `path`, expecting 200 and a JSON answer.
-    pub fn post_json(&self, path: &str, body: &Value) -> Result<Value, BackendError> {
+    pub fn post_json(&self, path: &str, body: &Value) -> Result<Value, RemoteError> {
         let mut r = self
             .agent
             .post(self.url(path))
@@ -97,8 +97,8 @@ impl Http {
         &self,
         path: &str,
         body: &Value,
-        mut on_event: impl FnMut(Value) -> Result<(), BackendError>,
-    ) -> Result<(), BackendError> {
+        mut on_event: impl FnMut(Value) -> Result<(), RemoteError>,
+    ) -> Result<(), RemoteError> {
         let r = self
             .agent
             .post(self.url(path))

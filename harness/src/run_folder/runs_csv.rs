@@ -1,67 +1,13 @@
-//! `runs.csv`: one row per grid point, columns as DESIGN.md orders them
-//! (identity first, then measures), with this tool's extra columns at the end.
+//! `runs.csv`: one row per grid point, in the column order of
+//! [`super::schema::RUNS_COLUMNS`].
 //!
 //! Deterministic measures (`tau`, `accept_rate`) are written with Rust's
 //! shortest round-trip float format, so equal values give equal text.
 
-use super::{fixed, opt_fixed, AppendCsv, Row, RowWriter};
-use crate::sweep::SweepError;
+use super::csv_file::{fixed, opt_fixed, AppendCsv};
+use super::schema::{flag, RUNS_COLUMNS};
+use super::{Row, RowWriter, RunFolderError};
 use std::path::Path;
-
-/// The header, in order. Column names are an API: add at the end, never rename.
-pub const HEADER: [&str; 39] = [
-    "run_id",
-    "git_rev",
-    "started_at",
-    "machine",
-    "backend",
-    "device",
-    "target",
-    "draft",
-    "dtype",
-    "aux_layers_resolved",
-    "steps",
-    "topk",
-    "num_draft_tokens",
-    "temperature",
-    "batch_size",
-    "prompt_set",
-    "prompts",
-    "output_tokens",
-    "verify_steps",
-    "wall_s",
-    "throughput_tok_s",
-    "tau",
-    "accept_rate",
-    "speedup",
-    "ttft_ms_p50",
-    "tpot_ms_p50",
-    "lossless",
-    // extras (not in DESIGN.md's list)
-    "repeat",
-    "seed",
-    "max_new_tokens",
-    "id_convention",
-    "spans",
-    "prefill_s",
-    "decode_s",
-    "row_key",
-    "flag",
-    "decode_cpu_s",
-    "cpu_tok_s",
-    "cpu_speedup",
-];
-
-/// The `flag` of a row: `likely_config_error` for a speculative row whose
-/// tau is about 1.00 (the draft is almost never accepted: a configuration
-/// error such as the wrong hidden states, not a result), else empty.
-pub fn flag(steps: usize, tau: f64) -> &'static str {
-    if steps > 0 && tau <= crate::analyze::TAU_CONFIG_ERROR {
-        "likely_config_error"
-    } else {
-        ""
-    }
-}
 
 /// The runs.csv writer.
 #[derive(Debug)]
@@ -69,12 +15,12 @@ pub struct RunsCsv(AppendCsv);
 
 impl RunsCsv {
     /// Opens (or creates) `path`.
-    pub fn open(path: &Path) -> Result<RunsCsv, SweepError> {
-        AppendCsv::open(path, &HEADER).map(RunsCsv)
+    pub fn open(path: &Path) -> Result<RunsCsv, RunFolderError> {
+        AppendCsv::open(path, &RUNS_COLUMNS).map(RunsCsv)
     }
 }
 
-/// The row's cells, in [`HEADER`] order.
+/// The row's cells, in [`RUNS_COLUMNS`] order.
 pub fn record(r: &Row) -> Vec<String> {
     let m = &r.measures;
     vec![
@@ -121,7 +67,7 @@ pub fn record(r: &Row) -> Vec<String> {
 }
 
 impl RowWriter for RunsCsv {
-    fn write(&mut self, row: &Row) -> Result<(), SweepError> {
+    fn write(&mut self, row: &Row) -> Result<(), RunFolderError> {
         self.0.append(&[record(row)])
     }
 }

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 /// Which engine runs the rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum BackendKind {
+pub enum EngineKind {
     /// The built-in engine, in this process.
     #[default]
     Engine,
@@ -15,13 +15,13 @@ pub enum BackendKind {
     Vllm,
 }
 
-impl BackendKind {
+impl EngineKind {
     /// The name in specs and the `backend` column.
     pub fn name(self) -> &'static str {
         match self {
-            BackendKind::Engine => "engine",
-            BackendKind::Sglang => "sglang",
-            BackendKind::Vllm => "vllm",
+            EngineKind::Engine => "engine",
+            EngineKind::Sglang => "sglang",
+            EngineKind::Vllm => "vllm",
         }
     }
 }

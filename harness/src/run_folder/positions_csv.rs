@@ -2,12 +2,10 @@
 //! (the fraction of verify steps whose accepted path reaches depth k),
 //! keyed by `run_id` + `row_key` (the key of runs.csv).
 
-use super::{AppendCsv, Row, RowWriter};
-use crate::sweep::SweepError;
+use super::csv_file::AppendCsv;
+use super::schema::POSITIONS_COLUMNS;
+use super::{Row, RowWriter, RunFolderError};
 use std::path::Path;
-
-/// The header.
-pub const HEADER: [&str; 4] = ["run_id", "row_key", "position", "acceptance_rate"];
 
 /// The positions.csv writer.
 #[derive(Debug)]
@@ -15,13 +13,13 @@ pub struct PositionsCsv(AppendCsv);
 
 impl PositionsCsv {
     /// Opens (or creates) `path`.
-    pub fn open(path: &Path) -> Result<PositionsCsv, SweepError> {
-        AppendCsv::open(path, &HEADER).map(PositionsCsv)
+    pub fn open(path: &Path) -> Result<PositionsCsv, RunFolderError> {
+        AppendCsv::open(path, &POSITIONS_COLUMNS).map(PositionsCsv)
     }
 }
 
 impl RowWriter for PositionsCsv {
-    fn write(&mut self, row: &Row) -> Result<(), SweepError> {
+    fn write(&mut self, row: &Row) -> Result<(), RunFolderError> {
         let records: Vec<Vec<String>> = row
             .positions
             .iter()

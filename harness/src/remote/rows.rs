@@ -13,11 +13,11 @@
 
 use super::prompts::prompt_inputs;
 use super::row::{run_row, RowResult};
-use super::{BackendKind, PromptInput, RequestParams, ServerSpec};
-use crate::export::{AppendCsv, RowWriter};
+use super::{EngineKind, PromptInput, RequestParams, ServerSpec};
+use crate::run_folder::Finished;
+use crate::run_folder::{AppendCsv, RowWriter};
 use crate::sweep::grid::Grid;
 use crate::sweep::progress::Progress;
-use crate::sweep::resume::Finished;
 use crate::sweep::row_calls::{grid_row, RowRan};
 use crate::sweep::runner::RunInfo;
 use crate::sweep::{interrupt, SweepError};
@@ -30,10 +30,10 @@ use std::time::{Duration, SystemTime};
 pub const FAILURES_HEADER: [&str; 4] = ["run_id", "row_key", "backend", "error"];
 
 /// Runs the served rows of a sweep and writes them.
-pub struct ServedRunner<'a> {
+pub struct RemoteRunner<'a> {
     pub(super) grid: &'a Grid,
     info: &'a RunInfo,
-    pub(super) kind: BackendKind,
+    pub(super) kind: EngineKind,
     pub(super) server: ServerSpec,
     pub(super) base: PathBuf,
     writers: Vec<Box<dyn RowWriter>>,
@@ -48,22 +48,22 @@ pub struct ServedRunner<'a> {
     pub failed: usize,
 }
 
-impl<'a> ServedRunner<'a> {
+impl<'a> RemoteRunner<'a> {
     /// A runner writing rows to `writers` (runs.csv last), failures to
     /// `dir/failures.csv` and the servers' output to `dir/servers.log`.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         grid: &'a Grid,
         info: &'a RunInfo,
-        kind: BackendKind,
+        kind: EngineKind,
         server: ServerSpec,
         base: &Path,
         writers: Vec<Box<dyn RowWriter>>,
         dir: &Path,
         progress: &'a Progress,
         done: Finished,
-    ) -> Result<ServedRunner<'a>, SweepError> {
-        Ok(ServedRunner {
+    ) -> Result<RemoteRunner<'a>, SweepError> {
+        Ok(RemoteRunner {
             grid,
             info,
             kind,
@@ -350,7 +350,7 @@ impl<'a> ServedRunner<'a> {
                 prompts: self.grid.sets[g.prompt_set].prompts.len(),
                 measures,
                 positions: r.positions,
-                intervals: if point.spans == crate::sweep::spec::SpanMode::On {
+                intervals: if point.spans == crate::run_folder::SpanMode::On {
                     vec![r.interval]
                 } else {
                     Vec::new()

@@ -13,7 +13,7 @@
 //! is read for a cross-check.
 
 use super::http_client::Http;
-use super::{Acceptance, BackendError, PromptInput, RequestOutcome, RequestParams, ServingClient};
+use super::{Acceptance, PromptInput, RemoteError, RequestOutcome, RequestParams, ServingClient};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -67,9 +67,9 @@ fn field_usize(meta: &Value, name: &str) -> Option<usize> {
 }
 
 /// Reads what a `/generate` answer (or its last event) says into `out`.
-fn read_answer(v: &Value, out: &mut RequestOutcome) -> Result<(), BackendError> {
+fn read_answer(v: &Value, out: &mut RequestOutcome) -> Result<(), RemoteError> {
     let bad = |m: &str| {
-        BackendError(format!(
+        RemoteError(format!(
             "/generate: {m}: {}",
             v.to_string().chars().take(200).collect::<String>()
         ))
@@ -100,7 +100,7 @@ impl ServingClient for SglangClient {
         matches!(self.health.get_text("/health"), Ok((200, _)))
     }
 
-    fn begin_row(&mut self) -> Result<(), BackendError> {
+    fn begin_row(&mut self) -> Result<(), RemoteError> {
         Ok(())
     }
 
@@ -108,7 +108,7 @@ impl ServingClient for SglangClient {
         &self,
         prompt: &PromptInput,
         p: &RequestParams,
-    ) -> Result<RequestOutcome, BackendError> {
+    ) -> Result<RequestOutcome, RemoteError> {
         let mut body = json!({
             "sampling_params": {
                 "max_new_tokens": p.max_new_tokens,
@@ -145,7 +145,7 @@ impl ServingClient for SglangClient {
                 Ok(())
             })?;
             let last =
-                last.ok_or_else(|| BackendError("/generate: the stream held no event".into()))?;
+                last.ok_or_else(|| RemoteError("/generate: the stream held no event".into()))?;
             read_answer(&last, &mut out)?;
             out.text = text;
             out.e2e_s = t0.elapsed().as_secs_f64();
@@ -163,7 +163,7 @@ impl ServingClient for SglangClient {
         &mut self,
         outcomes: &[RequestOutcome],
         steps: usize,
-    ) -> Result<Acceptance, BackendError> {
+    ) -> Result<Acceptance, RemoteError> {
         let decode_tokens: usize = outcomes
             .iter()
             .map(|o| o.completion_tokens.saturating_sub(1))
@@ -177,7 +177,7 @@ impl ServingClient for SglangClient {
         let mut verify = 0;
         for o in outcomes {
             verify += o.verify_steps.ok_or_else(|| {
-                BackendError("/generate: a speculative row's answer has no `meta_info.spec_verify_ct` (is the server speculating?)".into())
+                RemoteError("/generate: a speculative row's answer has no `meta_info.spec_verify_ct` (is the server speculating?)".into())
             })?;
         }
         let mut positions = Vec::new();

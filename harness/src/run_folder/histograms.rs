@@ -1,11 +1,11 @@
 //! `histograms/<row_key>.hlog`: every span sample of a row in HdrHistogram
 //! V2 interval logs (compressed V2 encoding, the Java `HistogramLogWriter`
 //! format), one interval per (`generate` call, span), tagged with the span
-//! name (served rows: the client-side `ttft`, `tpot` and `e2e` per row). Values are **nanoseconds** at 3 significant digits; histograms add
+//! name (served rows: the client-side `ttft`, `tpot` and `e2e` per row).
+//! Values are **nanoseconds** at 3 significant digits; histograms add
 //! exactly, so logs from shards or repeats merge without loss.
 
-use super::{Row, RowWriter};
-use crate::sweep::SweepError;
+use super::{Row, RowWriter, RunFolderError};
 use base64::Engine;
 use hdrhistogram::serialization::interval_log::{
     IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag,
@@ -45,8 +45,8 @@ pub struct HistogramLogs {
 
 impl HistogramLogs {
     /// Writes into `dir` (created).
-    pub fn open(dir: &Path) -> Result<HistogramLogs, SweepError> {
-        std::fs::create_dir_all(dir).map_err(|e| SweepError::io(dir, e))?;
+    pub fn open(dir: &Path) -> Result<HistogramLogs, RunFolderError> {
+        std::fs::create_dir_all(dir).map_err(|e| RunFolderError::write(dir, e))?;
         Ok(HistogramLogs {
             dir: dir.to_path_buf(),
         })
@@ -59,15 +59,13 @@ impl HistogramLogs {
 }
 
 impl RowWriter for HistogramLogs {
-    fn write(&mut self, row: &Row) -> Result<(), SweepError> {
+    fn write(&mut self, row: &Row) -> Result<(), RunFolderError> {
         if row.intervals.is_empty() {
             return Ok(());
         }
         let path = HistogramLogs::path(&self.dir, &row.row_key);
-        let corrupt = |m: String| SweepError::Corrupt {
-            path: path.clone(),
-            message: m,
-        };
+        // Encoding into memory fails only on values no span has.
+        let corrupt = |m: String| RunFolderError::malformed(&path, m);
         let mut buf = Vec::new();
         let mut ser = V2DeflateSerializer::new();
         let mut w = IntervalLogWriterBuilder::new()
@@ -99,18 +97,15 @@ impl RowWriter for HistogramLogs {
         }
         // Write then rename, so a log exists whole or not at all.
         let tmp = path.with_extension("hlog.tmp");
-        std::fs::write(&tmp, &buf).map_err(|e| SweepError::io(&tmp, e))?;
-        std::fs::rename(&tmp, &path).map_err(|e| SweepError::io(&path, e))
+        std::fs::write(&tmp, &buf).map_err(|e| RunFolderError::write(&tmp, e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| RunFolderError::write(&path, e))
     }
 }
 
 /// Reads a log and adds its intervals up per tag (span name).
-pub fn read_log(path: &Path) -> Result<BTreeMap<String, Histogram<u64>>, SweepError> {
-    let bytes = std::fs::read(path).map_err(|e| SweepError::io(path, e))?;
-    let corrupt = |m: String| SweepError::Corrupt {
-        path: path.to_path_buf(),
-        message: m,
-    };
+pub fn read_log(path: &Path) -> Result<BTreeMap<String, Histogram<u64>>, RunFolderError> {
+    let bytes = std::fs::read(path).map_err(|e| RunFolderError::read(path, e))?;
+    let corrupt = |m: String| RunFolderError::malformed(path, m);
     let mut out: BTreeMap<String, Histogram<u64>> = BTreeMap::new();
     let mut de = Deserializer::new();
     for entry in IntervalLogIterator::new(&bytes) {

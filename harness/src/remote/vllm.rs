@@ -11,7 +11,7 @@
 
 use super::http_client::Http;
 use super::prometheus::Metrics;
-use super::{Acceptance, BackendError, PromptInput, RequestOutcome, RequestParams, ServingClient};
+use super::{Acceptance, PromptInput, RemoteError, RequestOutcome, RequestParams, ServingClient};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -41,21 +41,21 @@ impl VllmClient {
         }
     }
 
-    fn scrape(&self) -> Result<Metrics, BackendError> {
+    fn scrape(&self) -> Result<Metrics, RemoteError> {
         let (status, text) = self.http.get_text("/metrics")?;
         if status != 200 {
-            return Err(BackendError(format!(
+            return Err(RemoteError(format!(
                 "{}/metrics: HTTP {status}",
                 self.http.base
             )));
         }
-        Metrics::parse(&text).map_err(|e| BackendError(format!("{}/metrics: {e}", self.http.base)))
+        Metrics::parse(&text).map_err(|e| RemoteError(format!("{}/metrics: {e}", self.http.base)))
     }
 }
 
-fn text_of(v: &Value) -> Result<String, BackendError> {
+fn text_of(v: &Value) -> Result<String, RemoteError> {
     let choices = v.get("choices").and_then(Value::as_array).ok_or_else(|| {
-        BackendError(format!(
+        RemoteError(format!(
             "/v1/completions: no `choices`: {}",
             v.to_string().chars().take(200).collect::<String>()
         ))
@@ -81,7 +81,7 @@ impl ServingClient for VllmClient {
         matches!(self.health.get_text("/health"), Ok((200, _)))
     }
 
-    fn begin_row(&mut self) -> Result<(), BackendError> {
+    fn begin_row(&mut self) -> Result<(), RemoteError> {
         self.before = Some(self.scrape()?);
         Ok(())
     }
@@ -90,7 +90,7 @@ impl ServingClient for VllmClient {
         &self,
         prompt: &PromptInput,
         p: &RequestParams,
-    ) -> Result<RequestOutcome, BackendError> {
+    ) -> Result<RequestOutcome, RemoteError> {
         let mut body = json!({
             "model": self.model,
             "max_tokens": p.max_new_tokens,
@@ -133,7 +133,7 @@ impl ServingClient for VllmClient {
             out.ttft_s = first.unwrap_or(out.e2e_s);
             out.text = text;
             out.completion_tokens = usage.ok_or_else(|| {
-                BackendError("/v1/completions: the stream ended without `usage` (stream_options.include_usage)".into())
+                RemoteError("/v1/completions: the stream ended without `usage` (stream_options.include_usage)".into())
             })?;
         } else {
             let v = self.http.post_json("/v1/completions", &body)?;
@@ -141,7 +141,7 @@ impl ServingClient for VllmClient {
             out.ttft_s = out.e2e_s;
             out.text = text_of(&v)?;
             out.completion_tokens = completion_tokens(&v).ok_or_else(|| {
-                BackendError("/v1/completions: no `usage.completion_tokens`".into())
+                RemoteError("/v1/completions: no `usage.completion_tokens`".into())
             })?;
         }
         Ok(out)
@@ -151,7 +151,7 @@ impl ServingClient for VllmClient {
         &mut self,
         outcomes: &[RequestOutcome],
         steps: usize,
-    ) -> Result<Acceptance, BackendError> {
+    ) -> Result<Acceptance, RemoteError> {
         let before = self.before.take().unwrap_or_default();
         let decode_tokens: usize = outcomes
             .iter()
@@ -175,7 +175,7 @@ impl ServingClient for VllmClient {
             after = again;
         }
         if !after.has(DRAFTS) {
-            return Err(BackendError(format!(
+            return Err(RemoteError(format!(
                 "{}/metrics has no `{DRAFTS}` counter (is the server speculating?)",
                 self.http.base
             )));

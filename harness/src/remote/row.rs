@@ -9,8 +9,8 @@
 //! not visible). `prefill_s` and `decode_s` are the requests' summed TTFTs and
 //! (e2e - ttft) divided by the batch size; throughput = decode tokens / decode_s.
 
-use super::{Acceptance, BackendError, PromptInput, RequestOutcome, RequestParams, ServingClient};
-use crate::export::{Measures, SpanInterval};
+use super::{Acceptance, PromptInput, RemoteError, RequestOutcome, RequestParams, ServingClient};
+use crate::run_folder::{Measures, SpanInterval};
 use crate::sweep::interrupt;
 use crate::sweep::measure::median;
 use std::collections::BTreeMap;
@@ -39,10 +39,10 @@ pub fn send_all(
     prompts: &[PromptInput],
     params: &RequestParams,
     concurrency: usize,
-) -> Result<Vec<RequestOutcome>, BackendError> {
+) -> Result<Vec<RequestOutcome>, RemoteError> {
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let results: Vec<Mutex<Option<Result<RequestOutcome, BackendError>>>> =
+    let results: Vec<Mutex<Option<Result<RequestOutcome, RemoteError>>>> =
         prompts.iter().map(|_| Mutex::new(None)).collect();
     std::thread::scope(|s| {
         for _ in 0..concurrency.clamp(1, prompts.len().max(1)) {
@@ -66,13 +66,13 @@ pub fn send_all(
     for (i, r) in results.into_iter().enumerate() {
         match r.into_inner().unwrap_or_else(|e| e.into_inner()) {
             Some(Ok(o)) => out.push(o),
-            Some(Err(e)) => return Err(BackendError(format!("prompt #{i}: {e}"))),
-            None if interrupt::requested() => return Err(BackendError("interrupted".into())),
+            Some(Err(e)) => return Err(RemoteError(format!("prompt #{i}: {e}"))),
+            None if interrupt::requested() => return Err(RemoteError("interrupted".into())),
             None => continue,
         }
     }
     if out.len() < prompts.len() {
-        return Err(BackendError(
+        return Err(RemoteError(
             "the row stopped before every prompt was sent".into(),
         ));
     }
@@ -90,7 +90,7 @@ pub fn run_row(
     params: &RequestParams,
     batch_size: usize,
     speculative: (usize, usize),
-) -> Result<RowResult, BackendError> {
+) -> Result<RowResult, RemoteError> {
     let (steps, num_draft_tokens) = speculative;
     client.begin_row()?;
     let t0 = Instant::now();
@@ -129,7 +129,7 @@ fn result(
         .map(|o| (o.e2e_s - o.ttft_s) / (o.completion_tokens - 1) as f64)
         .collect();
     let v = acc.verify_steps;
-    // DESIGN.md: tokens emitted by verify steps / verify steps; every verify
+    // docs/DESIGN.md 7.1: tokens emitted by verify steps / verify steps; every verify
     // step emits its accepted drafts plus the target's token.
     let tau = if v == 0 {
         0.0

@@ -8,17 +8,12 @@
 //! it is empty for `prefill`. Rows served over HTTP have no kernel spans but
 //! the client-side request spans `ttft`, `tpot` and `e2e` (share empty).
 
+use super::csv_file::AppendCsv;
 use super::histograms::of_samples;
-use super::{AppendCsv, Row, RowWriter};
-use crate::sweep::SweepError;
+use super::schema::KERNELS_COLUMNS;
+use super::{Row, RowWriter, RunFolderError};
 use specula_engine::timing::Span;
 use std::path::Path;
-
-/// The header.
-pub const HEADER: [&str; 10] = [
-    "run_id", "row_key", "span", "count", "mean_us", "p50_us", "p90_us", "p99_us", "max_us",
-    "share",
-];
 
 /// The kernels.csv writer.
 #[derive(Debug)]
@@ -26,13 +21,31 @@ pub struct KernelsCsv(AppendCsv);
 
 impl KernelsCsv {
     /// Opens (or creates) `path`.
-    pub fn open(path: &Path) -> Result<KernelsCsv, SweepError> {
-        AppendCsv::open(path, &HEADER).map(KernelsCsv)
+    pub fn open(path: &Path) -> Result<KernelsCsv, RunFolderError> {
+        AppendCsv::open(path, &KERNELS_COLUMNS).map(KernelsCsv)
     }
 }
 
 fn us(ns: f64) -> String {
     format!("{:.3}", ns / 1e3)
+}
+
+/// One kernels.csv record: `name`'s statistics over `samples` (ns), and its share.
+fn record(row: &Row, name: &str, samples: &[u64], share: String) -> Vec<String> {
+    let h = of_samples(samples);
+    let total: u128 = samples.iter().map(|&x| x as u128).sum();
+    vec![
+        row.run_id.clone(),
+        row.row_key.clone(),
+        name.to_string(),
+        samples.len().to_string(),
+        us(total as f64 / samples.len() as f64),
+        us(h.value_at_quantile(0.5) as f64),
+        us(h.value_at_quantile(0.9) as f64),
+        us(h.value_at_quantile(0.99) as f64),
+        us(*samples.iter().max().unwrap_or(&0) as f64),
+        share,
+    ]
 }
 
 /// The kernels.csv records of a row (none when spans were off).
@@ -59,25 +72,13 @@ pub fn records(row: &Row) -> Vec<Vec<String>> {
     let mut out: Vec<Vec<String>> = all
         .iter()
         .map(|(span, v)| {
-            let h = of_samples(v);
             let total: u128 = v.iter().map(|&x| x as u128).sum();
             let share = if *span == Span::Prefill || step_ns == 0 {
                 String::new()
             } else {
                 format!("{:.4}", total as f64 / step_ns as f64)
             };
-            vec![
-                row.run_id.clone(),
-                row.row_key.clone(),
-                span.name().to_string(),
-                v.len().to_string(),
-                us(total as f64 / v.len() as f64),
-                us(h.value_at_quantile(0.5) as f64),
-                us(h.value_at_quantile(0.9) as f64),
-                us(h.value_at_quantile(0.99) as f64),
-                us(*v.iter().max().unwrap_or(&0) as f64),
-                share,
-            ]
+            record(row, span.name(), v, share)
         })
         .collect();
     out.extend(client_records(row));
@@ -106,23 +107,7 @@ fn client_records(row: &Row) -> Vec<Vec<String>> {
                 .flatten()
                 .copied()
                 .collect();
-            if v.is_empty() {
-                return None;
-            }
-            let h = of_samples(&v);
-            let total: u128 = v.iter().map(|&x| x as u128).sum();
-            Some(vec![
-                row.run_id.clone(),
-                row.row_key.clone(),
-                name.to_string(),
-                v.len().to_string(),
-                us(total as f64 / v.len() as f64),
-                us(h.value_at_quantile(0.5) as f64),
-                us(h.value_at_quantile(0.9) as f64),
-                us(h.value_at_quantile(0.99) as f64),
-                us(*v.iter().max().unwrap_or(&0) as f64),
-                String::new(),
-            ])
+            (!v.is_empty()).then(|| record(row, name, &v, String::new()))
         })
         .collect()
 }
@@ -131,7 +116,7 @@ fn client_records(row: &Row) -> Vec<Vec<String>> {
 pub const CLIENT_SPANS: [&str; 3] = ["ttft", "tpot", "e2e"];
 
 impl RowWriter for KernelsCsv {
-    fn write(&mut self, row: &Row) -> Result<(), SweepError> {
+    fn write(&mut self, row: &Row) -> Result<(), RunFolderError> {
         let r = records(row);
         if r.is_empty() {
             return Ok(());

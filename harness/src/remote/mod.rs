@@ -21,7 +21,7 @@ pub mod sglang;
 pub mod template;
 pub mod vllm;
 
-pub use config::{BackendKind, ServerSpec};
+pub use config::{EngineKind, ServerSpec};
 
 /// What a prompt is sent as.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,12 +79,12 @@ pub struct Acceptance {
 /// Why a request or a server failed.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{0}")]
-pub struct BackendError(pub String);
+pub struct RemoteError(pub String);
 
-impl BackendError {
+impl RemoteError {
     /// An error with `context: what`.
-    pub fn new(context: &str, what: impl std::fmt::Display) -> BackendError {
-        BackendError(format!("{context}: {what}"))
+    pub fn new(context: &str, what: impl std::fmt::Display) -> RemoteError {
+        RemoteError(format!("{context}: {what}"))
     }
 }
 
@@ -95,17 +95,17 @@ pub trait ServingClient: Sync {
     /// Whether the server answers its health check.
     fn healthy(&self) -> bool;
     /// Called before a row's first request (e.g. reads counters).
-    fn begin_row(&mut self) -> Result<(), BackendError>;
+    fn begin_row(&mut self) -> Result<(), RemoteError>;
     /// Sends one prompt and waits for the whole answer (streamed where the protocol allows).
     fn request(
         &self,
         prompt: &PromptInput,
         params: &RequestParams,
-    ) -> Result<RequestOutcome, BackendError>;
+    ) -> Result<RequestOutcome, RemoteError>;
     /// Called after a row's last request: the row's acceptance.
     fn end_row(
         &mut self,
         outcomes: &[RequestOutcome],
         steps: usize,
-    ) -> Result<Acceptance, BackendError>;
+    ) -> Result<Acceptance, RemoteError>;
 }

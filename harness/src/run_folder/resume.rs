@@ -6,8 +6,12 @@
 //! flight; repair drops all of those, so the resumed run appends each
 //! remaining row once and no finished row is lost or duplicated.
 
-use super::SweepError;
-use crate::export::{runs_csv, AppendCsv, Table};
+use super::csv_file::{AppendCsv, Table};
+use super::schema::{
+    HISTOGRAMS, KERNELS_COLUMNS, KERNELS_CSV, POSITIONS_COLUMNS, POSITIONS_CSV, RUNS_COLUMNS,
+    RUNS_CSV,
+};
+use super::RunFolderError;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -28,7 +32,7 @@ impl Finished {
 }
 
 /// Cuts a partial last line (a write cut short by a kill).
-fn drop_partial_line(path: &Path) -> Result<(), SweepError> {
+fn drop_partial_line(path: &Path) -> Result<(), RunFolderError> {
     let Ok(bytes) = std::fs::read(path) else {
         return Ok(());
     };
@@ -39,23 +43,19 @@ fn drop_partial_line(path: &Path) -> Result<(), SweepError> {
     let f = std::fs::OpenOptions::new()
         .write(true)
         .open(path)
-        .map_err(|e| SweepError::io(path, e))?;
-    f.set_len(keep as u64).map_err(|e| SweepError::io(path, e))
+        .map_err(|e| RunFolderError::write(path, e))?;
+    f.set_len(keep as u64)
+        .map_err(|e| RunFolderError::write(path, e))
 }
 
 /// Rewrites `path` keeping only lines whose `row_key` is finished.
-fn keep_finished(path: &Path, header: &[&str], done: &Finished) -> Result<(), SweepError> {
+fn keep_finished(path: &Path, header: &[&str], done: &Finished) -> Result<(), RunFolderError> {
     if !path.exists() {
         return Ok(());
     }
     drop_partial_line(path)?;
     let t = Table::read(path)?;
-    let Some(k) = t.col("row_key") else {
-        return Err(SweepError::Corrupt {
-            path: path.to_path_buf(),
-            message: "no row_key column".into(),
-        });
-    };
+    let k = t.require("row_key", path)?;
     let keep: Vec<Vec<String>> = t
         .rows
         .iter()
@@ -68,50 +68,42 @@ fn keep_finished(path: &Path, header: &[&str], done: &Finished) -> Result<(), Sw
     let tmp = path.with_extension("csv.tmp");
     let _ = std::fs::remove_file(&tmp);
     AppendCsv::open(&tmp, header)?.append(&keep)?;
-    std::fs::rename(&tmp, path).map_err(|e| SweepError::io(path, e))
+    std::fs::rename(&tmp, path).map_err(|e| RunFolderError::write(path, e))
 }
 
 /// Reads the finished rows of `dir` and repairs what a kill may have left.
-pub fn repair(dir: &Path) -> Result<Finished, SweepError> {
-    let runs = dir.join("runs.csv");
+pub fn repair(dir: &Path) -> Result<Finished, RunFolderError> {
+    let runs = dir.join(RUNS_CSV);
     let mut done = Finished::default();
     if runs.exists() {
         drop_partial_line(&runs)?;
         let t = Table::read(&runs)?;
-        if t.header != runs_csv::HEADER {
-            return Err(SweepError::Corrupt {
-                path: runs,
-                message: "its header is not the one this version writes".into(),
-            });
+        if !t.has_header(&RUNS_COLUMNS) {
+            return Err(RunFolderError::malformed(
+                &runs,
+                "its header is not the one this version writes",
+            ));
         }
         let (k, tp, cpu) = (
-            t.col("row_key").unwrap(),
-            t.col("throughput_tok_s").unwrap(),
-            t.col("cpu_tok_s").unwrap(),
+            t.require("row_key", &runs)?,
+            t.require("throughput_tok_s", &runs)?,
+            t.require("cpu_tok_s", &runs)?,
         );
         for r in &t.rows {
             let v = r[tp].parse().unwrap_or(0.0);
             done.cpu_throughput
                 .insert(r[k].clone(), r[cpu].parse().unwrap_or(0.0));
             if done.throughput.insert(r[k].clone(), v).is_some() {
-                return Err(SweepError::Corrupt {
-                    path: runs,
-                    message: format!("row `{}` appears twice", r[k]),
-                });
+                return Err(RunFolderError::malformed(
+                    &runs,
+                    format!("row `{}` appears twice", r[k]),
+                ));
             }
         }
     }
-    keep_finished(
-        &dir.join("positions.csv"),
-        &crate::export::positions_csv::HEADER,
-        &done,
-    )?;
-    keep_finished(
-        &dir.join("kernels.csv"),
-        &crate::export::kernels_csv::HEADER,
-        &done,
-    )?;
-    let hist = dir.join("histograms");
+    keep_finished(&dir.join(POSITIONS_CSV), &POSITIONS_COLUMNS, &done)?;
+    keep_finished(&dir.join(KERNELS_CSV), &KERNELS_COLUMNS, &done)?;
+    let hist = dir.join(HISTOGRAMS);
     if let Ok(entries) = std::fs::read_dir(&hist) {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
@@ -120,7 +112,7 @@ pub fn repair(dir: &Path) -> Result<Finished, SweepError> {
                 .is_some_and(|key| done.contains(key));
             if !finished {
                 let p = e.path();
-                std::fs::remove_file(&p).map_err(|err| SweepError::io(&p, err))?;
+                std::fs::remove_file(&p).map_err(|err| RunFolderError::write(&p, err))?;
             }
         }
     }

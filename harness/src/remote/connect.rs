@@ -2,12 +2,12 @@
 //! placeholders, start it on a free port and wait for its health check, or
 //! check the attached `url`.
 
-use super::rows::ServedRunner;
+use super::rows::RemoteRunner;
 use super::server_process::ServerProcess;
 use super::sglang::SglangClient;
 use super::template;
 use super::vllm::VllmClient;
-use super::{BackendError, BackendKind, ServingClient};
+use super::{EngineKind, RemoteError, ServingClient};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -18,7 +18,7 @@ pub(super) struct Live {
     pub(super) url: String,
 }
 
-impl ServedRunner<'_> {
+impl RemoteRunner<'_> {
     fn vars(&self, m: usize, c: Option<usize>, port: u16) -> BTreeMap<&'static str, String> {
         let model = &self.grid.models[m];
         let speculative = c.map(|c| &self.grid.configs[m][c]);
@@ -56,7 +56,7 @@ impl ServedRunner<'_> {
     fn client(&self, url: &str, m: usize) -> Box<dyn ServingClient> {
         let timeout = Duration::from_secs_f64(self.server.request_timeout_s);
         match self.kind {
-            BackendKind::Vllm => {
+            EngineKind::Vllm => {
                 let model = self
                     .server
                     .model
@@ -69,11 +69,11 @@ impl ServedRunner<'_> {
     }
 
     /// Starts (or attaches to) the server of config `c` and waits for its health check.
-    pub(super) fn connect(&self, m: usize, c: Option<usize>) -> Result<Live, BackendError> {
+    pub(super) fn connect(&self, m: usize, c: Option<usize>) -> Result<Live, RemoteError> {
         if let Some(url) = &self.server.url {
             let client = self.client(url, m);
             if !client.healthy() {
-                return Err(BackendError(format!("{url}/health does not answer 200")));
+                return Err(RemoteError(format!("{url}/health does not answer 200")));
             }
             return Ok(Live {
                 process: None,
@@ -89,7 +89,7 @@ impl ServedRunner<'_> {
         let extra = c.and(self.server.speculative_args.as_deref());
         let command = self.server.command.as_deref().unwrap_or_default();
         let words = template::expand(command, extra, &vars)
-            .map_err(|e| BackendError::new("[server] command", e))?;
+            .map_err(|e| RemoteError::new("[server] command", e))?;
         let url = format!("http://{}:{port}", self.server.host);
         let log = std::fs::OpenOptions::new()
             .create(true)
@@ -111,9 +111,9 @@ impl ServedRunner<'_> {
 }
 
 /// A port that was free on `host` a moment ago.
-fn free_port(host: &str) -> Result<u16, BackendError> {
+fn free_port(host: &str) -> Result<u16, RemoteError> {
     std::net::TcpListener::bind((host, 0))
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
-        .map_err(|e| BackendError::new(&format!("no free port on {host}"), e))
+        .map_err(|e| RemoteError::new(&format!("no free port on {host}"), e))
 }

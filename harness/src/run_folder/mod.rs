@@ -1,0 +1,55 @@
+//! The run folder, owned here and nowhere else (docs/DESIGN.md, Files of a
+//! run folder): its schema, its writers, its one reader, its lock, the
+//! repair a resumed sweep starts with, and the merge of shards.
+//!
+//! - [`schema`]: file names, column lists, numeric and identity columns, the `flag` rule;
+//! - [`row_key`]: row keys, built and taken apart;
+//! - [`Row`] ([`row`]): one finished row as a sweep hands it over;
+//! - writers, each behind [`RowWriter`]: runs.csv ([`runs_csv`]),
+//!   positions.csv ([`positions_csv`]), kernels.csv ([`kernels_csv`]),
+//!   `histograms/<row_key>.hlog` ([`histograms`]); meta.json ([`meta`]) is
+//!   written once per run rather than per row;
+//! - [`Run`] ([`read`]): the reader every consumer uses; [`identity`]: rows matched across runs;
+//! - [`RunDir`] ([`lock`]): the folder created and locked for writing; [`resume`]: its repair;
+//! - [`merge`]: shards into one folder.
+//!
+//! Every row goes out with one append per file and a flush, runs.csv last:
+//! a row is finished exactly when its runs.csv line exists, which is what
+//! `--resume` reads.
+
+mod csv_file;
+mod error;
+pub mod histograms;
+pub mod identity;
+pub mod kernels_csv;
+pub mod lock;
+pub mod merge;
+pub mod meta;
+pub mod positions_csv;
+pub mod read;
+pub mod resume;
+pub mod row;
+pub mod row_key;
+pub mod runs_csv;
+pub mod schema;
+
+pub use csv_file::{fixed, opt_fixed, AppendCsv, Table};
+pub use error::RunFolderError;
+pub use histograms::HistogramLogs;
+pub use identity::{by_identity, group_key, group_label, row_identity};
+pub use kernels_csv::KernelsCsv;
+pub use lock::RunDir;
+pub use merge::{merge, Merged};
+pub use meta::{Machine, Meta, SkippedConfig, TestHooks};
+pub use positions_csv::PositionsCsv;
+pub use read::{locate, Record, Run, SpanTotal};
+pub use resume::{repair, Finished};
+pub use row::{Measures, Row, SpanInterval, SpanMode};
+pub use row_key::RowKey;
+pub use runs_csv::RunsCsv;
+
+/// One output file of a run folder, fed row by row.
+pub trait RowWriter {
+    /// Appends what `row` contributes to the file.
+    fn write(&mut self, row: &Row) -> Result<(), RunFolderError>;
+}

@@ -1,0 +1,305 @@
+//! A sweep as a value: a [`SweepPlan`] built from a spec file (and the
+//! command line's overrides) or from an interrupted run folder, started into
+//! a run folder, and executed by [`Sweep::run`]. `specula sweep`, `specula
+//! nightly` and the tests all go through here.
+
+use super::grid::Grid;
+use super::progress::Progress;
+use super::runner::{RunInfo, Runner};
+use super::shard::Shard;
+use super::spec::{Overrides, SpecSource, SweepSpec};
+use super::{interrupt, summary, SweepError};
+use crate::remote::rows::RemoteRunner;
+use crate::remote::EngineKind;
+use crate::run_folder::histograms::UNIT;
+use crate::run_folder::meta::{self, compact_utc, rfc3339, Machine, Meta};
+use crate::run_folder::row_key::sanitize;
+use crate::run_folder::schema::{self, FAILURES_CSV, META_JSON, RUNS_CSV, SPEC_TOML};
+use crate::run_folder::{repair, Finished, RunDir, RunFolderError, SkippedConfig, TestHooks};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// What a sweep runs: the resolved spec and its expanded grid.
+#[derive(Debug, Clone)]
+pub struct SweepPlan {
+    /// The spec after overrides.
+    pub spec: SweepSpec,
+    /// Its grid.
+    pub grid: Grid,
+    /// The folder the spec's relative paths were resolved against.
+    pub base: PathBuf,
+}
+
+/// Where and how a fresh sweep writes.
+#[derive(Debug, Clone, Default)]
+pub struct Start {
+    /// The run folder to create (must not exist); default `results/runs/<run id>`.
+    pub out: Option<PathBuf>,
+    /// The run id of every row; default `<spec name>-<UTC time>`.
+    pub run_id: Option<String>,
+    /// The slice of the grid to run; default the whole grid.
+    pub shard: Option<Shard>,
+    /// Regressions planted on purpose (tests of the gate); none by default.
+    pub hooks: TestHooks,
+}
+
+/// A sweep with its run folder, ready to run (fresh, or resumed with the
+/// rows it already holds).
+#[derive(Debug)]
+pub struct Sweep {
+    plan: SweepPlan,
+    meta: Meta,
+    dir: RunDir,
+    done: Finished,
+}
+
+/// What a sweep wrote.
+#[derive(Debug, Clone)]
+pub struct SweepReport {
+    /// The run folder.
+    pub dir: PathBuf,
+    /// Rows in runs.csv now.
+    pub rows: usize,
+    /// Rows this process wrote.
+    pub written: usize,
+    /// The summary table of runs.csv (every row, also those of an earlier process).
+    pub summary: String,
+}
+
+impl SweepPlan {
+    /// Reads the spec at `path`, applies `overrides`, and expands the grid
+    /// (relative paths against the current folder).
+    pub fn from_spec(path: &Path, overrides: &Overrides) -> Result<SweepPlan, SweepError> {
+        let src = SpecSource::read(path)?;
+        let mut spec = src.parse()?;
+        spec.apply(overrides, &src)?;
+        let base = std::env::current_dir().map_err(|e| RunFolderError::read(".", e))?;
+        let grid = Grid::expand(&spec, &base)?;
+        Ok(SweepPlan { spec, grid, base })
+    }
+
+    /// The draft configs that will not run, with reasons.
+    pub fn skipped(&self) -> &[SkippedConfig] {
+        &self.grid.skipped
+    }
+
+    /// Every row key in run order, and whether `shard` runs it.
+    pub fn listing(&self, shard: Shard) -> Vec<(bool, &str)> {
+        let mut out = Vec::new();
+        for (gi, g) in self.grid.groups.iter().enumerate() {
+            for &p in &g.points {
+                out.push((shard.owns(gi), self.grid.points[p].key.as_str()));
+            }
+        }
+        out
+    }
+
+    /// Creates the run folder and its meta.json: the sweep is ready to run.
+    pub fn start(self, start: Start) -> Result<Sweep, SweepError> {
+        let now = SystemTime::now();
+        let shard = start.shard.unwrap_or(Shard::ALL);
+        let run_id = start
+            .run_id
+            .unwrap_or_else(|| format!("{}-{}", sanitize(&self.spec.name), compact_utc(now)));
+        let out = start
+            .out
+            .unwrap_or_else(|| Path::new("results/runs").join(&run_id));
+        let dir = RunDir::create(&out)?;
+        let spec_text = toml::to_string(&self.spec).expect("a spec serialises to TOML");
+        let spec_file = dir.file(SPEC_TOML);
+        std::fs::write(
+            &spec_file,
+            format!(
+                "# resolved spec of run {run_id} (after command-line overrides)\n{spec_text}\n"
+            ),
+        )
+        .map_err(|e| RunFolderError::write(&spec_file, e))?;
+        let shard_rows = self
+            .grid
+            .groups
+            .iter()
+            .enumerate()
+            .filter(|(gi, _)| shard.owns(*gi))
+            .map(|(_, g)| g.points.len())
+            .sum();
+        let meta = Meta {
+            tool: "specula".into(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            crate_versions: meta::crate_versions(),
+            run_id,
+            git_rev: meta::git_rev(),
+            started_at: rfc3339(now),
+            finished_at: None,
+            status: "running".into(),
+            machine: Machine::describe(),
+            backend: match self.spec.backend {
+                EngineKind::Engine => self.spec.device.name().into(),
+                b => b.name().into(),
+            },
+            base_dir: self.base.display().to_string(),
+            shard: shard.to_string(),
+            histogram_unit: UNIT.into(),
+            grid_rows: self.grid.points.len(),
+            shard_rows,
+            rows_written: 0,
+            skipped: self.grid.skipped.clone(),
+            spec: serde_json::to_value(&self.spec).expect("a spec serialises to JSON"),
+            columns: schema::columns(),
+            merged_from: Vec::new(),
+            test_hooks: Some(start.hooks).filter(TestHooks::any),
+        };
+        Ok(Sweep {
+            plan: self,
+            meta,
+            dir,
+            done: Finished::default(),
+        })
+    }
+}
+
+impl Sweep {
+    /// The interrupted (or failed) run in `dir`, with the spec saved there;
+    /// what a kill left half-written is repaired, finished rows are kept.
+    pub fn resume(dir: &Path) -> Result<Sweep, SweepError> {
+        let dir = RunDir::open(dir)?;
+        let meta = Meta::read(&dir.file(META_JSON))?;
+        let src = SpecSource::read(&dir.file(SPEC_TOML))?;
+        let spec = src.parse()?;
+        let base = PathBuf::from(&meta.base_dir);
+        let grid = Grid::expand(&spec, &base)?;
+        let done = repair(dir.path())?;
+        Ok(Sweep {
+            plan: SweepPlan { spec, grid, base },
+            meta,
+            dir,
+            done,
+        })
+    }
+
+    /// The plan being run.
+    pub fn plan(&self) -> &SweepPlan {
+        &self.plan
+    }
+
+    /// The run folder.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Runs every row of the shard not yet in runs.csv, with a progress bar
+    /// on stderr unless `quiet`. Every finished row is kept whatever happens;
+    /// meta.json says how the run ended.
+    pub fn run(self, quiet: bool) -> Result<SweepReport, SweepError> {
+        let Sweep {
+            plan,
+            mut meta,
+            dir,
+            done,
+        } = self;
+        let (spec, grid) = (&plan.spec, &plan.grid);
+        if let Some(n) = spec.threads {
+            // Fails only when this process made its pool already (an earlier sweep).
+            if let Err(e) = rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build_global()
+            {
+                eprintln!("warning: threads = {n} not applied: {e}");
+            }
+        }
+        let shard: Shard = meta
+            .shard
+            .parse()
+            .map_err(|e: String| RunFolderError::malformed(&dir.file(META_JSON), e))?;
+        let info = RunInfo {
+            run_id: meta.run_id.clone(),
+            git_rev: meta::git_rev(),
+            machine: meta.machine.hostname.clone(),
+            backend: meta.backend.clone(),
+            device: meta.machine.cpu.clone(),
+            shard,
+            seed: spec.seed,
+            max_new_tokens: spec.max_new_tokens,
+            ignore_eos: spec.ignore_eos,
+            warmup: spec.warmup,
+            hooks: meta.test_hooks.unwrap_or_default(),
+            interleave: spec.interleave,
+        };
+        if info.hooks.any() {
+            eprintln!(
+                "warning: test hooks plant a regression in this run: {}",
+                serde_json::to_string(&info.hooks).expect("serialisable")
+            );
+        }
+        let already = done.throughput.len();
+        let writers = dir.row_writers()?;
+        meta.status = "running".into();
+        meta.write(&dir.file(META_JSON))?;
+        interrupt::install();
+        let progress = Progress::new(0, quiet);
+        if already > 0 {
+            progress.note(&format!(
+                "resuming {}: {already} rows already finished",
+                dir.path().display()
+            ));
+        }
+        let (result, written) = match (&spec.server, spec.backend) {
+            (Some(server), kind) if kind != EngineKind::Engine => {
+                let mut runner = RemoteRunner::new(
+                    grid,
+                    &info,
+                    kind,
+                    server.get_ref().clone(),
+                    &plan.base,
+                    writers,
+                    dir.path(),
+                    &progress,
+                    done,
+                )?;
+                progress.set_total(runner.pending_rows());
+                let mut result = runner.run();
+                if result.is_ok() && runner.failed > 0 {
+                    result = Err(SweepError::RowsFailed(format!(
+                        "points failed: {} (see {}); every finished row is kept",
+                        runner.failed,
+                        dir.file(FAILURES_CSV).display()
+                    )));
+                }
+                (result, runner.written)
+            }
+            _ => {
+                let mut runner = Runner::new(grid, &info, writers, &progress, done);
+                progress.set_total(runner.pending_batches());
+                (runner.run(), runner.written)
+            }
+        };
+        progress.finish();
+        meta.rows_written = already + written;
+        meta.finished_at = Some(rfc3339(SystemTime::now()));
+        meta.status = match &result {
+            Ok(()) => "finished",
+            Err(SweepError::Interrupted(_)) => "interrupted",
+            Err(SweepError::RowsFailed(_)) => "finished_with_failures",
+            Err(_) => "failed",
+        }
+        .into();
+        meta.write(&dir.file(META_JSON))?;
+        if let Err(e) = result {
+            if matches!(e, SweepError::Interrupted(_)) {
+                eprintln!(
+                    "{} rows kept in {}; continue with: specula sweep --resume {}",
+                    meta.rows_written,
+                    dir.path().display(),
+                    dir.path().display()
+                );
+            }
+            return Err(e);
+        }
+        let table = crate::run_folder::Table::read(&dir.file(RUNS_CSV))?;
+        Ok(SweepReport {
+            dir: dir.path().to_path_buf(),
+            rows: meta.rows_written,
+            written,
+            summary: summary::render(&table),
+        })
+    }
+}

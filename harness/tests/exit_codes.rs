@@ -1,0 +1,181 @@
+//! The exit codes the README documents, one test each: 0 when all is well,
+//! 1 for a regression or a failed write, 2 for unusable input. (130, an
+//! interrupted sweep, is `sweep_cli::ctrl_c_leaves_valid_csv_and_the_run_resumes`.)
+//! Inputs are copies of the committed CI baseline: no sweep runs here.
+
+mod common;
+
+use specula::run_folder::schema::RUNS_COLUMNS;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// A copy of the committed baseline run `results/baselines/ci` in `t/name`.
+fn baseline_copy(t: &Path, name: &str) -> PathBuf {
+    let src = repo().join("results/baselines/ci");
+    let dst = t.join(name);
+    std::fs::create_dir_all(&dst).unwrap();
+    for f in ["runs.csv", "positions.csv", "kernels.csv", "meta.json"] {
+        std::fs::copy(src.join(f), dst.join(f)).unwrap();
+    }
+    dst
+}
+
+/// A folder nothing can be written into: without write permission, or,
+/// for root (whom permissions do not stop), a file where the folder should be.
+fn unwritable(t: &Path) -> PathBuf {
+    let dir = t.join("read-only");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    if std::fs::write(dir.join("probe"), "").is_ok() {
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::write(&dir, "a file where a folder should be").unwrap();
+    }
+    dir
+}
+
+fn specula(t: &Path, args: &[&str]) -> Output {
+    common::specula_in(t, args)
+}
+
+fn code_and_error(o: &Output) -> (Option<i32>, String) {
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!err.contains("panicked"), "{err}");
+    (o.status.code(), err)
+}
+
+#[test]
+fn a_report_and_a_passing_gate_exit_0() {
+    let t = tempfile::tempdir().unwrap();
+    let run = baseline_copy(t.path(), "run");
+    let report = specula(t.path(), &["report", "run", "--out", "report"]);
+    assert_eq!(code_and_error(&report).0, Some(0));
+    assert!(run.join("../report/report.html").is_file());
+    let gate = specula(t.path(), &["gate", "--baseline", "run", "--current", "run"]);
+    assert_eq!(code_and_error(&gate).0, Some(0));
+}
+
+#[test]
+fn a_gate_that_finds_a_regression_exits_1() {
+    let t = tempfile::tempdir().unwrap();
+    baseline_copy(t.path(), "base");
+    let cur = baseline_copy(t.path(), "cur");
+    let col = |name: &str| RUNS_COLUMNS.iter().position(|c| *c == name).unwrap();
+    let (tau, steps) = (col("tau"), col("steps"));
+    let runs = cur.join("runs.csv");
+    let text = std::fs::read_to_string(&runs).unwrap();
+    let lower: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut cells: Vec<String> = l.split(',').map(str::to_owned).collect();
+            let steps: usize = cells[steps].parse().unwrap_or(0);
+            if i > 0 && steps > 0 {
+                cells[tau] = "1.5".into();
+            }
+            cells.join(",")
+        })
+        .collect();
+    std::fs::write(&runs, lower.join("\n") + "\n").unwrap();
+    let o = specula(
+        t.path(),
+        &["gate", "--baseline", "base", "--current", "cur"],
+    );
+    let (code, err) = code_and_error(&o);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("the gate found a regression"), "{err}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("REGRESSED"));
+}
+
+/// Regression: a failed write of report.html, of compare's pages or of
+/// `gate --markdown` exited 2 ("unusable input") where the README says 1.
+#[test]
+fn a_failed_write_exits_1_not_2() {
+    let t = tempfile::tempdir().unwrap();
+    baseline_copy(t.path(), "run");
+    let ro = unwritable(t.path());
+    let under = |name: &str| ro.join(name).to_str().unwrap().to_string();
+    let (report, compare, markdown, fixtures, sweep) = (
+        under("report"),
+        under("compare"),
+        under("gate.md"),
+        under("fixtures"),
+        under("sweep"),
+    );
+    let (here, repo) = (t.path().to_path_buf(), repo());
+    let cases: [(&str, &Path, Vec<&str>); 5] = [
+        ("report", &here, vec!["report", "run", "--out", &report]),
+        (
+            "compare",
+            &here,
+            vec!["compare", "run", "run", "--out", &compare],
+        ),
+        (
+            "gate --markdown",
+            &here,
+            vec![
+                "gate",
+                "--baseline",
+                "run",
+                "--current",
+                "run",
+                "--markdown",
+                &markdown,
+            ],
+        ),
+        (
+            "fixtures",
+            &here,
+            vec!["fixtures", "random", "--shape", "tiny", "--out", &fixtures],
+        ),
+        (
+            "sweep --out",
+            &repo,
+            vec!["sweep", "bench/sweeps/ci.toml", "--quiet", "--out", &sweep],
+        ),
+    ];
+    for (what, cwd, args) in cases {
+        let (code, err) = code_and_error(&specula(cwd, &args));
+        assert_eq!(code, Some(1), "{what}: {err}");
+        assert!(
+            err.contains("read-only"),
+            "{what}: the error names the place: {err}"
+        );
+    }
+}
+
+#[test]
+fn unusable_input_exits_2() {
+    let t = tempfile::tempdir().unwrap();
+    baseline_copy(t.path(), "run");
+    std::fs::write(t.path().join("policy.toml"), "alpha = 2\n").unwrap();
+    let cases: [(&str, Vec<&str>); 3] = [
+        ("a missing run folder", vec!["report", "nowhere"]),
+        (
+            "a policy out of range",
+            vec![
+                "gate",
+                "--baseline",
+                "run",
+                "--current",
+                "run",
+                "--policy",
+                "policy.toml",
+            ],
+        ),
+        ("a missing spec", vec!["sweep", "--dry-run", "nowhere.toml"]),
+    ];
+    for (what, args) in cases {
+        let (code, err) = code_and_error(&specula(t.path(), &args));
+        assert_eq!(code, Some(2), "{what}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{what}: one line: {err}");
+    }
+}

@@ -133,22 +133,12 @@ impl PromptSet {
                 });
             }
         }
-        let PromptSet {
-            name,
-            format,
-            source,
-            prompts,
-        } = self;
-        let prompts = prompts
-            .into_iter()
-            .filter(|p| categories.iter().any(|c| p.in_category(c.as_ref())))
-            .collect();
-        Ok(PromptSet {
-            name,
-            format,
-            source,
-            prompts,
-        })
+        Ok(self.with_prompts(|prompts| {
+            prompts
+                .into_iter()
+                .filter(|p| categories.iter().any(|c| p.in_category(c.as_ref())))
+                .collect()
+        }))
     }
 
     /// Draws `n` prompts without replacement, deterministically from `seed`
@@ -171,22 +161,17 @@ impl PromptSet {
         }
         let mut keep = sample_indices(self.len(), n, seed);
         keep.sort_unstable();
-        let PromptSet {
-            name,
-            format,
-            source,
-            prompts,
-        } = self;
-        let mut slots: Vec<Option<Prompt>> = prompts.into_iter().map(Some).collect();
-        let prompts = keep
-            .into_iter()
-            .filter_map(|i| slots.get_mut(i).and_then(Option::take))
-            .collect();
-        Ok(PromptSet {
-            name,
-            format,
-            source,
-            prompts,
-        })
+        Ok(self.with_prompts(|prompts| {
+            let mut slots: Vec<Option<Prompt>> = prompts.into_iter().map(Some).collect();
+            keep.into_iter()
+                .filter_map(|i| slots.get_mut(i).and_then(Option::take))
+                .collect()
+        }))
+    }
+
+    /// The same set with its prompts replaced by `f` of them.
+    fn with_prompts(mut self, f: impl FnOnce(Vec<Prompt>) -> Vec<Prompt>) -> PromptSet {
+        self.prompts = f(std::mem::take(&mut self.prompts));
+        self
     }
 }

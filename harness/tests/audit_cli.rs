@@ -7,7 +7,7 @@ use common::edit_json;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use specula_engine::fixtures::{write_random_pair, DraftShape, StoreDtype, TargetShape};
+use specula_engine::fixtures::{DraftShape, StoreDtype, TargetShape};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -93,17 +93,9 @@ fn a_correctly_served_draft_has_no_mismatch() {
 }
 
 fn broken_pair(edit: impl FnOnce(&Path, &Path)) -> (tempfile::TempDir, PathBuf, PathBuf) {
-    let t = tempfile::tempdir().unwrap();
-    let p = write_random_pair(
-        t.path(),
-        &TargetShape::named("tiny").unwrap(),
-        4,
-        StoreDtype::F32,
-        None,
-    )
-    .unwrap();
-    edit(&p.target, &p.draft);
-    (t, p.target, p.draft)
+    let (t, target, draft) = common::random_pair(4);
+    edit(&target, &draft);
+    (t, target, draft)
 }
 
 fn rewrite_draft(

@@ -7,7 +7,7 @@ use common::edit_json;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use specula_engine::fixtures::{write_random_pair, DraftShape, StoreDtype, TargetShape};
+use specula_engine::fixtures::{DraftShape, StoreDtype, TargetShape};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -19,20 +19,16 @@ fn specula(args: &[&str]) -> Output {
 }
 
 fn fixture() -> (tempfile::TempDir, PathBuf, PathBuf) {
-    let t = tempfile::tempdir().unwrap();
-    let p = write_random_pair(
-        t.path(),
-        &TargetShape::named("tiny").unwrap(),
-        1,
-        StoreDtype::F32,
-        None,
-    )
-    .unwrap();
-    (t, p.target, p.draft)
+    common::random_pair(1)
 }
 
 fn generate(target: &Path, draft: &Path) -> Output {
-    specula(&[
+    generate_with(target, draft, &["--max-new-tokens", "4"])
+}
+
+/// `specula generate` of the prompt "hi" on the pair, with `flags`.
+fn generate_with(target: &Path, draft: &Path, flags: &[&str]) -> Output {
+    let mut args = vec![
         "generate",
         "--target",
         target.to_str().unwrap(),
@@ -40,9 +36,9 @@ fn generate(target: &Path, draft: &Path) -> Output {
         draft.to_str().unwrap(),
         "--prompt",
         "hi",
-        "--max-new-tokens",
-        "4",
-    ])
+    ];
+    args.extend_from_slice(flags);
+    specula(&args)
 }
 
 /// Exit code 2, one line on stderr, naming every `needles`, no panic.
@@ -195,39 +191,21 @@ fn missing_weights_are_named() {
 #[test]
 fn an_impossible_tree_is_refused() {
     let (_t, target, draft) = fixture();
-    let out = specula(&[
-        "generate",
-        "--target",
-        target.to_str().unwrap(),
-        "--draft",
-        draft.to_str().unwrap(),
-        "--prompt",
-        "hi",
-        "--steps",
-        "2",
-        "--topk",
-        "2",
-        "--num-draft-tokens",
-        "8",
-    ]);
+    let out = generate_with(
+        &target,
+        &draft,
+        &["--steps", "2", "--topk", "2", "--num-draft-tokens", "8"],
+    );
     assert_clear_error(&out, &["num_draft_tokens", "2 * 2 + 1 = 5"]);
 }
 
 #[test]
 fn aux_ids_past_the_last_layer_are_refused() {
     let (_t, target, draft) = fixture();
-    let out = specula(&[
-        "generate",
-        "--target",
-        target.to_str().unwrap(),
-        "--draft",
-        draft.to_str().unwrap(),
-        "--prompt",
-        "hi",
-        "--aux-layers",
-        "1,2,3",
-        "--id-convention",
-        "legacy",
-    ]);
+    let out = generate_with(
+        &target,
+        &draft,
+        &["--aux-layers", "1,2,3", "--id-convention", "legacy"],
+    );
     assert_clear_error(&out, &["aux layer ids", "capture point 4", "legacy"]);
 }

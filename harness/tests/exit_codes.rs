@@ -10,24 +10,6 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-/// A copy of the committed baseline run `results/baselines/ci` in `t/name`.
-fn baseline_copy(t: &Path, name: &str) -> PathBuf {
-    let src = repo().join("results/baselines/ci");
-    let dst = t.join(name);
-    std::fs::create_dir_all(&dst).unwrap();
-    for f in ["runs.csv", "positions.csv", "kernels.csv", "meta.json"] {
-        std::fs::copy(src.join(f), dst.join(f)).unwrap();
-    }
-    dst
-}
-
 /// A folder nothing can be written into: without write permission, or,
 /// for root (whom permissions do not stop), a file where the folder should be.
 fn unwritable(t: &Path) -> PathBuf {
@@ -46,6 +28,9 @@ fn specula(t: &Path, args: &[&str]) -> Output {
     common::specula_in(t, args)
 }
 
+/// The gate judging the run `run` against itself.
+const GATE_RUN_AGAINST_ITSELF: [&str; 5] = ["gate", "--baseline", "run", "--current", "run"];
+
 fn code_and_error(o: &Output) -> (Option<i32>, String) {
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(!err.contains("panicked"), "{err}");
@@ -55,19 +40,19 @@ fn code_and_error(o: &Output) -> (Option<i32>, String) {
 #[test]
 fn a_report_and_a_passing_gate_exit_0() {
     let t = tempfile::tempdir().unwrap();
-    let run = baseline_copy(t.path(), "run");
+    let run = common::copy_of_committed_baseline(t.path(), "run");
     let report = specula(t.path(), &["report", "run", "--out", "report"]);
     assert_eq!(code_and_error(&report).0, Some(0));
     assert!(run.join("../report/report.html").is_file());
-    let gate = specula(t.path(), &["gate", "--baseline", "run", "--current", "run"]);
+    let gate = specula(t.path(), &GATE_RUN_AGAINST_ITSELF);
     assert_eq!(code_and_error(&gate).0, Some(0));
 }
 
 #[test]
 fn a_gate_that_finds_a_regression_exits_1() {
     let t = tempfile::tempdir().unwrap();
-    baseline_copy(t.path(), "base");
-    let cur = baseline_copy(t.path(), "cur");
+    common::copy_of_committed_baseline(t.path(), "base");
+    let cur = common::copy_of_committed_baseline(t.path(), "cur");
     let col = |name: &str| RUNS_COLUMNS.iter().position(|c| *c == name).unwrap();
     let (tau, steps) = (col("tau"), col("steps"));
     let runs = cur.join("runs.csv");
@@ -100,7 +85,7 @@ fn a_gate_that_finds_a_regression_exits_1() {
 #[test]
 fn a_failed_write_exits_1_not_2() {
     let t = tempfile::tempdir().unwrap();
-    baseline_copy(t.path(), "run");
+    common::copy_of_committed_baseline(t.path(), "run");
     let ro = unwritable(t.path());
     let under = |name: &str| ro.join(name).to_str().unwrap().to_string();
     let (report, compare, markdown, fixtures, sweep) = (
@@ -110,7 +95,7 @@ fn a_failed_write_exits_1_not_2() {
         under("fixtures"),
         under("sweep"),
     );
-    let (here, repo) = (t.path().to_path_buf(), repo());
+    let (here, repo) = (t.path().to_path_buf(), common::repo());
     let cases: [(&str, &Path, Vec<&str>); 5] = [
         ("report", &here, vec!["report", "run", "--out", &report]),
         (
@@ -121,15 +106,7 @@ fn a_failed_write_exits_1_not_2() {
         (
             "gate --markdown",
             &here,
-            vec![
-                "gate",
-                "--baseline",
-                "run",
-                "--current",
-                "run",
-                "--markdown",
-                &markdown,
-            ],
+            [&GATE_RUN_AGAINST_ITSELF[..], &["--markdown", &markdown]].concat(),
         ),
         (
             "fixtures",
@@ -155,21 +132,13 @@ fn a_failed_write_exits_1_not_2() {
 #[test]
 fn unusable_input_exits_2() {
     let t = tempfile::tempdir().unwrap();
-    baseline_copy(t.path(), "run");
+    common::copy_of_committed_baseline(t.path(), "run");
     std::fs::write(t.path().join("policy.toml"), "alpha = 2\n").unwrap();
     let cases: [(&str, Vec<&str>); 3] = [
         ("a missing run folder", vec!["report", "nowhere"]),
         (
             "a policy out of range",
-            vec![
-                "gate",
-                "--baseline",
-                "run",
-                "--current",
-                "run",
-                "--policy",
-                "policy.toml",
-            ],
+            [&GATE_RUN_AGAINST_ITSELF[..], &["--policy", "policy.toml"]].concat(),
         ),
         ("a missing spec", vec!["sweep", "--dry-run", "nowhere.toml"]),
     ];

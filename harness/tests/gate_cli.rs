@@ -11,12 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::{Mutex, OnceLock};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 fn specula(args: &[&str]) -> Output {
-    common::specula_in(&repo(), args)
+    common::specula_in(&common::repo(), args)
 }
 
 /// Timed sweeps run one at a time (tests of this file run in parallel).
@@ -162,17 +158,6 @@ fn a_verify_span_20_percent_slower_fails_the_gate_on_speedup() {
 
 // --- unusable input, on copies of the committed baseline (no sweep needed) ---
 
-/// A copy of results/baselines/ci in a temp folder, as `name`.
-fn copy_of_committed_baseline(t: &Path, name: &str) -> PathBuf {
-    let src = repo().join("results/baselines/ci");
-    let dst = t.join(name);
-    std::fs::create_dir_all(&dst).unwrap();
-    for f in ["runs.csv", "positions.csv", "kernels.csv", "meta.json"] {
-        std::fs::copy(src.join(f), dst.join(f)).unwrap();
-    }
-    dst
-}
-
 /// Rewrites runs.csv of `dir` line by line.
 fn edit_runs(dir: &Path, f: impl Fn(usize, &str) -> Option<String>) {
     let p = dir.join("runs.csv");
@@ -202,8 +187,8 @@ fn assert_unusable(o: &Output, needles: &[&str]) {
 #[test]
 fn the_committed_baseline_passes_against_itself_and_the_gate_is_deterministic() {
     let t = tempfile::tempdir().unwrap();
-    let a = copy_of_committed_baseline(t.path(), "a");
-    let b = copy_of_committed_baseline(t.path(), "b");
+    let a = common::copy_of_committed_baseline(t.path(), "a");
+    let b = common::copy_of_committed_baseline(t.path(), "b");
     let first = gate(&a, &b, &[]);
     let second = gate(&a, &b, &[]);
     assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
@@ -217,8 +202,8 @@ fn the_committed_baseline_passes_against_itself_and_the_gate_is_deterministic() 
 #[test]
 fn a_current_run_without_the_tau_column_is_unusable_input() {
     let t = tempfile::tempdir().unwrap();
-    let base = copy_of_committed_baseline(t.path(), "base");
-    let cur = copy_of_committed_baseline(t.path(), "cur");
+    let base = common::copy_of_committed_baseline(t.path(), "base");
+    let cur = common::copy_of_committed_baseline(t.path(), "cur");
     let tau = RUNS_COLUMNS.iter().position(|c| *c == "tau").unwrap();
     edit_runs(&cur, |_, l| {
         let mut cells: Vec<&str> = l.split(',').collect();
@@ -234,8 +219,8 @@ fn a_current_run_without_the_tau_column_is_unusable_input() {
 #[test]
 fn runs_with_different_columns_are_unusable_input() {
     let t = tempfile::tempdir().unwrap();
-    let base = copy_of_committed_baseline(t.path(), "base");
-    let cur = copy_of_committed_baseline(t.path(), "cur");
+    let base = common::copy_of_committed_baseline(t.path(), "base");
+    let cur = common::copy_of_committed_baseline(t.path(), "cur");
     edit_runs(&cur, |i, l| {
         Some(format!("{l},{}", if i == 0 { "extra" } else { "1" }))
     });
@@ -248,8 +233,8 @@ fn runs_with_different_columns_are_unusable_input() {
 #[test]
 fn an_empty_run_is_unusable_input() {
     let t = tempfile::tempdir().unwrap();
-    let base = copy_of_committed_baseline(t.path(), "base");
-    let cur = copy_of_committed_baseline(t.path(), "cur");
+    let base = common::copy_of_committed_baseline(t.path(), "base");
+    let cur = common::copy_of_committed_baseline(t.path(), "cur");
     edit_runs(&cur, |i, l| (i == 0).then(|| l.to_string()));
     assert_unusable(&gate(&base, &cur, &[]), &["cur/runs.csv", "no rows"]);
     let missing = t.path().join("nowhere");
@@ -262,8 +247,8 @@ fn an_empty_run_is_unusable_input() {
 #[test]
 fn baseline_rows_without_a_match_are_unusable_input() {
     let t = tempfile::tempdir().unwrap();
-    let base = copy_of_committed_baseline(t.path(), "base");
-    let cur = copy_of_committed_baseline(t.path(), "cur");
+    let base = common::copy_of_committed_baseline(t.path(), "base");
+    let cur = common::copy_of_committed_baseline(t.path(), "cur");
     edit_runs(&cur, |i, l| {
         (i == 0 || !l.contains(".s3k2n5.")).then(|| l.to_string())
     });
@@ -280,8 +265,8 @@ fn baseline_rows_without_a_match_are_unusable_input() {
 #[test]
 fn a_non_numeric_measure_and_a_bad_policy_are_unusable_input() {
     let t = tempfile::tempdir().unwrap();
-    let base = copy_of_committed_baseline(t.path(), "base");
-    let cur = copy_of_committed_baseline(t.path(), "cur");
+    let base = common::copy_of_committed_baseline(t.path(), "base");
+    let cur = common::copy_of_committed_baseline(t.path(), "cur");
     let policy = t.path().join("policy.toml");
     std::fs::write(&policy, "alpha = 2.0\n").unwrap();
     let p = policy.to_str().unwrap();
@@ -311,8 +296,8 @@ fn a_non_numeric_measure_and_a_bad_policy_are_unusable_input() {
 #[test]
 fn a_policy_that_checks_only_tau_ignores_timings() {
     let t = tempfile::tempdir().unwrap();
-    let base = copy_of_committed_baseline(t.path(), "base");
-    let cur = copy_of_committed_baseline(t.path(), "cur");
+    let base = common::copy_of_committed_baseline(t.path(), "base");
+    let cur = common::copy_of_committed_baseline(t.path(), "cur");
     let policy = t.path().join("policy.toml");
     std::fs::write(&policy, "measures = [\"tau\"]\n").unwrap();
     let o = gate(&base, &cur, &["--policy", policy.to_str().unwrap()]);

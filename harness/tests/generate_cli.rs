@@ -1,5 +1,6 @@
 //! `specula fixtures random` and `specula generate`, run as a user would.
 
+use specula_engine::timing::Span;
 use std::path::Path;
 use std::process::Command;
 
@@ -164,15 +165,7 @@ fn generate_json_reports_text_tokens_tau_capture_and_spans() {
         serde_json::json!([0, 2, 3]),
         "legacy shifts 1,2 to 2,3 and keeps -1 as the embeddings"
     );
-    for span in [
-        "prefill",
-        "draft",
-        "tree_build",
-        "verify",
-        "accept",
-        "kv_commit",
-        "sample",
-    ] {
+    for span in Span::ALL.map(Span::name) {
         assert!(
             spec["spans"][span]["count"].as_u64().unwrap() > 0,
             "span {span} not recorded"

@@ -118,19 +118,7 @@ fn a_sweep_attaches_to_a_running_server_for_its_one_config() {
         return;
     }
     let t = tempfile::tempdir().unwrap();
-    let m = models();
-    let draft = m.join("eagle3");
-    let server = Serving::start(
-        t.path(),
-        &[
-            "--target",
-            m.to_str().unwrap(),
-            "--draft",
-            draft.to_str().unwrap(),
-            "--steps",
-            "3",
-        ],
-    );
+    let server = Serving::tiny(t.path(), "3", &[]);
     let mut text = body(&format!(
         "backend = \"sglang\"\n[server]\nurl = \"{}\"\n",
         server.url
@@ -162,21 +150,7 @@ fn a_model_that_is_not_on_this_machine_is_named_in_requests_and_prompted_as_text
         return;
     }
     let t = tempfile::tempdir().unwrap();
-    let m = models();
-    let draft = m.join("eagle3");
-    let server = Serving::start(
-        t.path(),
-        &[
-            "--target",
-            m.to_str().unwrap(),
-            "--draft",
-            draft.to_str().unwrap(),
-            "--steps",
-            "2",
-            "--served-model-name",
-            "org/remote-70b",
-        ],
-    );
+    let server = Serving::tiny(t.path(), "2", &["--served-model-name", "org/remote-70b"]);
     let text = format!(
         "name = \"remote\"\nmax_new_tokens = 8\nbackend = \"vllm\"\n[server]\nurl = \"{}\"\n\
          [[drafts]]\nsteps = 2\n[[prompt_sets]]\nsample = 2\n\
@@ -236,19 +210,7 @@ fn specula_serve_batches_concurrent_requests_and_answers_each_as_if_alone() {
         return;
     }
     let t = tempfile::tempdir().unwrap();
-    let m = models();
-    let draft = m.join("eagle3");
-    let server = Serving::start(
-        t.path(),
-        &[
-            "--target",
-            m.to_str().unwrap(),
-            "--draft",
-            draft.to_str().unwrap(),
-            "--steps",
-            "3",
-        ],
-    );
+    let server = Serving::tiny(t.path(), "3", &[]);
     let ask = |text: &str| -> serde_json::Value {
         let body = serde_json::json!({
             "text": text,

@@ -16,7 +16,6 @@ fn servers_that_never_get_healthy_die_answer_garbage_or_stall_fail_only_their_ro
         return;
     }
     let t = tempfile::tempdir().unwrap();
-    let m = models();
     // One shell per server records its pid, then becomes `specula serve`; the
     // draft config's depth picks the fault: 1 never healthy, 2 exits after one
     // request, 3 answers garbage, 4 stalls, 5 works.
@@ -40,18 +39,8 @@ request_timeout_s = 3
 
 [[drafts]]
 steps = [1, 2, 3, 4, 5]
-
-[[prompt_sets]]
-sample = 2
-
-[[models]]
-name = "tiny"
-target = "{}"
-draft = "{}"
-chat_template = "none"
-"#,
-        m.display(),
-        m.join("eagle3").display()
+{}"#,
+        prompts_and_tiny_pair(2)
     );
     let t0 = Instant::now();
     let out = sweep(t.path(), "faults.toml", &spec);

@@ -4,7 +4,8 @@
 mod common;
 
 use common::*;
-use specula::run_folder::schema::RUNS_COLUMNS;
+use specula::run_folder::schema::{KERNELS_COLUMNS, POSITIONS_COLUMNS, RUNS_COLUMNS};
+use specula_engine::timing::Span;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -69,10 +70,7 @@ fn a_small_spec_writes_every_file_with_the_documented_columns() {
     }
 
     let positions = Csv::read(&run.join("positions.csv"));
-    assert_eq!(
-        positions.header.join(","),
-        "run_id,row_key,position,acceptance_rate"
-    );
+    assert_eq!(positions.header, POSITIONS_COLUMNS);
     let steps: usize = runs
         .rows
         .iter()
@@ -85,20 +83,9 @@ fn a_small_spec_writes_every_file_with_the_documented_columns() {
     );
 
     let kernels = Csv::read(&run.join("kernels.csv"));
-    assert_eq!(
-        kernels.header.join(","),
-        "run_id,row_key,span,count,mean_us,p50_us,p90_us,p99_us,max_us,share"
-    );
+    assert_eq!(kernels.header, KERNELS_COLUMNS);
     let spans: BTreeSet<String> = kernels.column("span").into_iter().collect();
-    for s in [
-        "prefill",
-        "draft",
-        "tree_build",
-        "verify",
-        "accept",
-        "kv_commit",
-        "sample",
-    ] {
+    for s in Span::ALL.map(Span::name) {
         assert!(spans.contains(s), "span {s} missing from kernels.csv");
     }
     let counts = histogram_counts(&run);

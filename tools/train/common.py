@@ -15,6 +15,7 @@ import math
 import os
 import random
 import sysconfig
+import time
 import zlib
 
 import numpy as np
@@ -390,3 +391,27 @@ def load_target(path: str, device="cpu", dtype=torch.float32, attn="eager"):
     from transformers import LlamaForCausalLM
     m = LlamaForCausalLM.from_pretrained(path, dtype=dtype, attn_implementation=attn)
     return m.to(device).eval()
+
+
+class TimeBudget:
+    """Cuts a run's step count to what fits in `budget_s` seconds from `t0`,
+    timing steps 10..40 (past the warm-up); no budget (0 or None) cuts nothing."""
+
+    def __init__(self, budget_s, t0: float, dev: str):
+        self.budget_s, self.t0, self.dev, self.mark = budget_s, t0, dev, None
+
+    def steps_within(self, step: int, steps: int) -> int:
+        if not self.budget_s or step not in (10, 40):
+            return steps
+        if self.dev == "cuda":
+            torch.cuda.synchronize()
+        if step == 10:
+            self.mark = time.time()
+            return steps
+        per = (time.time() - self.mark) / 30 * 1.05
+        left = self.budget_s - (time.time() - self.t0)
+        if step + left / per < steps:
+            steps = max(100, int(step + left / per))
+            print(f"time budget: {per * 1000:.0f} ms/step -> steps cut to {steps}", flush=True)
+        return steps
+

@@ -216,20 +216,11 @@ def main():
         ppi = [0, 0]
     t_win = None
     steps_requested = args.steps
+    budget = common.TimeBudget(args.time_budget, t0, dev)
     step = -1
     while step + 1 < args.steps:
         step += 1
-        if args.time_budget and step in (10, 40):  # time steps 10..40 (past the warm-up)
-            if dev == "cuda":
-                torch.cuda.synchronize()
-            if step == 10:
-                t_mark = time.time()
-            else:
-                per = (time.time() - t_mark) / 30 * 1.05
-                left = args.time_budget - (time.time() - t0)
-                if step + left / per < args.steps:
-                    args.steps = max(100, int(step + left / per))
-                    print(f"time budget: {per * 1000:.0f} ms/step -> steps cut to {args.steps}", flush=True)
+        args.steps = budget.steps_within(step, args.steps)
         if args.end_at and step >= 40 and step % 50 == 0:
             if dev == "cuda":
                 torch.cuda.synchronize()

@@ -6,7 +6,7 @@
 use super::RemoteError;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A client of the server at `base` (`http://host:port`).
 #[derive(Debug, Clone)]
@@ -139,5 +139,38 @@ impl Http {
             })?;
             on_event(v)?;
         }
+    }
+
+    /// Whether `GET /health` answers 200 (both protocols' health check).
+    pub fn healthy(&self) -> bool {
+        matches!(self.get_text("/health"), Ok((200, _)))
+    }
+
+    /// One timed request: `body` streamed to `path` when `stream` (each
+    /// event handed to `on_event`), else posted and its whole answer handed to
+    /// `on_event` once. `on_event` says whether its event carries generated
+    /// output; the first one that does fixes the time to first token (the
+    /// whole time when not streamed). Returns (ttft_s, e2e_s).
+    pub fn post_timed(
+        &self,
+        path: &str,
+        body: &Value,
+        stream: bool,
+        mut on_event: impl FnMut(Value) -> Result<bool, RemoteError>,
+    ) -> Result<(f64, f64), RemoteError> {
+        let t0 = Instant::now();
+        let mut first = None;
+        if stream {
+            self.post_events(path, body, |ev| {
+                if on_event(ev)? && first.is_none() {
+                    first = Some(t0.elapsed().as_secs_f64());
+                }
+                Ok(())
+            })?;
+        } else {
+            on_event(self.post_json(path, body)?)?;
+        }
+        let e2e_s = t0.elapsed().as_secs_f64();
+        Ok((first.unwrap_or(e2e_s), e2e_s))
     }
 }

@@ -76,6 +76,25 @@ pub struct Acceptance {
     pub server_tau: Option<f64>,
 }
 
+impl Acceptance {
+    /// A baseline row's: every decode token is one verify step, nothing drafted.
+    pub fn baseline(decode_tokens: usize) -> Acceptance {
+        Acceptance {
+            verify_steps: decode_tokens,
+            ..Acceptance::default()
+        }
+    }
+}
+
+/// The decode-phase tokens of a row's requests: each request's first token
+/// comes from its prefill, not from a verify step.
+pub fn decode_tokens(outcomes: &[RequestOutcome]) -> usize {
+    outcomes
+        .iter()
+        .map(|o| o.completion_tokens.saturating_sub(1))
+        .sum()
+}
+
 /// Why a request or a server failed.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{0}")]

@@ -13,9 +13,12 @@
 //! is read for a cross-check.
 
 use super::http_client::Http;
-use super::{Acceptance, PromptInput, RemoteError, RequestOutcome, RequestParams, ServingClient};
+use super::{
+    decode_tokens, Acceptance, PromptInput, RemoteError, RequestOutcome, RequestParams,
+    ServingClient,
+};
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A client of one SGLang server.
 #[derive(Debug, Clone)]
@@ -97,7 +100,7 @@ impl ServingClient for SglangClient {
     }
 
     fn healthy(&self) -> bool {
-        matches!(self.health.get_text("/health"), Ok((200, _)))
+        self.health.healthy()
     }
 
     fn begin_row(&mut self) -> Result<(), RemoteError> {
@@ -124,38 +127,29 @@ impl ServingClient for SglangClient {
             PromptInput::Ids(ids) => body["input_ids"] = json!(ids),
             PromptInput::Text(t) => body["text"] = json!(t),
         }
-        let t0 = Instant::now();
-        let mut out = RequestOutcome::default();
-        if self.stream {
-            let mut last = None;
-            let mut first = None;
-            let mut text = String::new();
-            self.http.post_events("/generate", &body, |ev| {
+        let mut last = None;
+        let mut text = String::new();
+        let (ttft_s, e2e_s) = self
+            .http
+            .post_timed("/generate", &body, self.stream, |ev| {
                 let generated = ev
                     .pointer("/meta_info/completion_tokens")
                     .and_then(Value::as_u64)
-                    .unwrap_or(0);
-                if first.is_none() && generated > 0 {
-                    first = Some(t0.elapsed().as_secs_f64());
-                }
+                    .is_some_and(|n| n > 0);
                 if let Some(t) = ev.get("text").and_then(Value::as_str) {
-                    text = merge_text(text.clone(), t);
+                    text = merge_text(std::mem::take(&mut text), t);
                 }
                 last = Some(ev);
-                Ok(())
+                Ok(generated)
             })?;
-            let last =
-                last.ok_or_else(|| RemoteError("/generate: the stream held no event".into()))?;
-            read_answer(&last, &mut out)?;
-            out.text = text;
-            out.e2e_s = t0.elapsed().as_secs_f64();
-            out.ttft_s = first.unwrap_or(out.e2e_s);
-        } else {
-            let v = self.http.post_json("/generate", &body)?;
-            read_answer(&v, &mut out)?;
-            out.e2e_s = t0.elapsed().as_secs_f64();
-            out.ttft_s = out.e2e_s;
-        }
+        let last = last.ok_or_else(|| RemoteError("/generate: the stream held no event".into()))?;
+        let mut out = RequestOutcome {
+            ttft_s,
+            e2e_s,
+            ..RequestOutcome::default()
+        };
+        read_answer(&last, &mut out)?;
+        out.text = text;
         Ok(out)
     }
 
@@ -164,15 +158,9 @@ impl ServingClient for SglangClient {
         outcomes: &[RequestOutcome],
         steps: usize,
     ) -> Result<Acceptance, RemoteError> {
-        let decode_tokens: usize = outcomes
-            .iter()
-            .map(|o| o.completion_tokens.saturating_sub(1))
-            .sum();
+        let decode_tokens = decode_tokens(outcomes);
         if steps == 0 {
-            return Ok(Acceptance {
-                verify_steps: decode_tokens,
-                ..Acceptance::default()
-            });
+            return Ok(Acceptance::baseline(decode_tokens));
         }
         let mut verify = 0;
         for o in outcomes {

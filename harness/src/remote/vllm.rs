@@ -11,9 +11,12 @@
 
 use super::http_client::Http;
 use super::prometheus::Metrics;
-use super::{Acceptance, PromptInput, RemoteError, RequestOutcome, RequestParams, ServingClient};
+use super::{
+    decode_tokens, Acceptance, PromptInput, RemoteError, RequestOutcome, RequestParams,
+    ServingClient,
+};
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const DRAFTS: &str = "vllm:spec_decode_num_drafts";
 const ACCEPTED: &str = "vllm:spec_decode_num_accepted_tokens";
@@ -78,7 +81,7 @@ impl ServingClient for VllmClient {
     }
 
     fn healthy(&self) -> bool {
-        matches!(self.health.get_text("/health"), Ok((200, _)))
+        self.health.healthy()
     }
 
     fn begin_row(&mut self) -> Result<(), RemoteError> {
@@ -108,43 +111,35 @@ impl ServingClient for VllmClient {
             PromptInput::Ids(ids) => body["prompt"] = json!(ids),
             PromptInput::Text(t) => body["prompt"] = json!(t),
         }
-        let t0 = Instant::now();
-        let mut out = RequestOutcome::default();
-        if self.stream {
-            let mut first = None;
-            let mut usage = None;
-            let mut text = String::new();
-            self.http.post_events("/v1/completions", &body, |ev| {
-                if let Some(n) = completion_tokens(&ev) {
-                    usage = Some(n);
-                }
-                let piece = text_of(&ev)?;
-                let has_choice = ev
-                    .get("choices")
-                    .and_then(Value::as_array)
-                    .is_some_and(|c| !c.is_empty());
-                if first.is_none() && has_choice {
-                    first = Some(t0.elapsed().as_secs_f64());
-                }
-                text.push_str(&piece);
-                Ok(())
-            })?;
-            out.e2e_s = t0.elapsed().as_secs_f64();
-            out.ttft_s = first.unwrap_or(out.e2e_s);
-            out.text = text;
-            out.completion_tokens = usage.ok_or_else(|| {
-                RemoteError("/v1/completions: the stream ended without `usage` (stream_options.include_usage)".into())
-            })?;
-        } else {
-            let v = self.http.post_json("/v1/completions", &body)?;
-            out.e2e_s = t0.elapsed().as_secs_f64();
-            out.ttft_s = out.e2e_s;
-            out.text = text_of(&v)?;
-            out.completion_tokens = completion_tokens(&v).ok_or_else(|| {
-                RemoteError("/v1/completions: no `usage.completion_tokens`".into())
-            })?;
-        }
-        Ok(out)
+        let mut usage = None;
+        let mut text = String::new();
+        let (ttft_s, e2e_s) =
+            self.http
+                .post_timed("/v1/completions", &body, self.stream, |ev| {
+                    if let Some(n) = completion_tokens(&ev) {
+                        usage = Some(n);
+                    }
+                    text.push_str(&text_of(&ev)?);
+                    Ok(ev
+                        .get("choices")
+                        .and_then(Value::as_array)
+                        .is_some_and(|c| !c.is_empty()))
+                })?;
+        let completion_tokens = usage.ok_or_else(|| {
+            RemoteError(if self.stream {
+                "/v1/completions: the stream ended without `usage` (stream_options.include_usage)"
+                    .into()
+            } else {
+                "/v1/completions: no `usage.completion_tokens`".into()
+            })
+        })?;
+        Ok(RequestOutcome {
+            text,
+            completion_tokens,
+            ttft_s,
+            e2e_s,
+            ..RequestOutcome::default()
+        })
     }
 
     fn end_row(
@@ -153,15 +148,8 @@ impl ServingClient for VllmClient {
         steps: usize,
     ) -> Result<Acceptance, RemoteError> {
         let before = self.before.take().unwrap_or_default();
-        let decode_tokens: usize = outcomes
-            .iter()
-            .map(|o| o.completion_tokens.saturating_sub(1))
-            .sum();
         if steps == 0 {
-            return Ok(Acceptance {
-                verify_steps: decode_tokens,
-                ..Acceptance::default()
-            });
+            return Ok(Acceptance::baseline(decode_tokens(outcomes)));
         }
         // The counters are updated as the engine's steps are reported: read
         // until two scrapes agree (bounded).

@@ -128,7 +128,7 @@ fn kernel_bars(rows: &[&RowView], run: &Run, an: &[RowAnalysis]) -> Vec<Bar> {
         }
         let mut us = [0.0; 6];
         for (i, s) in SPANS.iter().enumerate() {
-            us[i] = spans.get(*s).map_or(0.0, |v| v.total_us / steps);
+            us[i] = spans.get(s.name()).map_or(0.0, |v| v.total_us / steps);
         }
         let a = an.iter().find(|a| a.row_key == r.key);
         bars.push(Bar {

@@ -20,78 +20,134 @@ pub const HISTOGRAMS: &str = "histograms";
 /// Served grid points that failed, with the reason.
 pub const FAILURES_CSV: &str = "failures.csv";
 
-/// The columns of runs.csv, in order: the identity and measures of
-/// docs/DESIGN.md first, then this tool's extra columns.
-pub const RUNS_COLUMNS: [&str; 39] = [
-    "run_id",
-    "git_rev",
-    "started_at",
-    "machine",
-    "backend",
-    "device",
-    "target",
-    "draft",
-    "dtype",
-    "aux_layers_resolved",
-    "steps",
-    "topk",
-    "num_draft_tokens",
-    "temperature",
-    "batch_size",
-    "prompt_set",
-    "prompts",
-    "output_tokens",
-    "verify_steps",
-    "wall_s",
-    "throughput_tok_s",
-    "tau",
-    "accept_rate",
-    "speedup",
-    "ttft_ms_p50",
-    "tpot_ms_p50",
-    "lossless",
-    // this tool's extra columns
-    "repeat",
-    "seed",
-    "max_new_tokens",
-    "id_convention",
-    "spans",
-    "prefill_s",
-    "decode_s",
-    "row_key",
-    "flag",
-    "decode_cpu_s",
-    "cpu_tok_s",
-    "cpu_speedup",
+/// A runs.csv column: its name, whether its cells are numbers, and the
+/// lists it belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Column {
+    /// The header name.
+    pub name: &'static str,
+    /// Cells are numbers (or empty where the measure does not apply); the
+    /// reader refuses anything else, naming the row and column.
+    pub number: bool,
+    /// It identifies a row across runs ([`IDENTITY`]).
+    pub identity: bool,
+    /// At temperature 0 and fixed seeds it depends only on the models, the
+    /// config and the prompts, never on the machine ([`DETERMINISTIC_COLUMNS`]).
+    pub deterministic: bool,
+}
+
+impl Column {
+    const fn text(name: &'static str) -> Column {
+        Column {
+            name,
+            number: false,
+            identity: false,
+            deterministic: false,
+        }
+    }
+
+    const fn number(name: &'static str) -> Column {
+        Column {
+            number: true,
+            ..Column::text(name)
+        }
+    }
+
+    const fn identity(self) -> Column {
+        Column {
+            identity: true,
+            ..self
+        }
+    }
+
+    const fn deterministic(self) -> Column {
+        Column {
+            deterministic: true,
+            ..self
+        }
+    }
+}
+
+/// runs.csv, in column order: the identity and measures of docs/DESIGN.md
+/// first, then this tool's extra columns (from `repeat` on).
+pub const RUNS: [Column; 39] = [
+    Column::text("run_id"),
+    Column::text("git_rev"),
+    Column::text("started_at"),
+    Column::text("machine"),
+    Column::text("backend").identity(),
+    Column::text("device"),
+    Column::text("target").identity(),
+    Column::text("draft").identity(),
+    Column::text("dtype").identity(),
+    Column::text("aux_layers_resolved").identity(),
+    Column::number("steps").identity(),
+    Column::number("topk").identity(),
+    Column::number("num_draft_tokens").identity(),
+    Column::number("temperature").identity(),
+    Column::number("batch_size").identity(),
+    Column::text("prompt_set").identity(),
+    Column::number("prompts").identity(),
+    Column::number("output_tokens").deterministic(),
+    Column::number("verify_steps").deterministic(),
+    Column::number("wall_s"),
+    Column::number("throughput_tok_s"),
+    Column::number("tau").deterministic(),
+    Column::number("accept_rate").deterministic(),
+    Column::number("speedup"),
+    Column::number("ttft_ms_p50"),
+    Column::number("tpot_ms_p50"),
+    Column::text("lossless").deterministic(),
+    Column::number("repeat").identity(),
+    Column::number("seed").identity(),
+    Column::number("max_new_tokens").identity(),
+    Column::text("id_convention").identity(),
+    Column::text("spans").identity(),
+    Column::number("prefill_s"),
+    Column::number("decode_s"),
+    Column::text("row_key"),
+    Column::text("flag"),
+    Column::number("decode_cpu_s"),
+    Column::number("cpu_tok_s"),
+    Column::number("cpu_speedup"),
 ];
 
-/// The runs.csv columns whose cells are numbers (or empty, where a measure
-/// does not apply); the reader refuses anything else, naming row and column.
-pub const NUMERIC_COLUMNS: [&str; 23] = [
-    "steps",
-    "topk",
-    "num_draft_tokens",
-    "temperature",
-    "batch_size",
-    "prompts",
-    "output_tokens",
-    "verify_steps",
-    "wall_s",
-    "throughput_tok_s",
-    "tau",
-    "accept_rate",
-    "speedup",
-    "ttft_ms_p50",
-    "tpot_ms_p50",
-    "repeat",
-    "seed",
-    "max_new_tokens",
-    "prefill_s",
-    "decode_s",
-    "decode_cpu_s",
-    "cpu_tok_s",
-    "cpu_speedup",
-];
+/// Which of a column's lists [`names`] collects.
+#[derive(Clone, Copy)]
+enum List {
+    All,
+    Numbers,
+    Identity,
+    Deterministic,
+}
+
+/// The names of the runs.csv columns in `list`, in runs.csv order (`N` must be their count).
+const fn names<const N: usize>(list: List) -> [&'static str; N] {
+    let mut out = [""; N];
+    let (mut i, mut n) = (0, 0);
+    while i < RUNS.len() {
+        let c = RUNS[i];
+        let wanted = match list {
+            List::All => true,
+            List::Numbers => c.number,
+            List::Identity => c.identity,
+            List::Deterministic => c.deterministic,
+        };
+        if wanted {
+            out[n] = c.name;
+            n += 1;
+        }
+        i += 1;
+    }
+    assert!(n == N, "the list's length is its column count");
+    out
+}
+
+/// The header of runs.csv.
+pub const RUNS_COLUMNS: [&str; 39] = names(List::All);
+
+/// The runs.csv columns whose cells are numbers (or empty).
+pub const NUMERIC_COLUMNS: [&str; 23] = names(List::Numbers);
 
 /// The columns of positions.csv.
 pub const POSITIONS_COLUMNS: [&str; 4] = ["run_id", "row_key", "position", "acceptance_rate"];
@@ -105,41 +161,16 @@ pub const KERNELS_COLUMNS: [&str; 10] = [
 /// The columns of failures.csv.
 pub const FAILURES_COLUMNS: [&str; 4] = ["run_id", "row_key", "backend", "error"];
 
-/// The runs.csv columns that identify a row across runs, in runs.csv order:
-/// every identity column except where and when it ran (`run_id`, `git_rev`,
-/// `started_at`, `machine`, `device`), plus the extras that shape the
-/// numbers (`repeat`, `seed`, `max_new_tokens`, `id_convention`, `spans`).
-/// A row's *group* is the same without `repeat` and `seed`: its repeats.
-pub const IDENTITY: [&str; 17] = [
-    "backend",
-    "target",
-    "draft",
-    "dtype",
-    "aux_layers_resolved",
-    "steps",
-    "topk",
-    "num_draft_tokens",
-    "temperature",
-    "batch_size",
-    "prompt_set",
-    "prompts",
-    "repeat",
-    "seed",
-    "max_new_tokens",
-    "id_convention",
-    "spans",
-];
+/// The runs.csv columns that identify a row across runs: every identity
+/// column except where and when it ran (`run_id`, `git_rev`, `started_at`,
+/// `machine`, `device`), plus the extras that shape the numbers (`repeat`,
+/// `seed`, `max_new_tokens`, `id_convention`, `spans`). A row's *group* is
+/// the same without [`REPEAT_COLUMNS`]: its repeats.
+pub const IDENTITY: [&str; 17] = names(List::Identity);
 
-/// The measures that, at temperature 0 and fixed seeds, depend only on the
-/// models, the config and the prompts, never on the machine or its load: two
-/// runs of one build agree on them exactly.
-pub const DETERMINISTIC_COLUMNS: [&str; 5] = [
-    "output_tokens",
-    "verify_steps",
-    "tau",
-    "accept_rate",
-    "lossless",
-];
+/// The measures two runs of one build agree on exactly (temperature 0,
+/// fixed seeds): they depend only on the models, the config and the prompts.
+pub const DETERMINISTIC_COLUMNS: [&str; 5] = names(List::Deterministic);
 
 /// The identity columns a row's group leaves out: the repeats of a row differ only in these.
 pub const REPEAT_COLUMNS: [&str; 2] = ["repeat", "seed"];
@@ -176,28 +207,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn numeric_and_identity_columns_are_runs_csv_columns_in_its_order() {
-        for list in [
-            &NUMERIC_COLUMNS[..],
-            &IDENTITY[..],
-            &REPEAT_COLUMNS[..],
-            &DETERMINISTIC_COLUMNS[..],
-        ] {
-            let at: Vec<usize> = list
-                .iter()
-                .map(|c| {
-                    RUNS_COLUMNS
-                        .iter()
-                        .position(|r| r == c)
-                        .unwrap_or_else(|| panic!("{c} is not a runs.csv column"))
-                })
-                .collect();
-            assert!(at.windows(2).all(|w| w[0] < w[1]), "{list:?} out of order");
-        }
+    fn the_lists_say_what_identifies_a_row_and_what_is_a_number() {
         let mut all = RUNS_COLUMNS.to_vec();
         all.sort();
         all.dedup();
         assert_eq!(all.len(), RUNS_COLUMNS.len(), "a column named twice");
+        for c in [
+            "run_id",
+            "git_rev",
+            "started_at",
+            "machine",
+            "device",
+            "row_key",
+        ] {
+            assert!(!IDENTITY.contains(&c), "{c} says where or when, not what");
+        }
+        assert!(REPEAT_COLUMNS.iter().all(|c| IDENTITY.contains(c)));
+        assert!(DETERMINISTIC_COLUMNS.iter().all(|c| !IDENTITY.contains(c)));
+        for c in ["tau", "cpu_speedup", "steps", "temperature"] {
+            assert!(NUMERIC_COLUMNS.contains(&c), "{c}");
+        }
+        for c in ["lossless", "row_key", "spans", "flag"] {
+            assert!(!NUMERIC_COLUMNS.contains(&c), "{c}");
+        }
+        assert_eq!(&RUNS_COLUMNS[..2], ["run_id", "git_rev"]);
+        assert_eq!(
+            RUNS_COLUMNS[RUNS_COLUMNS.len() - 1],
+            "cpu_speedup",
+            "added last"
+        );
     }
 
     /// The design contract lists runs.csv's columns in a table of numbered

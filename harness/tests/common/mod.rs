@@ -49,6 +49,33 @@ pub fn ok(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The repository's root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("harness/ is in the repository")
+        .to_path_buf()
+}
+
+/// A copy of the committed CI baseline run (`results/baselines/ci`) as `t/name`.
+pub fn copy_of_committed_baseline(t: &Path, name: &str) -> PathBuf {
+    let src = repo().join("results/baselines/ci");
+    let dst = t.join(name);
+    std::fs::create_dir_all(&dst).unwrap();
+    for f in ["runs.csv", "positions.csv", "kernels.csv", "meta.json"] {
+        std::fs::copy(src.join(f), dst.join(f)).unwrap();
+    }
+    dst
+}
+
+/// A temp folder holding a random tiny pair (seed `seed`), and its target and draft folders.
+pub fn random_pair(seed: u64) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let shape = TargetShape::named("tiny").unwrap();
+    let p = write_random_pair(t.path(), &shape, seed, StoreDtype::F32, None).unwrap();
+    (t, p.target, p.draft)
+}
+
 /// A temp folder with a random tiny pair in `fx/target` and `fx/draft`.
 pub fn workspace() -> tempfile::TempDir {
     let t = tempfile::tempdir().unwrap();

@@ -6,14 +6,32 @@ use std::path::{Path, PathBuf};
 
 /// The committed tiny-llama target folder (its draft is `eagle3` inside).
 pub fn models() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../models/tiny-llama"))
+    super::repo().join("models/tiny-llama")
 }
 
 /// The binary under test (the command templates run its `serve`).
 pub const BIN: &str = env!("CARGO_BIN_EXE_specula");
+/// The spec tables of `sample` built-in prompts and the tiny-llama pair (named `tiny`).
+pub fn prompts_and_tiny_pair(sample: usize) -> String {
+    let m = models();
+    format!(
+        r#"
+[[prompt_sets]]
+sample = {sample}
+
+[[models]]
+name = "tiny"
+target = "{}"
+draft = "{}"
+chat_template = "none"
+"#,
+        m.display(),
+        m.join("eagle3").display()
+    )
+}
+
 /// A spec on tiny-llama: baseline + two chains and a tree, batch 1 and 2, 3 prompts, 10 tokens.
 pub fn body(backend_and_server: &str) -> String {
-    let m = models();
     format!(
         r#"
 name = "served"
@@ -29,18 +47,8 @@ steps = [1, 3]
 steps = 2
 topk = 2
 num_draft_tokens = 4
-
-[[prompt_sets]]
-sample = 3
-
-[[models]]
-name = "tiny"
-target = "{}"
-draft = "{}"
-chat_template = "none"
-"#,
-        m.display(),
-        m.join("eagle3").display()
+{}"#,
+        prompts_and_tiny_pair(3)
     )
 }
 
@@ -83,6 +91,21 @@ pub struct Serving {
 }
 
 impl Serving {
+    /// `specula serve` of the tiny-llama pair drafting `steps` deep, with `extra` flags.
+    pub fn tiny(cwd: &Path, steps: &str, extra: &[&str]) -> Serving {
+        let (m, draft) = (models(), models().join("eagle3"));
+        let mut args = vec![
+            "--target",
+            m.to_str().unwrap(),
+            "--draft",
+            draft.to_str().unwrap(),
+            "--steps",
+            steps,
+        ];
+        args.extend_from_slice(extra);
+        Serving::start(cwd, &args)
+    }
+
     /// Starts `specula serve ARGS --port P` in `cwd` and waits (20 s at most)
     /// until it accepts connections (it loads the model before listening).
     pub fn start(cwd: &Path, args: &[&str]) -> Serving {

@@ -6,16 +6,15 @@
 use super::{category, color, err, legend, upper, Chart};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use specula_engine::timing::Span;
 
-/// The spans stacked, bottom to top.
-pub const SPANS: [&str; 6] = [
-    "draft",
-    "tree_build",
-    "verify",
-    "accept",
-    "kv_commit",
-    "sample",
-];
+/// The spans stacked, bottom to top: every span of a decode step, in step
+/// order (all but the prefill).
+pub const SPANS: [Span; 6] = {
+    let [prefill, draft, tree_build, verify, accept, kv_commit, sample] = Span::ALL;
+    assert!(matches!(prefill, Span::Prefill), "the prefill comes first");
+    [draft, tree_build, verify, accept, kv_commit, sample]
+};
 
 /// One bar.
 #[derive(Debug, Clone)]
@@ -81,7 +80,7 @@ impl Chart for Kernels {
                     Rectangle::new([(x - 0.3, y0), (x + 0.3, y0 + b.us[si])], c.filled())
                 }))
                 .map_err(err)?
-                .label(*span)
+                .label(span.name())
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.filled()));
         }
         for (i, b) in self.0.iter().enumerate() {

@@ -1,4 +1,7 @@
-//! Command-line interface: one module per subcommand.
+//! The command line, and only it: one module per subcommand, each turning
+//! its parsed flags into a call of the `specula` library (a sweep plan, a
+//! report, a gate judgement, ...) and printing what comes back. Errors are
+//! gathered in [`CliError`], whose `fault()` `main` turns into the exit code.
 
 mod analyze;
 mod audit;

@@ -1,8 +1,8 @@
-//! Serving engines as sweep backends: SGLang ([`sglang`]) and vLLM
-//! ([`vllm`]) over HTTP, started from a command template
-//! ([`server_process`]) or attached to by URL, and driven at concurrency =
-//! batch size ([`rows`]). The in-process engine stays in
-//! [`crate::sweep::runner`]; a spec picks one with `backend`.
+//! Remote (served) engines: SGLang ([`sglang`]) and vLLM ([`vllm`]) over
+//! HTTP, started from a command template ([`server_process`]) or attached
+//! to by URL, and driven at concurrency = batch size ([`rows`]). The
+//! in-process engine runs in [`crate::sweep::runner`]; a spec picks one with
+//! its `backend` field ([`EngineKind`]).
 //!
 //! Each client speaks its server's protocol through [`ServingClient`]: one
 //! call per request (text or token ids in; completion tokens, client-side

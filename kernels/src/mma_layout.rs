@@ -1,4 +1,4 @@
-//! How the tensor-core small-row linear (`cuda::linear_mma`) lays out a
+//! How the tensor-core small-row linear (`cuda::LinearLayer::mma`) lays out a
 //! launch. Plain arithmetic, so it is tested without a GPU: the k split must
 //! come from the weight's shape alone (a row's reduction order may not
 //! depend on the batch), and must divide k into whole 32-wide chunks.

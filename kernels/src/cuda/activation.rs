@@ -33,7 +33,7 @@ pub enum GateUpLayout {
     /// `[gate (inner) | up (inner)]`.
     Halves,
     /// `[gate_0, up_0, gate_1, up_1, ...]` (the GPU model's layout: see
-    /// [`linear_rows_silu`](super::linear_rows_silu)).
+    /// [`LinearLayer::swiglu`](super::LinearLayer::swiglu)).
     Interleaved,
 }
 

@@ -54,12 +54,23 @@ const ATTENTION_AHEAD_MAX_BLOCKS: usize = 512;
 
 /// Per-launch scratch of the split-K attention: partial outputs and their
 /// (max, sum), `[rows, heads, splits]`, and a counter of finished splits per
-/// (row, head) (zero between launches).
+/// (row, head) (zero between launches); and which kernel its launches run.
 pub struct AttentionScratch {
     part_out: CudaSlice<f32>,
     part_ml: CudaSlice<f32>,
     counters: CudaSlice<i32>,
     splits: usize,
+    kernel: Option<AttentionKernel>,
+}
+
+/// The two forms of the attention kernel. Both give the same bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttentionKernel {
+    /// Issues the key and value loads before anything waits: faster while
+    /// every block is resident at once.
+    Ahead,
+    /// Fewer registers.
+    Lean,
 }
 
 impl AttentionScratch {
@@ -77,7 +88,15 @@ impl AttentionScratch {
             part_ml: gpu.stream.alloc_zeros(2 * slots)?,
             counters: gpu.stream.alloc_zeros(rows * shape.n_heads)?,
             splits,
+            kernel: None,
         })
+    }
+
+    /// Makes [`attention`] launches on this scratch run `kernel` (by
+    /// default they run [`AttentionKernel::Ahead`] up to
+    /// `ATTENTION_AHEAD_MAX_BLOCKS` blocks, else [`AttentionKernel::Lean`]).
+    pub fn force_kernel(&mut self, kernel: AttentionKernel) {
+        self.kernel = Some(kernel);
     }
 }
 
@@ -94,7 +113,8 @@ pub struct KvPools<'a, T> {
 
 /// Attention of `q: [rows, heads, head_dim]` over the pools: split-K over
 /// the key list (flash decoding), the last block of each (row, head) merging
-/// the splits, in one launch.
+/// the splits, in one launch of the kernel the scratch says (see
+/// [`AttentionScratch::force_kernel`]).
 #[allow(clippy::too_many_arguments)]
 pub fn attention<T: GpuElement>(
     gpu: &Gpu,
@@ -105,26 +125,6 @@ pub fn attention<T: GpuElement>(
     scratch: &mut AttentionScratch,
     shape: AttentionShape,
     scale: f32,
-) -> Result<(), GpuError> {
-    let blocks = keys.base.len() * shape.n_heads * scratch.splits;
-    let ahead = blocks <= ATTENTION_AHEAD_MAX_BLOCKS;
-    attention_with(gpu, out, q, pools, keys, scratch, shape, scale, ahead)
-}
-
-/// [`attention`] with its kernel chosen: `ahead` issues the key and value
-/// loads before anything waits (faster while every block is resident at
-/// once), else lean (fewer registers). Both give the same bits.
-#[allow(clippy::too_many_arguments)]
-pub fn attention_with<T: GpuElement>(
-    gpu: &Gpu,
-    out: &mut CudaSlice<T>,
-    q: &CudaSlice<T>,
-    pools: KvPools<'_, T>,
-    keys: &KeyLists,
-    scratch: &mut AttentionScratch,
-    shape: AttentionShape,
-    scale: f32,
-    ahead: bool,
 ) -> Result<(), GpuError> {
     let rows = keys.base.len();
     let AttentionShape {
@@ -154,10 +154,12 @@ pub fn attention_with<T: GpuElement>(
         pools.k.len() == pools.v.len() && pools.offset < pools.k.len(),
         || "attention: pool offset outside the pools".into(),
     )?;
-    let kernel = if ahead {
-        "attention_ahead"
-    } else {
-        "attention_lean"
+    let blocks = rows * n_heads * scratch.splits;
+    let kernel = match scratch.kernel {
+        None if blocks <= ATTENTION_AHEAD_MAX_BLOCKS => "attention_ahead",
+        None => "attention_lean",
+        Some(AttentionKernel::Ahead) => "attention_ahead",
+        Some(AttentionKernel::Lean) => "attention_lean",
     };
     let args = [
         RawArg::slice(gpu, out),

@@ -1,7 +1,7 @@
 //! The linear layers. Up to [`INVARIANT_MAX_ROWS`] rows, the batch-invariant
 //! small-row linear: a row's result does not depend on the other rows or
 //! how many there are, so a verify forward reproduces the baseline's decode
-//! rows bit for bit. Tensor cores in bf16 ([`linear_mma`], `linear_mma.cu`),
+//! rows bit for bit. Tensor cores in bf16 ([`LinearLayer::mma`], `linear_mma.cu`),
 //! one warp per output column in FMA otherwise (`linear_fma.cu`). Above,
 //! cuBLAS ([`linear`]) and its bias pass (`linear_bias.cu`).
 
@@ -11,241 +11,222 @@ pub use crate::mma_layout::{mma_k_parts, MmaLaunch, MMA_PIPELINED_MAX_ROWS};
 use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::CudaSlice;
 
-/// Rows up to which [`linear_auto`] uses the batch-invariant [`linear_rows`]
+/// Rows up to which [`LinearLayer::auto`] uses the batch-invariant [`LinearLayer::rows`]
 /// instead of cuBLAS (decode and tree verification stay bit-identical across
 /// batch shapes; long prefills get cuBLAS).
 pub const INVARIANT_MAX_ROWS: usize = 64;
 
-/// Whether [`linear_rows`] runs a `[n, k]` weight on tensor cores (bf16,
+/// Whether [`LinearLayer::rows`] runs a `[n, k]` weight on tensor cores (bf16,
 /// k a multiple of 32, the GPU's [`SmallRowLinear`] is `Mma`) rather than
 /// the FMA kernel.
 pub fn uses_mma<T: GpuElement>(gpu: &Gpu, k: usize) -> bool {
     gpu.small_row_linear == SmallRowLinear::Mma && T::SUFFIX == "bf16" && k.is_multiple_of(32)
 }
 
-/// The tensor-core linear with an explicit layout (k a multiple of 32
-/// `parts`); `silu` takes interleaved gate|up columns to `silu(gate) * up`,
-/// `y` then being `[m, n / 2]`.
-#[allow(clippy::too_many_arguments)]
-pub fn linear_mma<T: GpuElement>(
-    gpu: &Gpu,
-    y: &mut CudaSlice<T>,
-    x: &CudaSlice<T>,
-    w: &CudaSlice<T>,
-    bias: Option<&CudaSlice<T>>,
-    (m, k, n): (usize, usize, usize),
-    layout: MmaLaunch,
-    silu: bool,
-) -> Result<(), GpuError> {
-    let MmaLaunch {
-        parts,
-        chunks,
-        groups,
-        pipelined,
-    } = layout;
-    let width = if silu { n / 2 } else { n };
-    need(
-        T::SUFFIX == "bf16"
-            && matches!(parts, 1 | 2 | 4 | 8)
-            && matches!(chunks, 4 | 8)
-            && groups >= 1
-            && groups * parts <= 8
-            && (!pipelined || (m <= MMA_PIPELINED_MAX_ROWS && chunks == 8 && groups == 1))
-            && k.is_multiple_of(32 * parts)
-            && (!silu || n.is_multiple_of(2))
-            && x.len() >= m * k
-            && w.len() == n * k
-            && y.len() >= m * width
-            && bias.is_none_or(|b| b.len() == n),
-        || {
-            format!(
-                "linear_mma: unsupported shape or layout (m {m}, k {k}, n {n}, {layout:?}, {})",
-                T::SUFFIX
-            )
-        },
-    )?;
-    let flags = i32::from(silu);
-    let mut args = vec![
-        RawArg::slice(gpu, y),
-        RawArg::slice(gpu, x),
-        RawArg::slice(gpu, w),
-        RawArg::opt(gpu, bias),
-        RawArg::I32(m as i32),
-        RawArg::I32(k as i32),
-        RawArg::I32(n as i32),
-        RawArg::I32(parts as i32),
-    ];
-    let (kernel, token_tiles) = if pipelined {
-        ("linear_mma_tile1_bf16".to_string(), 1)
-    } else {
-        args.push(RawArg::I32(groups as i32));
-        (format!("linear_mma_ku{chunks}_bf16"), m.div_ceil(8).min(8))
-    };
-    args.push(RawArg::I32(flags));
-    let smem = if parts > 1 {
-        groups * parts * token_tiles * 4 * 32 * 4
-    } else {
-        0
-    };
-    let blocks = n.div_ceil(16 * groups) as u32;
-    let cfg = cfg((blocks, 1), (32 * groups * parts) as u32, smem as u32);
-    // SAFETY: the kernel's parameters in its order; sizes checked above.
-    unsafe { launch(gpu, &kernel, cfg, &args) }
+/// A linear layer on the device: `W[n, k]` (a row per output) and an
+/// optional bias `[n]`, with the GPU that runs it.
+#[derive(Clone, Copy)]
+pub struct LinearLayer<'a, T> {
+    /// The GPU holding the weights.
+    pub gpu: &'a Gpu,
+    /// `W[n, k]`, row-major.
+    pub w: &'a CudaSlice<T>,
+    /// The bias `[n]`, if any.
+    pub bias: Option<&'a CudaSlice<T>>,
+    /// Inputs per row.
+    pub k: usize,
+    /// Outputs per row.
+    pub n: usize,
 }
 
-/// `y[m, n] = x[m, k] W[n, k]^T (+ bias)` for few rows, the same reduction
-/// order for a row whatever `m` is: on tensor cores where [`uses_mma`],
-/// else one warp per output column in FMA.
-#[allow(clippy::too_many_arguments)]
-pub fn linear_rows<T: GpuElement>(
-    gpu: &Gpu,
-    y: &mut CudaSlice<T>,
-    x: &CudaSlice<T>,
-    w: &CudaSlice<T>,
-    bias: Option<&CudaSlice<T>>,
-    m: usize,
-    k: usize,
-    n: usize,
-) -> Result<(), GpuError> {
-    small_rows(gpu, y, x, w, bias, (m, k, n), false)
-}
-
-/// The FMA form of [`linear_rows`] (f32, or k not a multiple of 32): each
-/// warp sums C adjacent columns for tiles of up to 8 rows.
-#[allow(clippy::too_many_arguments)]
-pub fn linear_rows_fma<T: GpuElement>(
-    gpu: &Gpu,
-    y: &mut CudaSlice<T>,
-    x: &CudaSlice<T>,
-    w: &CudaSlice<T>,
-    bias: Option<&CudaSlice<T>>,
-    m: usize,
-    k: usize,
-    n: usize,
-) -> Result<(), GpuError> {
-    fma_rows(gpu, y, x, w, bias, (m, k, n), false)
-}
-
-/// `act[m, n/2] = silu(gate) * up` straight from the fused projection
-/// `W[n, k]` whose rows interleave gate and up (`2i` = gate_i, `2i + 1` =
-/// up_i); gate and up are rounded to `T` first, as if stored. Batch-invariant
-/// like [`linear_rows`].
-pub fn linear_rows_silu<T: GpuElement>(
-    gpu: &Gpu,
-    act: &mut CudaSlice<T>,
-    x: &CudaSlice<T>,
-    w: &CudaSlice<T>,
-    m: usize,
-    k: usize,
-    n: usize,
-) -> Result<(), GpuError> {
-    small_rows(gpu, act, x, w, None, (m, k, n), true)
-}
-
-/// [`linear_rows`], or with `silu` [`linear_rows_silu`]: on tensor cores
-/// where [`uses_mma`], else in FMA.
-fn small_rows<T: GpuElement>(
-    gpu: &Gpu,
-    y: &mut CudaSlice<T>,
-    x: &CudaSlice<T>,
-    w: &CudaSlice<T>,
-    bias: Option<&CudaSlice<T>>,
-    (m, k, n): (usize, usize, usize),
-    silu: bool,
-) -> Result<(), GpuError> {
-    if uses_mma::<T>(gpu, k) {
-        let layout = MmaLaunch::for_shape(m, k, n);
-        return linear_mma(gpu, y, x, w, bias, (m, k, n), layout, silu);
+impl<'a, T: GpuElement> LinearLayer<'a, T> {
+    /// The layer of `w` (`[n, k]`) and `bias` on `gpu`.
+    pub fn new(
+        gpu: &'a Gpu,
+        w: &'a CudaSlice<T>,
+        bias: Option<&'a CudaSlice<T>>,
+        k: usize,
+        n: usize,
+    ) -> LinearLayer<'a, T> {
+        LinearLayer { gpu, w, bias, k, n }
     }
-    fma_rows(gpu, y, x, w, bias, (m, k, n), silu)
-}
 
-/// The FMA kernel `linear_rows_c{C}` (or with `silu`
-/// `linear_rows_silu_c{C}`: `y` then `[m, n / 2]`), C columns per warp.
-fn fma_rows<T: GpuElement>(
-    gpu: &Gpu,
-    y: &CudaSlice<T>,
-    x: &CudaSlice<T>,
-    w: &CudaSlice<T>,
-    bias: Option<&CudaSlice<T>>,
-    (m, k, n): (usize, usize, usize),
-    silu: bool,
-) -> Result<(), GpuError> {
-    let kernel = if silu {
-        "linear_rows_silu"
-    } else {
-        "linear_rows"
-    };
-    let width = if silu { n / 2 } else { n };
-    need(
-        (!silu || n.is_multiple_of(2))
-            && x.len() >= m * k
-            && w.len() == n * k
-            && y.len() >= m * width
-            && bias.is_none_or(|b| b.len() == n),
-        || format!("{kernel}: sizes disagree (m {m}, k {k}, n {n})"),
-    )?;
-    // Columns per warp: one for a single row (most warps in flight), more
-    // as rows grow (each x load then serves several columns); the SiLU
-    // epilogue pairs gate and up columns, so at least two.
-    let c = match m {
-        0..=3 if silu => 2,
-        1 => 1,
-        2..=3 => 2,
-        _ => 4,
-    };
-    let args = [
-        RawArg::slice(gpu, y),
-        RawArg::slice(gpu, x),
-        RawArg::slice(gpu, w),
-        RawArg::opt(gpu, bias),
-        RawArg::I32(m as i32),
-        RawArg::I32(k as i32),
-        RawArg::I32(n as i32),
-    ];
-    let cols_per_block = c * THREADS as usize / 32;
-    let cfg = cfg((n.div_ceil(cols_per_block) as u32, 1), THREADS, 0);
-    let kernel = name::<T>(&format!("{kernel}_c{c}"));
-    // SAFETY: seven parameters in the kernel's order; sizes checked above.
-    unsafe { launch(gpu, &kernel, cfg, &args) }
-}
+    /// `y[m, n] = x[m, k] W^T (+ bias)`: [`LinearLayer::rows`] up to
+    /// [`INVARIANT_MAX_ROWS`] rows, cuBLAS (plus a bias pass) above.
+    pub fn auto(self, y: &mut CudaSlice<T>, x: &CudaSlice<T>, m: usize) -> Result<(), GpuError>
+    where
+        CudaBlas: Gemm<T>,
+    {
+        if m <= INVARIANT_MAX_ROWS {
+            return self.rows(y, x, m);
+        }
+        let LinearLayer { gpu, w, bias, k, n } = self;
+        need(
+            x.len() == m * k && bias.is_none_or(|b| b.len() == n),
+            || "linear_auto: x or bias has the wrong size".into(),
+        )?;
+        linear(gpu, y, x, w, m, k, n)?;
+        if let Some(bias) = bias {
+            let args = [
+                RawArg::slice(gpu, y),
+                RawArg::slice(gpu, bias),
+                RawArg::I64((m * n) as i64),
+                RawArg::I32(n as i32),
+            ];
+            let grid = cfg((grid_for(m * n), 1), THREADS, 0);
+            // SAFETY: the kernel's parameters in order; y holds m * n (linear checked it), bias n.
+            unsafe { launch(gpu, &name::<T>("add_bias"), grid, &args) }?;
+        }
+        Ok(())
+    }
 
-/// A linear layer: [`linear_rows`] up to [`INVARIANT_MAX_ROWS`] rows, cuBLAS
-/// (plus a bias pass) above.
-#[allow(clippy::too_many_arguments)]
-pub fn linear_auto<T: GpuElement>(
-    gpu: &Gpu,
-    y: &mut CudaSlice<T>,
-    x: &CudaSlice<T>,
-    w: &CudaSlice<T>,
-    bias: Option<&CudaSlice<T>>,
-    m: usize,
-    k: usize,
-    n: usize,
-) -> Result<(), GpuError>
-where
-    CudaBlas: Gemm<T>,
-{
-    if m <= INVARIANT_MAX_ROWS {
-        return linear_rows(gpu, y, x, w, bias, m, k, n);
+    /// `y[m, n] = x[m, k] W^T (+ bias)` for few rows, the same reduction
+    /// order for a row whatever `m` is: on tensor cores where [`uses_mma`],
+    /// else one warp per output column in FMA.
+    pub fn rows(self, y: &mut CudaSlice<T>, x: &CudaSlice<T>, m: usize) -> Result<(), GpuError> {
+        self.small_rows(y, x, m, false)
     }
-    need(
-        x.len() == m * k && bias.is_none_or(|b| b.len() == n),
-        || "linear_auto: x or bias has the wrong size".into(),
-    )?;
-    linear(gpu, y, x, w, m, k, n)?;
-    if let Some(bias) = bias {
-        let args = [
-            RawArg::slice(gpu, y),
-            RawArg::slice(gpu, bias),
-            RawArg::I64((m * n) as i64),
-            RawArg::I32(n as i32),
-        ];
-        let grid = cfg((grid_for(m * n), 1), THREADS, 0);
-        // SAFETY: the kernel's parameters in order; y holds m * n (linear checked it), bias n.
-        unsafe { launch(gpu, &name::<T>("add_bias"), grid, &args) }?;
+
+    /// `y[m, n/2] = silu(gate) * up` (SwiGLU) straight from a fused
+    /// projection whose rows interleave gate and up (`2i` = gate_i, `2i + 1`
+    /// = up_i; a bias is added before the SiLU); gate and up are rounded to
+    /// `T` first, as if stored. Batch-invariant like [`LinearLayer::rows`].
+    pub fn swiglu(self, y: &mut CudaSlice<T>, x: &CudaSlice<T>, m: usize) -> Result<(), GpuError> {
+        self.small_rows(y, x, m, true)
     }
-    Ok(())
+
+    /// [`LinearLayer::rows`], or with `silu` [`LinearLayer::swiglu`]: on
+    /// tensor cores where [`uses_mma`], else in FMA.
+    fn small_rows(
+        self,
+        y: &mut CudaSlice<T>,
+        x: &CudaSlice<T>,
+        m: usize,
+        silu: bool,
+    ) -> Result<(), GpuError> {
+        if uses_mma::<T>(self.gpu, self.k) {
+            let layout = MmaLaunch::for_shape(m, self.k, self.n);
+            return self.mma(y, x, m, layout, silu);
+        }
+        self.fma(y, x, m, silu)
+    }
+
+    /// The tensor-core form of [`LinearLayer::rows`] (or with `silu`
+    /// [`LinearLayer::swiglu`]) with an explicit layout (k a multiple of 32
+    /// `parts`).
+    pub fn mma(
+        self,
+        y: &mut CudaSlice<T>,
+        x: &CudaSlice<T>,
+        m: usize,
+        layout: MmaLaunch,
+        silu: bool,
+    ) -> Result<(), GpuError> {
+        let LinearLayer { gpu, w, bias, k, n } = self;
+        let MmaLaunch {
+            parts,
+            chunks,
+            groups,
+            pipelined,
+        } = layout;
+        let width = if silu { n / 2 } else { n };
+        need(
+            T::SUFFIX == "bf16"
+                && matches!(parts, 1 | 2 | 4 | 8)
+                && matches!(chunks, 4 | 8)
+                && groups >= 1
+                && groups * parts <= 8
+                && (!pipelined || (m <= MMA_PIPELINED_MAX_ROWS && chunks == 8 && groups == 1))
+                && k.is_multiple_of(32 * parts)
+                && (!silu || n.is_multiple_of(2))
+                && x.len() >= m * k
+                && w.len() == n * k
+                && y.len() >= m * width
+                && bias.is_none_or(|b| b.len() == n),
+            || {
+                format!(
+                    "linear_mma: unsupported shape or layout (m {m}, k {k}, n {n}, {layout:?}, {})",
+                    T::SUFFIX
+                )
+            },
+        )?;
+        let flags = i32::from(silu);
+        let mut args = self.row_args(y, x, m);
+        args.push(RawArg::I32(parts as i32));
+        let (kernel, token_tiles) = if pipelined {
+            ("linear_mma_tile1_bf16".to_string(), 1)
+        } else {
+            args.push(RawArg::I32(groups as i32));
+            (format!("linear_mma_ku{chunks}_bf16"), m.div_ceil(8).min(8))
+        };
+        args.push(RawArg::I32(flags));
+        let smem = if parts > 1 {
+            groups * parts * token_tiles * 4 * 32 * 4
+        } else {
+            0
+        };
+        let blocks = n.div_ceil(16 * groups) as u32;
+        let cfg = cfg((blocks, 1), (32 * groups * parts) as u32, smem as u32);
+        // SAFETY: the kernel's parameters in its order; sizes checked above.
+        unsafe { launch(gpu, &kernel, cfg, &args) }
+    }
+
+    /// The FMA form of [`LinearLayer::rows`] (f32, or k not a multiple of
+    /// 32), or with `silu` of [`LinearLayer::swiglu`] (`y` then `[m, n /
+    /// 2]`): the kernel `linear_rows_c{C}` (`linear_rows_silu_c{C}`), each
+    /// warp summing C adjacent columns for tiles of up to 8 rows.
+    pub(crate) fn fma(
+        self,
+        y: &CudaSlice<T>,
+        x: &CudaSlice<T>,
+        m: usize,
+        silu: bool,
+    ) -> Result<(), GpuError> {
+        let LinearLayer { gpu, w, bias, k, n } = self;
+        let kernel = if silu {
+            "linear_rows_silu"
+        } else {
+            "linear_rows"
+        };
+        let width = if silu { n / 2 } else { n };
+        need(
+            (!silu || n.is_multiple_of(2))
+                && x.len() >= m * k
+                && w.len() == n * k
+                && y.len() >= m * width
+                && bias.is_none_or(|b| b.len() == n),
+            || format!("{kernel}: sizes disagree (m {m}, k {k}, n {n})"),
+        )?;
+        // Columns per warp: one for a single row (most warps in flight), more
+        // as rows grow (each x load then serves several columns); the SiLU
+        // epilogue pairs gate and up columns, so at least two.
+        let c = match m {
+            0..=3 if silu => 2,
+            1 => 1,
+            2..=3 => 2,
+            _ => 4,
+        };
+        let args = self.row_args(y, x, m);
+        let cols_per_block = c * THREADS as usize / 32;
+        let cfg = cfg((n.div_ceil(cols_per_block) as u32, 1), THREADS, 0);
+        let kernel = name::<T>(&format!("{kernel}_c{c}"));
+        // SAFETY: seven parameters in the kernel's order; sizes checked above.
+        unsafe { launch(gpu, &kernel, cfg, &args) }
+    }
+
+    /// The parameters both small-row linear kernels begin with: `y, x, w,
+    /// bias, m, k, n`.
+    fn row_args(self, y: &CudaSlice<T>, x: &CudaSlice<T>, m: usize) -> Vec<RawArg> {
+        vec![
+            RawArg::slice(self.gpu, y),
+            RawArg::slice(self.gpu, x),
+            RawArg::slice(self.gpu, self.w),
+            RawArg::opt(self.gpu, self.bias),
+            RawArg::I32(m as i32),
+            RawArg::I32(self.k as i32),
+            RawArg::I32(self.n as i32),
+        ]
+    }
 }
 
 /// `y[m, n] = x[m, k] W[n, k]^T` through cuBLAS (bf16 inputs accumulate in f32).

@@ -4,7 +4,7 @@
 
 use super::check::time_ms;
 use super::timing::ModelShape;
-use super::{fill_uniform, linear, linear_mma, linear_rows_fma, Gpu, GpuError, MmaLaunch};
+use super::{fill_uniform, linear, Gpu, GpuError, LinearLayer, MmaLaunch};
 use crate::mma_layout::MMA_PIPELINED_MAX_ROWS;
 use cudarc::driver::CudaSlice;
 use half::bf16;
@@ -23,7 +23,7 @@ pub struct SplitTiming {
     /// `cublas`, `fma`, or `mma/P/C/G` (tensor cores: k in P slices, C
     /// chunks in flight, G tiles per block).
     pub method: String,
-    /// Whether [`super::linear::linear_rows`] runs this form for the shape.
+    /// Whether [`LinearLayer::rows`] runs this form for the shape.
     pub chosen: bool,
     /// Median time over repeats, microseconds.
     pub time_us: f64,
@@ -60,6 +60,7 @@ pub fn time_linear_splits(
     let mut out = Vec::new();
     for (projection, n, k) in projections(shape) {
         let w = random(gpu, n * k, 1)?;
+        let layer = LinearLayer::new(gpu, &w, None, k, n);
         for &m in rows {
             let x = random(gpu, m * k, 2)?;
             let mut y: CudaSlice<bf16> = gpu.stream.alloc_zeros(m * n)?;
@@ -86,16 +87,12 @@ pub fn time_linear_splits(
                     None if method == "cublas" => {
                         time_ms(gpu, reps, || linear(gpu, &mut y, &x, &w, m, k, n))?
                     }
-                    None => time_ms(gpu, reps, || {
-                        linear_rows_fma(gpu, &mut y, &x, &w, None, m, k, n)
-                    })?,
+                    None => time_ms(gpu, reps, || layer.fma(&y, &x, m, false))?,
                     Some(l) => {
                         if !k.is_multiple_of(32 * l.parts) {
                             continue;
                         }
-                        time_ms(gpu, reps, || {
-                            linear_mma(gpu, &mut y, &x, &w, None, (m, k, n), l, false)
-                        })?
+                        time_ms(gpu, reps, || layer.mma(&mut y, &x, m, l, false))?
                     }
                 };
                 out.push(SplitTiming {

@@ -3,9 +3,9 @@
 
 use super::check::{time_ms, Ceilings};
 use super::{
-    argmax_rows, argmax_split, attention, embedding_gather, linear, linear_rows, rms_norm_residual,
-    rope, silu_mul, top_k_rows, ArgmaxScratch, AttentionScratch, Gpu, GpuError, KeyLists, KvPools,
-    INVARIANT_MAX_ROWS,
+    argmax_rows, argmax_split, attention, embedding_gather, linear, rms_norm_residual, rope,
+    silu_mul, top_k_rows, ArgmaxScratch, AttentionScratch, Gpu, GpuError, KeyLists, KvPools,
+    LinearLayer, INVARIANT_MAX_ROWS,
 };
 use crate::cpu::{AttentionShape, Rope};
 use cudarc::driver::CudaSlice;
@@ -192,9 +192,8 @@ pub fn time_kernels(
         let bytes = b * (n * k + rows * k + rows * n) as f64;
         push(name, t, bytes, 2.0 * (rows * n * k) as f64);
         if rows <= INVARIANT_MAX_ROWS {
-            let t = time_ms(gpu, reps, || {
-                linear_rows(gpu, &mut y, &xin, &wmat, None, rows, k, n)
-            })?;
+            let layer = LinearLayer::new(gpu, &wmat, None, k, n);
+            let t = time_ms(gpu, reps, || layer.rows(&mut y, &xin, rows))?;
             push(
                 &format!("{name} (linear_rows)"),
                 t,

@@ -12,9 +12,9 @@ use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::AttentionShape;
 use specula_kernels::cuda::{
-    attention, embedding_gather, linear_rows_silu, qkv_rope_append, rms_norm_residual,
-    silu_mul_rows, uses_mma, AttentionScratch, GateUpLayout, Gpu, GpuElement, HeadNorm, KeyLists,
-    KvPools, INVARIANT_MAX_ROWS,
+    attention, embedding_gather, qkv_rope_append, rms_norm_residual, silu_mul_rows, uses_mma,
+    AttentionScratch, GateUpLayout, Gpu, GpuElement, HeadNorm, KeyLists, KvPools,
+    INVARIANT_MAX_ROWS,
 };
 
 /// A forward batch as plain arrays, ready to copy to the device.
@@ -283,15 +283,7 @@ where
     // path. Both give the same bits.
     let gu = &block.gate_up;
     if rows <= INVARIANT_MAX_ROWS && (rows >= 2 || uses_mma::<T>(gpu, gu.in_dim)) {
-        linear_rows_silu(
-            gpu,
-            &mut sc.act,
-            &sc.normed,
-            &gu.w,
-            rows,
-            gu.in_dim,
-            gu.out_dim,
-        )?;
+        gu.on(gpu).swiglu(&mut sc.act, &sc.normed, rows)?;
         clock.mark(gpu, "linear gate_up + silu");
     } else {
         gu.forward(gpu, &mut sc.gu, &sc.normed, rows)?;

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::model::blocks::{Attention, Linear, Mlp, Norm};
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
-use specula_kernels::cuda::{fill_uniform, linear_auto, Gpu, GpuElement, QkvLayout};
+use specula_kernels::cuda::{fill_uniform, Gpu, GpuElement, LinearLayer, QkvLayout};
 
 /// Uploads host floats as `T`.
 pub(crate) fn upload<T: GpuElement>(gpu: &Gpu, v: &[f32]) -> Result<CudaSlice<T>> {
@@ -136,17 +136,19 @@ where
         x: &CudaSlice<T>,
         rows: usize,
     ) -> Result<()> {
-        linear_auto(
-            gpu,
-            y,
-            x,
-            &self.w,
-            self.bias.as_ref(),
-            rows,
-            self.in_dim,
-            self.out_dim,
-        )?;
+        self.on(gpu).auto(y, x, rows)?;
         Ok(())
+    }
+
+    /// The layer as the linear kernels run it on `gpu`.
+    pub(crate) fn on<'a>(&'a self, gpu: &'a Gpu) -> LinearLayer<'a, T> {
+        LinearLayer {
+            gpu,
+            w: &self.w,
+            bias: self.bias.as_ref(),
+            k: self.in_dim,
+            n: self.out_dim,
+        }
     }
 
     /// Bytes of weights.

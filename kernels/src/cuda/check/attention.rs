@@ -5,7 +5,9 @@ use super::{
     differing, download, normwise_error, random, row_recorder, tolerance, upload, CheckRow,
 };
 use crate::cpu;
-use crate::cuda::{attention_with, AttentionScratch, Gpu, GpuElement, GpuError, KeyLists, KvPools};
+use crate::cuda::{
+    attention, AttentionKernel, AttentionScratch, Gpu, GpuElement, GpuError, KeyLists, KvPools,
+};
 use rand_chacha::ChaCha8Rng;
 
 /// Checks the attention for element type `T` into `rows_out`.
@@ -49,27 +51,18 @@ pub(super) fn check_attention<T: GpuElement>(
     let scale = 1.0 / (shape.head_dim as f32).sqrt();
     let mut scratch = AttentionScratch::new(gpu, &keys, shape)?;
     // Lean, then loads ahead, on one scratch.
-    let mut run = |ahead: bool| -> Result<Vec<f32>, GpuError> {
+    let mut run = |kernel: AttentionKernel| -> Result<Vec<f32>, GpuError> {
         let mut out = s.alloc_zeros::<T>(q_h.len())?;
         let pools = KvPools {
             k: &kp,
             v: &vp,
             offset: 0,
         };
-        attention_with(
-            gpu,
-            &mut out,
-            &q,
-            pools,
-            &keys,
-            &mut scratch,
-            shape,
-            scale,
-            ahead,
-        )?;
+        scratch.force_kernel(kernel);
+        attention(gpu, &mut out, &q, pools, &keys, &mut scratch, shape, scale)?;
         download(gpu, &out)
     };
-    let first = run(false)?;
+    let first = run(AttentionKernel::Lean)?;
     let qd = shape.n_heads * shape.head_dim;
     let w = shape.kv_width();
     let mut want = vec![0f32; q_h.len()];
@@ -100,7 +93,7 @@ pub(super) fn check_attention<T: GpuElement>(
     row(
         "attention_ahead",
         "loads-ahead kernel vs lean, same scratch again: differing values".into(),
-        differing(&run(true)?, &first) as f64,
+        differing(&run(AttentionKernel::Ahead)?, &first) as f64,
         0.0,
     );
     Ok(())

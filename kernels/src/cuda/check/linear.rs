@@ -8,8 +8,7 @@ use super::{
 };
 use crate::cpu;
 use crate::cuda::{
-    linear, linear_mma, linear_rows, linear_rows_silu, silu_mul_rows, GateUpLayout, Gpu,
-    GpuElement, GpuError, MmaLaunch,
+    linear, silu_mul_rows, GateUpLayout, Gpu, GpuElement, GpuError, LinearLayer, MmaLaunch,
 };
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
@@ -54,8 +53,9 @@ pub(super) fn check_linear_rows<T: GpuElement>(
         let (x, x_h) = upload::<T>(gpu, &random(rng, m * k, 1.0))?;
         let (w, w_h) = upload::<T>(gpu, &random(rng, n * k, 1.0 / (k as f32).sqrt()))?;
         let (b, b_h) = upload::<T>(gpu, &random(rng, n, 0.5))?;
+        let layer = LinearLayer::new(gpu, &w, Some(&b), k, n);
         let mut y = s.alloc_zeros::<T>(m * n)?;
-        linear_rows(gpu, &mut y, &x, &w, Some(&b), m, k, n)?;
+        layer.rows(&mut y, &x, m)?;
         let mut want = vec![0f32; m * n];
         cpu::linear(&x_h, m, k, &w_h, n, Some(&b_h), &mut want);
         let got = download(gpu, &y)?;
@@ -70,7 +70,7 @@ pub(super) fn check_linear_rows<T: GpuElement>(
         for r in 0..m {
             let xr = s.clone_htod(&s.clone_dtoh(&x)?[r * k..(r + 1) * k])?;
             let mut yr = s.alloc_zeros::<T>(n)?;
-            linear_rows(gpu, &mut yr, &xr, &w, Some(&b), 1, k, n)?;
+            layer.rows(&mut yr, &xr, 1)?;
             alone.extend(download(gpu, &yr)?);
         }
         row(
@@ -102,9 +102,10 @@ pub(super) fn check_linear_mma<T: GpuElement>(
     let mut want = vec![0f32; m * n];
     cpu::linear(&x_h, m, k, &w_h, n, Some(&b_h), &mut want);
     // The first `rows` rows of `x` through `layout`, with the bias.
+    let layer = LinearLayer::new(gpu, &w, Some(&b), k, n);
     let run = |x: &CudaSlice<T>, rows: usize, layout: MmaLaunch| -> Result<Vec<f32>, GpuError> {
         let mut y = s.alloc_zeros::<T>(rows * n)?;
-        linear_mma(gpu, &mut y, x, &w, Some(&b), (rows, k, n), layout, false)?;
+        layer.mma(&mut y, x, rows, layout, false)?;
         download(gpu, &y)
     };
     for parts in [1usize, 2, 4, 8] {
@@ -162,8 +163,9 @@ pub(super) fn check_linear_rows_silu<T: GpuElement>(
         let (k, inner) = (512, 300);
         let (x, x_h) = upload::<T>(gpu, &random(rng, m * k, 1.0))?;
         let (w, w_h) = upload::<T>(gpu, &random(rng, 2 * inner * k, 2.0 / (k as f32).sqrt()))?;
+        let gate_up = LinearLayer::new(gpu, &w, None, k, 2 * inner);
         let mut act = s.alloc_zeros::<T>(m * inner)?;
-        linear_rows_silu(gpu, &mut act, &x, &w, m, k, 2 * inner)?;
+        gate_up.swiglu(&mut act, &x, m)?;
         let mut gu = vec![0f32; m * 2 * inner];
         cpu::linear(&x_h, m, k, &w_h, 2 * inner, None, &mut gu);
         let mut want = Vec::new();
@@ -186,7 +188,7 @@ pub(super) fn check_linear_rows_silu<T: GpuElement>(
             tolerance::<T>(),
         );
         let mut y = s.alloc_zeros::<T>(m * 2 * inner)?;
-        linear_rows(gpu, &mut y, &x, &w, None, m, k, 2 * inner)?;
+        gate_up.rows(&mut y, &x, m)?;
         let mut act2 = s.alloc_zeros::<T>(m * inner)?;
         silu_mul_rows(gpu, &mut act2, &y, m, inner, GateUpLayout::Interleaved)?;
         let (a1, a2) = (download(gpu, &act)?, download(gpu, &act2)?);

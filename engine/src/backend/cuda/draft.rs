@@ -2,21 +2,20 @@
 //! midlayer over `cat(input_layernorm(embed), hidden_norm(hidden))`, the
 //! final norm and the reduced-vocabulary LM head.
 
-use super::draft_forward::{DraftStep, DraftStepKey};
-use super::kv_pool::{GpuCache, KvPool};
+use super::draft_forward::{DraftBuffers, DraftStepKey};
+use super::graph::Replays;
+use super::kv_pool::KvPool;
 use super::weights::{upload, DeviceBlock, DeviceLinear, DeviceNorm, Seeds};
 use super::GpuOptions;
-use crate::backend::DraftBackend;
 use crate::capture::AUX_STATES;
 use crate::config::{DraftConfig, TargetConfig};
 use crate::error::{EngineError, Result};
-use crate::model::{DraftOutput, Eagle3Draft, ForwardBatch, HiddenInput};
+use crate::model::Eagle3Draft;
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::Rope;
 use specula_kernels::cuda::{Gpu, GpuElement, QkvLayout};
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// An EAGLE-3 draft on the GPU with its KV pool.
@@ -33,8 +32,7 @@ pub struct GpuDraft<T: GpuElement> {
     pub(super) d2t: Vec<u32>,
     pub(super) inv_freq: CudaSlice<f32>,
     pub(super) pool: RefCell<KvPool<T>>,
-    pub(super) graphs: bool,
-    pub(super) steps: RefCell<HashMap<DraftStepKey, DraftStep<T>>>,
+    pub(super) replays: Replays<DraftStepKey, T, DraftBuffers<T>>,
 }
 
 impl<T: GpuElement> GpuDraft<T>
@@ -157,9 +155,8 @@ where
             lm_head: p.lm_head,
             d2t,
             inv_freq,
+            replays: Replays::new(opts.graphs, pool.capacity),
             pool: RefCell::new(pool),
-            graphs: opts.graphs,
-            steps: RefCell::new(HashMap::new()),
         })
     }
 }
@@ -171,45 +168,4 @@ struct DraftParts<T> {
     block: DeviceBlock<T>,
     norm: DeviceNorm<T>,
     lm_head: DeviceLinear<T>,
-}
-
-impl<T: GpuElement> DraftBackend for GpuDraft<T>
-where
-    CudaBlas: Gemm<T>,
-{
-    type Cache = GpuCache;
-
-    fn config(&self) -> &DraftConfig {
-        &self.config
-    }
-
-    fn draft_to_target(&self) -> &[u32] {
-        &self.d2t
-    }
-
-    fn new_cache(&self) -> Result<GpuCache> {
-        self.pool.borrow_mut().take()
-    }
-
-    fn forward(
-        &self,
-        batch: &ForwardBatch,
-        hidden: HiddenInput<'_>,
-        caches: &mut [GpuCache],
-        top_k: Option<usize>,
-    ) -> Result<DraftOutput> {
-        self.forward_on_device(batch, hidden, caches, top_k)
-    }
-
-    fn commit_all(&self, cache: &mut GpuCache) {
-        cache.committed = cache.len;
-    }
-
-    fn rollback(&self, cache: &mut GpuCache) {
-        cache.len = cache.committed;
-    }
-
-    fn release(&self, cache: GpuCache) {
-        self.pool.borrow_mut().give_back(cache);
-    }
 }

@@ -1,17 +1,20 @@
-//! The EAGLE-3 draft's forward on the GPU, with CUDA-graph replay for
-//! shapes of up to `INVARIANT_MAX_ROWS` rows (see `graph.rs`).
+//! The EAGLE-3 draft's forward on the GPU (its `DraftBackend`), with
+//! CUDA-graph replay for shapes of up to `INVARIANT_MAX_ROWS` rows (see
+//! `graph.rs`).
 
 use super::draft::GpuDraft;
-use super::forward::{block_forward, head_forward, BatchOnDevice, HostBatch, Scratch};
-use super::graph::{graphable, replay_forward, GraphStep};
+use super::forward::{block_forward, head_forward, BatchOnDevice, HostBatch};
+use super::graph::Step;
 use super::kv_pool::{GpuCache, KvPool};
 use super::profile::OpClock;
 use super::weights::download;
+use crate::backend::DraftBackend;
 use crate::capture::AUX_STATES;
+use crate::config::DraftConfig;
 use crate::error::{EngineError, Result};
 use crate::model::{DraftOutput, ForwardBatch, HiddenInput};
 use cudarc::cublas::{CudaBlas, Gemm};
-use cudarc::driver::{CudaGraph, CudaSlice};
+use cudarc::driver::CudaSlice;
 use specula_kernels::cuda::{
     copy_cols, embedding_gather, rms_norm_residual, top_k_logprobs, GpuElement,
 };
@@ -25,34 +28,17 @@ pub(crate) struct DraftStepKey {
     top_k: Option<usize>,
 }
 
-/// Every buffer one draft forward shape uses.
-pub(crate) struct DraftStep<T> {
-    batch: BatchOnDevice,
+/// The draft's own buffers of one forward shape.
+pub(crate) struct DraftBuffers<T> {
     hidden_in: CudaSlice<T>,
-    x: CudaSlice<T>,
     e: CudaSlice<T>,
-    tmp: CudaSlice<T>,
     cat: CudaSlice<T>,
-    sc: Scratch<T>,
-    last: CudaSlice<T>,
-    logits: CudaSlice<T>,
     top_idx: CudaSlice<i32>,
     top_lp: CudaSlice<f32>,
-    graph: Option<CudaGraph>,
-    runs: usize,
 }
 
-impl<T> GraphStep for DraftStep<T> {
-    fn graph(&mut self) -> &mut Option<CudaGraph> {
-        &mut self.graph
-    }
-    fn runs(&mut self) -> &mut usize {
-        &mut self.runs
-    }
-    fn batch(&mut self) -> &mut BatchOnDevice {
-        &mut self.batch
-    }
-}
+/// Every buffer one draft forward shape uses.
+pub(crate) type DraftStep<T> = Step<T, DraftBuffers<T>>;
 
 impl<T: GpuElement> GpuDraft<T>
 where
@@ -68,21 +54,15 @@ where
         } else {
             h
         };
-        Ok(DraftStep {
+        let own = DraftBuffers {
             hidden_in: s.alloc_zeros(rows * in_w)?,
-            x: s.alloc_zeros(rows * h)?,
             e: s.alloc_zeros(rows * h)?,
-            tmp: s.alloc_zeros(rows * h)?,
             cat: s.alloc_zeros(rows * 2 * h)?,
-            sc: Scratch::new(gpu, &batch, &self.block, h)?,
-            last: s.alloc_zeros(nl * h)?,
-            logits: s.alloc_zeros(nl * self.config.draft_vocab_size)?,
             top_idx: s.alloc_zeros(nl * k.max(1))?,
             top_lp: s.alloc_zeros(nl * k.max(1))?,
-            batch,
-            graph: None,
-            runs: 0,
-        })
+        };
+        let dv = self.config.draft_vocab_size;
+        Step::new(gpu, batch, &self.block, h, dv, own)
     }
 
     /// Launches the draft forward of `st`'s batch (no host synchronisation).
@@ -96,23 +76,24 @@ where
         let gpu = &*self.gpu;
         let h = self.config.hidden_size;
         let rows = st.batch.rows;
+        let own = &mut st.own;
         if from_aux {
-            self.fc.forward(gpu, &mut st.x, &st.hidden_in, rows)?;
+            self.fc.forward(gpu, &mut st.x, &own.hidden_in, rows)?;
         } else {
-            copy_cols(gpu, &mut st.x, &st.hidden_in, rows, h, h, 0)?;
+            copy_cols(gpu, &mut st.x, &own.hidden_in, rows, h, h, 0)?;
         }
-        embedding_gather(gpu, &mut st.e, &self.embed, &st.batch.tokens, h)?;
-        let n = &self.input_norm;
-        rms_norm_residual(gpu, &mut st.tmp, &mut st.e, None, &n.w, n.eps, h)?;
-        copy_cols(gpu, &mut st.cat, &st.tmp, rows, h, 2 * h, 0)?;
+        embedding_gather(gpu, &mut own.e, &self.embed, &st.batch.tokens, h)?;
+        let (n, tmp) = (&self.input_norm, &mut st.norm_out);
+        rms_norm_residual(gpu, tmp, &mut own.e, None, &n.w, n.eps, h)?;
+        copy_cols(gpu, &mut own.cat, tmp, rows, h, 2 * h, 0)?;
         let n = &self.hidden_norm;
-        rms_norm_residual(gpu, &mut st.tmp, &mut st.x, None, &n.w, n.eps, h)?;
-        copy_cols(gpu, &mut st.cat, &st.tmp, rows, h, 2 * h, h)?;
+        rms_norm_residual(gpu, tmp, &mut st.x, None, &n.w, n.eps, h)?;
+        copy_cols(gpu, &mut own.cat, tmp, rows, h, 2 * h, h)?;
         block_forward(
             gpu,
             &self.block,
             &mut st.x,
-            &st.cat,
+            &own.cat,
             &st.batch,
             pool,
             0,
@@ -120,21 +101,19 @@ where
             &mut st.sc,
             &mut OpClock::off(),
         )?;
-        head_forward(
-            gpu,
-            &self.norm,
-            &self.lm_head,
-            &mut st.x,
-            &st.sc.mlp,
-            &mut st.tmp,
-            &mut st.last,
-            &mut st.logits,
-            &st.batch,
-        )?;
-        let nl = st.batch.n_logits.max(1);
+        head_forward(gpu, &self.norm, &self.lm_head, st)?;
         if let Some(k) = top_k {
-            let dv = self.config.draft_vocab_size;
-            top_k_logprobs(gpu, &mut st.top_idx, &mut st.top_lp, &st.logits, nl, dv, k)?;
+            let (nl, dv) = (st.batch.n_logits.max(1), self.config.draft_vocab_size);
+            let own = &mut st.own;
+            top_k_logprobs(
+                gpu,
+                &mut own.top_idx,
+                &mut own.top_lp,
+                &st.logits,
+                nl,
+                dv,
+                k,
+            )?;
         }
         Ok(())
     }
@@ -147,7 +126,10 @@ where
         let hidden = download(gpu, &st.x)?;
         match top_k {
             Some(k) => {
-                let (idx, lp) = (s.clone_dtoh(&st.top_idx)?, s.clone_dtoh(&st.top_lp)?);
+                let (idx, lp) = (
+                    s.clone_dtoh(&st.own.top_idx)?,
+                    s.clone_dtoh(&st.own.top_lp)?,
+                );
                 let top = (0..nl)
                     .map(|r| {
                         (r * k..(r + 1) * k)
@@ -172,9 +154,27 @@ where
             }
         }
     }
+}
 
-    /// The draft forward (see `DraftBackend::forward`).
-    pub(super) fn forward_on_device(
+impl<T: GpuElement> DraftBackend for GpuDraft<T>
+where
+    CudaBlas: Gemm<T>,
+{
+    type Cache = GpuCache;
+
+    fn config(&self) -> &DraftConfig {
+        &self.config
+    }
+
+    fn draft_to_target(&self) -> &[u32] {
+        &self.d2t
+    }
+
+    fn new_cache(&self) -> Result<GpuCache> {
+        self.pool.borrow_mut().take()
+    }
+
+    fn forward(
         &self,
         batch: &ForwardBatch,
         hidden: HiddenInput<'_>,
@@ -202,11 +202,11 @@ where
             ));
         }
         let values: Vec<T> = values.iter().map(|&v| T::from_f32(v)).collect();
-        if !graphable(self.graphs, &host) {
+        if !self.replays.graphable(&host) {
             let b = BatchOnDevice::exact(gpu, &host)?;
             let mut st = self.new_step(b, from_aux, top_k.unwrap_or(1))?;
             st.batch.write(gpu, &host)?;
-            gpu.stream.memcpy_htod(&values, &mut st.hidden_in)?;
+            gpu.stream.memcpy_htod(&values, &mut st.own.hidden_in)?;
             self.enqueue(&mut st, &mut pool, from_aux, top_k)?;
             return self.read(&st, top_k);
         }
@@ -216,18 +216,26 @@ where
             from_aux,
             top_k,
         };
-        let capacity = pool.capacity;
-        let mut steps = self.steps.borrow_mut();
-        let st = replay_forward(
+        self.replays.replay(
             gpu,
-            &mut steps,
-            key,
             &host,
-            capacity,
+            key,
             |b| self.new_step(b, from_aux, top_k.unwrap_or(1)),
-            |st| Ok(gpu.stream.memcpy_htod(&values, &mut st.hidden_in)?),
+            |st| Ok(gpu.stream.memcpy_htod(&values, &mut st.own.hidden_in)?),
             |st| self.enqueue(st, &mut pool, from_aux, top_k),
-        )?;
-        self.read(st, top_k)
+            |st| self.read(st, top_k),
+        )
+    }
+
+    fn commit_all(&self, cache: &mut GpuCache) {
+        cache.committed = cache.len;
+    }
+
+    fn rollback(&self, cache: &mut GpuCache) {
+        cache.len = cache.committed;
+    }
+
+    fn release(&self, cache: GpuCache) {
+        self.pool.borrow_mut().give_back(cache);
     }
 }

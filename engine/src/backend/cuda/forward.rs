@@ -3,6 +3,7 @@
 //! block both models run: fused q|k|v, RoPE + KV append, split-K attention
 //! over the key lists, o projection, residual + norm, fused gate|up MLP.
 
+use super::graph::Step;
 use super::kv_pool::{GpuCache, KvPool};
 use super::profile::OpClock;
 use super::weights::{DeviceBlock, DeviceLinear, DeviceNorm};
@@ -302,26 +303,29 @@ where
     Ok(())
 }
 
-/// A model's head: `x += mlp` (the last block's output), the final RMSNorm
-/// of every row into `normed`, the batch's logit rows gathered into `last`,
-/// and the LM head over them into `logits`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn head_forward<T: GpuElement>(
+/// A model's head over `st`: `x += mlp` (the last block's output), the
+/// final RMSNorm of every row into `norm_out`, the batch's logit rows
+/// gathered into `last`, and the LM head over them into `logits`.
+pub(crate) fn head_forward<T: GpuElement, B>(
     gpu: &Gpu,
     norm: &DeviceNorm<T>,
     lm_head: &DeviceLinear<T>,
-    x: &mut CudaSlice<T>,
-    mlp: &CudaSlice<T>,
-    normed: &mut CudaSlice<T>,
-    last: &mut CudaSlice<T>,
-    logits: &mut CudaSlice<T>,
-    b: &BatchOnDevice,
+    st: &mut Step<T, B>,
 ) -> Result<()>
 where
     CudaBlas: Gemm<T>,
 {
     let h = norm.w.len();
-    rms_norm_residual(gpu, normed, x, Some(mlp), &norm.w, norm.eps, h)?;
-    embedding_gather(gpu, last, normed, &b.logit_rows, h)?;
-    lm_head.forward(gpu, logits, last, b.n_logits.max(1))
+    let normed = &mut st.norm_out;
+    rms_norm_residual(
+        gpu,
+        normed,
+        &mut st.x,
+        Some(&st.sc.mlp),
+        &norm.w,
+        norm.eps,
+        h,
+    )?;
+    embedding_gather(gpu, &mut st.last, normed, &st.batch.logit_rows, h)?;
+    lm_head.forward(gpu, &mut st.logits, &st.last, st.batch.n_logits.max(1))
 }

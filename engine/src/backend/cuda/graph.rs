@@ -1,88 +1,153 @@
 //! CUDA graphs for the decode and draft forwards: a forward shape (rows,
 //! logit rows, capture) runs eagerly once, is captured into a graph the
 //! second time, and is replayed after that. Inputs are copied into the
-//! shape's fixed buffers before each launch; attention is sized for the
-//! pool's whole capacity (empty splits exit at once), so one graph serves
-//! every context length. Only the batch-invariant small-row path (no
-//! cuBLAS) is captured.
+//! shape's fixed buffers (its [`Step`]) before each launch; attention is
+//! sized for the pool's whole capacity (empty splits exit at once), so one
+//! graph serves every context length. Only the batch-invariant small-row
+//! path (no cuBLAS) is captured.
 
-use super::forward::{BatchOnDevice, HostBatch};
+use super::forward::{BatchOnDevice, HostBatch, Scratch};
 use super::profile;
+use super::weights::DeviceBlock;
 use crate::error::{EngineError, Result};
-use cudarc::driver::{sys, CudaGraph};
-use specula_kernels::cuda::{Gpu, INVARIANT_MAX_ROWS};
+use cudarc::driver::{sys, CudaGraph, CudaSlice};
+use specula_kernels::cuda::{Gpu, GpuElement, INVARIANT_MAX_ROWS};
+use std::cell::RefCell;
 use std::collections::hash_map::{Entry, HashMap};
 use std::hash::Hash;
 
 /// Tree entries per row a graph's key-list buffer holds (deeper trees run eagerly).
 pub(crate) const GRAPH_EXTRA_PER_ROW: usize = 64;
 
-/// A forward shape's replay state.
-pub(crate) trait GraphStep {
+/// Every buffer one forward shape uses: what both models' forwards share
+/// (the batch's inputs, the residual stream and its norms, the blocks'
+/// scratch, the logit rows and their logits) and the model's own `B`; kept
+/// with the shape's graph for replays.
+pub(crate) struct Step<T, B> {
+    /// The batch's inputs.
+    pub(crate) batch: BatchOnDevice,
+    /// The residual stream `[rows, hidden]`.
+    pub(crate) x: CudaSlice<T>,
+    /// RMSNorm outputs `[rows, hidden]`: a block's input, the final norm.
+    pub(crate) norm_out: CudaSlice<T>,
+    /// Work buffers of the decoder blocks.
+    pub(crate) sc: Scratch<T>,
+    /// The logit rows' final hidden states `[n_logits, hidden]`.
+    pub(crate) last: CudaSlice<T>,
+    /// Their logits `[n_logits, vocab]`.
+    pub(crate) logits: CudaSlice<T>,
+    /// The model's own buffers.
+    pub(crate) own: B,
     /// The captured graph, once there is one.
-    fn graph(&mut self) -> &mut Option<CudaGraph>;
-    /// Forwards run with this shape so far.
-    fn runs(&mut self) -> &mut usize;
-    /// The shape's fixed batch buffers.
-    fn batch(&mut self) -> &mut BatchOnDevice;
+    graph: Option<CudaGraph>,
+    /// Forwards run with this shape so far ([`EAGER_ONLY`]: never captured).
+    runs: usize,
 }
 
-/// Whether a forward of `host`'s shape may be replayed as a graph: graphs
-/// on, batch-invariant rows only, a tree that fits the key-list buffer, and
-/// no per-operation profiling (which needs eager launches).
-pub(crate) fn graphable(graphs: bool, host: &HostBatch) -> bool {
-    graphs
-        && host.rows <= INVARIANT_MAX_ROWS
-        && host.extra.len() <= GRAPH_EXTRA_PER_ROW * host.rows
-        && !profile::enabled()
+impl<T: GpuElement, B> Step<T, B> {
+    /// Buffers for `batch` through blocks shaped like `block` with residual
+    /// width `hidden`, `vocab` logits per logit row, and the model's `own`.
+    pub(crate) fn new(
+        gpu: &Gpu,
+        batch: BatchOnDevice,
+        block: &DeviceBlock<T>,
+        hidden: usize,
+        vocab: usize,
+        own: B,
+    ) -> Result<Step<T, B>> {
+        let s = &gpu.stream;
+        let (rows, nl) = (batch.rows, batch.n_logits.max(1));
+        Ok(Step {
+            x: s.alloc_zeros(rows * hidden)?,
+            norm_out: s.alloc_zeros(rows * hidden)?,
+            sc: Scratch::new(gpu, &batch, block, hidden)?,
+            last: s.alloc_zeros(nl * hidden)?,
+            logits: s.alloc_zeros(nl * vocab)?,
+            own,
+            batch,
+            graph: None,
+            runs: 0,
+        })
+    }
 }
 
-/// Runs a graphable forward through its shape's cached step: makes the step
-/// (buffers for the shape and the pool's `capacity`) on the shape's first
-/// use, copies the batch and then `inputs` in, and replays or captures
-/// `enqueue`. Returns the step to read the outputs from.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn replay_forward<'a, K: Eq + Hash, S: GraphStep>(
-    gpu: &Gpu,
-    steps: &'a mut HashMap<K, S>,
-    key: K,
-    host: &HostBatch,
+/// A model's forward shapes replayed as CUDA graphs, by key `K`.
+pub(crate) struct Replays<K, T, B> {
+    /// Whether forwards may be replayed at all.
+    graphs: bool,
+    /// KV entries per sequence of the model's pool (the longest key list).
     capacity: usize,
-    make: impl FnOnce(BatchOnDevice) -> Result<S>,
-    inputs: impl FnOnce(&mut S) -> Result<()>,
-    enqueue: impl FnMut(&mut S) -> Result<()>,
-) -> Result<&'a mut S> {
-    let step = match steps.entry(key) {
-        Entry::Occupied(e) => e.into_mut(),
-        Entry::Vacant(v) => {
-            let extra = GRAPH_EXTRA_PER_ROW * host.rows;
-            let b = BatchOnDevice::new(gpu, host.rows, extra, host.n_logits, capacity)?;
-            v.insert(make(b)?)
+    steps: RefCell<HashMap<K, Step<T, B>>>,
+}
+
+impl<K: Eq + Hash, T, B> Replays<K, T, B> {
+    /// No shapes yet; `graphs` off replays none.
+    pub(crate) fn new(graphs: bool, capacity: usize) -> Replays<K, T, B> {
+        Replays {
+            graphs,
+            capacity,
+            steps: RefCell::new(HashMap::new()),
         }
-    };
-    step.batch().write(gpu, host)?;
-    inputs(step)?;
-    replay_or_capture(gpu, step, enqueue)?;
-    Ok(step)
+    }
+
+    /// Whether a forward of `host`'s shape may be replayed as a graph: graphs
+    /// on, batch-invariant rows only, a tree that fits the key-list buffer,
+    /// and no per-operation profiling (which needs eager launches).
+    pub(crate) fn graphable(&self, host: &HostBatch) -> bool {
+        self.graphs
+            && host.rows <= INVARIANT_MAX_ROWS
+            && host.extra.len() <= GRAPH_EXTRA_PER_ROW * host.rows
+            && !profile::enabled()
+    }
+
+    /// Runs a graphable forward through the step of its shape `key`: makes
+    /// the step (`make`, from batch buffers for the shape and the pool's
+    /// capacity) on the shape's first use, copies the batch and then
+    /// `inputs` in, replays or captures `enqueue`, and `read`s the outputs.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn replay<R>(
+        &self,
+        gpu: &Gpu,
+        host: &HostBatch,
+        key: K,
+        make: impl FnOnce(BatchOnDevice) -> Result<Step<T, B>>,
+        inputs: impl FnOnce(&mut Step<T, B>) -> Result<()>,
+        enqueue: impl FnMut(&mut Step<T, B>) -> Result<()>,
+        read: impl FnOnce(&Step<T, B>) -> Result<R>,
+    ) -> Result<R> {
+        let mut steps = self.steps.borrow_mut();
+        let step = match steps.entry(key) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(v) => {
+                let extra = GRAPH_EXTRA_PER_ROW * host.rows;
+                let b = BatchOnDevice::new(gpu, host.rows, extra, host.n_logits, self.capacity)?;
+                v.insert(make(b)?)
+            }
+        };
+        step.batch.write(gpu, host)?;
+        inputs(step)?;
+        replay_or_capture(gpu, step, enqueue)?;
+        read(step)
+    }
 }
 
 /// Replays the shape's graph, or runs `enqueue` eagerly (first use) or
 /// under capture (second use, then launches the new graph). A shape whose
 /// capture fails runs eagerly from then on (the failure is reported once).
-pub(crate) fn replay_or_capture<S: GraphStep>(
+fn replay_or_capture<T, B>(
     gpu: &Gpu,
-    step: &mut S,
-    mut enqueue: impl FnMut(&mut S) -> Result<()>,
+    step: &mut Step<T, B>,
+    mut enqueue: impl FnMut(&mut Step<T, B>) -> Result<()>,
 ) -> Result<()> {
-    let runs = *step.runs();
-    *step.runs() = runs.saturating_add(1);
-    if let Some(g) = step.graph() {
+    let runs = step.runs;
+    step.runs = runs.saturating_add(1);
+    if let Some(g) = &step.graph {
         g.launch()?;
         return Ok(());
     }
     if runs == 0 || runs == EAGER_ONLY {
         if runs == EAGER_ONLY {
-            *step.runs() = EAGER_ONLY;
+            step.runs = EAGER_ONLY;
         }
         return enqueue(step);
     }
@@ -100,7 +165,7 @@ pub(crate) fn replay_or_capture<S: GraphStep>(
     match captured {
         Ok(graph) => {
             graph.launch()?;
-            *step.graph() = Some(graph);
+            step.graph = Some(graph);
             Ok(())
         }
         Err(e) => {
@@ -108,7 +173,7 @@ pub(crate) fn replay_or_capture<S: GraphStep>(
             WARNED.call_once(|| {
                 eprintln!("warning: CUDA graph capture failed ({e}); running eagerly")
             });
-            *step.runs() = EAGER_ONLY;
+            step.runs = EAGER_ONLY;
             enqueue(step)
         }
     }

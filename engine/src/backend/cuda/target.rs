@@ -2,8 +2,8 @@
 //! uploaded as `T` (bf16 or f32), or random weights drawn on the device for
 //! a config's shape.
 
-use super::forward::{block_forward, head_forward, BatchOnDevice, HostBatch, Scratch};
-use super::graph::{graphable, replay_forward, GraphStep};
+use super::forward::{block_forward, head_forward, BatchOnDevice, HostBatch};
+use super::graph::{Replays, Step};
 use super::kv_pool::{GpuCache, KvPool};
 use super::profile::OpClock;
 use super::weights::{download, upload, DeviceBlock, DeviceLinear, DeviceNorm, Seeds};
@@ -13,14 +13,13 @@ use crate::config::{Family, TargetConfig};
 use crate::error::Result;
 use crate::model::{ForwardBatch, TargetModel, TargetOutput};
 use cudarc::cublas::{CudaBlas, Gemm};
-use cudarc::driver::{CudaGraph, CudaSlice};
+use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::Rope;
 use specula_kernels::cuda::{
     argmax_split, copy_cols, embedding_gather, rms_norm_residual, ArgmaxScratch, Gpu, GpuElement,
     QkvLayout,
 };
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 struct DeviceLayer<T> {
@@ -28,18 +27,22 @@ struct DeviceLayer<T> {
     block: DeviceBlock<T>,
 }
 
-/// A target model on the GPU with its KV pool.
-pub struct GpuTarget<T: GpuElement> {
-    gpu: Arc<Gpu>,
-    config: TargetConfig,
+/// The target's weights on the device.
+struct TargetWeights<T> {
     embed: Arc<CudaSlice<T>>,
     layers: Vec<DeviceLayer<T>>,
     norm: DeviceNorm<T>,
     lm_head: DeviceLinear<T>,
+}
+
+/// A target model on the GPU with its KV pool.
+pub struct GpuTarget<T: GpuElement> {
+    gpu: Arc<Gpu>,
+    config: TargetConfig,
+    weights: TargetWeights<T>,
     inv_freq: CudaSlice<f32>,
     pool: RefCell<KvPool<T>>,
-    graphs: bool,
-    steps: RefCell<HashMap<StepKey, Step<T>>>,
+    replays: Replays<StepKey, T, TargetBuffers<T>>,
 }
 
 /// The shape of a graph-captured forward.
@@ -51,32 +54,15 @@ struct StepKey {
     wanted: LogitsWanted,
 }
 
-/// Every buffer one forward shape uses, kept for graph replays.
-struct Step<T> {
-    batch: BatchOnDevice,
-    x: CudaSlice<T>,
-    inp: CudaSlice<T>,
+/// The target's own buffers of one forward shape.
+struct TargetBuffers<T> {
     aux: CudaSlice<T>,
-    sc: Scratch<T>,
-    last: CudaSlice<T>,
-    logits: CudaSlice<T>,
     idx: CudaSlice<i32>,
     argmax: ArgmaxScratch,
-    graph: Option<CudaGraph>,
-    runs: usize,
 }
 
-impl<T> GraphStep for Step<T> {
-    fn graph(&mut self) -> &mut Option<CudaGraph> {
-        &mut self.graph
-    }
-    fn runs(&mut self) -> &mut usize {
-        &mut self.runs
-    }
-    fn batch(&mut self) -> &mut BatchOnDevice {
-        &mut self.batch
-    }
-}
+/// Every buffer one target forward shape uses.
+type TargetStep<T> = Step<T, TargetBuffers<T>>;
 
 impl<T: GpuElement> GpuTarget<T>
 where
@@ -95,10 +81,13 @@ where
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let embed = Arc::new(upload(&gpu, &cpu.embed)?);
-        let norm = DeviceNorm::upload(&gpu, &cpu.norm)?;
-        let lm_head = DeviceLinear::upload(&gpu, &[&cpu.lm_head])?;
-        Self::assemble(gpu, c, embed, layers, norm, lm_head, opts)
+        let weights = TargetWeights {
+            embed: Arc::new(upload(&gpu, &cpu.embed)?),
+            layers,
+            norm: DeviceNorm::upload(&gpu, &cpu.norm)?,
+            lm_head: DeviceLinear::upload(&gpu, &[&cpu.lm_head])?,
+        };
+        Self::assemble(gpu, c, weights, opts)
     }
 
     /// Random weights for `config`'s shape, drawn on the device from `seed`.
@@ -133,25 +122,25 @@ where
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let embed = Arc::new(super::weights::random(
-            &gpu,
-            c.vocab_size * h,
-            seeds.next(),
-            1.0,
-            0.0,
-        )?);
-        let norm = DeviceNorm::ones(&gpu, h, c.rms_norm_eps)?;
-        let lm_head = DeviceLinear::random(&gpu, c.vocab_size, h, &mut seeds)?;
-        Self::assemble(gpu, config, embed, layers, norm, lm_head, opts)
+        let weights = TargetWeights {
+            embed: Arc::new(super::weights::random(
+                &gpu,
+                c.vocab_size * h,
+                seeds.next(),
+                1.0,
+                0.0,
+            )?),
+            layers,
+            norm: DeviceNorm::ones(&gpu, h, c.rms_norm_eps)?,
+            lm_head: DeviceLinear::random(&gpu, c.vocab_size, h, &mut seeds)?,
+        };
+        Self::assemble(gpu, config, weights, opts)
     }
 
     fn assemble(
         gpu: Arc<Gpu>,
         config: TargetConfig,
-        embed: Arc<CudaSlice<T>>,
-        layers: Vec<DeviceLayer<T>>,
-        norm: DeviceNorm<T>,
-        lm_head: DeviceLinear<T>,
+        weights: TargetWeights<T>,
         opts: &GpuOptions,
     ) -> Result<GpuTarget<T>> {
         let c = &config;
@@ -167,43 +156,32 @@ where
         Ok(GpuTarget {
             gpu,
             config,
-            embed,
-            layers,
-            norm,
-            lm_head,
+            weights,
             inv_freq,
+            replays: Replays::new(opts.graphs, pool.capacity),
             pool: RefCell::new(pool),
-            graphs: opts.graphs,
-            steps: RefCell::new(HashMap::new()),
         })
     }
 
-    fn new_step(&self, batch: BatchOnDevice, n_capture: usize) -> Result<Step<T>> {
+    fn new_step(&self, batch: BatchOnDevice, n_capture: usize) -> Result<TargetStep<T>> {
         let gpu = &*self.gpu;
         let (rows, nl) = (batch.rows, batch.n_logits.max(1));
         let h = self.config.hidden_size;
         let vocab = self.config.vocab_size;
         let s = &gpu.stream;
-        let sc = Scratch::new(gpu, &batch, &self.layers[0].block, h)?;
-        Ok(Step {
-            x: s.alloc_zeros(rows * h)?,
-            inp: s.alloc_zeros(rows * h)?,
+        let own = TargetBuffers {
             aux: s.alloc_zeros((rows * n_capture * h).max(1))?,
-            last: s.alloc_zeros(nl * h)?,
-            logits: s.alloc_zeros(nl * vocab)?,
             idx: s.alloc_zeros(nl)?,
             argmax: ArgmaxScratch::new(gpu, nl, vocab)?,
-            sc,
-            batch,
-            graph: None,
-            runs: 0,
-        })
+        };
+        let block = &self.weights.layers[0].block;
+        Step::new(gpu, batch, block, h, vocab, own)
     }
 
     /// Launches the whole forward of `st`'s batch (no host synchronisation).
     fn enqueue(
         &self,
-        st: &mut Step<T>,
+        st: &mut TargetStep<T>,
         pool: &mut KvPool<T>,
         capture: &[usize],
         wanted: LogitsWanted,
@@ -213,21 +191,22 @@ where
         let h = self.config.hidden_size;
         let rows = st.batch.rows;
         let aux_w = capture.len() * h;
-        embedding_gather(gpu, &mut st.x, &self.embed, &st.batch.tokens, h)?;
+        let w = &self.weights;
+        embedding_gather(gpu, &mut st.x, &w.embed, &st.batch.tokens, h)?;
         clock.mark(gpu, "upload + embed + buffers");
-        for (li, layer) in self.layers.iter().enumerate() {
+        for (li, layer) in w.layers.iter().enumerate() {
             let delta = (li > 0).then_some(&st.sc.mlp);
             let n = &layer.input_norm;
-            rms_norm_residual(gpu, &mut st.inp, &mut st.x, delta, &n.w, n.eps, h)?;
+            rms_norm_residual(gpu, &mut st.norm_out, &mut st.x, delta, &n.w, n.eps, h)?;
             for (slot, _) in capture.iter().enumerate().filter(|(_, &p)| p == li) {
-                copy_cols(gpu, &mut st.aux, &st.x, rows, h, aux_w, slot * h)?;
+                copy_cols(gpu, &mut st.own.aux, &st.x, rows, h, aux_w, slot * h)?;
             }
             clock.mark(gpu, "rms_norm_residual");
             block_forward(
                 gpu,
                 &layer.block,
                 &mut st.x,
-                &st.inp,
+                &st.norm_out,
                 &st.batch,
                 pool,
                 li,
@@ -236,21 +215,11 @@ where
                 clock,
             )?;
         }
-        head_forward(
-            gpu,
-            &self.norm,
-            &self.lm_head,
-            &mut st.x,
-            &st.sc.mlp,
-            &mut st.inp,
-            &mut st.last,
-            &mut st.logits,
-            &st.batch,
-        )?;
-        let nl = st.batch.n_logits.max(1);
+        head_forward(gpu, &w.norm, &w.lm_head, st)?;
         if wanted == LogitsWanted::Argmax {
-            let vocab = self.config.vocab_size;
-            argmax_split(gpu, &mut st.idx, &st.logits, nl, vocab, &mut st.argmax)?;
+            let (nl, vocab) = (st.batch.n_logits.max(1), self.config.vocab_size);
+            let own = &mut st.own;
+            argmax_split(gpu, &mut own.idx, &st.logits, nl, vocab, &mut own.argmax)?;
         }
         clock.mark(gpu, "final norm + lm_head");
         clock.enqueued();
@@ -258,13 +227,18 @@ where
     }
 
     /// Copies what the decode loop needs back to the host (waits for the GPU).
-    fn read(&self, st: &Step<T>, n_capture: usize, wanted: LogitsWanted) -> Result<TargetOutput> {
+    fn read(
+        &self,
+        st: &TargetStep<T>,
+        n_capture: usize,
+        wanted: LogitsWanted,
+    ) -> Result<TargetOutput> {
         let gpu = &*self.gpu;
         let nl = st.batch.n_logits;
         let vocab = self.config.vocab_size;
         let (logits, argmax) = match wanted {
             LogitsWanted::Argmax => {
-                let ids = gpu.stream.clone_dtoh(&st.idx)?;
+                let ids = gpu.stream.clone_dtoh(&st.own.idx)?;
                 (Vec::new(), ids[..nl].iter().map(|&i| i as u32).collect())
             }
             LogitsWanted::Logits => {
@@ -276,7 +250,7 @@ where
         let aux = if n_capture == 0 {
             Vec::new()
         } else {
-            download(gpu, &st.aux)?
+            download(gpu, &st.own.aux)?
         };
         Ok(TargetOutput {
             logits,
@@ -287,7 +261,7 @@ where
 
     /// The device embedding table (shared with drafts that have none).
     pub fn embedding(&self) -> Arc<CudaSlice<T>> {
-        Arc::clone(&self.embed)
+        Arc::clone(&self.weights.embed)
     }
 
     /// The device.
@@ -298,12 +272,13 @@ where
     /// Bytes of weights one decode step reads: every layer and the LM head
     /// (one embedding row per token is negligible).
     pub fn weight_bytes(&self) -> usize {
-        self.layers
+        let w = &self.weights;
+        w.layers
             .iter()
             .map(|l| l.block.bytes() + l.input_norm.w.len() * T::BYTES)
             .sum::<usize>()
-            + self.lm_head.bytes()
-            + self.norm.w.len() * T::BYTES
+            + w.lm_head.bytes()
+            + w.norm.w.len() * T::BYTES
     }
 }
 
@@ -331,7 +306,7 @@ where
         let gpu = &*self.gpu;
         let mut pool = self.pool.borrow_mut();
         let host = HostBatch::new(batch, caches, &pool)?;
-        if !graphable(self.graphs, &host) {
+        if !self.replays.graphable(&host) {
             let mut step = self.new_step(BatchOnDevice::exact(gpu, &host)?, capture.len())?;
             step.batch.write(gpu, &host)?;
             let mut clock = OpClock::start(gpu);
@@ -347,19 +322,15 @@ where
             capture: capture.to_vec(),
             wanted,
         };
-        let capacity = pool.capacity;
-        let mut steps = self.steps.borrow_mut();
-        let step = replay_forward(
+        self.replays.replay(
             gpu,
-            &mut steps,
-            key,
             &host,
-            capacity,
+            key,
             |b| self.new_step(b, capture.len()),
             |_| Ok(()),
             |st| self.enqueue(st, &mut pool, capture, wanted, &mut OpClock::off()),
-        )?;
-        self.read(step, capture.len(), wanted)
+            |st| self.read(st, capture.len(), wanted),
+        )
     }
 
     fn commit(&self, caches: &mut [&mut GpuCache], keeps: &[Vec<usize>]) -> Result<()> {

@@ -1,9 +1,10 @@
 //! The interface between the decode loop and whatever proposes draft trees.
 
 use super::config::SpeculativeConfig;
+use super::search::{search_trees, DraftScores, SearchState};
 use super::tree::DraftTree;
 use crate::error::Result;
-use crate::timing::SpanRecorder;
+use crate::timing::{timed, Span, SpanRecorder};
 use rand_chacha::ChaCha8Rng;
 
 /// What a drafter gets for one sequence at one decode step.
@@ -59,14 +60,71 @@ impl<'a> PendingAux<'a> {
     }
 }
 
+/// How one decode step drafts, whatever the requests: the tree shape, the
+/// sampling, and where the spans go.
+pub struct DraftStep<'a, 'r> {
+    /// The shape of the trees.
+    pub cfg: &'a SpeculativeConfig,
+    /// Sampling temperature (0: greedy).
+    pub temperature: f32,
+    /// `rngs[r]` is request `r`'s sampling stream (used when `temperature > 0`).
+    pub rngs: &'a mut [&'r mut ChaCha8Rng],
+    /// Draft forwards are recorded as `draft` spans, tree selection as `tree_build`.
+    pub rec: &'a mut dyn SpanRecorder,
+}
+
+impl DraftStep<'_, '_> {
+    /// Grows each request's tree by [`search_trees`] from `first[r]`, the
+    /// scores of request `r`'s root children (`vocab_map` and `target_vocab`
+    /// as there), asking `expand` (given the step's recorder) for the scores
+    /// of every frontier; then selects the trees (a `tree_build` span).
+    pub fn grow<E>(
+        self,
+        first: &[DraftScores],
+        vocab_map: &[u32],
+        target_vocab: usize,
+        mut expand: E,
+    ) -> Result<Vec<DraftTree>>
+    where
+        E: FnMut(&[SearchState], &mut dyn SpanRecorder) -> Result<Vec<Vec<DraftScores>>>,
+    {
+        let DraftStep {
+            cfg,
+            temperature,
+            rngs,
+            rec,
+        } = self;
+        let states = search_trees(
+            cfg,
+            temperature,
+            first,
+            vocab_map,
+            target_vocab,
+            rngs,
+            |s| expand(s, &mut *rec),
+        )?;
+        Ok(timed(rec, Span::TreeBuild, || {
+            states.into_iter().map(|s| s.into_tree(cfg)).collect()
+        }))
+    }
+}
+
 /// Proposes draft trees for a batch of sequences.
 pub trait Drafter {
     /// Capture points of the target this drafter needs aux states from (empty: none).
     fn capture_points(&self) -> Vec<usize>;
 
-    /// One draft tree per request, shaped by `cfg`; `rngs[r]` is request
-    /// `r`'s sampling stream (used when `temperature > 0`). Draft forwards
-    /// are recorded as `draft` spans, tree selection as `tree_build`.
+    /// One draft tree per request, as `step` says.
+    fn draft_step(
+        &mut self,
+        requests: &[DraftRequest<'_>],
+        step: DraftStep<'_, '_>,
+    ) -> Result<Vec<DraftTree>>;
+
+    /// [`Drafter::draft_step`] with the step's parts as arguments: one draft
+    /// tree per request, shaped by `cfg`; `rngs[r]` is request `r`'s sampling
+    /// stream (used when `temperature > 0`). Draft forwards are recorded as
+    /// `draft` spans, tree selection as `tree_build`.
     fn draft(
         &mut self,
         requests: &[DraftRequest<'_>],
@@ -74,7 +132,15 @@ pub trait Drafter {
         temperature: f32,
         rngs: &mut [&mut ChaCha8Rng],
         rec: &mut dyn SpanRecorder,
-    ) -> Result<Vec<DraftTree>>;
+    ) -> Result<Vec<DraftTree>> {
+        let step = DraftStep {
+            cfg,
+            temperature,
+            rngs,
+            rec,
+        };
+        self.draft_step(requests, step)
+    }
 
     /// The sequence in `slot` is finished: drop its state.
     fn release(&mut self, slot: usize);

@@ -2,16 +2,14 @@
 //! (aux state, next token) pairs, then grows a tree by feeding its own
 //! hidden state back for every further step.
 
-use super::config::SpeculativeConfig;
-use super::drafter::{DraftRequest, Drafter, PendingAux};
-use super::search::{needs_only_top_k, search_trees, DraftScores};
+use super::drafter::{DraftRequest, DraftStep, Drafter, PendingAux};
+use super::search::{needs_only_top_k, DraftScores};
 use super::tree::DraftTree;
 use crate::backend::{DraftBackend, SequenceCache};
 use crate::capture::AuxCapture;
 use crate::error::{EngineError, Result};
 use crate::model::{Eagle3Draft, ForwardBatch, HiddenInput};
-use crate::timing::{timed, Span, SpanRecorder};
-use rand_chacha::ChaCha8Rng;
+use crate::timing::{timed, Span};
 use std::collections::HashMap;
 
 /// An EAGLE-3 draft (on any backend; the CPU model by default) with its
@@ -56,13 +54,10 @@ impl<D: DraftBackend> Drafter for Eagle3Drafter<D> {
         self.capture.points.clone()
     }
 
-    fn draft(
+    fn draft_step(
         &mut self,
         requests: &[DraftRequest<'_>],
-        cfg: &SpeculativeConfig,
-        temperature: f32,
-        rngs: &mut [&mut ChaCha8Rng],
-        rec: &mut dyn SpanRecorder,
+        step: DraftStep<'_, '_>,
     ) -> Result<Vec<DraftTree>> {
         let h = self.model.config().hidden_size;
         let mut caches: Vec<D::Cache> = requests
@@ -112,8 +107,9 @@ impl<D: DraftBackend> Drafter for Eagle3Drafter<D> {
             }
         }
         let model = &self.model;
-        let top_k = needs_only_top_k(cfg.topk, temperature).then_some(cfg.topk);
-        let out = timed(rec, Span::Draft, || {
+        let topk = step.cfg.topk;
+        let top_k = needs_only_top_k(topk, step.temperature).then_some(topk);
+        let out = timed(step.rec, Span::Draft, || {
             let rows = joined.unwrap_or(&aux);
             model.forward(&batch, HiddenInput::Aux(rows), &mut caches, top_k)
         });
@@ -130,14 +126,11 @@ impl<D: DraftBackend> Drafter for Eagle3Drafter<D> {
         let mut entry: Vec<HashMap<usize, usize>> = vec![HashMap::new(); requests.len()];
         let mut produced: Vec<HashMap<usize, Vec<f32>>> = vec![HashMap::new(); requests.len()];
         let roots: Vec<usize> = requests.iter().map(|q| q.tokens.len() - 1).collect();
-        let states = search_trees(
-            cfg,
-            temperature,
+        let trees = step.grow(
             &first,
             model.draft_to_target(),
             self.target_vocab,
-            rngs,
-            |states| {
+            |states, rec| {
                 let mut batch = ForwardBatch::default();
                 let mut hidden = Vec::new();
                 let mut owners = Vec::new();
@@ -182,9 +175,7 @@ impl<D: DraftBackend> Drafter for Eagle3Drafter<D> {
             model.rollback(&mut c);
             self.caches.insert(q.slot, c);
         }
-        Ok(timed(rec, Span::TreeBuild, || {
-            states.into_iter().map(|s| s.into_tree(cfg)).collect()
-        }))
+        Ok(trees)
     }
 
     fn release(&mut self, slot: usize) {

@@ -10,7 +10,7 @@ mod tree;
 mod verify;
 
 pub use config::SpeculativeConfig;
-pub use drafter::{DraftRequest, Drafter, PendingAux};
+pub use drafter::{DraftRequest, DraftStep, Drafter, PendingAux};
 pub use eagle3::Eagle3Drafter;
 pub use oracle::OracleDrafter;
 pub use search::{

@@ -4,12 +4,11 @@
 //! exercise deep acceptance, sibling choices and commits on random models,
 //! whose real drafts would almost never be accepted.
 
-use super::config::SpeculativeConfig;
-use super::drafter::{DraftRequest, Drafter};
-use super::search::{search_trees, DraftScores, SearchState};
+use super::drafter::{DraftRequest, DraftStep, Drafter};
+use super::search::{DraftScores, SearchState};
 use super::tree::DraftTree;
 use crate::error::Result;
-use crate::timing::{timed, Span, SpanRecorder};
+use crate::timing::{timed, Span};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
@@ -87,19 +86,16 @@ impl Drafter for OracleDrafter {
         Vec::new()
     }
 
-    fn draft(
+    fn draft_step(
         &mut self,
         requests: &[DraftRequest<'_>],
-        cfg: &SpeculativeConfig,
-        temperature: f32,
-        rngs: &mut [&mut ChaCha8Rng],
-        rec: &mut dyn SpanRecorder,
+        step: DraftStep<'_, '_>,
     ) -> Result<Vec<DraftTree>> {
         let roots: Vec<(usize, usize)> = requests
             .iter()
             .map(|q| (q.slot, q.tokens.len() - 1))
             .collect();
-        let first: Vec<DraftScores> = timed(rec, Span::Draft, || {
+        let first: Vec<DraftScores> = timed(step.rec, Span::Draft, || {
             roots
                 .iter()
                 .map(|&(s, r)| DraftScores::Logits(self.logits(s, r, &[])))
@@ -107,7 +103,7 @@ impl Drafter for OracleDrafter {
         });
         let identity = std::mem::take(&mut self.identity);
         let vocab = self.vocab;
-        let states = search_trees(cfg, temperature, &first, &identity, vocab, rngs, |states| {
+        let trees = step.grow(&first, &identity, vocab, |states, rec| {
             rec.begin(Span::Draft);
             let out = states
                 .iter()
@@ -125,10 +121,7 @@ impl Drafter for OracleDrafter {
             Ok(out)
         });
         self.identity = identity;
-        let states = states?;
-        Ok(timed(rec, Span::TreeBuild, || {
-            states.into_iter().map(|s| s.into_tree(cfg)).collect()
-        }))
+        trees
     }
 
     fn release(&mut self, _slot: usize) {}

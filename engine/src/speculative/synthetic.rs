@@ -5,7 +5,7 @@
 //! this way are marked synthetic and never count as lossless.
 
 use super::tree::DraftTree;
-use super::verify::Acceptance;
+use super::verify::{position, Acceptance};
 use crate::error::{EngineError, Result};
 use rand::Rng;
 
@@ -69,13 +69,7 @@ impl SyntheticAcceptance {
             accepted.push(child);
             at = Some(child);
         }
-        let bonus = target_choice[at.map_or(0, |i| i + 1)];
-        let tokens = accepted
-            .iter()
-            .map(|&i| tree.nodes[i].token)
-            .chain(std::iter::once(bonus))
-            .collect();
-        Acceptance { accepted, tokens }
+        Acceptance::along(tree, accepted, target_choice[position(at)])
     }
 }
 

@@ -16,8 +16,21 @@ pub struct Acceptance {
     pub tokens: Vec<u32>,
 }
 
+impl Acceptance {
+    /// The outcome of accepting `accepted` (nodes of `tree`, root side
+    /// first) and then emitting `bonus`.
+    pub(super) fn along(tree: &DraftTree, accepted: Vec<usize>, bonus: u32) -> Acceptance {
+        let tokens = accepted
+            .iter()
+            .map(|&i| tree.nodes[i].token)
+            .chain(std::iter::once(bonus))
+            .collect();
+        Acceptance { accepted, tokens }
+    }
+}
+
 /// Tree position of a node (0 = root, `i + 1` = node `i`).
-fn position(node: Option<usize>) -> usize {
+pub(super) fn position(node: Option<usize>) -> usize {
     node.map_or(0, |i| i + 1)
 }
 
@@ -37,12 +50,7 @@ pub fn verify_greedy(tree: &DraftTree, target_choice: &[u32]) -> Acceptance {
         .collect();
     let tokens: Vec<u32> = tree.nodes.iter().map(|n| n.token).collect();
     let (accepted, bonus) = greedy_tree_accept(&parents, &tokens, target_choice);
-    let tokens = accepted
-        .iter()
-        .map(|&i| tree.nodes[i].token)
-        .chain(std::iter::once(bonus))
-        .collect();
-    Acceptance { accepted, tokens }
+    Acceptance::along(tree, accepted, bonus)
 }
 
 /// Draws an index from the (possibly unnormalised) weights `p`; `None` when they sum to 0.

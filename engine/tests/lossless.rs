@@ -6,11 +6,12 @@ mod common;
 
 use specula_engine::capture::CaptureChoice;
 use specula_engine::capture::IdConvention;
+use specula_engine::checkpoint::Checkpoint;
 use specula_engine::generate::{generate, GenerateParams};
 use specula_engine::generation::Generation;
 use specula_engine::model::TargetModel;
 use specula_engine::pair::ModelPair;
-use specula_engine::speculative::{OracleDrafter, SpeculativeConfig};
+use specula_engine::speculative::{Drafter, OracleDrafter, SpeculativeConfig};
 use specula_engine::timing::NullRecorder;
 use std::collections::HashMap;
 
@@ -38,6 +39,30 @@ fn references(prompts: &[Vec<u32>], g: &Generation) -> HashMap<usize, Vec<u32>> 
         .collect()
 }
 
+/// `generate` for `prompts` with `drafter` (none: the target alone), unrecorded.
+fn generated(
+    target: &TargetModel,
+    prompts: &[Vec<u32>],
+    params: &GenerateParams,
+    drafter: Option<&mut dyn Drafter>,
+) -> Generation {
+    generate(target, prompts, params, drafter, &mut NullRecorder).unwrap()
+}
+
+/// The tiny fixture's target, `n` prompts from `seed`, and the target's
+/// greedy output for them.
+fn tiny_baseline(n: usize, seed: u64) -> (TargetModel, Vec<Vec<u32>>, Generation) {
+    let target = TargetModel::load(&common::fixture("tiny").target).unwrap();
+    let prompts = common::prompts(n, seed);
+    let baseline = generated(
+        &target,
+        &prompts,
+        &greedy(SpeculativeConfig::BASELINE),
+        None,
+    );
+    (target, prompts, baseline)
+}
+
 fn greedy(speculative: SpeculativeConfig) -> GenerateParams {
     GenerateParams {
         speculative,
@@ -51,17 +76,7 @@ fn greedy(speculative: SpeculativeConfig) -> GenerateParams {
 
 #[test]
 fn every_grid_config_and_batch_size_reproduces_the_baseline_with_an_oracle_draft() {
-    let fx = common::fixture("tiny");
-    let target = TargetModel::load(&fx.target).unwrap();
-    let prompts = common::prompts(8, 11);
-    let baseline = generate(
-        &target,
-        &prompts,
-        &greedy(SpeculativeConfig::BASELINE),
-        None,
-        &mut NullRecorder,
-    )
-    .unwrap();
+    let (target, prompts, baseline) = tiny_baseline(8, 11);
     let reference = references(&prompts, &baseline);
     let grid = grid();
     assert_eq!(
@@ -78,14 +93,7 @@ fn every_grid_config_and_batch_size_reproduces_the_baseline_with_an_oracle_draft
                 .map(|i| (i, reference[&(first + i)].clone()))
                 .collect();
             let mut oracle = OracleDrafter::new(refs, 0.75, target.config().vocab_size, ci as u64);
-            let g = generate(
-                &target,
-                slice,
-                &greedy(*speculative),
-                Some(&mut oracle),
-                &mut NullRecorder,
-            )
-            .unwrap();
+            let g = generated(&target, slice, &greedy(*speculative), Some(&mut oracle));
             for (i, s) in g.sequences.iter().enumerate() {
                 assert_eq!(s.output, baseline.sequences[first + i].output, "{speculative}, batch {batch}, sequence {i}: speculative output differs from the baseline");
             }
@@ -180,51 +188,30 @@ fn every_model_family_is_lossless_and_batch_invariant() {
 
 #[test]
 fn stopping_on_eos_truncates_identically() {
-    let fx = common::fixture("tiny");
-    let target = TargetModel::load(&fx.target).unwrap();
-    let prompts = common::prompts(8, 14);
+    let (target, prompts, free) = tiny_baseline(8, 14);
     // Make a token the baseline emits mid-way the end-of-sequence token.
-    let free = generate(
-        &target,
-        &prompts,
-        &greedy(SpeculativeConfig::BASELINE),
-        None,
-        &mut NullRecorder,
-    )
-    .unwrap();
     let eos = free.sequences[0].output[5];
     let mut cfg = target.config().clone();
     cfg.eos_token_ids = vec![eos];
-    let target = TargetModel::from_checkpoint(
-        cfg,
-        &specula_engine::checkpoint::Checkpoint::open(&fx.target).unwrap(),
-    )
-    .unwrap();
+    let checkpoint = Checkpoint::open(&common::fixture("tiny").target).unwrap();
+    let target = TargetModel::from_checkpoint(cfg, &checkpoint).unwrap();
     let params = |speculative| GenerateParams {
         ignore_eos: false,
         ..greedy(speculative)
     };
-    let base = generate(
+    let base = generated(
         &target,
         &prompts,
         &params(SpeculativeConfig::BASELINE),
         None,
-        &mut NullRecorder,
-    )
-    .unwrap();
+    );
     assert!(
         base.sequences[0].output.len() <= 6 && *base.sequences[0].output.last().unwrap() == eos
     );
     let refs = references(&prompts, &free);
     let mut oracle = OracleDrafter::new(refs, 0.9, target.config().vocab_size, 3);
-    let speculative = generate(
-        &target,
-        &prompts,
-        &params(SpeculativeConfig::new(5, 2, 8).unwrap()),
-        Some(&mut oracle),
-        &mut NullRecorder,
-    )
-    .unwrap();
+    let tree_params = params(SpeculativeConfig::new(5, 2, 8).unwrap());
+    let speculative = generated(&target, &prompts, &tree_params, Some(&mut oracle));
     for (a, b) in speculative.sequences.iter().zip(&base.sequences) {
         assert_eq!(a.output, b.output);
         assert_eq!(a.finish, b.finish);

@@ -10,7 +10,7 @@ use specula_engine::fixtures::{write_random_pair, StoreDtype, TargetShape};
 use specula_engine::model::{ForwardBatch, TargetModel};
 use specula_engine::pair::ModelPair;
 use specula_engine::speculative::{
-    verify_greedy, DraftNode, DraftRequest, DraftTree, Drafter, PendingAux, Proposal,
+    verify_greedy, DraftNode, DraftRequest, DraftStep, DraftTree, Drafter, PendingAux, Proposal,
     SpeculativeConfig,
 };
 use specula_engine::timing::NullRecorder;
@@ -108,15 +108,13 @@ fn steps(c: &mut Criterion) {
                 pending_start: 0,
                 pending_aux: PendingAux::of(&aux),
             };
-            let trees = drafter
-                .draft(
-                    &[req],
-                    &SpeculativeConfig::chain(5),
-                    0.0,
-                    &mut [&mut rng],
-                    &mut NullRecorder,
-                )
-                .unwrap();
+            let step = DraftStep {
+                cfg: &SpeculativeConfig::chain(5),
+                temperature: 0.0,
+                rngs: &mut [&mut rng],
+                rec: &mut NullRecorder,
+            };
+            let trees = drafter.draft(&[req], step).unwrap();
             drafter.release(0);
             trees
         })

@@ -7,8 +7,8 @@ use crate::error::{EngineError, Result};
 use crate::generation::{FinishReason, Generation, SequenceResult};
 use crate::model::{ForwardBatch, TargetOutput};
 use crate::speculative::{
-    verify_greedy, verify_sampling, Acceptance, DraftRequest, DraftTree, Drafter, PendingAux,
-    SpeculativeConfig, SyntheticAcceptance,
+    verify_greedy, verify_sampling, Acceptance, DraftRequest, DraftStep, DraftTree, Drafter,
+    PendingAux, SpeculativeConfig, SyntheticAcceptance,
 };
 use crate::timing::{timed, Span, SpanRecorder};
 use rand::SeedableRng;
@@ -261,13 +261,13 @@ pub fn generate<B: TargetBackend + ?Sized>(
                 let mut rngs: Vec<ChaCha8Rng> =
                     active.iter().map(|&i| seqs[i].rng.clone()).collect();
                 let mut rng_refs: Vec<&mut ChaCha8Rng> = rngs.iter_mut().collect();
-                let trees = d.draft(
-                    &requests,
-                    &params.speculative,
-                    params.temperature,
-                    &mut rng_refs,
+                let step = DraftStep {
+                    cfg: &params.speculative,
+                    temperature: params.temperature,
+                    rngs: &mut rng_refs,
                     rec,
-                )?;
+                };
+                let trees = d.draft(&requests, step)?;
                 for (&i, r) in active.iter().zip(rngs) {
                     seqs[i].rng = r;
                 }

@@ -114,33 +114,12 @@ pub trait Drafter {
     /// Capture points of the target this drafter needs aux states from (empty: none).
     fn capture_points(&self) -> Vec<usize>;
 
-    /// One draft tree per request, as `step` says.
-    fn draft_step(
+    /// One draft tree per request, shaped and sampled as `step` says.
+    fn draft(
         &mut self,
         requests: &[DraftRequest<'_>],
         step: DraftStep<'_, '_>,
     ) -> Result<Vec<DraftTree>>;
-
-    /// [`Drafter::draft_step`] with the step's parts as arguments: one draft
-    /// tree per request, shaped by `cfg`; `rngs[r]` is request `r`'s sampling
-    /// stream (used when `temperature > 0`). Draft forwards are recorded as
-    /// `draft` spans, tree selection as `tree_build`.
-    fn draft(
-        &mut self,
-        requests: &[DraftRequest<'_>],
-        cfg: &SpeculativeConfig,
-        temperature: f32,
-        rngs: &mut [&mut ChaCha8Rng],
-        rec: &mut dyn SpanRecorder,
-    ) -> Result<Vec<DraftTree>> {
-        let step = DraftStep {
-            cfg,
-            temperature,
-            rngs,
-            rec,
-        };
-        self.draft_step(requests, step)
-    }
 
     /// The sequence in `slot` is finished: drop its state.
     fn release(&mut self, slot: usize);

@@ -54,7 +54,7 @@ impl<D: DraftBackend> Drafter for Eagle3Drafter<D> {
         self.capture.points.clone()
     }
 
-    fn draft_step(
+    fn draft(
         &mut self,
         requests: &[DraftRequest<'_>],
         step: DraftStep<'_, '_>,

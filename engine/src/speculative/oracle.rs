@@ -86,7 +86,7 @@ impl Drafter for OracleDrafter {
         Vec::new()
     }
 
-    fn draft_step(
+    fn draft(
         &mut self,
         requests: &[DraftRequest<'_>],
         step: DraftStep<'_, '_>,

@@ -7,6 +7,8 @@
 //! invariant (speculative greedy output == baseline greedy output, token for
 //! token) holds exactly for every config and batch size.
 
+#![warn(missing_docs)]
+
 pub mod audit;
 pub mod backend;
 pub mod capture;

@@ -15,6 +15,8 @@
 //! [`sweep::SweepError`], [`report::ReportError`], ...), each with a
 //! `fault()`.
 
+#![warn(missing_docs)]
+
 pub mod analyze;
 pub mod compare;
 pub mod doc;

@@ -9,6 +9,8 @@
 //! engine's lossless invariant (speculative greedy output == baseline greedy
 //! output, token for token) hold exactly rather than "up to rounding".
 
+#![warn(missing_docs)]
+
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;

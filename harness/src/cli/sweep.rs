@@ -3,9 +3,9 @@
 use super::CliError;
 use clap::Args;
 use specula::run_folder::{SkippedConfig, SpanMode, TestHooks};
+use specula::sweep::overrides::Overrides;
 use specula::sweep::plan::{Start, Sweep, SweepPlan};
 use specula::sweep::shard::Shard;
-use specula::sweep::spec::Overrides;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]

@@ -2,12 +2,14 @@
 //! prompt sets x temperatures, run through the engine (or served engines,
 //! [`crate::remote`]) into a run folder ([`crate::run_folder`]).
 //!
-//! - [`spec`], [`spec_source`], [`values`]: the TOML spec, its CLI overrides, errors with lines;
+//! - [`spec`], [`spec_source`], [`values`], [`overrides`]: the TOML spec,
+//!   errors with lines, and the command line's overrides;
 //! - [`grid`]: expansion into baseline groups and rows, invalid points with reasons;
 //! - [`plan`]: the sweep as a value, started into a run folder (or resumed) and run;
 //! - [`shard`]: the deterministic slice of `--shard i/n`;
-//! - [`runner`], [`run_info`], [`row_calls`] and [`measure`]: running rows in
-//!   process (back to back or interleaved) and turning generations into measures;
+//! - [`runner`], [`loaded`], [`run_info`], [`row_calls`] and [`measure`]:
+//!   running rows in process (back to back or interleaved) and turning
+//!   generations into measures;
 //! - [`device`]: the CPU or the GPU;
 //! - [`cpu_clock`]: the decode phase's CPU time (the gate's timed measure);
 //! - [`progress`], [`summary`], [`interrupt`]: what the user sees, and Ctrl-C;
@@ -18,7 +20,9 @@ pub mod device;
 pub mod grid;
 pub mod hooks;
 pub mod interrupt;
+pub mod loaded;
 pub mod measure;
+pub mod overrides;
 pub mod plan;
 pub mod progress;
 pub mod row_calls;

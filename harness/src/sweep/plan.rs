@@ -4,10 +4,11 @@
 //! nightly` and the tests all go through here.
 
 use super::grid::Grid;
+use super::overrides::Overrides;
 use super::progress::Progress;
 use super::runner::{RunInfo, Runner};
 use super::shard::Shard;
-use super::spec::{Overrides, SpecSource, SweepSpec};
+use super::spec::{SpecSource, SweepSpec};
 use super::{interrupt, summary, SweepError};
 use crate::remote::rows::RemoteRunner;
 use crate::remote::EngineKind;

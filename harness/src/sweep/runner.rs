@@ -1,10 +1,11 @@
-//! Runs the grid points of this shard, group by group: load a model pair
-//! once, tokenize each prompt set once, run the group's baseline, then each
+//! Runs the grid points of this shard in process, group by group: load a
+//! model pair once ([`super::loaded`]), run the group's baseline, then each
 //! draft config against it, and hand every finished row to the writers.
 
 use super::cpu_clock::{process_cpu_s, PrefillCpu};
 use super::grid::{Grid, Point};
 use super::hooks::{effective, DelayVerify};
+use super::loaded::{drafter, Loaded};
 use super::progress::Progress;
 use super::row_calls::{Outcome, RowCalls};
 pub use super::run_info::RunInfo;
@@ -12,28 +13,10 @@ use super::spec::SpanMode;
 use super::{interrupt, SweepError};
 use crate::run_folder::Finished;
 use crate::run_folder::{Row, RowWriter, SpanInterval};
-use specula_datasets::{prompt_input, ChatTemplate};
-use specula_engine::capture::CaptureChoice;
 use specula_engine::generate::{generate, GenerateParams};
-use specula_engine::model::TargetModel;
-use specula_engine::pair::{load_drafter, ModelPair};
-use specula_engine::speculative::{Drafter, Eagle3Drafter, SpeculativeConfig};
+use specula_engine::speculative::{Drafter, SpeculativeConfig};
 use specula_engine::timing::{HostRecorder, NullRecorder, SpanLog, SpanRecorder};
 use std::collections::HashMap;
-
-/// A loaded model pair with its drafters (one per capture choice) and tokenized prompt sets.
-struct Loaded {
-    pair: ModelPair,
-    drafters: Vec<(CaptureChoice, Eagle3Drafter)>,
-    prompts: HashMap<usize, Vec<Vec<u32>>>,
-    /// The GPU copy of the pair, when the sweep runs on `device = "cuda"`.
-    #[cfg(feature = "cuda")]
-    gpu: Option<super::device::GpuSide>,
-}
-
-/// Longest prompt, in tokens, a GPU sweep makes KV room for.
-#[cfg(feature = "cuda")]
-const GPU_MAX_PROMPT: usize = 4096;
 
 /// Runs rows and writes them.
 pub struct Runner<'a> {
@@ -111,75 +94,18 @@ impl<'a> Runner<'a> {
             let m = &self.grid.models[mi];
             self.progress
                 .note(&format!("loading {}", m.target.display()));
-            let pair = ModelPair::load(&m.target_dir, None, &CaptureChoice::default())?;
-            #[cfg(feature = "cuda")]
-            let gpu = if self.info.backend == super::device::EngineDevice::Cuda.name() {
-                let slots = groups
-                    .iter()
-                    .map(|&g| self.grid.groups[g].batch_size)
-                    .max()
-                    .unwrap_or(1);
-                let capacity = GPU_MAX_PROMPT + self.info.max_new_tokens + 64;
-                Some(super::device::GpuSide::load(&pair, slots, capacity)?)
-            } else {
-                None
-            };
-            let mut loaded = Loaded {
-                pair,
-                drafters: Vec::new(),
-                prompts: HashMap::new(),
-                #[cfg(feature = "cuda")]
-                gpu,
-            };
+            let slots = groups
+                .iter()
+                .map(|&g| self.grid.groups[g].batch_size)
+                .max()
+                .unwrap_or(1);
+            let mut loaded = Loaded::load(m, self.info, slots)?;
             self.warm_up(&mut loaded, groups[0])?;
             for g in groups {
                 self.run_group(&mut loaded, g)?;
             }
         }
         Ok(())
-    }
-
-    fn tokenized<'l>(
-        &self,
-        l: &'l mut Loaded,
-        set: usize,
-        model: usize,
-    ) -> Result<&'l [Vec<u32>], SweepError> {
-        if !l.prompts.contains_key(&set) {
-            let m = &self.grid.models[model];
-            let cfg = m.target_dir.join("tokenizer_config.json");
-            let template = if m.chat_template && cfg.exists() {
-                ChatTemplate::from_tokenizer_config(&cfg)?
-            } else {
-                None
-            };
-            let mut ids = Vec::new();
-            for p in &self.grid.sets[set].prompts {
-                let text = prompt_input(template.as_ref(), p)?;
-                ids.push(l.pair.tokenizer.encode_with(&text, template.is_none())?);
-            }
-            l.prompts.insert(set, ids);
-        }
-        Ok(&l.prompts[&set])
-    }
-
-    fn drafter<'d>(
-        &self,
-        target: &TargetModel,
-        drafters: &'d mut Vec<(CaptureChoice, Eagle3Drafter)>,
-        model: usize,
-        key: &CaptureChoice,
-    ) -> Result<&'d mut Eagle3Drafter, SweepError> {
-        if let Some(i) = drafters.iter().position(|(k, _)| k == key) {
-            return Ok(&mut drafters[i].1);
-        }
-        let m = &self.grid.models[model];
-        let dir = m
-            .draft_dir
-            .as_deref()
-            .expect("draft configs exist only for models with a draft");
-        drafters.push((key.clone(), load_drafter(dir, target, key)?));
-        Ok(&mut drafters.last_mut().expect("just pushed").1)
     }
 
     fn params(
@@ -204,7 +130,7 @@ impl<'a> Runner<'a> {
         for _ in 0..self.info.warmup {
             for &p in g.points.iter().take(2) {
                 let point = &self.grid.points[p];
-                let prompts = self.tokenized(l, g.prompt_set, g.model)?.to_vec();
+                let prompts = l.tokenized(self.grid, g.prompt_set, g.model)?.to_vec();
                 let batch = &prompts[..g.batch_size.min(prompts.len())];
                 self.call(l, point, batch, &mut NullRecorder)?;
             }
@@ -234,7 +160,12 @@ impl<'a> Runner<'a> {
         let mut rec = PrefillCpu::new(rec);
         let config = self.grid.config_of(point);
         let drafter = match config {
-            Some(c) => Some(self.drafter(&l.pair.target, &mut l.drafters, g.model, &c.capture)?),
+            Some(c) => Some(drafter(
+                &mut l.drafters,
+                &l.pair.target,
+                &self.grid.models[g.model],
+                &c.capture,
+            )?),
             None => None,
         };
         #[cfg(feature = "cuda")]
@@ -326,7 +257,7 @@ impl<'a> Runner<'a> {
     /// Runs row `p` over the whole prompt set; `record` = keep span samples.
     fn run_point(&self, l: &mut Loaded, p: usize, record: bool) -> Result<Outcome, SweepError> {
         let g = &self.grid.groups[self.grid.points[p].group];
-        let prompts = self.tokenized(l, g.prompt_set, g.model)?.to_vec();
+        let prompts = l.tokenized(self.grid, g.prompt_set, g.model)?.to_vec();
         self.progress.row(&self.grid.points[p].key);
         let mut acc = RowCalls::default();
         for batch in prompts.chunks(g.batch_size) {
@@ -345,7 +276,7 @@ impl<'a> Runner<'a> {
         ps: &[usize],
     ) -> Result<HashMap<usize, Outcome>, SweepError> {
         let g = &self.grid.groups[gi];
-        let prompts = self.tokenized(l, g.prompt_set, g.model)?.to_vec();
+        let prompts = l.tokenized(self.grid, g.prompt_set, g.model)?.to_vec();
         let mut accs: Vec<RowCalls> = ps.iter().map(|_| RowCalls::default()).collect();
         for batch in prompts.chunks(g.batch_size) {
             for (i, &p) in ps.iter().enumerate() {

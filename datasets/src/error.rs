@@ -78,6 +78,15 @@ pub enum DatasetError {
         name: String,
     },
 
+    /// A name that is not one of the embedded sets.
+    #[error("no embedded prompt set `{name}`; the embedded sets are {known} (and `builtin`)")]
+    UnknownSet {
+        /// The name that was given.
+        name: String,
+        /// The names there are.
+        known: String,
+    },
+
     /// A category filter names a category that the set does not have.
     #[error("prompt set `{set}`: unknown category `{category}`; valid categories: {}", valid.join(", "))]
     UnknownCategory {

@@ -2,8 +2,10 @@
 //!
 //! - Loaders for the upstream formats of MT-bench, Spec-Bench, GSM8K and
 //!   HumanEval, plus generic JSONL and plain text ([`loaders`], [`Format`]).
-//! - [`PromptSetSpec`]: what to load (a file or the built-in set), with a
-//!   category filter and a deterministic sample ([`sample`]).
+//! - [`PromptSetSpec`]: what to load (a file, an embedded public set or the
+//!   built-in set), with a category filter and a deterministic sample ([`sample`]).
+//! - The public sets MT-bench, Spec-Bench, GSM8K (test) and HumanEval,
+//!   compiled in with their licences and provenance ([`embedded`]).
 //! - The built-in 24-prompt set, the default ([`builtin`]).
 //! - Chat templates from Hugging Face tokenizer configs ([`ChatTemplate`]).
 //!
@@ -26,6 +28,7 @@
 
 pub mod builtin;
 pub mod chat_template;
+pub mod embedded;
 pub mod error;
 pub mod format;
 pub mod loaders;
@@ -34,6 +37,7 @@ pub mod sample;
 pub mod spec;
 
 pub use chat_template::{prompt_input, ChatMessage, ChatTemplate};
+pub use embedded::{embedded, EmbeddedSet, EMBEDDED};
 pub use error::{DatasetError, Result};
 pub use format::Format;
 pub use prompt::{Prompt, PromptSet};

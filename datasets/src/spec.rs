@@ -1,4 +1,4 @@
-//! What to load: a prompt-set specification, as a sweep config names it.
+//! What to load: a prompt-set specification, as a sweep spec names it.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::builtin;
+use crate::embedded::{embedded, EmbeddedSet};
 use crate::error::{DatasetError, Result};
 use crate::format::Format;
 use crate::loaders;
@@ -13,12 +14,22 @@ use crate::prompt::PromptSet;
 
 /// Where a prompt set comes from.
 ///
-/// In configs it is one string: `builtin`, or a file path.
+/// In configs it is one string: `builtin`; the name of an embedded public set
+/// (`mt-bench`, `spec-bench`, `gsm8k`, `humaneval`), optionally with one
+/// category after a colon (`spec-bench:translation`); or a file path. A name
+/// wins over a file of that name: write `./gsm8k` for the file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum PromptSource {
     /// The built-in set compiled into this crate (see [`crate::builtin`]).
     Builtin,
+    /// A public set compiled into this crate (see [`crate::embedded`]).
+    Embedded {
+        /// The set's name.
+        name: String,
+        /// Keep only this category (or subcategory).
+        category: Option<String>,
+    },
     /// A file on disk.
     Path(PathBuf),
 }
@@ -26,9 +37,18 @@ pub enum PromptSource {
 impl From<String> for PromptSource {
     fn from(s: String) -> Self {
         if s == builtin::NAME {
-            PromptSource::Builtin
-        } else {
-            PromptSource::Path(PathBuf::from(s))
+            return PromptSource::Builtin;
+        }
+        let (name, category) = match s.split_once(':') {
+            Some((n, c)) => (n, Some(c.to_owned())),
+            None => (s.as_str(), None),
+        };
+        match embedded(name) {
+            Some(set) => PromptSource::Embedded {
+                name: set.name.to_owned(),
+                category,
+            },
+            None => PromptSource::Path(PathBuf::from(s)),
         }
     }
 }
@@ -49,6 +69,14 @@ impl fmt::Display for PromptSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PromptSource::Builtin => f.write_str(builtin::NAME),
+            PromptSource::Embedded {
+                name,
+                category: None,
+            } => f.write_str(name),
+            PromptSource::Embedded {
+                name,
+                category: Some(c),
+            } => write!(f, "{name}:{c}"),
             PromptSource::Path(p) => write!(f, "{}", p.display()),
         }
     }
@@ -61,13 +89,14 @@ impl fmt::Display for PromptSource {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PromptSetSpec {
-    /// Name used in reports; `None` means the file stem (`gsm8k_test`) or
-    /// `builtin`.
+    /// Name used in reports; `None` means the source as written for the
+    /// built-in and embedded sets (`builtin`, `spec-bench:qa`), the file stem
+    /// (`gsm8k_test`) for a file.
     pub name: Option<String>,
-    /// `builtin` or a file path.
+    /// `builtin`, an embedded set's name (with an optional `:category`), or a file path.
     pub source: PromptSource,
     /// The file's format; `None` detects it (see [`Format::detect`]).
-    /// Ignored for the built-in set.
+    /// Ignored for the built-in and embedded sets.
     pub format: Option<Format>,
     /// For generic JSONL files, the field holding the prompt (default
     /// `prompt`, then `text`). Ignored for other formats and the built-in set.
@@ -137,6 +166,7 @@ impl PromptSetSpec {
         }
         match &self.source {
             PromptSource::Builtin => builtin::NAME.to_owned(),
+            PromptSource::Embedded { .. } => self.source.to_string(),
             PromptSource::Path(p) => p
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
@@ -146,15 +176,25 @@ impl PromptSetSpec {
 
     /// Loads, filters and samples the set.
     pub fn load(&self) -> Result<PromptSet> {
+        let mut categories = self.categories.clone();
         let set = match &self.source {
             PromptSource::Builtin => builtin::prompt_set()?,
+            PromptSource::Embedded { name, category } => {
+                categories.extend(category.clone());
+                embedded(name)
+                    .ok_or_else(|| DatasetError::UnknownSet {
+                        name: name.clone(),
+                        known: EmbeddedSet::names(),
+                    })?
+                    .prompt_set()?
+            }
             PromptSource::Path(path) => load_file(path, self.format, self.field.as_deref())?,
         };
         let set = PromptSet {
             name: self.resolved_name(),
             ..set
         };
-        let set = set.filter_categories(&self.categories)?;
+        let set = set.filter_categories(&categories)?;
         match self.sample {
             None => Ok(set),
             Some(n) => set.sample(n, self.seed).map_err(|e| match e {
@@ -167,7 +207,7 @@ impl PromptSetSpec {
                     set,
                     requested,
                     available,
-                    filtered: !self.categories.is_empty(),
+                    filtered: !categories.is_empty(),
                 },
                 other => other,
             }),

@@ -1,8 +1,9 @@
-//! Loads the real upstream files from the shared datasets folder.
+//! Loads the real upstream files, as the repository keeps them in
+//! `datasets/public/` (read from disk, so the file loaders are what is tested).
 
 mod common;
 
-use common::shared_dir;
+use common::public_dir;
 use specula_datasets::{Format, PromptSetSpec};
 
 fn counts(set: &specula_datasets::PromptSet) -> Vec<(String, usize)> {
@@ -15,7 +16,7 @@ fn owned(v: &[(&str, usize)]) -> Vec<(String, usize)> {
 
 #[test]
 fn mt_bench_has_80_two_turn_questions_in_8_categories() {
-    let Some(dir) = shared_dir() else { return };
+    let dir = public_dir();
     let set = PromptSetSpec::from_path(dir.join("mt_bench.jsonl"))
         .load()
         .unwrap();
@@ -46,7 +47,7 @@ fn mt_bench_has_80_two_turn_questions_in_8_categories() {
 
 #[test]
 fn spec_bench_has_480_questions_in_6_categories() {
-    let Some(dir) = shared_dir() else { return };
+    let dir = public_dir();
     let set = PromptSetSpec::from_path(dir.join("spec_bench.jsonl"))
         .load()
         .unwrap();
@@ -83,7 +84,7 @@ fn spec_bench_has_480_questions_in_6_categories() {
 
 #[test]
 fn spec_bench_filters_by_category_and_subcategory() {
-    let Some(dir) = shared_dir() else { return };
+    let dir = public_dir();
     let path = dir.join("spec_bench.jsonl");
     let set = PromptSetSpec::from_path(&path)
         .with_categories(["translation", "qa"])
@@ -111,7 +112,7 @@ fn spec_bench_filters_by_category_and_subcategory() {
 
 #[test]
 fn spec_bench_unknown_category_lists_valid_ones() {
-    let Some(dir) = shared_dir() else { return };
+    let dir = public_dir();
     let err = PromptSetSpec::from_path(dir.join("spec_bench.jsonl"))
         .with_categories(["poetry"])
         .load()
@@ -127,7 +128,7 @@ fn spec_bench_unknown_category_lists_valid_ones() {
 
 #[test]
 fn gsm8k_test_has_1319_questions() {
-    let Some(dir) = shared_dir() else { return };
+    let dir = public_dir();
     let set = PromptSetSpec::from_path(dir.join("gsm8k_test.jsonl"))
         .load()
         .unwrap();
@@ -148,7 +149,7 @@ fn gsm8k_test_has_1319_questions() {
 
 #[test]
 fn humaneval_has_164_code_prompts() {
-    let Some(dir) = shared_dir() else { return };
+    let dir = public_dir();
     let set = PromptSetSpec::from_path(dir.join("humaneval.jsonl"))
         .load()
         .unwrap();
@@ -165,7 +166,7 @@ fn humaneval_has_164_code_prompts() {
 
 #[test]
 fn detection_uses_content_not_just_names() {
-    let Some(dir) = shared_dir() else { return };
+    let dir = public_dir();
     let tmp = tempfile::tempdir().unwrap();
     for (file, format) in [
         ("mt_bench.jsonl", Format::MtBench),
@@ -183,7 +184,7 @@ fn detection_uses_content_not_just_names() {
 
 #[test]
 fn explicit_format_overrides_detection() {
-    let Some(dir) = shared_dir() else { return };
+    let dir = public_dir();
     // Spec-Bench read as MT-bench keeps the raw 13 categories.
     let set = PromptSetSpec::from_path(dir.join("spec_bench.jsonl"))
         .with_format(Format::MtBench)

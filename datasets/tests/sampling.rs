@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::shared_dir;
+use common::public_dir;
 use specula_datasets::{Format, PromptSetSpec, PromptSource};
 
 fn ids(spec: &PromptSetSpec) -> Vec<String> {
@@ -54,7 +54,7 @@ fn sample_keeps_file_order_and_is_nested() {
 
 #[test]
 fn sampling_a_real_set_is_deterministic() {
-    let Some(dir) = shared_dir() else { return };
+    let dir = public_dir();
     let spec = PromptSetSpec::from_path(dir.join("gsm8k_test.jsonl")).with_sample(10, 2024);
     let a = ids(&spec);
     assert_eq!(a.len(), 10);

@@ -37,12 +37,11 @@ def seed_all(seed: int) -> None:
 
 
 def data_dir() -> str:
-    """Where the jsonl prompt sets are: $SPECULA_DATA, else devrun/ (device copy), else ../shared/datasets."""
-    for d in (os.environ.get("SPECULA_DATA"), os.path.join(REPO, "devrun"),
-              os.path.join(REPO, "..", "shared", "datasets")):
-        if d and os.path.exists(os.path.join(d, "gsm8k_train.jsonl")):
-            return d
-    raise FileNotFoundError("gsm8k_train.jsonl not found (set SPECULA_DATA)")
+    """Where the jsonl prompt sets are: $SPECULA_DATA if set, else the repository's datasets/public/."""
+    d = os.environ.get("SPECULA_DATA") or os.path.join(REPO, "datasets", "public")
+    if not os.path.exists(os.path.join(d, "gsm8k_train.jsonl")):
+        raise FileNotFoundError(f"{d}: no gsm8k_train.jsonl (SPECULA_DATA names another folder)")
+    return d
 
 
 def read_jsonl(path: str) -> list[dict]:

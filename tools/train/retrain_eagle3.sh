@@ -15,7 +15,7 @@
 #    C  starts from the committed eagle3 (its weights and vocab), lr 5e-4, same data mix.
 #    and the committed draft evaluated on the same new validation sets.
 # With $OUT set: log, the candidates (drafts.tgz) and the data (15 MB parts) go there.
-# Needs devrun/gsm8k_train.jsonl; devrun/draft_data.pt (the old data) is the fallback
+# Reads datasets/public/gsm8k_train.jsonl; devrun/draft_data.pt (the old data) is the fallback
 # if generation fails. An existing devrun/retrain/draft_data_v2.pt is reused (no generation).
 set -uo pipefail
 cd "$(dirname "$0")/../.."

@@ -5,9 +5,9 @@
 #   STAGES="drafts sim" bash tools/train/run_all.sh   # a subset (stages: check target golden data drafts sim)
 #
 # Needs python3 with torch, transformers>=5, tokenizers, safetensors, numpy; the
-# jsonl prompt sets in $SPECULA_DATA, devrun/ or ../shared/datasets. If $OUT is set
-# (the device tool's output folder), models/tiny-llama is packed into $OUT after
-# each stage so a run cut short still returns what it made.
+# jsonl prompt sets come from datasets/public/ ($SPECULA_DATA names another
+# folder). If $OUT is set (a folder collected after the run), models/tiny-llama
+# is packed into $OUT after each stage so a run cut short still returns what it made.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PYTHONUNBUFFERED=1

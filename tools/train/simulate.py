@@ -8,7 +8,7 @@ the target's next token is added (the bonus). tau = tokens emitted by verify ste
 verify steps (the first token, from prefill, is not counted). Everything is
 recomputed each round (no KV cache): slow but simple and exact.
 
-Prompt sets (from ../shared/datasets or devrun/): gsm8k (test questions, "Question: q\\nAnswer:"),
+Prompt sets (from datasets/public/, or $SPECULA_DATA): gsm8k (test questions, "Question: q\\nAnswer:"),
 humaneval (prompt code as is), mtbench (first turn through the chat template, i.e.
 "Question: ...\\nAnswer:"), mtbench_raw (first turn as plain text). The tokenizer
 prepends <|endoftext|> (BOS).

@@ -3,22 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-/// The shared datasets folder, which sits beside the repository root.
-pub const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/datasets");
-
-/// The shared datasets folder, or `None` (after saying so) when it is absent.
-pub fn shared_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(SHARED);
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "SKIPPED: shared datasets folder {} not found (it sits beside the repo root); \
-             real-file test not run",
-            dir.display()
-        );
-        None
-    }
+/// The repository's copies of the public prompt sets (`datasets/public/`).
+pub fn public_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("public")
 }
 
 /// Writes `content` to `name` inside `dir` and returns the path.

@@ -6,6 +6,7 @@
 mod analyze;
 mod audit;
 mod compare;
+mod datasets;
 mod fixtures;
 mod gate;
 mod generate;
@@ -122,6 +123,10 @@ enum Command {
     /// Write model checkpoints for tests and quick starts.
     #[command(subcommand)]
     Fixtures(fixtures::FixturesCommand),
+    /// The public prompt sets compiled into specula (MT-bench, Spec-Bench, GSM8K, HumanEval):
+    /// list them, or write one out.
+    #[command(subcommand)]
+    Datasets(datasets::DatasetsCommand),
     /// Generate text from one prompt, speculatively or not, and report tau and span times.
     Generate(generate::GenerateArgs),
     /// Run a grid of model pairs x draft configs x batch sizes x prompt sets x temperatures
@@ -165,6 +170,7 @@ enum Command {
 pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Fixtures(c) => fixtures::run(c),
+        Command::Datasets(c) => datasets::run(c),
         Command::Generate(a) => generate::run(a),
         Command::Sweep(a) => sweep::run(a),
         Command::Merge(a) => merge::run(a),

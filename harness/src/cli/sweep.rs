@@ -6,7 +6,7 @@ use specula::run_folder::{SkippedConfig, SpanMode, TestHooks};
 use specula::sweep::overrides::Overrides;
 use specula::sweep::plan::{Start, Sweep, SweepPlan};
 use specula::sweep::shard::Shard;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:
@@ -99,8 +99,10 @@ impl SweepArgs {
                 self.spans.clone()
             },
             ignore_eos: self.ignore_eos,
-            target: self.target.clone(),
-            draft: self.draft.clone(),
+            // Paths on the command line are read from where it runs; the
+            // spec's own paths from the spec's folder.
+            target: self.target.as_deref().map(from_here),
+            draft: self.draft.as_deref().map(from_here),
         }
     }
 
@@ -139,6 +141,11 @@ impl SweepArgs {
         };
         Ok(Some(plan.start(start)?))
     }
+}
+
+/// `path` as an absolute path from the current folder (as given when that fails).
+fn from_here(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 fn print_skipped(skipped: &[SkippedConfig]) {

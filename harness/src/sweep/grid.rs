@@ -4,7 +4,7 @@
 //! draft config and span mode. Invalid configs are collected with their
 //! reason, never dropped silently.
 
-use super::spec::{SpanMode, SweepSpec};
+use super::spec::{ModelSpec, SpanMode, SweepSpec};
 use super::SweepError;
 use crate::remote::EngineKind;
 use crate::run_folder::row_key::{config_label, sanitize, RowKey, BASELINE_CONFIG};
@@ -104,16 +104,46 @@ pub fn resolve(base: &Path, path: &Path) -> PathBuf {
     }
 }
 
+/// The target and draft folders of `m`, resolved against `base`; for the
+/// in-process engine each must exist (served models need not: they may be
+/// model ids or paths on the server).
+fn folders(
+    m: &ModelSpec,
+    base: &Path,
+    in_process: bool,
+) -> Result<(PathBuf, Option<PathBuf>), SweepError> {
+    let target = resolve(base, &m.target);
+    let draft = m.draft.as_deref().map(|d| resolve(base, d));
+    let wanted = [
+        ("target", Some(&m.target), Some(&target)),
+        ("draft", m.draft.as_ref(), draft.as_ref()),
+    ];
+    for (field, written, dir) in wanted {
+        if let (true, Some(written), Some(dir)) = (in_process, written, dir) {
+            if !dir.is_dir() {
+                return Err(SweepError::Input(format!(
+                    "model `{}`: {field} = {:?}: no folder at {} (relative paths are read from the spec's folder, {})",
+                    m.resolved_name(),
+                    written.display().to_string(),
+                    dir.display(),
+                    base.display()
+                )));
+            }
+        }
+    }
+    Ok((target, draft))
+}
+
 impl Grid {
-    /// Expands `spec`, reading model configs and prompt sets; relative paths are resolved against `base`.
+    /// Expands `spec`, reading model configs and prompt sets; relative paths
+    /// are resolved against `base`, the spec file's folder.
     pub fn expand(spec: &SweepSpec, base: &Path) -> Result<Grid, SweepError> {
         let mut models = Vec::new();
         let mut configs = Vec::new();
         let mut skipped = Vec::new();
         for m in &spec.models {
             let m = m.get_ref();
-            let target_dir = resolve(base, &m.target);
-            let draft_dir = m.draft.as_deref().map(|d| resolve(base, d));
+            let (target_dir, draft_dir) = folders(m, base, spec.backend == EngineKind::Engine)?;
             // A served target or draft need not exist here (a model id, a remote
             // path): then its dtype or the capture points are unknown (empty).
             let local =

@@ -68,13 +68,17 @@ pub struct SweepReport {
 }
 
 impl SweepPlan {
-    /// Reads the spec at `path`, applies `overrides`, and expands the grid
-    /// (relative paths against the current folder).
+    /// Reads the spec at `path`, applies `overrides`, and expands the grid.
+    /// Relative paths in the spec (and in `overrides`) are read from the
+    /// spec file's folder.
     pub fn from_spec(path: &Path, overrides: &Overrides) -> Result<SweepPlan, SweepError> {
         let src = SpecSource::read(path)?;
         let mut spec = src.parse()?;
         spec.apply(overrides, &src)?;
-        let base = std::env::current_dir().map_err(|e| RunFolderError::read(".", e))?;
+        let base = std::fs::canonicalize(path)
+            .map_err(|e| RunFolderError::read(path, e))?
+            .parent()
+            .map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
         let grid = Grid::expand(&spec, &base)?;
         Ok(SweepPlan { spec, grid, base })
     }

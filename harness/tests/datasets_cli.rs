@@ -44,6 +44,23 @@ fn export_writes_the_upstream_file_and_its_licence_beside_it() {
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("spec-bench"));
 }
 
+/// Regression: `specula datasets list | head -1` panicked ("failed printing
+/// to stdout: Broken pipe") once its reader had gone.
+#[test]
+fn a_reader_closing_stdout_early_stops_the_printing_not_the_command() {
+    let mut child = command(&repo(), &["datasets", "list"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader leaves before the command has printed anything.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+}
+
 /// A spec in `t/specs/` on the random pair in `t/fx/`, written with paths relative to its folder.
 fn spec_in_a_subfolder(t: &Path, target: &str, source: &str) {
     std::fs::create_dir_all(t.join("specs")).unwrap();

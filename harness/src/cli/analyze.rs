@@ -1,5 +1,6 @@
 //! `specula analyze RUN_DIR`: why a run's speculation pays or does not.
 
+use super::output::outln;
 use super::CliError;
 use clap::Args;
 use specula::analyze::analyze;
@@ -22,23 +23,27 @@ pub struct AnalyzeArgs {
 pub fn run(a: AnalyzeArgs) -> Result<(), CliError> {
     let rows = analyze(&Run::read(&a.run_dir)?)?;
     if a.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&rows).expect("serialisable")
         );
         return Ok(());
     }
     if rows.is_empty() {
-        println!("{}: no speculative rows to analyse", a.run_dir.display());
+        outln!("{}: no speculative rows to analyse", a.run_dir.display());
         return Ok(());
     }
     let fmt = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.2}"));
-    println!(
+    outln!(
         "{:<44} {:>6} {:>8} {:>10} {:>8}",
-        "row", "tau", "1+sum a", "break-even", "speedup"
+        "row",
+        "tau",
+        "1+sum a",
+        "break-even",
+        "speedup"
     );
     for r in &rows {
-        println!(
+        outln!(
             "{:<44} {:>6.2} {:>8.2} {:>10} {:>8}",
             r.row_key,
             r.tau,
@@ -48,10 +53,10 @@ pub fn run(a: AnalyzeArgs) -> Result<(), CliError> {
         );
     }
     for r in &rows {
-        println!("\n{}", r.row_key);
-        println!("  {}", r.verdict);
+        outln!("\n{}", r.row_key);
+        outln!("  {}", r.verdict);
         if let Some(c) = r.step_us {
-            println!(
+            outln!(
                 "  step: draft {:.0} us, verify {:.0} us, overhead {:.0} us; baseline step {} us",
                 c.draft,
                 c.verify,
@@ -72,7 +77,7 @@ pub fn run(a: AnalyzeArgs) -> Result<(), CliError> {
                 format!("depth {}: {:.0}%{trained}", k + 1, c * 100.0)
             })
             .collect();
-        println!(
+        outln!(
             "  live acceptance given the previous depth: {}",
             depth.join(", ")
         );

@@ -1,5 +1,6 @@
 //! `specula audit`: is this draft fed the hidden states it was trained on?
 
+use super::output::outln;
 use super::CliError;
 use clap::Args;
 use serde_json::json;
@@ -56,13 +57,13 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
         // The pair cannot be loaded as it is: report the checks and stop there.
         if a.json {
             let out = json!({"mismatch": null, "empirical": "skipped: a static check failed", "static_checks": checks});
-            println!(
+            outln!(
                 "{}",
                 serde_json::to_string_pretty(&out).expect("serialisable")
             );
         } else {
             print_checks(&checks);
-            println!("\nthe capture-mapping check is skipped: fix the failed static checks first");
+            outln!("\nthe capture-mapping check is skipped: fix the failed static checks first");
         }
         return Ok(true);
     }
@@ -114,21 +115,21 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
             "prompts": set.len(),
             "positions": audit.best.positions,
         });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&out).expect("serialisable")
         );
         return Ok(audit.mismatch);
     }
     print_checks(&checks);
-    println!("\ndraft accuracy (teacher-forced first step, {} positions from {} prompts) per capture mapping:", audit.best.positions, set.len());
+    outln!("\ndraft accuracy (teacher-forced first step, {} positions from {} prompts) per capture mapping:", audit.best.positions, set.len());
     for c in &audit.candidates {
         let tag = if c.points == audit.configured.points {
             "  <- served"
         } else {
             ""
         };
-        println!(
+        outln!(
             "  {:>6.1}%  {:<14} {}{tag}",
             c.accuracy * 100.0,
             format!("{:?}", c.points),
@@ -136,7 +137,7 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
         );
     }
     if audit.mismatch {
-        println!(
+        outln!(
             "\nMISMATCH: the draft predicts best with capture points {:?} ({:.1}%), but is served {:?} ({:.1}%).\nfix: {}",
             audit.best.points,
             audit.best.accuracy * 100.0,
@@ -145,19 +146,19 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
             audit.fix.as_deref().unwrap_or("-")
         );
     } else {
-        println!("\nno capture mismatch: the served mapping {:?} is the best or within {:.0} points of it", audit.configured.points, a.margin * 100.0);
+        outln!("\nno capture mismatch: the served mapping {:?} is the best or within {:.0} points of it", audit.configured.points, a.margin * 100.0);
     }
     Ok(audit.mismatch)
 }
 
 fn print_checks(checks: &[Check]) {
-    println!("static checks:");
+    outln!("static checks:");
     for c in checks {
         let mark = match c.status {
             CheckStatus::Pass => "ok  ",
             CheckStatus::Warn => "WARN",
             CheckStatus::Error => "FAIL",
         };
-        println!("  {mark} {:<15} {}", c.name, c.message);
+        outln!("  {mark} {:<15} {}", c.name, c.message);
     }
 }

@@ -1,5 +1,6 @@
 //! `specula compare RUN_A RUN_B [--out DIR]`.
 
+use super::output::{out, outln};
 use super::CliError;
 use clap::Args;
 use specula::compare::{write, Settings};
@@ -46,8 +47,10 @@ pub fn run(a: CompareArgs) -> Result<(), CliError> {
         noise: a.noise_threshold,
     };
     let out = a.out.unwrap_or_else(|| a.run_b.join("compare"));
-    for f in write(&a.run_a, &a.run_b, &out, &settings)? {
-        println!("wrote {}", f.display());
+    let compared = write(&a.run_a, &a.run_b, &out, &settings)?;
+    out!("{}", compared.table);
+    for f in &compared.files {
+        outln!("wrote {}", f.display());
     }
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! `specula datasets list|export`: the prompt sets compiled into specula.
 
+use super::output::outln;
 use super::CliError;
 use clap::Subcommand;
 use specula_datasets::{builtin, embedded, EmbeddedSet, EMBEDDED};
@@ -39,13 +40,15 @@ pub fn run(c: DatasetsCommand) -> Result<(), CliError> {
 }
 
 fn list() -> Result<(), CliError> {
-    println!(
+    outln!(
         "{:<11} {:>7}  {:<10}  categories",
-        "name", "prompts", "licence"
+        "name",
+        "prompts",
+        "licence"
     );
     for set in &EMBEDDED {
         let prompts = set.prompt_set()?;
-        println!(
+        outln!(
             "{:<11} {:>7}  {:<10}  {}",
             set.name,
             prompts.len(),
@@ -54,21 +57,24 @@ fn list() -> Result<(), CliError> {
         );
     }
     let own = builtin::prompt_set()?;
-    println!(
+    outln!(
         "{:<11} {:>7}  {:<10}  {}",
         builtin::NAME,
         own.len(),
         "Apache-2.0",
         own.categories().join(", ")
     );
-    println!();
+    outln!();
     for set in &EMBEDDED {
-        println!(
+        outln!(
             "{}: {} at {}, sha256 {}",
-            set.name, set.upstream, set.commit, set.sha256
+            set.name,
+            set.upstream,
+            set.commit,
+            set.sha256
         );
     }
-    println!("{}: written for specula", builtin::NAME);
+    outln!("{}: written for specula", builtin::NAME);
     Ok(())
 }
 
@@ -79,7 +85,7 @@ fn write(path: &Path, text: &str) -> Result<(), CliError> {
 fn export(name: &str, out: &Path) -> Result<(), CliError> {
     if name == builtin::NAME {
         write(out, builtin::JSONL)?;
-        println!("wrote {}", out.display());
+        outln!("wrote {}", out.display());
         return Ok(());
     }
     let set = embedded(name).ok_or_else(|| {
@@ -94,7 +100,7 @@ fn export(name: &str, out: &Path) -> Result<(), CliError> {
     licence.push(".LICENSE");
     let licence = PathBuf::from(licence);
     write(&licence, set.licence_text)?;
-    println!(
+    outln!(
         "wrote {} ({} prompts, {}; licence text in {})",
         out.display(),
         set.prompts,

@@ -1,5 +1,6 @@
 //! `specula fixtures`: write model checkpoints.
 
+use super::output::outln;
 use super::CliError;
 use clap::{Args, Subcommand, ValueEnum};
 use specula_engine::fixtures::{write_random_pair, StoreDtype, TargetShape};
@@ -63,11 +64,11 @@ pub fn run(cmd: FixturesCommand) -> Result<(), CliError> {
         Dtype::Bf16 => StoreDtype::Bf16,
     };
     let paths = write_random_pair(&a.out, &shape, a.seed, dtype, a.aux_layers)?;
-    println!(
+    outln!(
         "target: {} ({params} parameters, {:?})",
         paths.target.display(),
         shape.family
     );
-    println!("draft:  {}", paths.draft.display());
+    outln!("draft:  {}", paths.draft.display());
     Ok(())
 }

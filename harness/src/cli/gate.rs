@@ -1,5 +1,6 @@
 //! `specula gate --baseline FILE_OR_DIR --current RUN_DIR [--policy FILE]`.
 
+use super::output::{out, outln};
 use super::CliError;
 use clap::Args;
 use specula::gate::{judge, Policy};
@@ -61,12 +62,12 @@ pub fn run(a: GateArgs) -> Result<bool, CliError> {
         std::fs::write(path, &judgement.markdown).map_err(|e| CliError::write(path, e))?;
     }
     if a.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&judgement.decision).expect("serialisable")
         );
     } else {
-        print!("{}", judgement.markdown);
+        out!("{}", judgement.markdown);
     }
     Ok(judgement.regressed())
 }

@@ -1,5 +1,6 @@
 //! `specula generate`: one prompt through the engine, with tau and span times.
 
+use super::output::outln;
 use super::speculation::{Speculation, SpeculationArgs};
 use super::CliError;
 use clap::Args;
@@ -101,15 +102,15 @@ pub fn run(a: GenerateArgs) -> Result<(), CliError> {
             "decode_tok_s": g.decode_throughput(),
             "spans": spans,
         });
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&out).expect("serialisable")
         );
         return Ok(());
     }
-    println!("{text}");
-    println!("---");
-    println!(
+    outln!("{text}");
+    outln!("---");
+    outln!(
         "{speculative}  temperature {}  prompt {} tokens  output {} tokens ({:?})",
         a.temperature,
         prompt.len(),
@@ -117,9 +118,9 @@ pub fn run(a: GenerateArgs) -> Result<(), CliError> {
         seq.finish
     );
     if let Some(c) = pair.capture() {
-        println!("capture: {c}");
+        outln!("capture: {c}");
     }
-    println!(
+    outln!(
         "tau {:.2} over {} verify steps, accept rate {:.3}, decode {:.1} tok/s",
         g.tau(),
         g.verify_steps(),
@@ -132,17 +133,21 @@ pub fn run(a: GenerateArgs) -> Result<(), CliError> {
             .iter()
             .map(|a| format!("{a:.2}"))
             .collect();
-        println!("per-position acceptance: [{}]", pos.join(", "));
+        outln!("per-position acceptance: [{}]", pos.join(", "));
     }
-    println!(
+    outln!(
         "{:<11} {:>6} {:>10} {:>10} {:>7}",
-        "span", "count", "total ms", "mean us", "share"
+        "span",
+        "count",
+        "total ms",
+        "mean us",
+        "share"
     );
     for (name, v) in &spans {
         let share = v["share_of_step"]
             .as_f64()
             .map_or("-".to_string(), |s| format!("{:.1}%", s * 100.0));
-        println!(
+        outln!(
             "{:<11} {:>6} {:>10.2} {:>10.1} {:>7}",
             name,
             v["count"],

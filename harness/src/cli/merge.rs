@@ -1,6 +1,7 @@
 //! `specula merge DIR... --out DIR`: shards of one sweep (or runs with
 //! distinct rows) into one run folder (see [`specula::run_folder::merge`]).
 
+use super::output::outln;
 use super::CliError;
 use clap::Args;
 use std::path::PathBuf;
@@ -24,7 +25,7 @@ pub fn run(a: MergeArgs) -> Result<(), CliError> {
     for w in &m.warnings {
         eprintln!("warning: {w}");
     }
-    println!(
+    outln!(
         "merged {} rows and {} histogram logs from {} folders into {}",
         m.rows,
         m.logs,

@@ -14,6 +14,7 @@ mod generate;
 mod gpu;
 mod merge;
 mod nightly;
+mod output;
 mod report;
 mod serve;
 mod speculation;
@@ -168,7 +169,12 @@ enum Command {
 
 /// Runs the parsed command: `Ok` exits 0.
 pub fn run(cli: Cli) -> Result<(), CliError> {
-    match cli.command {
+    let done = command(cli.command);
+    done.and(output::finish())
+}
+
+fn command(command: Command) -> Result<(), CliError> {
+    match command {
         Command::Fixtures(c) => fixtures::run(c),
         Command::Datasets(c) => datasets::run(c),
         Command::Generate(a) => generate::run(a),

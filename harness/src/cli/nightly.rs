@@ -1,6 +1,7 @@
 //! `specula nightly`: sweep, report and gate against the newest baseline of
 //! the same sweep, in one command for a cron job, into results/nightly/<date>/.
 
+use super::output::{out, outln};
 use super::CliError;
 use clap::Args;
 use specula::gate::Policy;
@@ -48,16 +49,16 @@ pub fn run(a: NightlyArgs) -> Result<bool, CliError> {
         out: a.out,
         policy,
     })?;
-    println!(
+    outln!(
         "wrote {} rows ({} this time) to {}",
         n.sweep.rows,
         n.sweep.written,
         n.sweep.dir.display()
     );
     for f in &n.report {
-        println!("wrote {}", f.display());
+        outln!("wrote {}", f.display());
     }
-    print!("{}", n.markdown);
-    println!("wrote {}", n.gate_md.display());
+    out!("{}", n.markdown);
+    outln!("wrote {}", n.gate_md.display());
     Ok(n.regressed)
 }

@@ -1,5 +1,6 @@
 //! `specula report RUN_DIR [--out DIR]`: plots, report.html and report.md.
 
+use super::output::outln;
 use super::CliError;
 use clap::Args;
 use std::path::PathBuf;
@@ -29,7 +30,7 @@ pub struct ReportArgs {
 pub fn run(a: ReportArgs) -> Result<(), CliError> {
     let out = a.out.unwrap_or_else(|| a.run_dir.join("report"));
     for f in specula::report::write(&a.run_dir, &out)? {
-        println!("wrote {}", f.display());
+        outln!("wrote {}", f.display());
     }
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! `specula sweep`: run a grid from a TOML spec into a run folder.
 
+use super::output::{out, outln};
 use super::CliError;
 use clap::Args;
 use specula::run_folder::{SkippedConfig, SpanMode, TestHooks};
@@ -126,7 +127,7 @@ impl SweepArgs {
         print_skipped(plan.skipped());
         if self.dry_run {
             for (runs, key) in plan.listing(self.shard.unwrap_or(Shard::ALL)) {
-                println!("{} {key}", if runs { "run" } else { "skip" });
+                outln!("{} {key}", if runs { "run" } else { "skip" });
             }
             return Ok(None);
         }
@@ -161,9 +162,9 @@ pub fn run(a: SweepArgs) -> Result<(), CliError> {
     };
     let report = sweep.run(a.quiet)?;
     if !a.quiet {
-        print!("{}", report.summary);
+        out!("{}", report.summary);
     }
-    println!(
+    outln!(
         "wrote {} rows ({} this time) to {}",
         report.rows,
         report.written,

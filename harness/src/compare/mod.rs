@@ -81,7 +81,7 @@ impl Settings {
 }
 
 /// Compares `a` and `b`, writing compare.html, compare.md and plots into `out`.
-pub fn write(a: &Path, b: &Path, out: &Path, s: &Settings) -> Result<Vec<PathBuf>, CompareError> {
+pub fn write(a: &Path, b: &Path, out: &Path, s: &Settings) -> Result<Compared, CompareError> {
     s.check()?;
     let (ra, rb) = (Run::read(a)?, Run::read(b)?);
     let cmp = compare_runs(&ra, &rb, s)?;
@@ -156,10 +156,17 @@ pub fn write(a: &Path, b: &Path, out: &Path, s: &Settings) -> Result<Vec<PathBuf
         let changes = render(&plots::Changes(&cmp.rows), &plot_dir, "plots");
         doc.push(Block::Figure(changes.map_err(ReportError::from)?));
     }
-    let written = write_pages(&doc, out, "compare")?;
-    print!(
-        "{}",
-        Markdown.render(&doc).split("## Plots").next().unwrap_or("")
-    );
-    Ok(written)
+    let files = write_pages(&doc, out, "compare")?;
+    let markdown = Markdown.render(&doc);
+    let table = markdown.split("## Plots").next().unwrap_or("").to_string();
+    Ok(Compared { files, table })
+}
+
+/// What a comparison wrote, and its table as Markdown (the page without its plots).
+#[derive(Debug)]
+pub struct Compared {
+    /// compare.html and compare.md.
+    pub files: Vec<PathBuf>,
+    /// The summary and the rows' table.
+    pub table: String,
 }

@@ -3,6 +3,7 @@
 //! equals the GPU baseline token for token for every config tried (bf16 and f32).
 
 use super::{open_gpu, write};
+use crate::cli::output::outln;
 use crate::cli::CliError;
 use clap::Args;
 use specula_engine::backend::cuda::{GpuDtype, GpuModels, GpuOptions};
@@ -106,7 +107,7 @@ pub fn run(a: AgreeArgs) -> Result<(), CliError> {
                 prompts.len(),
                 g.tau()
             ));
-            println!(
+            outln!(
                 "{:>4} CUDA graphs vs eager, {speculative}: {same}/{} sequences identical",
                 dtype.name(),
                 prompts.len()
@@ -126,7 +127,7 @@ pub fn run(a: AgreeArgs) -> Result<(), CliError> {
             prompts.len(),
             prompts.len()
         ));
-        println!(
+        outln!(
             "{:>4} GPU baseline vs CPU engine: {same}/{} sequences identical (first divergence at token {first}){}",
             dtype.name(),
             prompts.len(),
@@ -164,7 +165,7 @@ pub fn run(a: AgreeArgs) -> Result<(), CliError> {
                     speculative.num_draft_tokens,
                     prompts.len()
                 ));
-                println!(
+                outln!(
                     "{:>4} batch {batch} {speculative}: lossless {pass} ({same}/{} identical), tau {tau:.2}",
                     dtype.name(),
                     prompts.len()
@@ -173,7 +174,7 @@ pub fn run(a: AgreeArgs) -> Result<(), CliError> {
         }
     }
     write(&a.out, "agreement.csv", &csv)?;
-    println!("wrote {}", a.out.join("agreement.csv").display());
+    outln!("wrote {}", a.out.join("agreement.csv").display());
     if failed > 0 {
         return Err(CliError::Found(format!(
             "{failed} required GPU agreement checks failed"

@@ -8,6 +8,7 @@
 
 use super::spans::{csv_rows, median_us, SPANS_HEADER};
 use super::{open_gpu, write};
+use crate::cli::output::outln;
 use crate::cli::CliError;
 use clap::Args;
 use rand::{Rng, SeedableRng};
@@ -292,9 +293,9 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
     }
     write(&a.out, "spans.csv", &spans)?;
     if synthetic {
-        println!("{bw}\n{sp}\n{spans}");
+        outln!("{bw}\n{sp}\n{spans}");
     } else {
-        println!("{bw}\n{spans}");
+        outln!("{bw}\n{spans}");
     }
     Ok(())
 }

@@ -9,7 +9,7 @@ use crate::run_folder::schema::TAU_CONFIG_ERROR;
 use crate::run_folder::{Run, RunFolderError, SpanTotal};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The analysis of one speculative row.
 #[derive(Debug, Clone, Serialize)]
@@ -101,6 +101,20 @@ fn verdict(a: &RowAnalysis) -> String {
     }
 }
 
+/// Where the draft `draft` (as runs.csv writes it) may be: relative to the
+/// folder the run read its spec's paths from (meta.json `base_dir`), then
+/// relative to the current folder.
+fn draft_folders(run: &Run, draft: &str) -> Vec<PathBuf> {
+    let base = run
+        .meta
+        .as_ref()
+        .and_then(|m| m.get("base_dir"))
+        .and_then(|b| b.as_str());
+    let mut out: Vec<PathBuf> = base.map(|b| Path::new(b).join(draft)).into_iter().collect();
+    out.push(PathBuf::from(draft));
+    out
+}
+
 /// The columns an analysis reads.
 const COLUMNS: [&str; 5] = ["row_key", "steps", "tau", "speedup", "draft"];
 
@@ -141,7 +155,11 @@ pub fn analyze(run: &Run) -> Result<Vec<RowAnalysis>, RunFolderError> {
             .entry(draft)
             .or_insert_with(|| {
                 (!draft.is_empty())
-                    .then(|| training::trained_accuracy(Path::new(draft)))
+                    .then(|| {
+                        draft_folders(run, draft)
+                            .into_iter()
+                            .find_map(|d| training::trained_accuracy(&d))
+                    })
                     .flatten()
             })
             .clone();

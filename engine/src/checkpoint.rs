@@ -1,9 +1,10 @@
 //! Reading Hugging Face safetensors checkpoints (one file or sharded with
-//! `model.safetensors.index.json`) through candle, converting any float dtype
-//! (f32, bf16, f16) to the f32 the CPU engine computes in.
+//! `model.safetensors.index.json`) through candle: vectors as f32, weight
+//! matrices as stored when bfloat16 ([`Weights`]), any other float dtype as f32.
 
 use crate::config::read_json;
 use crate::error::{EngineError, Result};
+use crate::weights::Weights;
 use candle_core::safetensors::MmapedSafetensors;
 use candle_core::{DType, Device};
 use std::collections::{BTreeMap, HashMap};
@@ -151,6 +152,28 @@ impl Checkpoint {
             path: self.dir.clone(),
             message: format!("tensor `{name}`: {e}"),
         })
+    }
+
+    /// Loads a weight matrix of exactly `expected` shape as it is stored:
+    /// bfloat16 stays bfloat16 (half the bytes of f32; widened in registers
+    /// by the kernels, exactly), any other float dtype becomes f32.
+    pub fn weights(&self, name: &str, expected: &[usize], why: &str) -> Result<Weights> {
+        let stored = self.stored_name(name);
+        let is_bf16 = stored.as_ref().is_some_and(|n| {
+            let (_, st) = &self.files[self.index[n]];
+            st.get(n)
+                .is_ok_and(|v| v.dtype() == safetensors::Dtype::BF16)
+        });
+        if !is_bf16 {
+            return self.f32(name, expected, why).map(Weights::F32);
+        }
+        let t = self.load(name, expected, why, DType::BF16)?;
+        t.to_vec1::<half::bf16>()
+            .map(|v| Weights::Bf16(v.into_iter().map(half::bf16::to_bits).collect()))
+            .map_err(|e| EngineError::Safetensors {
+                path: self.dir.clone(),
+                message: format!("tensor `{name}`: {e}"),
+            })
     }
 
     /// Loads an integer tensor of exactly `expected` shape as i64.

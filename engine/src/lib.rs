@@ -24,5 +24,6 @@ pub mod pair;
 pub mod speculative;
 pub mod timing;
 pub mod tokenizer;
+pub mod weights;
 
 pub use error::{EngineError, Result};

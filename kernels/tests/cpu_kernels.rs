@@ -21,7 +21,7 @@ fn linear_matches_naive_reference() {
         let w = random(&mut rng, n * k);
         let b = random(&mut rng, n);
         let mut out = vec![0f32; m * n];
-        linear(&x, m, k, &w, n, Some(&b), &mut out);
+        linear(&x, m, k, Matrix::F32(&w), n, Some(&b), &mut out);
         for i in 0..m {
             for j in 0..n {
                 let r: f64 = (0..k)
@@ -45,10 +45,18 @@ fn linear_rows_are_bitwise_independent_of_batch() {
     let w = random(&mut rng, n * k);
     let x = random(&mut rng, 16 * k);
     let mut full = vec![0f32; 16 * n];
-    linear(&x, 16, k, &w, n, None, &mut full);
+    linear(&x, 16, k, Matrix::F32(&w), n, None, &mut full);
     for i in [0, 7, 15] {
         let mut one = vec![0f32; n];
-        linear(&x[i * k..(i + 1) * k], 1, k, &w, n, None, &mut one);
+        linear(
+            &x[i * k..(i + 1) * k],
+            1,
+            k,
+            Matrix::F32(&w),
+            n,
+            None,
+            &mut one,
+        );
         assert_eq!(
             one,
             full[i * n..(i + 1) * n],

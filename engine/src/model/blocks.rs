@@ -5,6 +5,7 @@ use super::batch::ForwardBatch;
 use crate::checkpoint::Checkpoint;
 use crate::error::Result;
 use crate::kv_cache::KvCache;
+use crate::weights::Weights;
 use rayon::prelude::*;
 use specula_kernels::cpu::{self, AttentionShape, KeyList, Rope};
 
@@ -13,7 +14,7 @@ const ATTENTION_PARALLEL_MIN_WORK: usize = 1 << 20;
 
 /// A linear layer in the Hugging Face `[out, in]` layout.
 pub struct Linear {
-    pub(crate) w: Vec<f32>,
+    pub(crate) w: Weights,
     pub(crate) bias: Option<Vec<f32>>,
     pub(crate) out_dim: usize,
     pub(crate) in_dim: usize,
@@ -29,7 +30,7 @@ impl Linear {
         bias: bool,
         why: &str,
     ) -> Result<Linear> {
-        let w = ck.f32(&format!("{name}.weight"), &[out_dim, in_dim], why)?;
+        let w = ck.weights(&format!("{name}.weight"), &[out_dim, in_dim], why)?;
         let bias = if bias {
             Some(ck.f32(&format!("{name}.bias"), &[out_dim], why)?)
         } else {
@@ -47,7 +48,7 @@ impl Linear {
     pub fn from_weight(w: Vec<f32>, out_dim: usize, in_dim: usize) -> Linear {
         assert_eq!(w.len(), out_dim * in_dim);
         Linear {
-            w,
+            w: Weights::F32(w),
             bias: None,
             out_dim,
             in_dim,
@@ -62,7 +63,7 @@ impl Linear {
             x,
             rows,
             self.in_dim,
-            &self.w,
+            self.w.matrix(),
             self.out_dim,
             self.bias.as_deref(),
             &mut out,

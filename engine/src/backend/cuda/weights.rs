@@ -66,7 +66,10 @@ where
     pub(crate) fn upload(gpu: &Gpu, parts: &[&Linear]) -> Result<DeviceLinear<T>> {
         let in_dim = parts[0].in_dim;
         let out_dim = parts.iter().map(|l| l.out_dim).sum();
-        let w: Vec<f32> = parts.iter().flat_map(|l| l.w.iter().copied()).collect();
+        let w: Vec<f32> = parts
+            .iter()
+            .flat_map(|l| l.w.to_f32().into_owned())
+            .collect();
         // A part without a bias contributes zeros to the fused one.
         let bias = if parts.iter().any(|l| l.bias.is_some()) {
             let b: Vec<f32> = parts
@@ -100,7 +103,8 @@ where
         }
         let k = a.in_dim;
         let mut w = Vec::with_capacity(2 * a.w.len());
-        for (ra, rb) in a.w.chunks_exact(k).zip(b.w.chunks_exact(k)) {
+        let (aw, bw) = (a.w.to_f32(), b.w.to_f32());
+        for (ra, rb) in aw.chunks_exact(k).zip(bw.chunks_exact(k)) {
             w.extend_from_slice(ra);
             w.extend_from_slice(rb);
         }

@@ -1,18 +1,19 @@
-//! `y = x W^T (+ b)` with a fixed, row-independent reduction order.
+//! The CPU linear kernel as it was before the SIMD kernels (issue 19), kept
+//! for one release so that benchmarks can show the gain beside it: one
+//! scalar dot product per output element (eight interleaved partial sums,
+//! no FMA), f32 weights (bfloat16 checkpoints widened to f32 at load), rayon
+//! tasks that each allocate their own output block.
 
 use rayon::prelude::*;
 
-/// Work (multiply-adds) below which [`linear`] stays on one thread.
+/// Work (multiply-adds) below which [`linear`] stayed on one thread.
 const PARALLEL_MIN_WORK: usize = 1 << 19;
 /// Output columns handed to one rayon task.
 const COLUMNS_PER_TASK: usize = 32;
 
-/// Dot product with a fixed reduction order: 8 interleaved partial sums over
-/// the 8-aligned body, a fixed pairwise combination, then the tail in order.
-/// The result depends only on `a` and `b`, never on the caller's batch.
+/// The old fixed-order dot product.
 #[inline]
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    debug_assert_eq!(a.len(), b.len());
     let mut acc = [0f32; 8];
     let body = a.len() / 8 * 8;
     for (x, y) in a[..body].chunks_exact(8).zip(b[..body].chunks_exact(8)) {
@@ -27,33 +28,15 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
 
-/// `out[i, j] = dot(x[i, :], w[j, :]) + bias[j]` for `x: [m, k]`, `w: [n, k]`
-/// (the Hugging Face `[out_features, in_features]` layout), `out: [m, n]`.
-///
-/// Every element is one call of [`dot`], so row `i` of the output is bitwise
-/// the same for any `m`. Large products are split over output columns with
-/// rayon, which does not change any element's arithmetic.
-pub fn linear(
-    x: &[f32],
-    m: usize,
-    k: usize,
-    w: &[f32],
-    n: usize,
-    bias: Option<&[f32]>,
-    out: &mut [f32],
-) {
+/// The old `out = x w^T`: `x: [m, k]`, `w: [n, k]` in f32, `out: [m, n]`.
+pub fn linear(x: &[f32], m: usize, k: usize, w: &[f32], n: usize, out: &mut [f32]) {
     assert_eq!(x.len(), m * k, "linear: x is not [m, k]");
     assert_eq!(w.len(), n * k, "linear: w is not [n, k]");
     assert_eq!(out.len(), m * n, "linear: out is not [m, n]");
-    if let Some(b) = bias {
-        assert_eq!(b.len(), n, "linear: bias is not [n]");
-    }
     let column_block = |j0: usize, cols: usize, dst: &mut [f32]| {
-        // dst is [m, cols], row-major.
         for (jj, wj) in w[j0 * k..(j0 + cols) * k].chunks_exact(k).enumerate() {
-            let b = bias.map_or(0.0, |b| b[j0 + jj]);
             for i in 0..m {
-                dst[i * cols + jj] = dot(&x[i * k..(i + 1) * k], wj) + b;
+                dst[i * cols + jj] = dot(&x[i * k..(i + 1) * k], wj);
             }
         }
     };

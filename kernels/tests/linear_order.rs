@@ -1,0 +1,121 @@
+//! The canonical reduction order holds everywhere: every kernel this machine
+//! runs gives the portable code's bits, for f32 and bfloat16 weights, for any
+//! k (tails and partial steps too), any number of rows computed together and
+//! any thread count.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use specula_kernels::cpu::{bf16_to_f32, dot, linear_with, DotKernel, Matrix};
+
+fn random(rng: &mut ChaCha8Rng, n: usize) -> Vec<f32> {
+    (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect()
+}
+
+fn bf16(rng: &mut ChaCha8Rng, n: usize) -> Vec<u16> {
+    (0..n)
+        .map(|_| (rng.random_range(-1.0f32..1.0).to_bits() >> 16) as u16)
+        .collect()
+}
+
+fn run(kernel: DotKernel, x: &[f32], m: usize, k: usize, w: Matrix<'_>, n: usize) -> Vec<f32> {
+    let mut out = vec![0f32; m * n];
+    linear_with(kernel, x, m, k, w, n, None, &mut out);
+    out
+}
+
+fn available() -> Vec<DotKernel> {
+    let v: Vec<DotKernel> = DotKernel::ALL
+        .into_iter()
+        .filter(|k| k.available())
+        .collect();
+    eprintln!("kernels here: {:?} (current {:?})", v, DotKernel::current());
+    v
+}
+
+#[test]
+fn every_kernel_gives_the_portable_bits_for_any_k_and_weight_type() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    for &(m, k, n) in &[
+        (1, 7, 5),
+        (3, 37, 9),
+        (5, 100, 33),
+        (2, 256, 70),
+        (7, 257, 40),
+        (1, 768, 130),
+    ] {
+        let x = random(&mut rng, m * k);
+        let wf = random(&mut rng, n * k);
+        let wb = bf16(&mut rng, n * k);
+        for w in [Matrix::F32(&wf), Matrix::Bf16(&wb)] {
+            let want = run(DotKernel::Portable, &x, m, k, w, n);
+            for kernel in available() {
+                let got = run(kernel, &x, m, k, w, n);
+                let same = got
+                    .iter()
+                    .zip(&want)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(
+                    same,
+                    "{kernel:?} differs from portable at m={m} k={k} n={n} ({w:?})"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_row_is_the_same_bits_alone_in_any_batch_and_on_any_thread_count() {
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    let (k, n) = (384, 1100);
+    let wf = random(&mut rng, n * k);
+    let wb = bf16(&mut rng, n * k);
+    let x = random(&mut rng, 19 * k);
+    let one_thread = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    for w in [Matrix::F32(&wf), Matrix::Bf16(&wb)] {
+        for kernel in available() {
+            let all = run(kernel, &x, 19, k, w, n);
+            let serial = one_thread.install(|| run(kernel, &x, 19, k, w, n));
+            assert_eq!(all, serial, "{kernel:?}: one thread vs the pool");
+            for (i0, m) in [(0, 1), (3, 2), (5, 3), (8, 6), (0, 16), (18, 1)] {
+                let part = run(kernel, &x[i0 * k..(i0 + m) * k], m, k, w, n);
+                assert_eq!(
+                    part,
+                    all[i0 * n..(i0 + m) * n],
+                    "{kernel:?}: rows {i0}.. in a batch of {m}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn bfloat16_weights_give_the_bits_of_their_f32_widening() {
+    let mut rng = ChaCha8Rng::seed_from_u64(13);
+    let (m, k, n) = (4, 200, 50);
+    let x = random(&mut rng, m * k);
+    let wb = bf16(&mut rng, n * k);
+    let wf: Vec<f32> = wb.iter().map(|&b| bf16_to_f32(b)).collect();
+    for kernel in available() {
+        assert_eq!(
+            run(kernel, &x, m, k, Matrix::Bf16(&wb), n),
+            run(kernel, &x, m, k, Matrix::F32(&wf), n),
+            "{kernel:?}"
+        );
+    }
+}
+
+#[test]
+fn dot_is_the_linear_kernel_s_dot() {
+    let mut rng = ChaCha8Rng::seed_from_u64(14);
+    for k in [1, 8, 31, 32, 33, 130] {
+        let a = random(&mut rng, k);
+        let b = random(&mut rng, k);
+        let via_linear = run(DotKernel::current(), &a, 1, k, Matrix::F32(&b), 1)[0];
+        assert_eq!(dot(&a, &b).to_bits(), via_linear.to_bits(), "k = {k}");
+        let exact: f64 = a.iter().zip(&b).map(|(x, y)| *x as f64 * *y as f64).sum();
+        assert!((dot(&a, &b) as f64 - exact).abs() < 1e-5 * (k as f64).sqrt());
+    }
+}

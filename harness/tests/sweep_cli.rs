@@ -32,7 +32,17 @@ sample = 3
 fn a_small_spec_writes_every_file_with_the_documented_columns() {
     let t = workspace();
     let spec = spec(t.path(), "small.toml", SMALL);
-    let out = specula_in(t.path(), &["sweep", spec.to_str().unwrap(), "--out", "run"]);
+    let out = specula_in(
+        t.path(),
+        &[
+            "sweep",
+            spec.to_str().unwrap(),
+            "--out",
+            "run",
+            "--cpu-threads",
+            "1",
+        ],
+    );
     let stdout = ok(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -108,6 +118,8 @@ fn a_small_spec_writes_every_file_with_the_documented_columns() {
     assert_eq!(meta["rows_written"], 20);
     assert_eq!(meta["histogram_unit"], "ns");
     assert_eq!(meta["spec"]["max_new_tokens"], 8);
+    assert_eq!(meta["cpu_threads"], 1, "--cpu-threads is recorded");
+    assert_eq!(meta["spec"]["threads"], 1, "as the spec's threads");
     assert!(meta["machine"]["cores"].as_u64().unwrap() >= 1);
     assert!(meta["crate_versions"]["specula-engine"].is_string());
     assert!(meta["git_rev"].is_string());

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use specula_kernels::cpu::{self, AttentionShape, KeyList, Rope};
 
 /// Multiply-adds of one attention call below which it stays on one thread.
-const ATTENTION_PARALLEL_MIN_WORK: usize = 1 << 20;
+const ATTENTION_PARALLEL_MIN_WORK: usize = 1 << 16;
 
 /// A linear layer in the Hugging Face `[out, in]` layout.
 pub struct Linear {

@@ -115,6 +115,11 @@ impl CliError {
 #[derive(Parser, Debug)]
 #[command(name = "specula", version, about, long_about = None, propagate_version = true)]
 pub struct Cli {
+    /// Worker threads of the CPU engine's kernels (default: one per core; a sweep spec's
+    /// `threads` otherwise). 1 steadies timings on cores shared with other jobs.
+    #[arg(long, global = true, value_name = "N",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    cpu_threads: Option<usize>,
     #[command(subcommand)]
     command: Command,
 }
@@ -169,16 +174,23 @@ enum Command {
 
 /// Runs the parsed command: `Ok` exits 0.
 pub fn run(cli: Cli) -> Result<(), CliError> {
-    let done = command(cli.command);
+    let threads = cli.cpu_threads;
+    let done = match threads {
+        // A sweep's threads come from its spec unless the flag is given.
+        None if matches!(cli.command, Command::Sweep(_)) => command(cli.command, None),
+        _ => specula_kernels::cpu::with_cpu_threads(threads, || command(cli.command, threads))
+            .map_err(CliError::Usage)
+            .and_then(|done| done),
+    };
     done.and(output::finish())
 }
 
-fn command(command: Command) -> Result<(), CliError> {
+fn command(command: Command, cpu_threads: Option<usize>) -> Result<(), CliError> {
     match command {
         Command::Fixtures(c) => fixtures::run(c),
         Command::Datasets(c) => datasets::run(c),
         Command::Generate(a) => generate::run(a),
-        Command::Sweep(a) => sweep::run(a),
+        Command::Sweep(a) => sweep::run(a, cpu_threads),
         Command::Merge(a) => merge::run(a),
         Command::Analyze(a) => analyze::run(a),
         #[cfg(feature = "cuda")]

@@ -78,6 +78,9 @@ pub struct SweepArgs {
     /// span inside it, on speculative rows only. Recorded in meta.json.
     #[arg(long, hide = true, value_name = "PCT", conflicts_with = "resume")]
     inject_verify_delay_pct: Option<f64>,
+    /// The global `--cpu-threads` (set by [`run`]).
+    #[arg(skip)]
+    cpu_threads: Option<usize>,
     /// TEST HOOK (plants a regression): draft at most N steps whatever the row's
     /// config says. Recorded in meta.json.
     #[arg(long, hide = true, value_name = "N", conflicts_with = "resume")]
@@ -104,6 +107,7 @@ impl SweepArgs {
             // spec's own paths from the spec's folder.
             target: self.target.as_deref().map(from_here),
             draft: self.draft.as_deref().map(from_here),
+            threads: self.cpu_threads,
         }
     }
 
@@ -156,7 +160,9 @@ fn print_skipped(skipped: &[SkippedConfig]) {
 }
 
 /// Runs `specula sweep`.
-pub fn run(a: SweepArgs) -> Result<(), CliError> {
+/// Runs the sweep; `cpu_threads` is the global `--cpu-threads` flag.
+pub fn run(mut a: SweepArgs, cpu_threads: Option<usize>) -> Result<(), CliError> {
+    a.cpu_threads = cpu_threads;
     let Some(sweep) = a.sweep()? else {
         return Ok(());
     };

@@ -171,6 +171,10 @@ pub struct Meta {
     pub status: String,
     /// The machine.
     pub machine: Machine,
+    /// Worker threads of the CPU engine's kernels (`--cpu-threads`, the
+    /// spec's `threads`, or one per core); absent in runs before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_threads: Option<usize>,
     /// Where the rows run: `cpu`, `cuda`, `sglang` or `vllm`.
     pub backend: String,
     /// The folder relative paths of the spec are resolved against.

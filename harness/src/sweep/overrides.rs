@@ -32,6 +32,8 @@ pub struct Overrides {
     pub target: Option<PathBuf>,
     /// `--draft`.
     pub draft: Option<PathBuf>,
+    /// `--cpu-threads`: the spec's `threads`.
+    pub threads: Option<usize>,
 }
 
 impl Overrides {
@@ -48,12 +50,16 @@ impl Overrides {
             || self.ignore_eos
             || self.target.is_some()
             || self.draft.is_some()
+            || self.threads.is_some()
     }
 }
 
 impl SweepSpec {
     /// Replaces the fields the flags name, then checks the result.
     pub fn apply(&mut self, o: &Overrides, src: &SpecSource) -> Result<(), SpecError> {
+        if let Some(n) = o.threads {
+            self.threads = Some(n);
+        }
         if let Some(v) = &o.batch_sizes {
             self.batch_sizes = nowhere(OneOrMany(v.clone()));
         }

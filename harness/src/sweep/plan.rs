@@ -17,6 +17,7 @@ use crate::run_folder::meta::{self, compact_utc, rfc3339, Machine, Meta};
 use crate::run_folder::row_key::sanitize;
 use crate::run_folder::schema::{self, FAILURES_CSV, META_JSON, RUNS_CSV, SPEC_TOML};
 use crate::run_folder::{repair, Finished, RunDir, RunFolderError, SkippedConfig, TestHooks};
+use specula_kernels::cpu::{current_cpu_threads, with_cpu_threads};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -137,6 +138,7 @@ impl SweepPlan {
             finished_at: None,
             status: "running".into(),
             machine: Machine::describe(),
+            cpu_threads: None,
             backend: match self.spec.backend {
                 EngineKind::Engine => self.spec.device.name().into(),
                 b => b.name().into(),
@@ -194,7 +196,17 @@ impl Sweep {
     /// Runs every row of the shard not yet in runs.csv, with a progress bar
     /// on stderr unless `quiet`. Every finished row is kept whatever happens;
     /// meta.json says how the run ended.
-    pub fn run(self, quiet: bool) -> Result<SweepReport, SweepError> {
+    pub fn run(mut self, quiet: bool) -> Result<SweepReport, SweepError> {
+        let threads = self.plan.spec.threads;
+        with_cpu_threads(threads, move || {
+            self.meta.cpu_threads = Some(current_cpu_threads());
+            self.run_here(quiet)
+        })
+        .map_err(SweepError::Input)?
+    }
+
+    /// [`Sweep::run`] on the CPU threads it was given.
+    fn run_here(self, quiet: bool) -> Result<SweepReport, SweepError> {
         let Sweep {
             plan,
             mut meta,
@@ -202,15 +214,6 @@ impl Sweep {
             done,
         } = self;
         let (spec, grid) = (&plan.spec, &plan.grid);
-        if let Some(n) = spec.threads {
-            // Fails only when this process made its pool already (an earlier sweep).
-            if let Err(e) = rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build_global()
-            {
-                eprintln!("warning: threads = {n} not applied: {e}");
-            }
-        }
         let shard: Shard = meta
             .shard
             .parse()

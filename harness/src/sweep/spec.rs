@@ -215,6 +215,11 @@ impl SweepSpec {
             top("repeats"),
             "field `repeats` must be at least 1".into(),
         )?;
+        need(
+            self.threads != Some(0),
+            top("threads"),
+            "field `threads` must be at least 1".into(),
+        )?;
         let b = &self.batch_sizes;
         need(
             !b.get_ref().0.is_empty() && b.get_ref().0.iter().all(|&x| x >= 1),

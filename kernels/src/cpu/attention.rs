@@ -2,7 +2,8 @@
 //! (grouped-query; causal, tree and prefix masks are all expressed as the list
 //! of cache entries the token may see).
 
-use super::dot;
+use super::dots;
+use super::exp::exp;
 
 /// Head layout of an attention layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,10 +34,6 @@ pub struct KeyList<'a> {
 }
 
 impl KeyList<'_> {
-    fn len(&self) -> usize {
-        self.prefix + self.extra.len()
-    }
-
     fn iter(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.prefix).chain(self.extra.iter().copied())
     }
@@ -85,32 +82,139 @@ pub fn attention(
         "attention: key list points past the cache"
     );
     let group = n_heads / n_kv_heads;
-    let mut scores = vec![0f32; keys.len()];
-    for h in 0..n_heads {
-        let kvh = h / group;
-        let qh = &q[h * head_dim..(h + 1) * head_dim];
-        let mut max = f32::NEG_INFINITY;
-        for (s, e) in scores.iter_mut().zip(keys.iter()) {
-            let k = &k_cache[e * width + kvh * head_dim..][..head_dim];
-            *s = dot(qh, k) * scale;
-            max = max.max(*s);
+    let entries: Vec<usize> = keys.iter().collect();
+    let n = entries.len();
+    // The scores (then weights) of one kv head's query heads: [group, n],
+    // linear in the context.
+    let mut scores = vec![0f32; group * n];
+    for kvh in 0..n_kv_heads {
+        let at = |e: usize| e * width + kvh * head_dim;
+        let key = |e: usize| &k_cache[at(e)..][..head_dim];
+        let query = |g: usize| &q[(kvh * group + g) * head_dim..][..head_dim];
+        // Up to four query heads against two keys at a time: each key is
+        // loaded once for all of them.
+        let mut g = 0;
+        while g < group {
+            let rows = &mut scores[g * n..];
+            g += match group - g {
+                1 => score_rows::<1>([query(g)], &entries, key, scale, rows),
+                2 => score_rows::<2>([0, 1].map(|d| query(g + d)), &entries, key, scale, rows),
+                3 => score_rows::<3>([0, 1, 2].map(|d| query(g + d)), &entries, key, scale, rows),
+                _ => score_rows::<4>(
+                    [0, 1, 2, 3].map(|d| query(g + d)),
+                    &entries,
+                    key,
+                    scale,
+                    rows,
+                ),
+            };
         }
-        let mut sum = 0f32;
-        for s in scores.iter_mut() {
-            *s = (*s - max).exp();
-            sum += *s;
+        let heads = &mut out[kvh * group * head_dim..(kvh + 1) * group * head_dim];
+        let values = Values {
+            cache: v_cache,
+            entries: &entries,
+            width,
+            offset: kvh * head_dim,
+            head_dim,
+        };
+        weigh(&mut scores, values, heads);
+    }
+}
+
+/// The value rows one kv head's query heads read: entry `e`'s is
+/// `cache[e * width + offset..][..head_dim]`.
+#[derive(Clone, Copy)]
+struct Values<'a> {
+    cache: &'a [f32],
+    entries: &'a [usize],
+    width: usize,
+    offset: usize,
+    head_dim: usize,
+}
+
+/// Turns each head's row of `scores` (`[heads, n]`) into softmax weights and
+/// writes the weighted sum of the value rows into its row of `out`
+/// (`[heads, head_dim]`), with AVX2 where the machine has it (the same
+/// operations, so the same bits, in wider registers).
+fn weigh(scores: &mut [f32], values: Values<'_>, out: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if matches!(
+        super::DotKernel::current(),
+        super::DotKernel::Avx2 | super::DotKernel::Avx512
+    ) {
+        // SAFETY: those kernels run only where AVX2 and FMA do.
+        return unsafe { weigh_avx2(scores, values, out) };
+    }
+    weigh_portable(scores, values, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn weigh_avx2(scores: &mut [f32], values: Values<'_>, out: &mut [f32]) {
+    weigh_portable(scores, values, out)
+}
+
+/// [`weigh`]: per head, `p = exp(s - max)` and their sum over the keys in
+/// list order; each value row is then read once for all the heads, every
+/// output element summing `p * v` over the keys in list order, and scaled
+/// by `1 / sum` last.
+#[inline(always)]
+fn weigh_portable(scores: &mut [f32], values: Values<'_>, out: &mut [f32]) {
+    let (n, head_dim) = (values.entries.len(), values.head_dim);
+    for row in scores.chunks_exact_mut(n) {
+        let max = row.iter().fold(f32::NEG_INFINITY, |m, &s| m.max(s));
+        for s in row.iter_mut() {
+            *s = exp(*s - max);
         }
-        let oh = &mut out[h * head_dim..(h + 1) * head_dim];
-        oh.fill(0.0);
-        for (p, e) in scores.iter().zip(keys.iter()) {
-            let v = &v_cache[e * width + kvh * head_dim..][..head_dim];
+    }
+    out.fill(0.0);
+    for (i, &e) in values.entries.iter().enumerate() {
+        let v = &values.cache[e * values.width + values.offset..][..head_dim];
+        for (h, oh) in out.chunks_exact_mut(head_dim).enumerate() {
+            let p = scores[h * n + i];
             for (o, x) in oh.iter_mut().zip(v) {
                 *o += p * x;
             }
+        }
+    }
+    for (oh, row) in out.chunks_exact_mut(head_dim).zip(scores.chunks_exact(n)) {
+        let mut sum = 0f32;
+        for p in row {
+            sum += p;
         }
         let inv = 1.0 / sum;
         for o in oh.iter_mut() {
             *o *= inv;
         }
     }
+}
+
+/// `rows[r * n + i] = qs[r] . key(entries[i]) * scale` for the `n` entries:
+/// `R` query heads against two keys at a time ([`dots`]: each score the
+/// bits of one canonical dot product). Returns `R`, the heads done.
+fn score_rows<'a, const R: usize>(
+    qs: [&[f32]; R],
+    entries: &[usize],
+    key: impl Fn(usize) -> &'a [f32],
+    scale: f32,
+    rows: &mut [f32],
+) -> usize {
+    let n = entries.len();
+    let mut pairs = entries.chunks_exact(2);
+    let mut i = 0;
+    for pair in &mut pairs {
+        let d = dots(qs, [key(pair[0]), key(pair[1])]);
+        for (r, dr) in d.iter().enumerate() {
+            rows[r * n + i] = dr[0] * scale;
+            rows[r * n + i + 1] = dr[1] * scale;
+        }
+        i += 2;
+    }
+    for &e in pairs.remainder() {
+        let d = dots(qs, [key(e)]);
+        for (r, dr) in d.iter().enumerate() {
+            rows[r * n + i] = dr[0] * scale;
+        }
+    }
+    R
 }

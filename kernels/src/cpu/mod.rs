@@ -2,16 +2,20 @@
 
 mod activation;
 mod attention;
+mod exp;
 mod linear;
 mod norm;
 mod rope;
 mod select;
+mod threads;
 mod tree;
 
 pub use activation::silu_and_mul;
 pub use attention::{attention, AttentionShape, KeyList};
-pub use linear::{bf16_to_f32, dot, linear, linear_with, DotKernel, Matrix};
+pub use exp::exp;
+pub use linear::{bf16_to_f32, dot, dots, linear, linear_with, DotKernel, Matrix};
 pub use norm::{add_inplace, rms_norm};
 pub use rope::{Llama3RopeScaling, Rope};
 pub use select::{argmax, log_softmax, softmax_with_temperature, top_k};
+pub use threads::{current_cpu_threads, default_cpu_threads, with_cpu_threads};
 pub use tree::{compact_rows, greedy_tree_accept};

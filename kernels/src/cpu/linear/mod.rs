@@ -22,8 +22,12 @@ pub use canonical::bf16_to_f32;
 use rayon::prelude::*;
 use std::sync::OnceLock;
 
-/// Work (multiply-adds) below which [`linear`] stays on one thread.
-const PARALLEL_MIN_WORK: usize = 1 << 19;
+/// Work (multiply-adds) below which [`linear`] stays on one thread. In a
+/// pool the caller works in ([`super::with_cpu_threads`]) a split costs a
+/// few microseconds; measured on models/tiny-llama (2 cores), splitting
+/// from 64k multiply-adds up (a 256 x 256 decode projection) beats 512k
+/// (decode 1.4-1.9x faster: two cores draw more memory bandwidth than one).
+const PARALLEL_MIN_WORK: usize = 1 << 16;
 /// Output columns handed to one thread at a time.
 const COLUMNS_PER_TASK: usize = 64;
 
@@ -134,12 +138,31 @@ fn block<const R: usize, const C: usize>(
     cols: [usize; C],
     ahead: usize,
 ) -> [[f32; C]; R] {
-    macro_rules! run {
-        ($w:expr, $portable:path, $avx2:ident, $avx512:ident, $neon:ident) => {{
-            let ws = cols.map(|j| &$w[j * k..(j + 1) * k]);
+    match w {
+        Matrix::F32(w) => slices_f32(kernel, xs, cols.map(|j| &w[j * k..(j + 1) * k]), ahead),
+        Matrix::Bf16(w) => slices_bf16(kernel, xs, cols.map(|j| &w[j * k..(j + 1) * k]), ahead),
+    }
+}
+
+macro_rules! slices {
+    ($name:ident, $t:ty, $portable:path, $avx2:ident, $avx512:ident, $neon:ident) => {
+        /// `out[r][c] = xs[r] . ws[c]` (all `k` long) by `kernel` (which
+        /// must be available); with `ahead > 0` the memory `ahead` elements
+        /// past each of `ws` is prefetched meanwhile.
+        fn $name<const R: usize, const C: usize>(
+            kernel: DotKernel,
+            xs: [&[f32]; R],
+            ws: [&[$t]; C],
+            ahead: usize,
+        ) -> [[f32; C]; R] {
+            let k = xs.first().map_or(0, |x| x.len());
+            assert!(
+                xs.iter().all(|x| x.len() == k) && ws.iter().all(|w| w.len() == k),
+                "dot: lengths differ"
+            );
             match kernel {
                 // SAFETY: `kernel` is available, so the CPU has the
-                // instructions the function is compiled for; every row is
+                // instructions the function is compiled for; every slice is
                 // `k` long.
                 #[cfg(target_arch = "x86_64")]
                 DotKernel::Avx2 => unsafe { x86::$avx2(xs, ws, ahead) },
@@ -147,28 +170,36 @@ fn block<const R: usize, const C: usize>(
                 DotKernel::Avx512 => unsafe { x86::$avx512(xs, ws, ahead) },
                 #[cfg(target_arch = "aarch64")]
                 DotKernel::Neon => unsafe { neon::$neon(xs, ws, ahead) },
-                _ => xs.map(|x| ws.map(|wr| $portable(x, wr))),
+                _ => xs.map(|x| ws.map(|w| $portable(x, w))),
             }
-        }};
-    }
-    match w {
-        Matrix::F32(w) => run!(
-            w,
-            canonical::dot_f32,
-            block_avx2_f32,
-            block_avx512_f32,
-            block_f32
-        ),
-        Matrix::Bf16(w) => {
-            run!(
-                w,
-                canonical::dot_bf16,
-                block_avx2_bf16,
-                block_avx512_bf16,
-                block_bf16
-            )
         }
-    }
+    };
+}
+
+slices!(
+    slices_f32,
+    f32,
+    canonical::dot_f32,
+    block_avx2_f32,
+    block_avx512_f32,
+    block_f32
+);
+slices!(
+    slices_bf16,
+    u16,
+    canonical::dot_bf16,
+    block_avx2_bf16,
+    block_avx512_bf16,
+    block_bf16
+);
+
+/// `out[r][c] = xs[r] . ws[c]` for `R` rows and `C` other slices, all one
+/// length, in the canonical order by this machine's kernel: each element
+/// the same bits as [`dot`] of its pair, computed together so that every
+/// load feeds several (the attention's query heads against keys).
+#[inline]
+pub fn dots<const R: usize, const C: usize>(xs: [&[f32]; R], ws: [&[f32]; C]) -> [[f32; C]; R] {
+    slices_f32(DotKernel::current(), xs, ws, 0)
 }
 
 /// Output columns `j0..j1` of `x W^T + bias` for all `m` rows, written into
@@ -243,8 +274,7 @@ fn columns(
 /// `a . b` in the canonical order (the attention's and RMSNorm's dot too).
 #[inline]
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len(), "dot: lengths differ");
-    block::<1, 1>(DotKernel::current(), [a], Matrix::F32(b), a.len(), [0], 0)[0][0]
+    dots([a], [b])[0][0]
 }
 
 /// [`linear`] with an explicit kernel (which must be available), for

@@ -28,7 +28,7 @@ where
     let (x, x_h) = upload::<T>(gpu, &random(rng, m * k, 1.0))?;
     let (w, w_h) = upload::<T>(gpu, &random(rng, n * k, 1.0))?;
     let mut want = vec![0f32; m * n];
-    cpu::linear(&x_h, m, k, &w_h, n, None, &mut want);
+    cpu::linear(&x_h, m, k, cpu::Matrix::F32(&w_h), n, None, &mut want);
     let mut y = gpu.stream.alloc_zeros::<T>(m * n)?;
     linear(gpu, &mut y, &x, &w, m, k, n)?;
     let got = download(gpu, &y)?;
@@ -57,7 +57,7 @@ pub(super) fn check_linear_rows<T: GpuElement>(
         let mut y = s.alloc_zeros::<T>(m * n)?;
         layer.rows(&mut y, &x, m)?;
         let mut want = vec![0f32; m * n];
-        cpu::linear(&x_h, m, k, &w_h, n, Some(&b_h), &mut want);
+        cpu::linear(&x_h, m, k, cpu::Matrix::F32(&w_h), n, Some(&b_h), &mut want);
         let got = download(gpu, &y)?;
         row(
             "linear_rows",
@@ -100,7 +100,7 @@ pub(super) fn check_linear_mma<T: GpuElement>(
     let (w, w_h) = upload::<T>(gpu, &random(rng, n * k, 1.0 / (k as f32).sqrt()))?;
     let (b, b_h) = upload::<T>(gpu, &random(rng, n, 0.5))?;
     let mut want = vec![0f32; m * n];
-    cpu::linear(&x_h, m, k, &w_h, n, Some(&b_h), &mut want);
+    cpu::linear(&x_h, m, k, cpu::Matrix::F32(&w_h), n, Some(&b_h), &mut want);
     // The first `rows` rows of `x` through `layout`, with the bias.
     let layer = LinearLayer::new(gpu, &w, Some(&b), k, n);
     let run = |x: &CudaSlice<T>, rows: usize, layout: MmaLaunch| -> Result<Vec<f32>, GpuError> {
@@ -167,7 +167,7 @@ pub(super) fn check_linear_rows_silu<T: GpuElement>(
         let mut act = s.alloc_zeros::<T>(m * inner)?;
         gate_up.swiglu(&mut act, &x, m)?;
         let mut gu = vec![0f32; m * 2 * inner];
-        cpu::linear(&x_h, m, k, &w_h, 2 * inner, None, &mut gu);
+        cpu::linear(&x_h, m, k, cpu::Matrix::F32(&w_h), 2 * inner, None, &mut gu);
         let mut want = Vec::new();
         for r in 0..m {
             let row = &gu[r * 2 * inner..(r + 1) * 2 * inner];

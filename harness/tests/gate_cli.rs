@@ -124,9 +124,14 @@ fn a_shallower_draft_fails_the_gate_on_tau_exactly() {
 fn a_verify_span_20_percent_slower_fails_the_gate_on_speedup() {
     // Speedup is judged only when the baselines ran at the same pace as in the
     // baseline run (the gate reports another machine state as not judged), so
-    // on a busy machine the slow run is repeated until its timing is judged.
+    // each attempt runs its own baseline right before the slow run (a shared
+    // baseline made in a busy spell left every later attempt unjudged: the
+    // regression test of that), and on a busy machine the pair is repeated
+    // until its timing is judged.
     let t = tempfile::tempdir().unwrap();
     for attempt in 0..8 {
+        let base = t.path().join(format!("base{attempt}"));
+        gate_sweep(&base, &[]);
         let current = t.path().join(format!("slow{attempt}"));
         gate_sweep(&current, &["--inject-verify-delay-pct", "20"]);
         let meta = std::fs::read_to_string(current.join("meta.json")).unwrap();
@@ -134,7 +139,7 @@ fn a_verify_span_20_percent_slower_fails_the_gate_on_speedup() {
             meta.contains("\"verify_delay_pct\": 20.0"),
             "the hook is recorded: {meta}"
         );
-        let o = gate(baseline(), &current, &[]);
+        let o = gate(&base, &current, &[]);
         let text = stdout(&o);
         for m in ["tau", "accept_rate", "positions", "lossless"] {
             for l in lines_of(&text, m) {

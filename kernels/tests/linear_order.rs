@@ -5,7 +5,9 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use specula_kernels::cpu::{bf16_to_f32, dot, linear_with, DotKernel, Matrix};
+use specula_kernels::cpu::{
+    bf16_to_f32, dot, linear_with, products_with, DotKernel, Matrix, Product,
+};
 
 fn random(rng: &mut ChaCha8Rng, n: usize) -> Vec<f32> {
     (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect()
@@ -117,5 +119,39 @@ fn dot_is_the_linear_kernel_s_dot() {
         assert_eq!(dot(&a, &b).to_bits(), via_linear.to_bits(), "k = {k}");
         let exact: f64 = a.iter().zip(&b).map(|(x, y)| *x as f64 * *y as f64).sum();
         assert!((dot(&a, &b) as f64 - exact).abs() < 1e-5 * (k as f64).sqrt());
+    }
+}
+
+#[test]
+fn products_together_are_each_product_alone() {
+    let mut rng = ChaCha8Rng::seed_from_u64(14);
+    let k = 256;
+    // A layer's q, k and v projections (k and v too small to split alone).
+    let shapes = [(256, true), (64, false), (64, true)];
+    let ws: Vec<Vec<u16>> = shapes.iter().map(|&(n, _)| bf16(&mut rng, n * k)).collect();
+    let biases: Vec<Vec<f32>> = shapes.iter().map(|&(n, _)| random(&mut rng, n)).collect();
+    for m in [1, 6, 16] {
+        let x = random(&mut rng, m * k);
+        for kernel in available() {
+            let mut outs: Vec<Vec<f32>> = shapes.iter().map(|&(n, _)| vec![0f32; m * n]).collect();
+            let mut products: Vec<Product<'_>> = outs
+                .iter_mut()
+                .enumerate()
+                .map(|(i, out)| Product {
+                    w: Matrix::Bf16(&ws[i]),
+                    n: shapes[i].0,
+                    bias: shapes[i].1.then_some(&biases[i][..]),
+                    out,
+                })
+                .collect();
+            products_with(kernel, &x, m, k, &mut products);
+            drop(products);
+            for (i, &(n, has_bias)) in shapes.iter().enumerate() {
+                let mut alone = vec![0f32; m * n];
+                let bias = has_bias.then_some(&biases[i][..]);
+                linear_with(kernel, &x, m, k, Matrix::Bf16(&ws[i]), n, bias, &mut alone);
+                assert_eq!(outs[i], alone, "{kernel:?}: product {i} at m={m}");
+            }
+        }
     }
 }

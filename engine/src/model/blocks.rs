@@ -55,6 +55,32 @@ impl Linear {
         }
     }
 
+    /// The outputs of several linears over the same `x: [rows, in]` (one
+    /// split over threads for all; each output what [`Linear::forward`]
+    /// gives). They must share `in_dim`.
+    pub fn forward_together<const N: usize>(x: &[f32], linears: [&Linear; N]) -> [Vec<f32>; N] {
+        let in_dim = linears[0].in_dim;
+        assert!(
+            linears.iter().all(|l| l.in_dim == in_dim),
+            "forward_together: in_dim differs"
+        );
+        let rows = x.len() / in_dim;
+        let mut outs = linears.map(|l| vec![0f32; rows * l.out_dim]);
+        let mut products: Vec<cpu::Product<'_>> = linears
+            .iter()
+            .zip(outs.iter_mut())
+            .map(|(l, out)| cpu::Product {
+                w: l.w.matrix(),
+                n: l.out_dim,
+                bias: l.bias.as_deref(),
+                out,
+            })
+            .collect();
+        cpu::products(x, rows, in_dim, &mut products);
+        drop(products);
+        outs
+    }
+
     /// `x: [rows, in]` -> `[rows, out]`.
     pub fn forward(&self, x: &[f32]) -> Vec<f32> {
         let rows = x.len() / self.in_dim;
@@ -180,9 +206,7 @@ impl Attention {
     ) -> Vec<f32> {
         let s = self.shape;
         let (qd, kd) = (s.n_heads * s.head_dim, s.kv_width());
-        let mut q = self.q.forward(x);
-        let mut k = self.k.forward(x);
-        let v = self.v.forward(x);
+        let [mut q, mut k, v] = Linear::forward_together(x, [&self.q, &self.k, &self.v]);
         if let (Some(qn), Some(kn)) = (&self.q_norm, &self.k_norm) {
             qn.apply_inplace(&mut q);
             kn.apply_inplace(&mut k);
@@ -262,8 +286,7 @@ impl Mlp {
 
     /// `down(silu(gate(x)) * up(x))`.
     pub fn forward(&self, x: &[f32]) -> Vec<f32> {
-        let mut g = self.gate.forward(x);
-        let u = self.up.forward(x);
+        let [mut g, u] = Linear::forward_together(x, [&self.gate, &self.up]);
         cpu::silu_and_mul(&mut g, &u);
         self.down.forward(&g)
     }

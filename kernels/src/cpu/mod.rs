@@ -13,7 +13,10 @@ mod tree;
 pub use activation::silu_and_mul;
 pub use attention::{attention, AttentionShape, KeyList};
 pub use exp::exp;
-pub use linear::{bf16_to_f32, dot, dots, linear, linear_with, DotKernel, Matrix};
+pub use linear::{
+    bf16_to_f32, dot, dots, linear, linear_with, products, products_with, DotKernel, Matrix,
+    Product,
+};
 pub use norm::{add_inplace, rms_norm};
 pub use rope::{Llama3RopeScaling, Rope};
 pub use select::{argmax, log_softmax, softmax_with_temperature, top_k};

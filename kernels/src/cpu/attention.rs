@@ -155,9 +155,8 @@ unsafe fn weigh_avx2(scores: &mut [f32], values: Values<'_>, out: &mut [f32]) {
 }
 
 /// [`weigh`]: per head, `p = exp(s - max)` and their sum over the keys in
-/// list order; each value row is then read once for all the heads, every
-/// output element summing `p * v` over the keys in list order, and scaled
-/// by `1 / sum` last.
+/// list order; every output element sums `p * v` over the keys in list
+/// order (from zero, multiply then add), and is scaled by `1 / sum` last.
 #[inline(always)]
 fn weigh_portable(scores: &mut [f32], values: Values<'_>, out: &mut [f32]) {
     let (n, head_dim) = (values.entries.len(), values.head_dim);
@@ -167,14 +166,29 @@ fn weigh_portable(scores: &mut [f32], values: Values<'_>, out: &mut [f32]) {
             *s = exp(*s - max);
         }
     }
-    out.fill(0.0);
-    for (i, &e) in values.entries.iter().enumerate() {
-        let v = &values.cache[e * values.width + values.offset..][..head_dim];
-        for (h, oh) in out.chunks_exact_mut(head_dim).enumerate() {
-            let p = scores[h * n + i];
-            for (o, x) in oh.iter_mut().zip(v) {
-                *o += p * x;
+    // Per head, 32 output elements at a time held in registers over the
+    // whole key list (a fixed-size array), the rest one by one.
+    const CHUNK: usize = 32;
+    let value = |e: usize| &values.cache[e * values.width + values.offset..][..head_dim];
+    for (oh, p) in out.chunks_exact_mut(head_dim).zip(scores.chunks_exact(n)) {
+        let mut chunks = oh.chunks_exact_mut(CHUNK);
+        for (c, oc) in (&mut chunks).enumerate() {
+            let mut acc = [0f32; CHUNK];
+            for (&pe, &e) in p.iter().zip(values.entries) {
+                let v = &value(e)[c * CHUNK..(c + 1) * CHUNK];
+                for (a, x) in acc.iter_mut().zip(v) {
+                    *a += pe * x;
+                }
             }
+            oc.copy_from_slice(&acc);
+        }
+        let done = head_dim - chunks.into_remainder().len();
+        for (d, o) in oh.iter_mut().enumerate().skip(done) {
+            let mut acc = 0f32;
+            for (&pe, &e) in p.iter().zip(values.entries) {
+                acc += pe * value(e)[d];
+            }
+            *o = acc;
         }
     }
     for (oh, row) in out.chunks_exact_mut(head_dim).zip(scores.chunks_exact(n)) {

@@ -16,6 +16,7 @@
 pub mod batcher;
 pub mod engine;
 pub mod events;
+pub mod fields;
 pub mod metrics;
 pub mod sglang_api;
 pub mod vllm_api;

@@ -9,31 +9,21 @@
 //! and this server's own `specula_batches` and `specula_largest_batch`.
 
 use super::engine::{Done, Engine, Failure, Job};
+use super::fields;
 use serde_json::{json, Value};
 use specula_engine::generation::FinishReason;
 
-fn usize_field(v: &Value, name: &str, default: usize) -> Result<usize, Failure> {
-    match v.get(name) {
-        None | Some(Value::Null) => Ok(default),
-        Some(x) => x
-            .as_u64()
-            .map(|n| n as usize)
-            .ok_or((400, format!("`{name}` must be a non-negative integer"))),
-    }
-}
-
-/// The job a `/generate` body asks for.
+/// The job a `/generate` body asks for; every field read strictly ([`fields`]).
 pub fn job(engine: &Engine, body: &Value) -> Result<Job, Failure> {
-    let prompt = match (body.get("input_ids"), body.get("text")) {
-        (Some(Value::Array(ids)), _) => ids
-            .iter()
-            .map(|x| x.as_u64().map(|n| n as u32))
-            .collect::<Option<Vec<u32>>>()
-            .ok_or((
+    let prompt = match (present(body, "input_ids"), present(body, "text")) {
+        (Some(Value::Array(ids)), _) => fields::token_ids("input_ids", ids)?,
+        (Some(other), _) => {
+            return Err((
                 400,
-                "`input_ids` must be one list of token ids (batches are not supported)".to_string(),
-            ))?,
-        (_, Some(Value::String(t))) => engine.encode(t)?,
+                format!("`input_ids` must be one list of token ids (batches are not supported; got {other})"),
+            ))
+        }
+        (None, Some(Value::String(t))) => engine.encode(t)?,
         _ => {
             return Err((
                 400,
@@ -41,18 +31,30 @@ pub fn job(engine: &Engine, body: &Value) -> Result<Job, Failure> {
             ))
         }
     };
-    let sp = body.get("sampling_params").cloned().unwrap_or(json!({}));
+    let sp = match present(body, "sampling_params") {
+        None => json!({}),
+        Some(v @ Value::Object(_)) => v.clone(),
+        Some(v) => {
+            return Err((
+                400,
+                format!("`sampling_params` must be an object (got {v})"),
+            ))
+        }
+    };
+    fields::whole_distribution(&sp)?;
     Ok(Job {
         prompt,
-        max_new_tokens: usize_field(&sp, "max_new_tokens", 128)?,
-        temperature: sp.get("temperature").and_then(Value::as_f64).unwrap_or(1.0),
-        seed: sp.get("sampling_seed").and_then(Value::as_u64).unwrap_or(0),
-        ignore_eos: sp
-            .get("ignore_eos")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-        stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
+        max_new_tokens: fields::u64_field(&sp, "max_new_tokens")?.map_or(128, |n| n as usize),
+        temperature: fields::f64_field(&sp, "temperature")?.unwrap_or(1.0),
+        seed: fields::u64_field(&sp, "sampling_seed")?.unwrap_or(0),
+        ignore_eos: fields::bool_field(&sp, "ignore_eos")?.unwrap_or(false),
+        stream: fields::bool_field(body, "stream")?.unwrap_or(false),
     })
+}
+
+/// `body[name]` when present and not null.
+fn present<'a>(body: &'a Value, name: &str) -> Option<&'a Value> {
+    body.get(name).filter(|v| !v.is_null())
 }
 
 /// The first streamed event, sent when the first token exists (its text

@@ -5,6 +5,7 @@
 //! `GET /v1/models`. The spec-decode counters are on `/metrics` ([`super::metrics`]).
 
 use super::engine::{Done, Engine, Failure, Job};
+use super::fields;
 use serde_json::{json, Value};
 use specula_engine::generation::FinishReason;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -20,11 +21,9 @@ pub fn job(engine: &Engine, body: &Value) -> Result<Job, Failure> {
     let prompt =
         match body.get("prompt") {
             Some(Value::String(t)) => engine.encode(t)?,
-            Some(Value::Array(ids)) if ids.iter().all(Value::is_u64) => ids
-                .iter()
-                .filter_map(Value::as_u64)
-                .map(|n| n as u32)
-                .collect(),
+            Some(Value::Array(ids)) if !ids.iter().any(|v| v.is_array() || v.is_string()) => {
+                fields::token_ids("prompt", ids)?
+            }
             _ => return Err((
                 400,
                 "`prompt` must be a string or one list of token ids (batches are not supported)"
@@ -42,26 +41,14 @@ pub fn job(engine: &Engine, body: &Value) -> Result<Job, Failure> {
             ));
         }
     }
-    let max = match body.get("max_tokens") {
-        None | Some(Value::Null) => 16,
-        Some(v) => v
-            .as_u64()
-            .ok_or((400, "`max_tokens` must be a positive integer".to_string()))?
-            as usize,
-    };
+    fields::whole_distribution(body)?;
     Ok(Job {
         prompt,
-        max_new_tokens: max,
-        temperature: body
-            .get("temperature")
-            .and_then(Value::as_f64)
-            .unwrap_or(1.0),
-        seed: body.get("seed").and_then(Value::as_u64).unwrap_or(0),
-        ignore_eos: body
-            .get("ignore_eos")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-        stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
+        max_new_tokens: fields::u64_field(body, "max_tokens")?.map_or(16, |n| n as usize),
+        temperature: fields::f64_field(body, "temperature")?.unwrap_or(1.0),
+        seed: fields::u64_field(body, "seed")?.unwrap_or(0),
+        ignore_eos: fields::bool_field(body, "ignore_eos")?.unwrap_or(false),
+        stream: fields::bool_field(body, "stream")?.unwrap_or(false),
     })
 }
 

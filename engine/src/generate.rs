@@ -27,6 +27,10 @@ pub struct GenerateParams {
     pub max_new_tokens: usize,
     /// Seed of every sampling stream (sequence `i` gets its own stream).
     pub seed: u64,
+    /// Each sequence's own seed, used as it is whatever its place in the
+    /// batch (a server's per-request seeds: the same seed gives the same
+    /// stream alone or batched); `None`: derived from `seed` and the index.
+    pub sequence_seeds: Option<Vec<u64>>,
     /// Keep generating past EOS (fixed-length benchmarking).
     pub ignore_eos: bool,
     /// Replace verification by draws from this acceptance profile (greedy
@@ -41,6 +45,7 @@ impl Default for GenerateParams {
             temperature: 0.0,
             max_new_tokens: 64,
             seed: 0,
+            sequence_seeds: None,
             ignore_eos: false,
             synthetic: None,
         }
@@ -151,6 +156,14 @@ pub fn generate<B: TargetBackend + ?Sized>(
     if params.max_new_tokens == 0 {
         return Err(EngineError::setting("max_new_tokens", "must be at least 1"));
     }
+    if let Some(seeds) = &params.sequence_seeds {
+        if seeds.len() != prompts.len() {
+            return Err(EngineError::setting(
+                "sequence_seeds",
+                format!("{} seeds for {} prompts", seeds.len(), prompts.len()),
+            ));
+        }
+    }
     let speculative = !params.speculative.is_baseline();
     if params.synthetic.is_some() && params.temperature > 0.0 {
         return Err(EngineError::setting(
@@ -189,11 +202,12 @@ pub fn generate<B: TargetBackend + ?Sized>(
                 pending_start: 0,
                 pending_aux: Vec::new(),
                 pending_prompt: None,
-                rng: ChaCha8Rng::seed_from_u64(
-                    params
+                rng: ChaCha8Rng::seed_from_u64(match &params.sequence_seeds {
+                    Some(seeds) => seeds[i],
+                    None => params
                         .seed
                         .wrapping_add((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-                ),
+                }),
                 result: SequenceResult {
                     prompt_len: p.len(),
                     ..SequenceResult::default()

@@ -34,6 +34,7 @@ fn greedy(speculative: SpeculativeConfig, max_new_tokens: usize) -> GeneratePara
         temperature: 0.0,
         max_new_tokens,
         seed: 0,
+        sequence_seeds: None,
         ignore_eos: true,
         synthetic: None,
     }

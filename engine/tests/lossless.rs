@@ -69,6 +69,7 @@ fn greedy(speculative: SpeculativeConfig) -> GenerateParams {
         temperature: 0.0,
         max_new_tokens: MAX_NEW,
         seed: 1,
+        sequence_seeds: None,
         ignore_eos: true,
         synthetic: None,
     }

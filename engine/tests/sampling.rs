@@ -204,6 +204,7 @@ fn the_engine_samples_the_target_distribution_through_eagle3_drafts() {
                 temperature,
                 max_new_tokens: 2,
                 seed: rng_seed.random(),
+                sequence_seeds: None,
                 ignore_eos: true,
                 synthetic: None,
             };
@@ -239,6 +240,53 @@ fn the_engine_samples_the_target_distribution_through_eagle3_drafts() {
         assert!(
             pv > 1e-3,
             "{speculative}: second token not distributed as the target (p = {pv:.2e})"
+        );
+    }
+}
+
+#[test]
+fn a_sequence_seed_gives_the_same_sample_alone_or_anywhere_in_a_batch() {
+    // A server's seeded request must not depend on what it was batched with
+    // (4 identically seeded requests once gave 2 different outputs).
+    let fx = common::fixture("tiny");
+    let mut pair = ModelPair::load(&fx.target, Some(&fx.draft), &CaptureChoice::default()).unwrap();
+    let prompts: Vec<Vec<u32>> = ["The cat", "A dog ran", "The cat", "Hello"]
+        .iter()
+        .map(|t| t.bytes().map(u32::from).collect())
+        .collect();
+    for speculative in [SpeculativeConfig::BASELINE, SpeculativeConfig::chain(3)] {
+        let run = |pair: &mut ModelPair, prompts: &[Vec<u32>], seeds: Vec<u64>| {
+            let params = GenerateParams {
+                speculative,
+                temperature: 1.0,
+                max_new_tokens: 12,
+                seed: 0,
+                sequence_seeds: Some(seeds),
+                ignore_eos: true,
+                synthetic: None,
+            };
+            let g = pair.generate(prompts, &params, &mut NullRecorder).unwrap();
+            g.sequences
+                .into_iter()
+                .map(|s| s.output)
+                .collect::<Vec<_>>()
+        };
+        let batched = run(&mut pair, &prompts, vec![7, 8, 7, 9]);
+        assert_eq!(
+            batched[0], batched[2],
+            "{speculative}: the same prompt and seed, two places in a batch"
+        );
+        for (i, p) in prompts.iter().enumerate() {
+            let alone = run(&mut pair, std::slice::from_ref(p), vec![[7, 8, 7, 9][i]]);
+            assert_eq!(
+                alone[0], batched[i],
+                "{speculative}: sequence {i} alone vs batched"
+            );
+        }
+        let other = run(&mut pair, &prompts[..1], vec![1234]);
+        assert_ne!(
+            other[0], batched[0],
+            "{speculative}: another seed samples another stream"
         );
     }
 }

@@ -92,6 +92,7 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
         temperature: 0.0,
         max_new_tokens: a.tokens.max(1),
         seed: 0,
+        sequence_seeds: None,
         ignore_eos: true,
         synthetic: None,
     };

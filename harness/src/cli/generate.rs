@@ -59,6 +59,7 @@ pub fn run(a: GenerateArgs) -> Result<(), CliError> {
         temperature: a.temperature,
         max_new_tokens: a.max_new_tokens,
         seed: a.seed,
+        sequence_seeds: None,
         ignore_eos: a.ignore_eos,
         synthetic: None,
     };

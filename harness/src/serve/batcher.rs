@@ -49,11 +49,11 @@ impl Batcher {
     }
 }
 
-/// Jobs that may share a batch: the same sampling settings.
+/// Jobs that may share a batch: the same sampling settings (each keeps
+/// its own seed: [`Engine::run_batch`] gives every job its seed's stream).
 fn same_settings(a: &Job, b: &Job) -> bool {
     a.max_new_tokens == b.max_new_tokens
         && a.temperature.to_bits() == b.temperature.to_bits()
-        && a.seed == b.seed
         && a.ignore_eos == b.ignore_eos
 }
 

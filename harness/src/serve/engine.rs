@@ -120,7 +120,9 @@ impl Engine {
         Ok(())
     }
 
-    /// Generates `jobs` as one batch (their sampling settings are the first's);
+    /// Generates `jobs` as one batch (their sampling settings are the
+    /// first's, but for the seed: each job samples from its own seed's
+    /// stream, so a seeded request gives the same output alone or batched);
     /// `on_first` runs when the prefill has produced every first token.
     pub fn run_batch(
         &self,
@@ -136,6 +138,7 @@ impl Engine {
             temperature: job.temperature as f32,
             max_new_tokens: job.max_new_tokens,
             seed: job.seed,
+            sequence_seeds: Some(jobs.iter().map(|j| j.seed).collect()),
             ignore_eos: job.ignore_eos,
             synthetic: None,
         };

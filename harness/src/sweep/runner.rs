@@ -119,6 +119,7 @@ impl<'a> Runner<'a> {
             temperature: temperature as f32,
             max_new_tokens: self.info.max_new_tokens,
             seed: self.info.seed.wrapping_add(repeat as u64),
+            sequence_seeds: None,
             ignore_eos: self.info.ignore_eos,
             synthetic: None,
         }

@@ -148,10 +148,27 @@ impl Checkpoint {
     /// the config fields the shape comes from, for the error message.
     pub fn f32(&self, name: &str, expected: &[usize], why: &str) -> Result<Vec<f32>> {
         let t = self.load(name, expected, why, DType::F32)?;
-        t.to_vec1::<f32>().map_err(|e| EngineError::Safetensors {
+        let v = t.to_vec1::<f32>().map_err(|e| EngineError::Safetensors {
             path: self.dir.clone(),
             message: format!("tensor `{name}`: {e}"),
-        })
+        })?;
+        self.finite(name, v.iter().position(|x| !x.is_finite()), v.len())?;
+        Ok(v)
+    }
+
+    /// Refuses a tensor with a NaN or infinity (at element `bad` of `len`):
+    /// one such weight turns every logit after it into NaN, and a NaN
+    /// argmax would otherwise pass for a token.
+    fn finite(&self, name: &str, bad: Option<usize>, len: usize) -> Result<()> {
+        match bad {
+            None => Ok(()),
+            Some(i) => Err(EngineError::Safetensors {
+                path: self.file_of(name),
+                message: format!(
+                    "tensor `{name}` holds a non-finite value (NaN or infinity) at element {i} of {len}"
+                ),
+            }),
+        }
     }
 
     /// Loads a weight matrix of exactly `expected` shape as it is stored:
@@ -168,12 +185,17 @@ impl Checkpoint {
             return self.f32(name, expected, why).map(Weights::F32);
         }
         let t = self.load(name, expected, why, DType::BF16)?;
-        t.to_vec1::<half::bf16>()
-            .map(|v| Weights::Bf16(v.into_iter().map(half::bf16::to_bits).collect()))
+        let bits: Vec<u16> = t
+            .to_vec1::<half::bf16>()
+            .map(|v| v.into_iter().map(half::bf16::to_bits).collect())
             .map_err(|e| EngineError::Safetensors {
                 path: self.dir.clone(),
                 message: format!("tensor `{name}`: {e}"),
-            })
+            })?;
+        // All exponent bits set: an infinity or a NaN.
+        let bad = bits.iter().position(|b| b & 0x7F80 == 0x7F80);
+        self.finite(name, bad, bits.len())?;
+        Ok(Weights::Bf16(bits))
     }
 
     /// Loads an integer tensor of exactly `expected` shape as i64.

@@ -209,3 +209,38 @@ fn aux_ids_past_the_last_layer_are_refused() {
     );
     assert_clear_error(&out, &["aux layer ids", "capture point 4", "legacy"]);
 }
+
+#[test]
+fn a_nan_in_a_weight_is_named_not_turned_into_results() {
+    // One NaN in a target weight once gave tau 3.75, lossless "yes", exit 0.
+    let shape = TargetShape::named("tiny").unwrap();
+    for (dtype, name, dims) in [
+        (
+            StoreDtype::F32,
+            "model.layers.1.input_layernorm.weight",
+            vec![64],
+        ),
+        (
+            StoreDtype::Bf16,
+            "model.layers.2.mlp.up_proj.weight",
+            vec![128, 64],
+        ),
+    ] {
+        let (_t, target, draft) = fixture();
+        let mut w = shape.random_weights(&mut ChaCha8Rng::seed_from_u64(1), dtype);
+        w.remove(name);
+        let mut data = vec![0.5f32; dims.iter().product()];
+        data[17] = f32::NAN;
+        w.float(name, &dims, &data, dtype);
+        w.write(&target.join("model.safetensors")).unwrap();
+        assert_clear_error(
+            &generate(&target, &draft),
+            &[
+                "model.safetensors",
+                &format!("tensor `{name}`"),
+                "non-finite",
+                "element 17",
+            ],
+        );
+    }
+}

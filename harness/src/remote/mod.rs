@@ -12,6 +12,7 @@
 pub mod config;
 pub mod connect;
 pub mod http_client;
+pub mod plausible;
 pub mod prometheus;
 pub mod prompts;
 pub mod row;

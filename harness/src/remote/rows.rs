@@ -11,6 +11,7 @@
 //! later rows fail with it, its server is stopped, and the sweep goes on to
 //! the next config. Finished rows are kept; `--resume` reruns failed points.
 
+use super::plausible::{impossible, Asked};
 use super::prompts::prompt_inputs;
 use super::row::{run_row, RowResult};
 use super::{EngineKind, PromptInput, RequestParams, ServerSpec};
@@ -299,6 +300,15 @@ impl<'a> RemoteRunner<'a> {
         let g = &self.grid.groups[point.group];
         let config = self.grid.config_of(point);
         let speculative = self.grid.speculative_of(point);
+        let asked = Asked {
+            steps: speculative.steps,
+            num_draft_tokens: speculative.num_draft_tokens,
+            max_new_tokens: self.info.max_new_tokens,
+            requests: self.grid.sets[g.prompt_set].prompts.len(),
+        };
+        if let Some(why) = impossible(&r, asked) {
+            return self.fail(p, &format!("the server's figures are impossible: {why}"));
+        }
         let mut measures = r.measures;
         let greedy = g.temperature == 0.0;
         if config.is_none() {

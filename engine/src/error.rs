@@ -106,6 +106,10 @@ pub enum EngineError {
     /// The GPU backend failed (no driver, out of memory, a kernel launch).
     #[error("GPU: {0}")]
     Device(String),
+    /// A model produced NaN or infinity where numbers were expected (its
+    /// logits): a broken checkpoint or an overflow, never a token.
+    #[error("non-finite values: {0}")]
+    NonFinite(String),
     /// A draft/speculation setting is invalid (steps, topk, draft tokens, aux ids...).
     #[error("invalid {field}: {message}")]
     InvalidSetting {

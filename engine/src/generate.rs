@@ -100,19 +100,29 @@ enum Choices {
     Probs(Vec<Vec<f32>>),
 }
 
-fn choose(out: &TargetOutput, vocab: usize, temperature: f32) -> Choices {
+/// The target's choice for every row; logits holding a NaN or infinity
+/// are an error (a NaN argmax would pass for a token).
+fn choose(out: &TargetOutput, vocab: usize, temperature: f32) -> Result<Choices> {
     if temperature <= 0.0 && out.logits.is_empty() {
-        return Choices::Greedy(out.argmax.clone());
+        return Ok(Choices::Greedy(out.argmax.clone()));
+    }
+    if let Some(i) = out.logits.iter().position(|v| !v.is_finite()) {
+        return Err(EngineError::NonFinite(format!(
+            "the target's logits hold {} (row {}, token id {})",
+            out.logits[i],
+            i / vocab,
+            i % vocab
+        )));
     }
     let rows = out.logits.chunks_exact(vocab);
-    if temperature <= 0.0 {
+    Ok(if temperature <= 0.0 {
         Choices::Greedy(rows.map(|r| argmax(r).unwrap_or(0) as u32).collect())
     } else {
         Choices::Probs(
             rows.map(|r| softmax_with_temperature(r, temperature))
                 .collect(),
         )
-    }
+    })
 }
 
 fn check_prompts(prompts: &[Vec<u32>], vocab: usize) -> Result<()> {
@@ -229,7 +239,7 @@ pub fn generate<B: TargetBackend + ?Sized>(
     })?;
     let choices = timed(rec, Span::Sample, || {
         choose(&out, vocab, params.temperature)
-    });
+    })?;
     let prefill_s = t0.elapsed().as_secs_f64();
     let prompt_aux = out.aux;
     let mut row = 0;
@@ -317,7 +327,7 @@ pub fn generate<B: TargetBackend + ?Sized>(
         })?;
         let choices = timed(rec, Span::Sample, || {
             choose(&out, vocab, params.temperature)
-        });
+        })?;
         let accepts: Vec<Acceptance> = timed(rec, Span::Accept, || {
             active
                 .iter()

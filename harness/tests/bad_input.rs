@@ -244,3 +244,18 @@ fn a_nan_in_a_weight_is_named_not_turned_into_results() {
         );
     }
 }
+
+#[test]
+fn logits_that_overflow_are_an_error_not_a_token() {
+    // Finite weights whose product overflows: the final norm scaled to 3e38.
+    let (_t, target, draft) = fixture();
+    let shape = TargetShape::named("tiny").unwrap();
+    let mut w = shape.random_weights(&mut ChaCha8Rng::seed_from_u64(1), StoreDtype::F32);
+    w.remove("model.norm.weight");
+    w.float("model.norm.weight", &[64], &[3e38; 64], StoreDtype::F32);
+    w.write(&target.join("model.safetensors")).unwrap();
+    assert_clear_error(
+        &generate(&target, &draft),
+        &["non-finite values", "the target's logits hold", "row 0"],
+    );
+}

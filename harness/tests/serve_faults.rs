@@ -167,3 +167,56 @@ fn ctrl_c_during_a_stalled_request_stops_the_sweep_keeps_finished_rows_and_reaps
         );
     }
 }
+
+#[test]
+fn a_server_claiming_impossible_counters_fails_its_points_with_the_reason() {
+    if !have_models() {
+        return;
+    }
+    // The server claims a billion times the tokens it generated (fake
+    // servers once gave tau 1.25e14 and 1.8e19 tok/s as results, exit 0).
+    let t = tempfile::tempdir().unwrap();
+    let spec = format!(
+        r#"
+name = "impossible"
+max_new_tokens = 6
+batch_sizes = 1
+warmup = 0
+backend = "sglang"
+
+[server]
+command = "{BIN} serve --target {{target}} --port {{port}} --fault=impossible"
+speculative_args = "--draft {{draft}} --steps {{steps}}"
+startup_timeout_s = 20
+request_timeout_s = 20
+
+[[drafts]]
+steps = 2
+{}"#,
+        prompts_and_tiny_pair(2)
+    );
+    let out = sweep(t.path(), "impossible.toml", &spec);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "failed points exit 1: {stderr}");
+    let run = t.path().join("impossible");
+    let runs = std::fs::read_to_string(run.join("runs.csv")).unwrap();
+    assert_eq!(
+        runs.lines().count(),
+        1,
+        "no row is written from impossible figures: {runs}"
+    );
+    let failures = Csv::read(&run.join("failures.csv"));
+    assert_eq!(
+        failures.rows.len(),
+        2,
+        "the baseline and the draft row fail"
+    );
+    for f in &failures.rows {
+        assert!(
+            f["error"].contains("the server's figures are impossible")
+                && f["error"].contains("output tokens for 2 requests of at most 6"),
+            "{}",
+            f["error"]
+        );
+    }
+}

@@ -37,7 +37,7 @@ pub struct ServeArgs {
     /// Requests generated together at most (those waiting when the engine is free, same sampling settings).
     #[arg(long, default_value_t = 16)]
     max_batch: usize,
-    /// Test hook: never-healthy, garbage, stall or exit-after=N.
+    /// Test hook: never-healthy, garbage, stall, impossible or exit-after=N.
     #[arg(long, hide = true)]
     fault: Option<InjectedFault>,
 }

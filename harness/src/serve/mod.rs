@@ -41,6 +41,9 @@ pub enum InjectedFault {
     ExitAfter(u64),
     /// Generation endpoints never answer.
     Stall,
+    /// SGLang answers claim a billion times the tokens generated
+    /// (impossible counters, which a sweep must refuse).
+    Impossible,
 }
 
 impl std::str::FromStr for InjectedFault {
@@ -50,10 +53,11 @@ impl std::str::FromStr for InjectedFault {
             "never-healthy" => Ok(InjectedFault::NeverHealthy),
             "garbage" => Ok(InjectedFault::Garbage),
             "stall" => Ok(InjectedFault::Stall),
+            "impossible" => Ok(InjectedFault::Impossible),
             _ => match s.strip_prefix("exit-after=").map(str::parse) {
                 Some(Ok(n)) => Ok(InjectedFault::ExitAfter(n)),
                 _ => Err(format!(
-                    "unknown fault {s:?}: never-healthy, garbage, stall or exit-after=N"
+                    "unknown fault {s:?}: never-healthy, garbage, stall, impossible or exit-after=N"
                 )),
             },
         }
@@ -105,6 +109,20 @@ fn fault(s: &Service, req: Request) -> Option<Request> {
     }
 }
 
+/// An SGLang answer as the fault hook has it: with
+/// [`InjectedFault::Impossible`], `completion_tokens` times a billion.
+fn tamper(s: &Service, mut answer: Value) -> Value {
+    if s.fault == Some(InjectedFault::Impossible) {
+        if let Some(n) = answer
+            .pointer("/meta_info/completion_tokens")
+            .and_then(Value::as_u64)
+        {
+            answer["meta_info"]["completion_tokens"] = json!(n * 1_000_000_000);
+        }
+    }
+    answer
+}
+
 /// `POST /generate` or `POST /v1/completions`: whole or streamed.
 fn generate(s: &Service, req: Request, sglang: bool, body: &str) {
     let e = &s.engine;
@@ -149,7 +167,7 @@ fn generate(s: &Service, req: Request, sglang: bool, body: &str) {
         }
         let answer = finished(ev).map(|done| {
             if sglang {
-                sglang_api::answer(e, &done, t0.elapsed().as_secs_f64())
+                tamper(s, sglang_api::answer(e, &done, t0.elapsed().as_secs_f64()))
             } else {
                 vllm_api::answer(e, &done)
             }
@@ -176,7 +194,10 @@ fn generate(s: &Service, req: Request, sglang: bool, body: &str) {
         ev = next();
     }
     let last = match finished(ev) {
-        Ok(done) if sglang => vec![sglang_api::answer(e, &done, t0.elapsed().as_secs_f64())],
+        Ok(done) if sglang => vec![tamper(
+            s,
+            sglang_api::answer(e, &done, t0.elapsed().as_secs_f64()),
+        )],
         Ok(done) => vllm_api::last_events(e, &done, &v),
         Err(f) => vec![json!({"error": {"message": f.1, "code": f.0}})],
     };

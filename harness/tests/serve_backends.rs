@@ -259,3 +259,49 @@ fn specula_serve_batches_concurrent_requests_and_answers_each_as_if_alone() {
         "requests waiting together are generated together: {info}"
     );
 }
+
+#[test]
+fn fields_the_server_cannot_honour_are_400s_and_it_keeps_serving() {
+    if !have_models() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let server = Serving::tiny(t.path(), "2", &[]);
+    let status = |path: &str, body: serde_json::Value| -> u16 {
+        match ureq::post(format!("{}{path}", server.url)).send(body.to_string()) {
+            Ok(r) => r.status().as_u16(),
+            Err(ureq::Error::StatusCode(code)) => code,
+            Err(e) => panic!("{path}: {e}"),
+        }
+    };
+    use serde_json::json;
+    // Each of these was once reinterpreted or accepted (issue 20).
+    for (path, body) in [
+        ("/generate", json!({"input_ids": [4_294_967_301u64]})),
+        (
+            "/generate",
+            json!({"text": "hi", "sampling_params": {"temperature": "0"}}),
+        ),
+        (
+            "/generate",
+            json!({"text": "hi", "sampling_params": {"top_p": 5}}),
+        ),
+        (
+            "/generate",
+            json!({"text": "hi", "sampling_params": {"max_new_tokens": 1_000_000_000_000u64, "ignore_eos": true}}),
+        ),
+        ("/v1/completions", json!({"prompt": [4_294_967_301u64]})),
+        (
+            "/v1/completions",
+            json!({"prompt": "hi", "temperature": "0"}),
+        ),
+        (
+            "/v1/completions",
+            json!({"prompt": "hi", "max_tokens": 5000}),
+        ),
+    ] {
+        assert_eq!(status(path, body.clone()), 400, "{path} {body}");
+    }
+    let ok = json!({"text": "hi", "sampling_params": {"max_new_tokens": 3, "temperature": 0}});
+    assert_eq!(status("/generate", ok), 200, "the server still serves");
+}

@@ -73,6 +73,9 @@ pub struct TargetConfig {
     pub rope_scaling: Option<RopeScaling>,
     /// Vocabulary size (rows of the embedding).
     pub vocab_size: usize,
+    /// The longest sequence (prompt + generated tokens) the model was made
+    /// for (`max_position_embeddings`), when the config names it.
+    pub max_position_embeddings: Option<usize>,
     /// Whether `lm_head` reuses the embedding.
     pub tie_word_embeddings: bool,
     /// Biases on q/k/v projections (Qwen2, or Llama with `attention_bias`).
@@ -97,6 +100,7 @@ struct RawTargetConfig {
     rope_scaling: Option<Value>,
     rope_parameters: Option<Value>,
     vocab_size: Option<usize>,
+    max_position_embeddings: Option<usize>,
     tie_word_embeddings: Option<bool>,
     attention_bias: Option<bool>,
     eos_token_id: Option<Value>,
@@ -278,6 +282,7 @@ impl TargetConfig {
             rope_theta,
             rope_scaling,
             vocab_size: positive(&path, "vocab_size", raw.vocab_size)?,
+            max_position_embeddings: raw.max_position_embeddings,
             tie_word_embeddings: raw.tie_word_embeddings.unwrap_or(false),
             qkv_bias: family == Family::Qwen2 || raw.attention_bias.unwrap_or(false),
             eos_token_ids: token_ids(&path, "eos_token_id", raw.eos_token_id.as_ref())?,

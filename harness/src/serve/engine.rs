@@ -63,6 +63,8 @@ pub struct Engine {
     /// A second copy of the tokenizer, so requests are tokenized without waiting for the engine.
     tokenizer: TextTokenizer,
     vocab: usize,
+    /// The target's `max_position_embeddings`, when its config names it.
+    max_positions: Option<usize>,
     /// The speculation knobs of every request.
     pub speculative: SpeculativeConfig,
     /// The model name (`/v1/models`, `model_name` label).
@@ -81,6 +83,7 @@ impl Engine {
     ) -> Engine {
         Engine {
             vocab: pair.target.config().vocab_size,
+            max_positions: pair.target.config().max_position_embeddings,
             pair: Mutex::new(pair),
             tokenizer,
             speculative,
@@ -110,6 +113,18 @@ impl Engine {
         }
         if job.max_new_tokens == 0 {
             return Err((400, "max tokens must be at least 1".into()));
+        }
+        if let Some(limit) = self.max_positions {
+            let (p, n) = (job.prompt.len(), job.max_new_tokens);
+            if p.saturating_add(n) > limit {
+                return Err((
+                    400,
+                    format!(
+                        "a prompt of {p} tokens plus {n} new tokens exceeds the model's \
+                         max_position_embeddings of {limit}"
+                    ),
+                ));
+            }
         }
         if !(job.temperature >= 0.0 && job.temperature.is_finite()) {
             return Err((

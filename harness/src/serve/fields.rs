@@ -12,7 +12,7 @@ fn refuse(name: &str, what: &str, got: &Value) -> Failure {
 }
 
 /// `body[name]` when present and not null.
-fn present<'a>(body: &'a Value, name: &str) -> Option<&'a Value> {
+pub fn present<'a>(body: &'a Value, name: &str) -> Option<&'a Value> {
     body.get(name).filter(|v| !v.is_null())
 }
 

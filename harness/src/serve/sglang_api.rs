@@ -9,7 +9,7 @@
 //! and this server's own `specula_batches` and `specula_largest_batch`.
 
 use super::engine::{Done, Engine, Failure, Job};
-use super::fields;
+use super::fields::{self, present};
 use serde_json::{json, Value};
 use specula_engine::generation::FinishReason;
 
@@ -50,11 +50,6 @@ pub fn job(engine: &Engine, body: &Value) -> Result<Job, Failure> {
         ignore_eos: fields::bool_field(&sp, "ignore_eos")?.unwrap_or(false),
         stream: fields::bool_field(body, "stream")?.unwrap_or(false),
     })
-}
-
-/// `body[name]` when present and not null.
-fn present<'a>(body: &'a Value, name: &str) -> Option<&'a Value> {
-    body.get(name).filter(|v| !v.is_null())
 }
 
 /// The first streamed event, sent when the first token exists (its text

@@ -115,8 +115,8 @@ impl CliError {
 #[derive(Parser, Debug)]
 #[command(name = "specula", version, about, long_about = None, propagate_version = true)]
 pub struct Cli {
-    /// Worker threads of the CPU engine's kernels (default: one per core; a sweep spec's
-    /// `threads` otherwise). 1 steadies timings on cores shared with other jobs.
+    /// Worker threads of the CPU engine's kernels. Default: a sweep spec's `threads`, else one
+    /// per core. 1 steadies timings on cores shared with other jobs.
     #[arg(long, global = true, value_name = "N",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     cpu_threads: Option<usize>,

@@ -151,14 +151,44 @@ fn take_caches<C>(seqs: &mut [Sequence<C>], which: &[usize]) -> Vec<C> {
         .collect()
 }
 
+/// Frees a finished sequence's draft slot and cache.
+fn release<B: TargetBackend + ?Sized>(
+    target: &B,
+    drafter: &mut Option<&mut dyn Drafter>,
+    i: usize,
+    s: &mut Sequence<B::Cache>,
+) {
+    if let Some(d) = drafter.as_mut() {
+        d.release(i);
+    }
+    if let Some(c) = s.cache.take() {
+        target.release(c);
+    }
+}
+
 /// Generates a continuation of every prompt, speculatively when
 /// `params.speculative` has steps (then `drafter` is required).
 pub fn generate<B: TargetBackend + ?Sized>(
     target: &B,
     prompts: &[Vec<u32>],
     params: &GenerateParams,
+    drafter: Option<&mut dyn Drafter>,
+    rec: &mut dyn SpanRecorder,
+) -> Result<Generation> {
+    generate_until(target, prompts, params, drafter, rec, &|_| false)
+}
+
+/// [`generate`], where sequence `i` stops before any step at which
+/// `cancelled(i)` holds ([`FinishReason::Cancelled`]; a server's request
+/// whose client went away), freeing its cache and draft slot at once while
+/// the rest of the batch goes on.
+pub fn generate_until<B: TargetBackend + ?Sized>(
+    target: &B,
+    prompts: &[Vec<u32>],
+    params: &GenerateParams,
     mut drafter: Option<&mut dyn Drafter>,
     rec: &mut dyn SpanRecorder,
+    cancelled: &dyn Fn(usize) -> bool,
 ) -> Result<Generation> {
     let vocab = target.config().vocab_size;
     let eos = target.config().eos_token_ids.clone();
@@ -261,7 +291,17 @@ pub fn generate<B: TargetBackend + ?Sized>(
     rec.finish_step();
 
     let mut steps = 0;
-    while seqs.iter().any(|s| !s.done) {
+    loop {
+        let now = t0.elapsed().as_secs_f64();
+        for (i, s) in seqs.iter_mut().enumerate() {
+            if !s.done && cancelled(i) {
+                s.finish(FinishReason::Cancelled, now);
+                release(target, &mut drafter, i, s);
+            }
+        }
+        if seqs.iter().all(|s| s.done) {
+            break;
+        }
         steps += 1;
         let active: Vec<usize> = (0..seqs.len()).filter(|&i| !seqs[i].done).collect();
         let trees: Vec<DraftTree> = match (&mut drafter, speculative) {
@@ -383,12 +423,7 @@ pub fn generate<B: TargetBackend + ?Sized>(
                 .push(acc.accepted.len().min(kept.saturating_sub(1)) as u16);
             s.result.emitted_per_step.push(kept as u16);
             if s.done {
-                if let Some(d) = drafter.as_mut() {
-                    d.release(i);
-                }
-                if let Some(c) = s.cache.take() {
-                    target.release(c);
-                }
+                release(target, &mut drafter, i, s);
             }
         }
         rec.end(Span::KvCommit);

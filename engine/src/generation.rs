@@ -12,6 +12,9 @@ pub enum FinishReason {
     /// It reached `max_new_tokens`.
     #[default]
     Length,
+    /// Whoever asked for it went away before it finished (a server's
+    /// client that disconnected).
+    Cancelled,
 }
 
 /// One sequence's output and acceptance record.

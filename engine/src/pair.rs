@@ -3,7 +3,7 @@
 
 use crate::capture::{AuxCapture, CaptureChoice};
 use crate::error::{EngineError, Result};
-use crate::generate::{generate, GenerateParams};
+use crate::generate::{generate_until, GenerateParams};
 use crate::generation::Generation;
 use crate::model::{Eagle3Draft, TargetModel};
 use crate::speculative::{Drafter, Eagle3Drafter};
@@ -82,7 +82,19 @@ impl ModelPair {
         params: &GenerateParams,
         rec: &mut dyn SpanRecorder,
     ) -> Result<Generation> {
+        self.generate_until(prompts, params, rec, &|_| false)
+    }
+
+    /// [`ModelPair::generate`], stopping sequence `i` once `cancelled(i)`
+    /// holds (see [`generate_until`]).
+    pub fn generate_until(
+        &mut self,
+        prompts: &[Vec<u32>],
+        params: &GenerateParams,
+        rec: &mut dyn SpanRecorder,
+        cancelled: &dyn Fn(usize) -> bool,
+    ) -> Result<Generation> {
         let drafter = self.drafter.as_mut().map(|d| d as &mut dyn Drafter);
-        generate(&self.target, prompts, params, drafter, rec)
+        generate_until(&self.target, prompts, params, drafter, rec, cancelled)
     }
 }

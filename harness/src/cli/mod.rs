@@ -178,6 +178,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     let done = match threads {
         // A sweep's threads come from its spec unless the flag is given.
         None if matches!(cli.command, Command::Sweep(_)) => command(cli.command, None),
+        // The server's engine thread makes its own pool; HTTP runs beside it.
+        _ if matches!(cli.command, Command::Serve(_)) => command(cli.command, threads),
         _ => specula_kernels::cpu::with_cpu_threads(threads, || command(cli.command, threads))
             .map_err(CliError::Usage)
             .and_then(|done| done),
@@ -195,7 +197,7 @@ fn command(command: Command, cpu_threads: Option<usize>) -> Result<(), CliError>
         Command::Analyze(a) => analyze::run(a),
         #[cfg(feature = "cuda")]
         Command::Gpu(c) => gpu::run(c),
-        Command::Serve(a) => serve::run(a),
+        Command::Serve(a) => serve::run(a, cpu_threads),
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Nightly(a) => found(nightly::run(a)?, "the gate found a regression"),

@@ -4,10 +4,11 @@ use super::speculation::{Speculation, SpeculationArgs};
 use super::CliError;
 use clap::Args;
 use specula::serve::engine::Engine;
-use specula::serve::{serve, InjectedFault};
+use specula::serve::{serve, InjectedFault, ServeLimits, ServeOptions};
 use specula_engine::pair::ModelPair;
 use specula_engine::tokenizer::TextTokenizer;
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:
@@ -31,19 +32,44 @@ pub struct ServeArgs {
     /// Model name in /v1/models and the `model` field requests must carry (default: --target as given).
     #[arg(long)]
     served_model_name: Option<String>,
-    /// HTTP threads: at most this many requests are taken in at once (and batched).
-    #[arg(long, default_value_t = 16)]
+    /// Threads answering HTTP (parsing, streaming; the engine has its own, --cpu-threads).
+    #[arg(long, default_value_t = 2)]
     threads: usize,
     /// Requests generated together at most (those waiting when the engine is free, same sampling settings).
     #[arg(long, default_value_t = 16)]
     max_batch: usize,
-    /// Test hook: never-healthy, garbage, stall, impossible or exit-after=N.
+    /// Largest request body in bytes (413 past it, judged from Content-Length before reading).
+    #[arg(long, default_value_t = ServeLimits::default().max_body_bytes)]
+    max_body_bytes: usize,
+    /// Prompt tokens per request at most (400 past it). Default: the target's max_position_embeddings.
+    #[arg(long)]
+    max_prompt_tokens: Option<usize>,
+    /// New tokens per request at most (400 past it; a prompt plus its new tokens must also fit max_position_embeddings).
+    #[arg(long, default_value_t = ServeLimits::default().max_new_tokens)]
+    max_new_tokens: usize,
+    /// Open connections at most (one more is answered 503 and closed).
+    #[arg(long, default_value_t = ServeLimits::default().max_connections)]
+    max_connections: usize,
+    /// Requests waiting for the engine at most (one more is answered 503).
+    #[arg(long, default_value_t = ServeLimits::default().max_queue)]
+    max_queue: usize,
+    /// Seconds a client has to send a request head (also how long an idle keep-alive connection stays open) and, once it has, its body (408 past it).
+    #[arg(long, default_value_t = ServeLimits::default().body_timeout.as_secs_f64())]
+    read_timeout_s: f64,
+    /// Test hook: never-healthy, garbage, stall, impossible, panic-in-parse, panic-in-engine or exit-after=N.
     #[arg(long, hide = true)]
     fault: Option<InjectedFault>,
 }
 
-/// Runs `specula serve` (until the process is stopped).
-pub fn run(a: ServeArgs) -> Result<(), CliError> {
+/// Runs `specula serve` (until the process is stopped) with the engine's
+/// kernels on `cpu_threads` threads.
+pub fn run(a: ServeArgs, cpu_threads: Option<usize>) -> Result<(), CliError> {
+    if !(a.read_timeout_s > 0.0 && a.read_timeout_s.is_finite()) {
+        return Err(CliError::Usage(format!(
+            "--read-timeout-s {}: must be a positive number of seconds",
+            a.read_timeout_s
+        )));
+    }
     let Speculation {
         config: speculative,
         capture,
@@ -62,12 +88,25 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
         .unwrap_or_else(|| a.target.display().to_string());
     let tokenizer = TextTokenizer::load(&a.target)?;
     let engine = Engine::new(pair, tokenizer, speculative, name);
-    serve(
-        engine,
-        a.fault,
-        &format!("{}:{}", a.host, a.port),
-        a.threads,
-        a.max_batch,
-    )?;
+    let read_timeout = Duration::from_secs_f64(a.read_timeout_s);
+    let limits = ServeLimits {
+        max_body_bytes: a.max_body_bytes,
+        header_timeout: read_timeout,
+        body_timeout: read_timeout,
+        max_connections: a.max_connections,
+        max_queue: a.max_queue,
+        max_prompt_tokens: a.max_prompt_tokens,
+        max_new_tokens: a.max_new_tokens,
+        ..ServeLimits::default()
+    };
+    let options = ServeOptions {
+        addr: format!("{}:{}", a.host, a.port),
+        http_threads: a.threads,
+        cpu_threads,
+        max_batch: a.max_batch,
+        limits,
+        fault: a.fault,
+    };
+    serve(engine, options)?;
     Ok(())
 }

@@ -3,14 +3,16 @@
 //! request, and the moment the first tokens exist (after prefill), for
 //! streamed answers.
 
+use super::limits::ServeLimits;
 use super::metrics::Counters;
 use specula_engine::generate::GenerateParams;
-use specula_engine::generation::SequenceResult;
+use specula_engine::generation::{FinishReason, SequenceResult};
 use specula_engine::pair::ModelPair;
 use specula_engine::speculative::SpeculativeConfig;
 use specula_engine::timing::{Span, SpanRecorder};
 use specula_engine::tokenizer::TextTokenizer;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// One prompt to generate for.
 #[derive(Debug, Clone)]
@@ -99,8 +101,9 @@ impl Engine {
             .map_err(|e| (400, e.to_string()))
     }
 
-    /// Refuses a job the engine would refuse, before it joins a batch.
-    pub fn check(&self, job: &Job) -> Result<(), Failure> {
+    /// Refuses a job the engine would refuse, or that is past `limits`,
+    /// before it joins a batch.
+    pub fn check(&self, job: &Job, limits: &ServeLimits) -> Result<(), Failure> {
         let vocab = self.vocab;
         if job.prompt.is_empty() {
             return Err((400, "the prompt is empty".into()));
@@ -113,6 +116,28 @@ impl Engine {
         }
         if job.max_new_tokens == 0 {
             return Err((400, "max tokens must be at least 1".into()));
+        }
+        if job.max_new_tokens > limits.max_new_tokens {
+            return Err((
+                400,
+                format!(
+                    "{} new tokens asked for: this server generates at most {} per request \
+                     (specula serve --max-new-tokens)",
+                    job.max_new_tokens, limits.max_new_tokens
+                ),
+            ));
+        }
+        if let Some(limit) = limits.max_prompt_tokens {
+            if job.prompt.len() > limit {
+                return Err((
+                    400,
+                    format!(
+                        "a prompt of {} tokens: this server takes at most {limit} \
+                         (specula serve --max-prompt-tokens)",
+                        job.prompt.len()
+                    ),
+                ));
+            }
         }
         if let Some(limit) = self.max_positions {
             let (p, n) = (job.prompt.len(), job.max_new_tokens);
@@ -138,10 +163,13 @@ impl Engine {
     /// Generates `jobs` as one batch (their sampling settings are the
     /// first's, but for the seed: each job samples from its own seed's
     /// stream, so a seeded request gives the same output alone or batched);
-    /// `on_first` runs when the prefill has produced every first token.
+    /// `on_first` runs when the prefill has produced every first token. Job
+    /// `i` stops at the next step once `cancelled[i]` is set (its client went
+    /// away); it is not counted as a finished request.
     pub fn run_batch(
         &self,
         jobs: &[Job],
+        cancelled: &[Arc<AtomicBool>],
         on_first: &mut dyn FnMut(),
     ) -> Result<Vec<Done>, Failure> {
         let Some(job) = jobs.first() else {
@@ -161,8 +189,9 @@ impl Engine {
             on_first: Some(on_first),
         };
         let prompts: Vec<Vec<u32>> = jobs.iter().map(|j| j.prompt.clone()).collect();
+        let stop = |i: usize| cancelled.get(i).is_some_and(|c| c.load(Ordering::Relaxed));
         let g = pair
-            .generate(&prompts, &params, &mut rec)
+            .generate_until(&prompts, &params, &mut rec, &stop)
             .map_err(|e| (400, e.to_string()))?;
         self.counters
             .lock()
@@ -174,10 +203,12 @@ impl Engine {
                 .tokenizer
                 .decode(&result.output)
                 .map_err(|e| (500, e.to_string()))?;
-            self.counters
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .record(&result, self.speculative);
+            if result.finish != FinishReason::Cancelled {
+                self.counters
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .record(&result, self.speculative);
+            }
             out.push(Done { text, result });
         }
         Ok(out)

@@ -68,6 +68,7 @@ pub fn answer(engine: &Engine, done: &Done, elapsed_s: f64) -> Value {
         "finish_reason": match r.finish {
             FinishReason::Eos => json!({"type": "stop"}),
             FinishReason::Length => json!({"type": "length", "length": r.output.len()}),
+            FinishReason::Cancelled => json!({"type": "abort", "message": "the client went away"}),
         },
         "e2e_latency": elapsed_s,
     });

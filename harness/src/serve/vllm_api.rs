@@ -82,6 +82,7 @@ fn finish(done: &Done) -> &'static str {
     match done.result.finish {
         FinishReason::Eos => "stop",
         FinishReason::Length => "length",
+        FinishReason::Cancelled => "abort",
     }
 }
 

@@ -7,6 +7,22 @@ use std::path::{Path, PathBuf};
 pub struct TextTokenizer {
     path: PathBuf,
     inner: tokenizers::Tokenizer,
+    longest_token_bytes: Option<usize>,
+}
+
+/// The most bytes of text one token of `t` can stand for, when that is
+/// bounded: a BPE model without fused unknown pieces maps each token to one
+/// entry of its vocabulary (added tokens included), whose UTF-8 spelling is
+/// at least as long as the text it covers (byte-level `Ġ` is 2 bytes for 1,
+/// `▁` 3 for 1, `<0x41>` 6 for 1). Other models (WordPiece's `[UNK]` for a
+/// whole word, fused unknowns) are unbounded: `None`.
+fn longest_token_bytes(t: &tokenizers::Tokenizer) -> Option<usize> {
+    match t.get_model() {
+        tokenizers::ModelWrapper::BPE(bpe) if !(bpe.fuse_unk && bpe.unk_token.is_some()) => {
+            t.get_vocab(true).keys().map(String::len).max()
+        }
+        _ => None,
+    }
 }
 
 impl TextTokenizer {
@@ -24,7 +40,11 @@ impl TextTokenizer {
                 path: path.clone(),
                 message: e.to_string(),
             })?;
-        Ok(TextTokenizer { path, inner })
+        Ok(TextTokenizer {
+            path,
+            longest_token_bytes: longest_token_bytes(&inner),
+            inner,
+        })
     }
 
     /// Token ids of `text`, with the special tokens the tokenizer adds (BOS).
@@ -53,6 +73,13 @@ impl TextTokenizer {
                 path: self.path.clone(),
                 message: e.to_string(),
             })
+    }
+
+    /// The most bytes of text one token can stand for, when bounded (a BPE
+    /// vocabulary): a text longer than `n` times this cannot fit in `n`
+    /// tokens, whatever its content, and need not be tokenized to be refused.
+    pub fn longest_token_bytes(&self) -> Option<usize> {
+        self.longest_token_bytes
     }
 
     /// Number of tokens, added tokens included.

@@ -218,3 +218,55 @@ fn stopping_on_eos_truncates_identically() {
         assert_eq!(a.finish, b.finish);
     }
 }
+
+#[test]
+fn a_cancelled_sequence_stops_at_the_next_step_and_the_rest_of_its_batch_is_unchanged() {
+    use specula_engine::generate::generate_until;
+    use specula_engine::generation::FinishReason;
+    use std::cell::Cell;
+    let (target, prompts, baseline) = tiny_baseline(4, 5);
+    let reference = references(&prompts, &baseline);
+    let speculative = SpeculativeConfig::new(3, 2, 5).unwrap();
+    for cancelled in 0..prompts.len() {
+        let mut oracle = OracleDrafter::new(
+            reference.clone(),
+            0.75,
+            target.config().vocab_size,
+            cancelled as u64,
+        );
+        // Sequence `cancelled` is stopped once the engine has asked about it 3 times.
+        let asked = Cell::new(0);
+        let stop = |i: usize| {
+            if i != cancelled {
+                return false;
+            }
+            asked.set(asked.get() + 1);
+            asked.get() > 3
+        };
+        let g = generate_until(
+            &target,
+            &prompts,
+            &greedy(speculative),
+            Some(&mut oracle),
+            &mut NullRecorder,
+            &stop,
+        )
+        .unwrap();
+        for (i, s) in g.sequences.iter().enumerate() {
+            let whole = &baseline.sequences[i].output;
+            if i == cancelled {
+                assert_eq!(s.finish, FinishReason::Cancelled);
+                assert_eq!(s.verify_steps, 3, "stopped before its 4th step");
+                assert!(s.output.len() < whole.len());
+                assert_eq!(
+                    s.output,
+                    whole[..s.output.len()],
+                    "what it had is the baseline's"
+                );
+            } else {
+                assert_eq!(&s.output, whole, "sequence {i} beside a cancelled one");
+                assert_eq!(s.finish, FinishReason::Length);
+            }
+        }
+    }
+}

@@ -87,7 +87,7 @@ pub fn run(a: ServeArgs, cpu_threads: Option<usize>) -> Result<(), CliError> {
         .served_model_name
         .unwrap_or_else(|| a.target.display().to_string());
     let tokenizer = TextTokenizer::load(&a.target)?;
-    let engine = Engine::new(pair, tokenizer, speculative, name);
+    let engine = Engine::new(pair, tokenizer, speculative, name, a.max_prompt_tokens);
     let read_timeout = Duration::from_secs_f64(a.read_timeout_s);
     let limits = ServeLimits {
         max_body_bytes: a.max_body_bytes,
@@ -95,7 +95,6 @@ pub fn run(a: ServeArgs, cpu_threads: Option<usize>) -> Result<(), CliError> {
         body_timeout: read_timeout,
         max_connections: a.max_connections,
         max_queue: a.max_queue,
-        max_prompt_tokens: a.max_prompt_tokens,
         max_new_tokens: a.max_new_tokens,
         ..ServeLimits::default()
     };

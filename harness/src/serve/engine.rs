@@ -14,6 +14,19 @@ use specula_engine::tokenizer::TextTokenizer;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+/// Texts past this many bytes hand the tokenizer's freed memory back to the system.
+const LARGE_TEXT: usize = 64 << 10;
+
+/// Returns freed heap memory to the system (glibc keeps it otherwise, and a
+/// server's resident memory would stay at its largest request's).
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free pages of the allocator's heap.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// One prompt to generate for.
 #[derive(Debug, Clone)]
 pub struct Job {
@@ -67,6 +80,8 @@ pub struct Engine {
     vocab: usize,
     /// The target's `max_position_embeddings`, when its config names it.
     max_positions: Option<usize>,
+    /// Prompt tokens at most (`--max-prompt-tokens`, else `max_positions`).
+    prompt_limit: Option<usize>,
     /// The speculation knobs of every request.
     pub speculative: SpeculativeConfig,
     /// The model name (`/v1/models`, `model_name` label).
@@ -76,16 +91,25 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Wraps a loaded pair and another copy of its tokenizer.
+    /// Wraps a loaded pair and another copy of its tokenizer; prompts are
+    /// refused past `max_prompt_tokens` (`None`: the target's
+    /// `max_position_embeddings`, the smaller of the two when both are known).
     pub fn new(
         pair: ModelPair,
         tokenizer: TextTokenizer,
         speculative: SpeculativeConfig,
         name: String,
+        max_prompt_tokens: Option<usize>,
     ) -> Engine {
+        let max_positions = pair.target.config().max_position_embeddings;
+        let prompt_limit = match (max_prompt_tokens, max_positions) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         Engine {
             vocab: pair.target.config().vocab_size,
-            max_positions: pair.target.config().max_position_embeddings,
+            max_positions,
+            prompt_limit,
             pair: Mutex::new(pair),
             tokenizer,
             speculative,
@@ -94,11 +118,36 @@ impl Engine {
         }
     }
 
-    /// Token ids of `text` (special tokens added, as the sweep's engine path does without a chat template).
+    /// Token ids of `text` (special tokens added, as the sweep's engine path
+    /// does without a chat template). A text too long to fit the prompt
+    /// limit whatever its content is refused without tokenizing it
+    /// (tokenizing takes about 100 bytes of memory per byte of text).
     pub fn encode(&self, text: &str) -> Result<Vec<u32>, Failure> {
-        self.tokenizer
+        if let (Some(limit), Some(longest)) =
+            (self.prompt_limit, self.tokenizer.longest_token_bytes())
+        {
+            // Normalizers can shrink text (NFC composes 3 Hangul jamo into 1
+            // syllable): a slack of 4 keeps the bound safe.
+            let most = limit.saturating_mul(longest).saturating_mul(4);
+            if text.len() > most {
+                return Err((
+                    400,
+                    format!(
+                        "a prompt of {} bytes: more than the {limit} tokens this server takes \
+                         (no token of this tokenizer stands for more than {longest} bytes)",
+                        text.len()
+                    ),
+                ));
+            }
+        }
+        let ids = self
+            .tokenizer
             .encode_with(text, true)
-            .map_err(|e| (400, e.to_string()))
+            .map_err(|e| (400, e.to_string()));
+        if text.len() > LARGE_TEXT {
+            give_back_freed_memory();
+        }
+        ids
     }
 
     /// Refuses a job the engine would refuse, or that is past `limits`,
@@ -127,13 +176,13 @@ impl Engine {
                 ),
             ));
         }
-        if let Some(limit) = limits.max_prompt_tokens {
+        if let Some(limit) = self.prompt_limit {
             if job.prompt.len() > limit {
                 return Err((
                     400,
                     format!(
                         "a prompt of {} tokens: this server takes at most {limit} \
-                         (specula serve --max-prompt-tokens)",
+                         (the model's max_position_embeddings, or specula serve --max-prompt-tokens)",
                         job.prompt.len()
                     ),
                 ));

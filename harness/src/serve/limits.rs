@@ -23,8 +23,6 @@ pub struct ServeLimits {
     pub max_connections: usize,
     /// Requests waiting for the engine at most; one more is answered 503.
     pub max_queue: usize,
-    /// Prompt tokens at most (`None`: the model's `max_position_embeddings`); 400 past it.
-    pub max_prompt_tokens: Option<usize>,
     /// New tokens one request may ask for at most; 400 past it.
     pub max_new_tokens: usize,
     /// Requests being parsed and tokenized at once at most (each holds its
@@ -41,7 +39,6 @@ impl Default for ServeLimits {
             body_timeout: Duration::from_secs(10),
             max_connections: 256,
             max_queue: 256,
-            max_prompt_tokens: None,
             max_new_tokens: 8192,
             max_parsing: 2,
         }

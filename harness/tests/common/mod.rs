@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod raw_http;
 pub mod served;
 
 use specula::run_folder::schema::{DETERMINISTIC_COLUMNS, IDENTITY};

@@ -134,6 +134,33 @@ impl Serving {
     }
 }
 
+impl Serving {
+    /// The server's loopback port.
+    pub fn port(&self) -> u16 {
+        self.url.rsplit(':').next().unwrap().parse().unwrap()
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// A line of the server's `/proc/PID/status` (`VmRSS`, `Threads`) as a number.
+    pub fn status_field(&self, name: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        let line = status
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}:")))
+            .unwrap_or_else(|| panic!("no {name} in /proc status"));
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+
+    /// Whether the server process is still running.
+    pub fn running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+}
+
 impl Drop for Serving {
     fn drop(&mut self) {
         let _ = self.child.kill();

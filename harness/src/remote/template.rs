@@ -68,16 +68,107 @@ pub fn split(s: &str) -> Result<Vec<String>, String> {
     Ok(words)
 }
 
-/// Replaces every `{key}` of `vars` in `word`.
-pub fn fill(word: &str, vars: &BTreeMap<&str, String>) -> String {
-    let mut out = word.to_string();
-    for (k, v) in vars {
-        out = out.replace(&format!("{{{k}}}"), v);
+/// Which shell quoting is open at a point of a script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quoting {
+    /// Outside quotes.
+    Bare,
+    /// Inside `'...'`.
+    Single,
+    /// Inside `"..."`.
+    Double,
+}
+
+/// `value` written so that a POSIX shell reads it back literally where
+/// `quoting` is open: no expansion, no word splitting.
+fn shell_quoted(value: &str, quoting: Quoting) -> String {
+    match quoting {
+        Quoting::Bare => format!("'{}'", value.replace('\'', r"'\''")),
+        Quoting::Single => value.replace('\'', r"'\''"),
+        Quoting::Double => value
+            .chars()
+            .flat_map(|c| match c {
+                '"' | '\\' | '$' | '`' => vec!['\\', c],
+                c => vec![c],
+            })
+            .collect(),
+    }
+}
+
+/// Replaces every `{key}` of `vars` in `text` in one pass (a value is never
+/// scanned again, so a `{port}` inside a model name stays as it is), each
+/// value written by `write` for the shell quoting open where it stands
+/// (tracked only when `script`; otherwise everything is `Bare`).
+fn fill_with(
+    text: &str,
+    vars: &BTreeMap<&str, String>,
+    script: bool,
+    write: impl Fn(&str, Quoting) -> String,
+) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut quoting = Quoting::Bare;
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let placeholder = rest
+            .strip_prefix('{')
+            .and_then(|r| r.split_once('}'))
+            .and_then(|(name, after)| vars.get(name).map(|v| (v, after)));
+        if let Some((value, after)) = placeholder {
+            out.push_str(&write(value, quoting));
+            rest = after;
+            continue;
+        }
+        rest = &rest[c.len_utf8()..];
+        out.push(c);
+        if !script {
+            continue;
+        }
+        match (quoting, c) {
+            (Quoting::Bare, '\'') => quoting = Quoting::Single,
+            (Quoting::Bare, '"') => quoting = Quoting::Double,
+            (Quoting::Single, '\'') | (Quoting::Double, '"') => quoting = Quoting::Bare,
+            (Quoting::Bare | Quoting::Double, '\\') => {
+                // The escaped character is copied as it is.
+                if let Some(next) = rest.chars().next() {
+                    out.push(next);
+                    rest = &rest[next.len_utf8()..];
+                }
+            }
+            _ => {}
+        }
     }
     out
 }
 
-/// The words of `template` (and `extra`, when given) with placeholders filled.
+/// Replaces every `{key}` of `vars` in `word`, in one pass.
+pub fn fill(word: &str, vars: &BTreeMap<&str, String>) -> String {
+    fill_with(word, vars, false, |v, _| v.to_string())
+}
+
+/// Replaces every `{key}` of `vars` in a shell script (the word after
+/// `sh -c`), each value quoted for where it stands, so a path holding
+/// `$(...)`, backticks or quotes is a path, not a command.
+pub fn fill_script(script: &str, vars: &BTreeMap<&str, String>) -> String {
+    fill_with(script, vars, true, shell_quoted)
+}
+
+/// Where the script of a shell command is (`sh -c SCRIPT`, `bash -ec
+/// SCRIPT`, ...): the index of the word after the `-c` option, if any.
+fn script_index(words: &[String]) -> Option<usize> {
+    let program = words.first()?.rsplit('/').next()?;
+    if !["sh", "bash", "dash", "zsh", "ksh", "ash"].contains(&program) {
+        return None;
+    }
+    words
+        .iter()
+        .skip(1)
+        .position(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('c'))
+        .map(|i| i + 2)
+        .filter(|&i| i < words.len())
+}
+
+/// The words of `template` (and `extra`, when given) with placeholders
+/// filled; in a shell command's script, shell-quoted ([`fill_script`]).
 pub fn expand(
     template: &str,
     extra: Option<&str>,
@@ -87,7 +178,18 @@ pub fn expand(
     if let Some(e) = extra {
         words.extend(split(e)?);
     }
-    Ok(words.iter().map(|w| fill(w, vars)).collect())
+    let script = script_index(&words);
+    Ok(words
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            if Some(i) == script {
+                fill_script(w, vars)
+            } else {
+                fill(w, vars)
+            }
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -116,6 +218,48 @@ mod tests {
                 "c d",
                 "{unknown}",
             ]
+        );
+    }
+
+    /// What `sh` prints for the script `expand` makes of `template`.
+    fn run_sh(template: &str, vars: &BTreeMap<&str, String>) -> String {
+        let words = expand(template, None, vars).unwrap();
+        let out = std::process::Command::new(&words[0])
+            .args(&words[1..])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    #[test]
+    fn regression_a_target_path_holding_command_substitution_ran_in_the_shell() {
+        let t = tempfile::tempdir().unwrap();
+        let pwned = t.path().join("pwned");
+        let nasty = format!(
+            "m/$(touch {p})/`touch {p}`/it's \\\"q\\\" $HOME",
+            p = pwned.display()
+        );
+        let vars = BTreeMap::from([("target", nasty.clone())]);
+        for template in [
+            "sh -c 'printf %s {target}'",
+            "sh -c 'printf %s \"{target}\"'",
+            "sh -c \"printf %s '{target}'\"",
+            "/bin/sh -ec 'x={target}; printf %s \"$x\"'",
+        ] {
+            assert_eq!(run_sh(template, &vars), nasty, "{template}");
+        }
+        assert!(!pwned.exists(), "nothing in the value was run");
+    }
+
+    #[test]
+    fn regression_a_port_placeholder_inside_the_model_value_was_expanded_twice() {
+        let vars = BTreeMap::from([
+            ("model", "org/m-{port}".to_string()),
+            ("port", "30000".to_string()),
+        ]);
+        assert_eq!(
+            expand("serve {model} --port {port}", None, &vars).unwrap(),
+            vec!["serve", "org/m-{port}", "--port", "30000"]
         );
     }
 

@@ -148,3 +148,17 @@ fn unusable_input_exits_2() {
         assert_eq!(err.trim_end().lines().count(), 1, "{what}: one line: {err}");
     }
 }
+
+#[cfg(not(feature = "cuda"))]
+#[test]
+fn regression_specula_gpu_in_a_build_without_cuda_said_only_unrecognized_subcommand() {
+    let t = tempfile::tempdir().unwrap();
+    for args in [&["gpu"][..], &["gpu", "bench", "--batch-sizes", "1,8"]] {
+        let (code, err) = code_and_error(&specula(t.path(), args));
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("built without CUDA") && err.contains("--features cuda"),
+            "{args:?}: {err}"
+        );
+    }
+}

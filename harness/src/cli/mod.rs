@@ -157,6 +157,10 @@ enum Command {
             SPECULA_GPU_PROFILE=1  per-operation CUDA-event breakdown of each forward (runs eagerly)"
     )]
     Gpu(gpu::GpuCommand),
+    /// The engine on an NVIDIA GPU: this build has none (it says how to build one).
+    #[cfg(not(feature = "cuda"))]
+    #[command(disable_help_flag = true)]
+    Gpu(NoGpuArgs),
     /// Serve the built-in engine over HTTP with the SGLang (/generate, /get_server_info) and
     /// vLLM (/v1/completions, /metrics) protocols, for the sweep's sglang and vllm backends.
     Serve(serve::ServeArgs),
@@ -170,6 +174,15 @@ enum Command {
     /// Sweep, report and gate against the newest baseline in one command (for cron),
     /// into results/nightly/<date>/.
     Nightly(nightly::NightlyArgs),
+}
+
+/// Whatever follows `specula gpu` in a build without CUDA.
+#[cfg(not(feature = "cuda"))]
+#[derive(clap::Args, Debug)]
+pub struct NoGpuArgs {
+    /// Ignored: the command cannot run in this build.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    rest: Vec<String>,
 }
 
 /// Runs the parsed command: `Ok` exits 0.
@@ -197,6 +210,13 @@ fn command(command: Command, cpu_threads: Option<usize>) -> Result<(), CliError>
         Command::Analyze(a) => analyze::run(a),
         #[cfg(feature = "cuda")]
         Command::Gpu(c) => gpu::run(c),
+        #[cfg(not(feature = "cuda"))]
+        Command::Gpu(_) => Err(CliError::Usage(
+            "this specula was built without CUDA, so it has no `specula gpu`. Build one with \
+             `cargo build --release -p specula --features cuda` (it loads the CUDA driver and \
+             NVRTC at run time; see the README, \"The GPU backend\")"
+                .into(),
+        )),
         Command::Serve(a) => serve::run(a, cpu_threads),
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),

@@ -1,7 +1,11 @@
 //! `specula analyze` explains a run: its expected tau agrees with the
 //! measured one, it weighs tau against the break-even tau, and it calls a
-//! tau of about 1.00 a configuration error rather than a result.
+//! tau of about 1.00 a configuration error rather than a result. It and
+//! `specula report` refuse a run no sweep could have written.
 
+mod common;
+
+use specula::run_folder::schema::RUNS_COLUMNS;
 use std::path::Path;
 use std::process::Command;
 
@@ -124,4 +128,65 @@ fn a_folder_without_runs_is_refused_with_exit_2() {
     let o = specula(&["analyze", t.path().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("runs.csv"));
+}
+
+/// `analyze DIR` and `report DIR` both exit 2 with one line naming every `needles`.
+fn assert_both_refuse(dir: &Path, needles: &[&str]) {
+    let d = dir.to_str().unwrap();
+    let out = dir.with_extension("report");
+    for o in [
+        specula(&["analyze", d]),
+        specula(&["report", d, "--out", out.to_str().unwrap()]),
+    ] {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        for n in needles {
+            assert!(err.contains(n), "{n:?} missing from {err}");
+        }
+    }
+}
+
+#[test]
+fn regression_duplicated_runs_csv_row_and_tau_minus_5_are_refused_by_analyze_and_report() {
+    let t = tempfile::tempdir().unwrap();
+    let twice = common::copy_of_committed_baseline(t.path(), "twice");
+    let runs = twice.join("runs.csv");
+    let text = std::fs::read_to_string(&runs).unwrap();
+    let third = text.lines().nth(3).unwrap().to_string();
+    std::fs::write(&runs, format!("{text}{third}\n")).unwrap();
+    let line = text.lines().count() + 1;
+    assert_both_refuse(
+        &twice,
+        &[
+            "twice/runs.csv",
+            &format!("line {line}: column `row_key`"),
+            "line 4's too",
+        ],
+    );
+
+    let negative = common::copy_of_committed_baseline(t.path(), "negative");
+    let runs = negative.join("runs.csv");
+    let tau = RUNS_COLUMNS.iter().position(|c| *c == "tau").unwrap();
+    let text: Vec<String> = std::fs::read_to_string(&runs)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut cells: Vec<&str> = l.split(',').collect();
+            if i == 2 {
+                cells[tau] = "-5";
+            }
+            cells.join(",")
+        })
+        .collect();
+    std::fs::write(&runs, text.join("\n") + "\n").unwrap();
+    assert_both_refuse(
+        &negative,
+        &[
+            "negative/runs.csv",
+            "line 3: column `tau`",
+            "\"-5\" is negative",
+        ],
+    );
 }

@@ -294,7 +294,42 @@ fn a_non_numeric_measure_and_a_bad_policy_are_unusable_input() {
     });
     assert_unusable(
         &gate(&base, &cur, &[]),
-        &["cur/runs.csv", "row 4", "`tau`", "\"fast\""],
+        &["cur/runs.csv", "line 4", "`tau`", "\"fast\""],
+    );
+}
+
+/// Sets column `col` of data line `line` (1: the first row) of runs.csv in `dir`.
+fn set_cell(dir: &Path, line: usize, col: &str, value: &str) {
+    let c = RUNS_COLUMNS.iter().position(|h| *h == col).unwrap();
+    edit_runs(dir, |i, l| {
+        let mut cells: Vec<String> = l.split(',').map(str::to_owned).collect();
+        if i == line {
+            cells[c] = value.into();
+        }
+        Some(cells.join(","))
+    });
+}
+
+#[test]
+fn regression_baseline_tau_nan_is_refused_not_passed_against_tau_1_01() {
+    let t = tempfile::tempdir().unwrap();
+    let base = common::copy_of_committed_baseline(t.path(), "base");
+    let cur = common::copy_of_committed_baseline(t.path(), "cur");
+    set_cell(&base, 2, "tau", "NaN");
+    set_cell(&cur, 2, "tau", "1.01");
+    assert_unusable(
+        &gate(&base, &cur, &[]),
+        &[
+            "base/runs.csv",
+            "line 3",
+            "`tau`",
+            "\"NaN\" is not a finite number",
+        ],
+    );
+    set_cell(&base, 2, "tau", "inf");
+    assert_unusable(
+        &gate(&base, &cur, &[]),
+        &["base/runs.csv", "line 3", "`tau`", "\"inf\""],
     );
 }
 

@@ -91,9 +91,11 @@ fn shown(values: &[f64], digits: usize) -> String {
     }
 }
 
-/// Status of a deterministic number: a drop beyond `tol` regresses, a rise beyond it improves.
+/// Status of a deterministic number: a drop beyond `tol` regresses, a rise
+/// beyond it improves; a NaN on either side is no evidence of a pass, so it
+/// regresses (the reader refuses NaN cells; this holds whatever comes in).
 fn exact(b: f64, c: f64, tol: f64) -> Status {
-    if c < b - tol || c.is_nan() {
+    if c < b - tol || c.is_nan() || b.is_nan() {
         Status::Regressed
     } else if c > b + tol {
         Status::Improved
@@ -109,7 +111,13 @@ fn worst_position_drop(b: &[f64], c: &[f64]) -> f64 {
     }
     b.iter()
         .zip(c)
-        .map(|(b, c)| if c.is_nan() { f64::INFINITY } else { b - c })
+        .map(|(b, c)| {
+            if c.is_nan() || b.is_nan() {
+                f64::INFINITY
+            } else {
+                b - c
+            }
+        })
         .fold(0.0, f64::max)
 }
 
@@ -346,6 +354,14 @@ mod tests {
         assert_eq!(exact(2.0, 1.99, 0.05), Status::Pass);
         assert_eq!(exact(2.0, 2.0, 0.0), Status::Pass);
         assert_eq!(exact(2.0, 2.1, 0.0), Status::Improved);
+    }
+
+    #[test]
+    fn regression_baseline_tau_nan_never_passes_the_gate() {
+        assert_eq!(exact(f64::NAN, 1.01, 0.0), Status::Regressed);
+        assert_eq!(exact(2.0, f64::NAN, 0.0), Status::Regressed);
+        assert_eq!(exact(f64::NAN, f64::NAN, 0.5), Status::Regressed);
+        assert!(worst_position_drop(&[f64::NAN], &[0.5]).is_infinite());
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //!   positions.csv ([`positions_csv`]), kernels.csv ([`kernels_csv`]),
 //!   `histograms/<row_key>.hlog` ([`histograms`]); meta.json ([`meta`]) is
 //!   written once per run rather than per row;
-//! - [`Run`] ([`read`]): the reader every consumer uses; [`identity`]: rows matched across runs;
+//! - [`Run`] ([`read`]): the reader every consumer uses, refusing cells no run can hold (`cells`); [`identity`]: rows matched across runs;
 //! - [`RunDir`] ([`lock`]): the folder created and locked for writing; [`resume`]: its repair;
 //! - [`merge`]: shards into one folder.
 //!
@@ -17,6 +17,7 @@
 //! a row is finished exactly when its runs.csv line exists, which is what
 //! `--resume` reads.
 
+mod cells;
 mod csv_file;
 mod error;
 pub mod histograms;

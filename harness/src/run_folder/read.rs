@@ -5,10 +5,9 @@
 //! kernels.csv and the folder's meta.json. Every problem is one
 //! [`RunFolderError`] naming the file, and the row and column where there is one.
 
+use super::cells::{self, fraction, number, once, whole};
 use super::csv_file::Table;
-use super::schema::{
-    KERNELS_CSV, LIKELY_CONFIG_ERROR, META_JSON, NUMERIC_COLUMNS, POSITIONS_CSV, RUNS_CSV,
-};
+use super::schema::{KERNELS_CSV, LIKELY_CONFIG_ERROR, META_JSON, POSITIONS_CSV, RUNS_CSV};
 use super::RunFolderError;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -118,19 +117,9 @@ pub fn locate(path: &Path) -> Result<PathBuf, RunFolderError> {
     })
 }
 
-/// A number in `cell` of data row `row` (0-based), or an error naming both.
-fn number(path: &Path, row: usize, col: &str, cell: &str) -> Result<f64, RunFolderError> {
-    cell.parse().map_err(|_| {
-        RunFolderError::malformed(
-            path,
-            format!("row {}: column `{col}`: {cell:?} is not a number", row + 2),
-        )
-    })
-}
-
 impl Run {
     /// Reads the run `path` names (see [`locate`]), refusing a run without
-    /// rows and a numeric cell that is not a number.
+    /// rows, a cell no run can hold and a row written twice (`cells`).
     pub fn read(path: &Path) -> Result<Run, RunFolderError> {
         let runs_path = locate(path)?;
         let dir = runs_path
@@ -145,15 +134,7 @@ impl Run {
                 .map(|(i, h)| (h.clone(), i))
                 .collect(),
         );
-        for (i, row) in table.rows.iter().enumerate() {
-            for col in NUMERIC_COLUMNS {
-                if let Some(&c) = columns.get(col) {
-                    if !row[c].is_empty() {
-                        number(&runs_path, i, col, &row[c])?;
-                    }
-                }
-            }
-        }
+        cells::check_runs(&runs_path, &columns, &table.rows)?;
         if table.rows.is_empty() {
             return Err(RunFolderError::malformed(
                 &runs_path,
@@ -211,7 +192,7 @@ impl Run {
     }
 
     /// Refuses a row whose column `col` (one a policy names, say) holds
-    /// something other than a number; empty cells pass.
+    /// something other than a finite number of at least 0; empty cells pass.
     pub fn require_numbers(&self, col: &str) -> Result<(), RunFolderError> {
         for (i, row) in self.rows.iter().enumerate() {
             let v = row.text(col);
@@ -249,18 +230,20 @@ fn read_positions(path: &Path) -> Result<HashMap<String, Vec<f64>>, RunFolderErr
         t.require("acceptance_rate", path)?,
     );
     let mut out: HashMap<String, Vec<f64>> = HashMap::new();
+    let mut seen = HashMap::new();
     for (i, r) in t.rows.iter().enumerate() {
-        let k = number(path, i, "position", &r[pos])?;
-        let a = number(path, i, "acceptance_rate", &r[rate])?;
-        if k < 1.0 || k.fract() != 0.0 {
+        let k = whole(path, i, "position", &r[pos])?;
+        let a = fraction(path, i, "acceptance_rate", &r[rate])?;
+        if k < 1.0 {
             return Err(RunFolderError::malformed(
                 path,
                 format!(
-                    "row {}: position {k} (they are whole numbers from 1)",
-                    i + 2
+                    "line {}: position {k} (they are whole numbers from 1)",
+                    cells::line(i)
                 ),
             ));
         }
+        once(path, &mut seen, i, &r[key], &format!("position {k}"))?;
         let v = out.entry(r[key].clone()).or_default();
         let k = k as usize;
         if v.len() < k {
@@ -293,8 +276,10 @@ fn read_spans(path: &Path) -> Result<HashMap<String, BTreeMap<String, SpanTotal>
         t.require("mean_us", path)?,
     );
     let mut out: HashMap<String, BTreeMap<String, SpanTotal>> = HashMap::new();
+    let mut seen = HashMap::new();
     for (i, r) in t.rows.iter().enumerate() {
-        let count = number(path, i, "count", &r[count])?;
+        once(path, &mut seen, i, &r[key], &format!("span `{}`", r[span]))?;
+        let count = whole(path, i, "count", &r[count])?;
         let mean = number(path, i, "mean_us", &r[mean])?;
         out.entry(r[key].clone()).or_default().insert(
             r[span].clone(),

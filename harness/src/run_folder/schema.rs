@@ -26,9 +26,12 @@ pub const FAILURES_CSV: &str = "failures.csv";
 pub struct Column {
     /// The header name.
     pub name: &'static str,
-    /// Cells are numbers (or empty where the measure does not apply); the
-    /// reader refuses anything else, naming the row and column.
+    /// Cells are finite numbers, never negative (or empty where the measure
+    /// does not apply); the reader refuses anything else, naming the line
+    /// and column.
     pub number: bool,
+    /// Cells count something: whole numbers.
+    pub whole: bool,
     /// It identifies a row across runs ([`IDENTITY`]).
     pub identity: bool,
     /// At temperature 0 and fixed seeds it depends only on the models, the
@@ -41,6 +44,7 @@ impl Column {
         Column {
             name,
             number: false,
+            whole: false,
             identity: false,
             deterministic: false,
         }
@@ -50,6 +54,13 @@ impl Column {
         Column {
             number: true,
             ..Column::text(name)
+        }
+    }
+
+    const fn count(name: &'static str) -> Column {
+        Column {
+            whole: true,
+            ..Column::number(name)
         }
     }
 
@@ -81,15 +92,15 @@ pub const RUNS: [Column; 39] = [
     Column::text("draft").identity(),
     Column::text("dtype").identity(),
     Column::text("aux_layers_resolved").identity(),
-    Column::number("steps").identity(),
-    Column::number("topk").identity(),
-    Column::number("num_draft_tokens").identity(),
+    Column::count("steps").identity(),
+    Column::count("topk").identity(),
+    Column::count("num_draft_tokens").identity(),
     Column::number("temperature").identity(),
-    Column::number("batch_size").identity(),
+    Column::count("batch_size").identity(),
     Column::text("prompt_set").identity(),
-    Column::number("prompts").identity(),
-    Column::number("output_tokens").deterministic(),
-    Column::number("verify_steps").deterministic(),
+    Column::count("prompts").identity(),
+    Column::count("output_tokens").deterministic(),
+    Column::count("verify_steps").deterministic(),
     Column::number("wall_s"),
     Column::number("throughput_tok_s"),
     Column::number("tau").deterministic(),
@@ -98,9 +109,9 @@ pub const RUNS: [Column; 39] = [
     Column::number("ttft_ms_p50"),
     Column::number("tpot_ms_p50"),
     Column::text("lossless").deterministic(),
-    Column::number("repeat").identity(),
-    Column::number("seed").identity(),
-    Column::number("max_new_tokens").identity(),
+    Column::count("repeat").identity(),
+    Column::count("seed").identity(),
+    Column::count("max_new_tokens").identity(),
     Column::text("id_convention").identity(),
     Column::text("spans").identity(),
     Column::number("prefill_s"),
@@ -117,6 +128,7 @@ pub const RUNS: [Column; 39] = [
 enum List {
     All,
     Numbers,
+    Whole,
     Identity,
     Deterministic,
 }
@@ -130,6 +142,7 @@ const fn names<const N: usize>(list: List) -> [&'static str; N] {
         let wanted = match list {
             List::All => true,
             List::Numbers => c.number,
+            List::Whole => c.whole,
             List::Identity => c.identity,
             List::Deterministic => c.deterministic,
         };
@@ -148,6 +161,9 @@ pub const RUNS_COLUMNS: [&str; 39] = names(List::All);
 
 /// The runs.csv columns whose cells are numbers (or empty).
 pub const NUMERIC_COLUMNS: [&str; 23] = names(List::Numbers);
+
+/// The runs.csv columns that count things: their cells are whole numbers (or empty).
+pub const WHOLE_COLUMNS: [&str; 10] = names(List::Whole);
 
 /// The columns of positions.csv.
 pub const POSITIONS_COLUMNS: [&str; 4] = ["run_id", "row_key", "position", "acceptance_rate"];
@@ -229,6 +245,13 @@ mod tests {
         }
         for c in ["lossless", "row_key", "spans", "flag"] {
             assert!(!NUMERIC_COLUMNS.contains(&c), "{c}");
+        }
+        assert!(WHOLE_COLUMNS.iter().all(|c| NUMERIC_COLUMNS.contains(c)));
+        for c in ["steps", "verify_steps", "seed"] {
+            assert!(WHOLE_COLUMNS.contains(&c), "{c}");
+        }
+        for c in ["tau", "temperature", "wall_s"] {
+            assert!(!WHOLE_COLUMNS.contains(&c), "{c}");
         }
         assert_eq!(&RUNS_COLUMNS[..2], ["run_id", "git_rev"]);
         assert_eq!(

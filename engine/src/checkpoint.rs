@@ -100,6 +100,23 @@ impl Checkpoint {
         v
     }
 
+    /// Decoder layers the checkpoint holds: one past the highest `N` of a
+    /// `model.layers.N.` tensor (0 when there is none).
+    pub fn decoder_layers(&self) -> usize {
+        self.index
+            .keys()
+            .filter_map(|n| {
+                n.strip_prefix("model.layers.")?
+                    .split('.')
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .map(|n: usize| n + 1)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The shape of `name`, if present.
     pub fn shape(&self, name: &str) -> Option<Vec<usize>> {
         let stored = self.stored_name(name)?;

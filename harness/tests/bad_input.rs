@@ -259,3 +259,147 @@ fn logits_that_overflow_are_an_error_not_a_token() {
         &["non-finite values", "the target's logits hold", "row 0"],
     );
 }
+
+#[test]
+fn regression_num_hidden_layers_1e9_is_refused_before_anything_is_allocated() {
+    // 10^9 once aborted on a 656 GB allocation (exit 134), 2^62 on a
+    // "capacity overflow" panic; 8 on a fixture of 4 layers is a missing tensor.
+    for (layers, needles) in [
+        (
+            serde_json::json!(1_000_000_000u64),
+            &[
+                "num_hidden_layers",
+                "1000000000 is past any model's (at most 4096)",
+            ][..],
+        ),
+        (
+            serde_json::json!(1u64 << 62),
+            &[
+                "num_hidden_layers",
+                "4611686018427387904 is past any model's",
+            ][..],
+        ),
+        (
+            serde_json::json!(8),
+            &[
+                "num_hidden_layers",
+                "8 decoder layers, but the checkpoint",
+                "holds 4",
+            ][..],
+        ),
+    ] {
+        let (_t, target, draft) = fixture();
+        edit_json(&target.join("config.json"), |c| {
+            c["num_hidden_layers"] = layers
+        });
+        let mut all = vec!["target/config.json"];
+        all.extend_from_slice(needles);
+        assert_clear_error(&generate(&target, &draft), &all);
+    }
+}
+
+#[test]
+fn regression_rope_theta_0_or_negative_and_eos_past_the_vocabulary_are_refused() {
+    use serde_json::json;
+    let target_edits = [
+        (
+            "rope_theta",
+            json!(0),
+            "0 (must be a finite number above 0)",
+        ),
+        (
+            "rope_theta",
+            json!(-10000.0),
+            "-10000 (must be a finite number above 0)",
+        ),
+        (
+            "rms_norm_eps",
+            json!(-1e-6),
+            "must be a finite number above 0",
+        ),
+        (
+            "eos_token_id",
+            json!(5000),
+            "token id 5000 is past the vocabulary (vocab_size = 320)",
+        ),
+        (
+            "eos_token_id",
+            json!([256, 320]),
+            "token id 320 is past the vocabulary",
+        ),
+        // Once cut down to a u32: 4294967301 was token 5.
+        (
+            "eos_token_id",
+            json!(4_294_967_301u64),
+            "must be a token id",
+        ),
+        ("hidden_size", json!(1u64 << 40), "is past any model's"),
+        (
+            "max_position_embeddings",
+            json!(0),
+            "must be greater than 0",
+        ),
+        (
+            "rope_scaling",
+            json!({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 4.0,
+                   "high_freq_factor": 4.0, "original_max_position_embeddings": 64}),
+            "high_freq_factor",
+        ),
+    ];
+    for (field, value, why) in target_edits {
+        let (_t, target, draft) = fixture();
+        edit_json(&target.join("config.json"), |c| c[field] = value);
+        assert_clear_error(
+            &generate(&target, &draft),
+            &["target/config.json", field, why],
+        );
+    }
+    let (_t, target, draft) = fixture();
+    edit_json(&draft.join("config.json"), |c| {
+        c["rope_theta"] = json!(-1.0)
+    });
+    assert_clear_error(
+        &generate(&target, &draft),
+        &["draft/config.json", "rope_theta", "above 0"],
+    );
+}
+
+#[test]
+fn regression_a_fixture_shape_of_2_62_tokens_is_refused_not_a_capacity_overflow() {
+    let (t, target, _draft) = fixture();
+    let shape = target.join("config.json");
+    let out = t.path().join("fx");
+    edit_json(&shape, |c| c["vocab_size"] = serde_json::json!(1u64 << 62));
+    let o = specula(&[
+        "fixtures",
+        "random",
+        "--shape",
+        shape.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_clear_error(&o, &["config.json", "vocab_size", "past any model's"]);
+    // The widest shape a config allows: 7 * 2^60 parameters, whose byte
+    // count once overflowed.
+    edit_json(&shape, |c| {
+        let w = serde_json::json!(1u64 << 24);
+        for f in ["vocab_size", "hidden_size", "intermediate_size", "head_dim"] {
+            c[f] = w.clone();
+        }
+        c["num_attention_heads"] = 1.into();
+        c["num_key_value_heads"] = 1.into();
+        c["num_hidden_layers"] = 4096.into();
+    });
+    let o = specula(&[
+        "fixtures",
+        "random",
+        "--shape",
+        shape.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_clear_error(
+        &o,
+        &["parameters would write", "fixtures are for small shapes"],
+    );
+}

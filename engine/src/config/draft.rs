@@ -1,7 +1,8 @@
 //! EAGLE-3 draft config (SGLang / SpecForge `LlamaForCausalLMEagle3` layout).
 
+use super::bounds::{above_zero, width};
 use super::read_json;
-use super::target::{attention_geometry, positive, required};
+use super::target::{attention_geometry, required};
 use crate::error::{EngineError, Result};
 use serde::Deserialize;
 use serde_json::Value;
@@ -91,10 +92,10 @@ impl DraftConfig {
             raw.num_key_value_heads,
             raw.head_dim,
         )?;
-        let vocab_size = positive(&path, "vocab_size", raw.vocab_size)?;
+        let vocab_size = width(&path, "vocab_size", raw.vocab_size)?;
         let draft_vocab_size = match raw.draft_vocab_size {
             None => vocab_size,
-            d => positive(&path, "draft_vocab_size", d)?,
+            d => width(&path, "draft_vocab_size", d)?,
         };
         if draft_vocab_size > vocab_size {
             return Err(EngineError::config(
@@ -117,14 +118,14 @@ impl DraftConfig {
             hidden_size,
             target_hidden_size: match raw.target_hidden_size {
                 None => hidden_size,
-                t => positive(&path, "target_hidden_size", t)?,
+                t => width(&path, "target_hidden_size", t)?,
             },
-            intermediate_size: positive(&path, "intermediate_size", raw.intermediate_size)?,
+            intermediate_size: width(&path, "intermediate_size", raw.intermediate_size)?,
             num_attention_heads,
             num_key_value_heads,
             head_dim,
-            rms_norm_eps: raw.rms_norm_eps.unwrap_or(1e-6),
-            rope_theta,
+            rms_norm_eps: above_zero(&path, "rms_norm_eps", raw.rms_norm_eps.unwrap_or(1e-6))?,
+            rope_theta: above_zero(&path, "rope_theta", rope_theta)?,
             vocab_size,
             draft_vocab_size,
             aux_layer_ids: raw

@@ -1,5 +1,6 @@
 //! Target model config (Llama 3.x, Qwen2, Qwen3) from `config.json`.
 
+use super::bounds::{above_zero, bounded, in_vocab, llama3_scaling, width, MAX_LAYERS};
 use super::read_json;
 use crate::error::{EngineError, Result};
 use serde::Deserialize;
@@ -138,11 +139,11 @@ pub(super) fn attention_geometry(
     raw_kv: Option<usize>,
     raw_hd: Option<usize>,
 ) -> Result<(usize, usize, usize, usize)> {
-    let hidden_size = positive(path, "hidden_size", hidden)?;
-    let num_attention_heads = positive(path, "num_attention_heads", heads)?;
+    let hidden_size = width(path, "hidden_size", hidden)?;
+    let num_attention_heads = width(path, "num_attention_heads", heads)?;
     let num_key_value_heads = match raw_kv {
         None => num_attention_heads,
-        n => positive(path, "num_key_value_heads", n)?,
+        n => width(path, "num_key_value_heads", n)?,
     };
     if num_attention_heads % num_key_value_heads != 0 {
         return Err(EngineError::config(
@@ -154,7 +155,7 @@ pub(super) fn attention_geometry(
         ));
     }
     let head_dim = match raw_hd {
-        Some(d) => positive(path, "head_dim", Some(d))?,
+        Some(d) => width(path, "head_dim", Some(d))?,
         None if hidden_size % num_attention_heads == 0 => hidden_size / num_attention_heads,
         None => {
             return Err(EngineError::config(
@@ -173,7 +174,8 @@ pub(super) fn attention_geometry(
 }
 
 /// Reads the llama3 scaling from `rope_scaling` (transformers 4) or
-/// `rope_parameters` (transformers 5); other scaling types are refused.
+/// `rope_parameters` (transformers 5), checked ([`llama3_scaling`]); other
+/// scaling types are refused.
 fn rope_scaling(path: &Path, field: &str, v: &Value) -> Result<Option<RopeScaling>> {
     if v.is_null() {
         return Ok(None);
@@ -185,17 +187,21 @@ fn rope_scaling(path: &Path, field: &str, v: &Value) -> Result<Option<RopeScalin
         .unwrap_or("default");
     match kind {
         "default" => Ok(None),
-        "llama3" => Ok(Some(RopeScaling {
-            factor: f32_field(path, field, v, "factor")?,
-            low_freq_factor: f32_field(path, field, v, "low_freq_factor")?,
-            high_freq_factor: f32_field(path, field, v, "high_freq_factor")?,
-            original_max_position_embeddings: f32_field(
-                path,
-                field,
-                v,
-                "original_max_position_embeddings",
-            )? as usize,
-        })),
+        "llama3" => {
+            let s = RopeScaling {
+                factor: f32_field(path, field, v, "factor")?,
+                low_freq_factor: f32_field(path, field, v, "low_freq_factor")?,
+                high_freq_factor: f32_field(path, field, v, "high_freq_factor")?,
+                original_max_position_embeddings: f32_field(
+                    path,
+                    field,
+                    v,
+                    "original_max_position_embeddings",
+                )? as usize,
+            };
+            llama3_scaling(path, field, &s)?;
+            Ok(Some(s))
+        }
         other => Err(EngineError::config(
             path,
             format!("{field}.rope_type"),
@@ -204,16 +210,19 @@ fn rope_scaling(path: &Path, field: &str, v: &Value) -> Result<Option<RopeScalin
     }
 }
 
-/// Reads `eos_token_id` as a number or a list of numbers.
+/// Reads `eos_token_id` as a token id or a list of them (whole numbers that
+/// fit a u32, never cut down to one).
 pub(super) fn token_ids(path: &Path, field: &str, v: Option<&Value>) -> Result<Vec<u32>> {
     let bad = || EngineError::config(path, field, "must be a token id or a list of token ids");
+    let id = |x: &Value| {
+        x.as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(bad)
+    };
     match v {
         None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Number(n)) => Ok(vec![n.as_u64().ok_or_else(bad)? as u32]),
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|x| x.as_u64().map(|n| n as u32).ok_or_else(bad))
-            .collect(),
+        Some(n @ Value::Number(_)) => Ok(vec![id(n)?]),
+        Some(Value::Array(a)) => a.iter().map(id).collect(),
         Some(_) => Err(bad()),
     }
 }
@@ -265,27 +274,40 @@ impl TargetConfig {
                     .map(|v| v as f32)
             })
             .unwrap_or(10000.0);
+        let rope_theta = above_zero(&path, "rope_theta", rope_theta)?;
         let rope_scaling = match (&raw.rope_scaling, params.is_null()) {
             (Some(v), _) if !v.is_null() => rope_scaling(&path, "rope_scaling", v)?,
             (_, false) => rope_scaling(&path, "rope_parameters", &params)?,
             _ => None,
         };
+        let vocab_size = width(&path, "vocab_size", raw.vocab_size)?;
+        let eos_token_ids = token_ids(&path, "eos_token_id", raw.eos_token_id.as_ref())?;
+        in_vocab(&path, "eos_token_id", &eos_token_ids, vocab_size)?;
+        let max_position_embeddings = match raw.max_position_embeddings {
+            None => None,
+            n => Some(positive(&path, "max_position_embeddings", n)?),
+        };
         Ok(TargetConfig {
             family,
             hidden_size,
-            intermediate_size: positive(&path, "intermediate_size", raw.intermediate_size)?,
-            num_hidden_layers: positive(&path, "num_hidden_layers", raw.num_hidden_layers)?,
+            intermediate_size: width(&path, "intermediate_size", raw.intermediate_size)?,
+            num_hidden_layers: bounded(
+                &path,
+                "num_hidden_layers",
+                raw.num_hidden_layers,
+                MAX_LAYERS,
+            )?,
             num_attention_heads,
             num_key_value_heads,
             head_dim,
-            rms_norm_eps: raw.rms_norm_eps.unwrap_or(1e-6),
+            rms_norm_eps: above_zero(&path, "rms_norm_eps", raw.rms_norm_eps.unwrap_or(1e-6))?,
             rope_theta,
             rope_scaling,
-            vocab_size: positive(&path, "vocab_size", raw.vocab_size)?,
-            max_position_embeddings: raw.max_position_embeddings,
+            vocab_size,
+            max_position_embeddings,
             tie_word_embeddings: raw.tie_word_embeddings.unwrap_or(false),
             qkv_bias: family == Family::Qwen2 || raw.attention_bias.unwrap_or(false),
-            eos_token_ids: token_ids(&path, "eos_token_id", raw.eos_token_id.as_ref())?,
+            eos_token_ids,
             dtype: raw
                 .torch_dtype
                 .or(raw.dtype)

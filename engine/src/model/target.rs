@@ -4,7 +4,7 @@ use super::batch::ForwardBatch;
 use super::blocks::{embed, Attention, AttentionDims, Linear, Mlp, Norm};
 use crate::checkpoint::Checkpoint;
 use crate::config::{Family, TargetConfig};
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 use crate::kv_cache::KvCache;
 use specula_kernels::cpu::{add_inplace, AttentionShape, Rope};
 use std::path::Path;
@@ -49,9 +49,24 @@ impl TargetModel {
         Self::from_checkpoint(config, &ck)
     }
 
-    /// Builds the model from an opened checkpoint and its config.
+    /// Builds the model from an opened checkpoint and its config, refusing
+    /// (before anything is allocated per layer) a config that declares more
+    /// decoder layers than the checkpoint holds.
     pub fn from_checkpoint(config: TargetConfig, ck: &Checkpoint) -> Result<TargetModel> {
         let c = &config;
+        let held = ck.decoder_layers();
+        if c.num_hidden_layers > held {
+            return Err(EngineError::config(
+                &c.path,
+                "num_hidden_layers",
+                format!(
+                    "{} decoder layers, but the checkpoint in {} holds {held} (model.layers.0 to {})",
+                    c.num_hidden_layers,
+                    ck.dir().display(),
+                    held as i64 - 1
+                ),
+            ));
+        }
         let h = c.hidden_size;
         let why_h = "hidden_size, vocab_size";
         let embed = ck.f32("model.embed_tokens.weight", &[c.vocab_size, h], why_h)?;

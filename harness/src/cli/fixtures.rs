@@ -57,7 +57,9 @@ pub fn run(cmd: FixturesCommand) -> Result<(), CliError> {
     };
     let params = shape.parameters();
     if params > 200_000_000 {
-        return Err(CliError::Usage(format!("--shape {}: {params} parameters would write {} GB of random weights; fixtures are for small shapes", a.shape, params * 4 / 1_000_000_000)));
+        // 4 bytes a parameter, in GB (a division: the count may be usize::MAX).
+        let gb = params / 250_000_000;
+        return Err(CliError::Usage(format!("--shape {}: {params} parameters would write {gb} GB of random weights; fixtures are for small shapes", a.shape)));
     }
     let dtype = match a.dtype {
         Dtype::F32 => StoreDtype::F32,

@@ -6,6 +6,7 @@ mod cli;
 
 use clap::Parser;
 use specula::Fault;
+use std::io::Write;
 use std::process::ExitCode;
 
 /// 0 ok; 1 a regression, mismatch, failed point or failed write; 2 unusable
@@ -22,7 +23,8 @@ fn main() -> ExitCode {
     match cli::run(cli::Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            // A reader that closed stderr loses the line, not the exit code.
+            let _ = writeln!(std::io::stderr().lock(), "error: {e}");
             ExitCode::from(exit_code(e.fault()))
         }
     }

@@ -190,3 +190,27 @@ fn regression_duplicated_runs_csv_row_and_tau_minus_5_are_refused_by_analyze_and
         ],
     );
 }
+
+#[test]
+fn regression_analyze_into_a_closed_pipe_exits_quietly() {
+    // `specula analyze DIR | head -1` panicked on the closed pipe.
+    let t = tempfile::tempdir().unwrap();
+    let run = common::copy_of_committed_baseline(t.path(), "run");
+    for json in [false, true] {
+        let mut args = vec!["analyze", run.to_str().unwrap()];
+        if json {
+            args.push("--json");
+        }
+        let mut child = common::command(&common::repo(), &args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader leaves before anything is printed.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(out.status.code(), Some(0), "{err}");
+    }
+}

@@ -202,3 +202,25 @@ fn ids_the_two_conventions_read_differently_are_a_warning() {
     let (_, r) = audit(&target, &draft, &["--samples", "2", "--tokens", "8"]);
     assert_eq!(status(&r, "capture_points"), "warn", "{r}");
 }
+
+#[test]
+fn regression_audit_with_two_aux_layer_ids_is_a_clear_error_not_a_panic() {
+    // `--aux-layers 2,4` once panicked in draft.rs (exit 101) where generate and serve refused it.
+    let models = models();
+    let o = Command::new(env!("CARGO_BIN_EXE_specula"))
+        .args(["audit", "--target"])
+        .arg(&models)
+        .arg("--draft")
+        .arg(models.join("eagle3"))
+        .args(["--aux-layers", "2,4"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("2 capture points") && err.contains("exactly 3"),
+        "{err}"
+    );
+}

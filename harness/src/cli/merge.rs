@@ -1,7 +1,7 @@
 //! `specula merge DIR... --out DIR`: shards of one sweep (or runs with
 //! distinct rows) into one run folder (see [`specula::run_folder::merge`]).
 
-use super::output::outln;
+use super::output::{errln, outln};
 use super::CliError;
 use clap::Args;
 use std::path::PathBuf;
@@ -23,7 +23,7 @@ pub struct MergeArgs {
 pub fn run(a: MergeArgs) -> Result<(), CliError> {
     let m = specula::run_folder::merge(&a.dirs, &a.out)?;
     for w in &m.warnings {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
     outln!(
         "merged {} rows and {} histogram logs from {} folders into {}",

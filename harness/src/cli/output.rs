@@ -2,7 +2,8 @@
 //! early (`specula datasets list | head -3`) stops the printing, not the
 //! command: the work still finishes and the exit code still says how it
 //! went. Any other write error (a full disk behind a redirect) is kept and
-//! turned into a failed write at the end ([`finish`]).
+//! turned into a failed write at the end ([`finish`]). Lines to stderr
+//! (`errln!`) are dropped likewise when stderr's reader has gone.
 
 use std::fmt;
 use std::io::{ErrorKind, Write};
@@ -28,6 +29,13 @@ pub fn write(args: fmt::Arguments<'_>) {
             failed.get_or_insert(e);
         }
     }
+}
+
+/// Writes `args` and a newline to stderr (what `errln!` calls); a reader
+/// that closed stderr (`specula sweep ... 2>&1 | head -1`) loses the line,
+/// the command goes on.
+pub fn write_err(args: fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr().lock(), "{args}");
 }
 
 /// The error of a failed stdout write, if one failed for another reason
@@ -57,4 +65,11 @@ macro_rules! outln {
     };
 }
 
-pub(crate) use {out, outln};
+/// `eprintln!` to stderr, surviving a closed pipe.
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::cli::output::write_err(format_args!($($arg)*))
+    };
+}
+
+pub(crate) use {errln, out, outln};

@@ -1,6 +1,6 @@
 //! `specula sweep`: run a grid from a TOML spec into a run folder.
 
-use super::output::{out, outln};
+use super::output::{errln, out, outln};
 use super::CliError;
 use clap::Args;
 use specula::run_folder::{SkippedConfig, SpanMode, TestHooks};
@@ -133,6 +133,7 @@ impl SweepArgs {
             for (runs, key) in plan.listing(self.shard.unwrap_or(Shard::ALL)) {
                 outln!("{} {key}", if runs { "run" } else { "skip" });
             }
+            plan.check_drafts(None)?;
             return Ok(None);
         }
         let start = Start {
@@ -155,7 +156,7 @@ fn from_here(path: &Path) -> PathBuf {
 
 fn print_skipped(skipped: &[SkippedConfig]) {
     for s in skipped {
-        eprintln!("{s}");
+        errln!("{s}");
     }
 }
 

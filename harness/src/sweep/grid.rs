@@ -93,6 +93,10 @@ pub struct Grid {
     pub points: Vec<Point>,
     /// Configs that will not run.
     pub skipped: Vec<SkippedConfig>,
+    /// How many of [`Grid::skipped`] cannot run as written (an impossible
+    /// tree, aux ids that do not resolve), as against a baseline written as
+    /// `steps = 0` or a model without a draft, which are skipped by design.
+    pub refused: usize,
 }
 
 /// `path` if absolute, else `base/path`.
@@ -141,6 +145,7 @@ impl Grid {
         let mut models = Vec::new();
         let mut configs = Vec::new();
         let mut skipped = Vec::new();
+        let mut refused = 0;
         for m in &spec.models {
             let m = m.get_ref();
             let (target_dir, draft_dir) = folders(m, base, spec.backend == EngineKind::Engine)?;
@@ -206,6 +211,7 @@ impl Grid {
                                 Ok(sc) => sc,
                                 Err(e) => {
                                     skipped.push(skip(e.to_string()));
+                                    refused += 1;
                                     continue;
                                 }
                             };
@@ -234,6 +240,7 @@ impl Grid {
                                 Ok(c) => c,
                                 Err(e) => {
                                     skipped.push(skip(e.to_string()));
+                                    refused += 1;
                                     continue;
                                 }
                             };
@@ -273,6 +280,7 @@ impl Grid {
             groups: Vec::new(),
             points: Vec::new(),
             skipped,
+            refused,
         };
         grid.cross(spec)?;
         Ok(grid)
@@ -344,6 +352,12 @@ impl Grid {
             }
         }
         Ok(())
+    }
+
+    /// Whether the spec asked for draft configs and none runs: no model has
+    /// a config left, and at least one was refused ([`Grid::refused`]).
+    pub fn every_draft_config_refused(&self) -> bool {
+        self.refused > 0 && self.configs.iter().all(Vec::is_empty)
     }
 
     /// The draft config of row `p` (`None` for a baseline).

@@ -55,6 +55,10 @@ pub enum SweepError {
     /// The run folder: unusable, damaged, or a write failed.
     #[error(transparent)]
     RunFolder(#[from] RunFolderError),
+    /// Every draft config the spec asks for was refused (an impossible tree,
+    /// aux ids that do not resolve): only baselines ran, and they are kept.
+    #[error("{0}")]
+    NoDraftConfig(String),
     /// Served points failed (listed in failures.csv); every finished row is kept.
     #[error("{0}")]
     RowsFailed(String),
@@ -74,7 +78,8 @@ impl SweepError {
             SweepError::Spec(_)
             | SweepError::Engine(_)
             | SweepError::Dataset(_)
-            | SweepError::Input(_) => Fault::Input,
+            | SweepError::Input(_)
+            | SweepError::NoDraftConfig(_) => Fault::Input,
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use super::grid::Grid;
 use super::overrides::Overrides;
-use super::progress::Progress;
+use super::progress::{stderr_line, Progress};
 use super::runner::{RunInfo, Runner};
 use super::shard::Shard;
 use super::spec::{SpecSource, SweepSpec};
@@ -87,6 +87,25 @@ impl SweepPlan {
     /// The draft configs that will not run, with reasons.
     pub fn skipped(&self) -> &[SkippedConfig] {
         &self.grid.skipped
+    }
+
+    /// Refuses a plan in which every draft config the spec asks for was
+    /// refused ([`Grid::every_draft_config_refused`]), listing why each
+    /// config was skipped; `kept` is the run folder holding the baselines
+    /// that ran (`None`: nothing ran).
+    pub fn check_drafts(&self, kept: Option<&Path>) -> Result<(), SweepError> {
+        if !self.grid.every_draft_config_refused() {
+            return Ok(());
+        }
+        let why: Vec<String> = self.grid.skipped.iter().map(|s| s.to_string()).collect();
+        let baselines = match kept {
+            Some(dir) => format!("only baselines ran (kept in {})", dir.display()),
+            None => "only baselines would run".into(),
+        };
+        Err(SweepError::NoDraftConfig(format!(
+            "no draft config of the spec runs: {}; {baselines}",
+            why.join("; ")
+        )))
     }
 
     /// Every row key in run order, and whether `shard` runs it.
@@ -233,10 +252,10 @@ impl Sweep {
             interleave: spec.interleave,
         };
         if info.hooks.any() {
-            eprintln!(
+            stderr_line(&format!(
                 "warning: test hooks plant a regression in this run: {}",
                 serde_json::to_string(&info.hooks).expect("serialisable")
-            );
+            ));
         }
         let already = done.throughput.len();
         let writers = dir.row_writers()?;
@@ -293,15 +312,16 @@ impl Sweep {
         meta.write(&dir.file(META_JSON))?;
         if let Err(e) = result {
             if matches!(e, SweepError::Interrupted(_)) {
-                eprintln!(
+                stderr_line(&format!(
                     "{} rows kept in {}; continue with: specula sweep --resume {}",
                     meta.rows_written,
                     dir.path().display(),
                     dir.path().display()
-                );
+                ));
             }
             return Err(e);
         }
+        plan.check_drafts(Some(dir.path()))?;
         let table = crate::run_folder::Table::read(&dir.file(RUNS_CSV))?;
         Ok(SweepReport {
             dir: dir.path().to_path_buf(),

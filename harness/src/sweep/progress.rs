@@ -3,6 +3,13 @@
 //! notes still go to stderr unless quiet.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::Write;
+
+/// Writes `line` to stderr; a reader that closed it (`specula sweep ... 2>&1
+/// | head -1`) stops the line, not the sweep.
+pub fn stderr_line(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
 
 /// What the user sees while a sweep runs.
 #[derive(Debug)]
@@ -50,7 +57,7 @@ impl Progress {
             return;
         }
         if self.bar.is_hidden() {
-            eprintln!("{line}");
+            stderr_line(line);
         } else {
             self.bar.println(line);
         }
@@ -59,7 +66,7 @@ impl Progress {
     /// A line above the bar, shown even when quiet (failures, skipped rows).
     pub fn warn(&self, line: &str) {
         if self.bar.is_hidden() {
-            eprintln!("{line}");
+            stderr_line(line);
         } else {
             self.bar.println(line);
         }

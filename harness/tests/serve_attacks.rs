@@ -376,3 +376,63 @@ fn requests_past_the_queue_cap_are_503s() {
     assert_eq!(status_of(&read_answer(&mut running)), 200);
     assert_eq!(status_of(&read_answer(&mut waiting)), 200);
 }
+
+#[test]
+fn after_every_attack_in_turn_the_server_answers_within_a_second_and_its_memory_stays_under_twice_its_start(
+) {
+    if !have_models() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let mut server = Serving::tiny(t.path(), "3", &["--read-timeout-s", "2"]);
+    assert_eq!(quick_generate(&server).0, 200);
+    let start_rss = server.status_field("VmRSS");
+    let port = server.port();
+    // A declared terabyte, then a 50 MB body.
+    let mut terabyte = post_head("/generate", "Content-Length: 1000000000000\r\n").into_bytes();
+    terabyte.extend_from_slice(br#"{"text":"hi"}"#);
+    assert_eq!(
+        status_of(&exchange(port, &terabyte, Duration::from_secs(5))),
+        413
+    );
+    let mut big = connect(port, Duration::from_secs(10));
+    big.write_all(post_head("/generate", &format!("Content-Length: {}\r\n", 50 << 20)).as_bytes())
+        .unwrap();
+    for _ in 0..800 {
+        if big.write_all(&[b'a'; 1 << 16]).is_err() {
+            break;
+        }
+    }
+    assert_eq!(status_of(&read_answer(&mut big)), 413);
+    // A 100k-token prompt as ids and as text; max_new_tokens 10^12.
+    for body in [
+        json!({"input_ids": vec![5; 100_000]}),
+        json!({"text": "hello world ".repeat(50_000)}),
+        json!({"text": "hi", "sampling_params": {"max_new_tokens": 1_000_000_000_000u64, "ignore_eos": true}}),
+    ] {
+        assert_eq!(post(&server, "/generate", &body).0, 400);
+    }
+    // 16 stalled bodies, and disconnects mid-request and mid-stream.
+    let stalled: Vec<_> = (0..16)
+        .map(|_| {
+            let mut s = connect(port, Duration::from_secs(10));
+            s.write_all(post_head("/generate", "Content-Length: 100\r\n").as_bytes())
+                .unwrap();
+            s
+        })
+        .collect();
+    let gone: Vec<_> = (0..8).map(|i| start_long(port, i % 2 == 0)).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    drop(gone);
+    let (status, took) = quick_generate(&server);
+    assert_eq!(status, 200);
+    assert!(
+        took < Duration::from_secs(1),
+        "took {took:?} after the attacks"
+    );
+    drop(stalled);
+    assert!(server.running());
+    let rss = server.status_field("VmRSS");
+    eprintln!("RSS {start_rss} kB at start, {rss} kB after the attacks; /generate in {took:?}");
+    assert!(rss < 2 * start_rss, "RSS {start_rss} kB -> {rss} kB");
+}

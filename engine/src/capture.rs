@@ -61,6 +61,16 @@ pub enum CaptureSource {
     Override,
 }
 
+impl fmt::Display for CaptureSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CaptureSource::Default => "the engine default",
+            CaptureSource::DraftConfig => "from the draft's config",
+            CaptureSource::Override => "given explicitly",
+        })
+    }
+}
+
 /// The resolved capture of one run: the ids as configured and the points they mean.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct AuxCapture {
@@ -198,14 +208,38 @@ impl fmt::Display for AuxCapture {
             .collect();
         match self.source {
             CaptureSource::Default => write!(f, "default [2, L/2, L-3] -> [{}]", names.join(", ")),
-            _ => write!(
-                f,
-                "ids {:?} ({}, {:?}) -> [{}]",
-                self.ids,
-                self.convention.name(),
-                self.source,
-                names.join(", ")
-            ),
+            _ => {
+                let ids: Vec<String> = self.ids.iter().map(i64::to_string).collect();
+                write!(
+                    f,
+                    "ids [{}] ({}, read as {}) -> [{}]",
+                    ids.join(", "),
+                    self.source,
+                    self.convention.name(),
+                    names.join(", ")
+                )
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: `specula generate` printed `capture: ids [2, 4, 5]
+    /// (boundary, DraftConfig) -> ...`, Rust's Debug text of the source.
+    #[test]
+    fn a_capture_is_described_in_words_not_debug_text() {
+        let c = AuxCapture {
+            ids: vec![-1, 2, 4],
+            convention: IdConvention::Boundary,
+            source: CaptureSource::DraftConfig,
+            points: vec![0, 2, 4],
+        };
+        assert_eq!(
+            c.to_string(),
+            "ids [-1, 2, 4] (from the draft's config, read as boundary) -> [embeddings, entering layer 2, entering layer 4]"
+        );
     }
 }

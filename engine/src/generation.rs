@@ -17,6 +17,17 @@ pub enum FinishReason {
     Cancelled,
 }
 
+impl std::fmt::Display for FinishReason {
+    /// The reason as JSON and the servers' `finish_reason` spell it: `eos`, `length`, `cancelled`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FinishReason::Eos => "eos",
+            FinishReason::Length => "length",
+            FinishReason::Cancelled => "cancelled",
+        })
+    }
+}
+
 /// One sequence's output and acceptance record.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct SequenceResult {

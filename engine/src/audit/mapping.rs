@@ -33,8 +33,52 @@ pub struct MappingAudit {
     pub mismatch: bool,
     /// The accuracy margin that counts as clear.
     pub margin: f64,
-    /// The config.json line that serves the best mapping under the configured convention.
-    pub fix: Option<String>,
+    /// The ids that serve the best mapping, when the served one is a mismatch.
+    pub fix: Option<Fix>,
+}
+
+/// The layer ids that serve a mapping: what to write in the draft's
+/// `config.json`, and the convention the serving engine must read them with
+/// (the served convention when it can express the points, else legacy).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Fix {
+    /// `eagle_config.eagle_aux_hidden_state_layer_ids` (-1: the embedding output).
+    pub aux_layer_ids: Vec<i64>,
+    /// How the serving engine must read them.
+    pub id_convention: IdConvention,
+    /// The capture points they give.
+    pub points: Vec<usize>,
+}
+
+impl Fix {
+    /// The ids giving `points` under `served`, else under the legacy convention.
+    pub fn for_points(points: &[usize], served: IdConvention) -> Option<Fix> {
+        [served, IdConvention::Legacy].into_iter().find_map(|c| {
+            ids_for(points, c).map(|ids| Fix {
+                aux_layer_ids: ids,
+                id_convention: c,
+                points: points.to_vec(),
+            })
+        })
+    }
+}
+
+impl std::fmt::Display for Fix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ids: Vec<String> = self.aux_layer_ids.iter().map(i64::to_string).collect();
+        write!(
+            f,
+            "\"eagle_config\": {{\"eagle_aux_hidden_state_layer_ids\": [{}]}}, read with the {} convention",
+            ids.join(", "),
+            self.id_convention.name()
+        )
+    }
+}
+
+/// `[a, b, c]`.
+fn list<T: ToString>(xs: &[T]) -> String {
+    let items: Vec<String> = xs.iter().map(T::to_string).collect();
+    format!("[{}]", items.join(", "))
 }
 
 fn shifted(points: &[usize], by: i64, layers: usize) -> Option<Vec<usize>> {
@@ -58,7 +102,10 @@ pub fn candidate_mappings(
     if let Some(ids) = draft_ids {
         for conv in IdConvention::ALL {
             if let Ok(p) = resolve_ids(ids, conv, layers) {
-                raw.push((format!("draft ids {ids:?} read as {}", conv.name()), p));
+                raw.push((
+                    format!("draft ids {} read as {}", list(ids), conv.name()),
+                    p,
+                ));
             }
         }
     }
@@ -168,15 +215,9 @@ pub fn rank_mappings(
     candidates.sort_by(|a, b| b.accuracy.total_cmp(&a.accuracy));
     let best = candidates[0].clone();
     let mismatch = best.points != configured.points && best.accuracy - configured.accuracy > margin;
-    let fix = mismatch.then(|| match ids_for(&best.points, served.convention) {
-        Some(ids) => format!("\"eagle_config\": {{\"eagle_aux_hidden_state_layer_ids\": {ids:?}}}  (read with the {} convention)", served.convention.name()),
-        None => format!(
-            "the {} convention cannot express {:?}; with the legacy convention: \"eagle_aux_hidden_state_layer_ids\": {:?}",
-            served.convention.name(),
-            best.points,
-            ids_for(&best.points, IdConvention::Legacy).unwrap_or_default()
-        ),
-    });
+    let fix = mismatch
+        .then(|| Fix::for_points(&best.points, served.convention))
+        .flatten();
     MappingAudit {
         configured,
         best,
@@ -184,5 +225,30 @@ pub fn rank_mappings(
         mismatch,
         margin,
         fix,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: audit JSON gave the fix as prose
+    /// (`"eagle_config": {...}  (read with the boundary convention)`).
+    #[test]
+    fn the_fix_is_ids_and_a_convention() {
+        let fix = Fix::for_points(&[0, 3, 5], IdConvention::Boundary).unwrap();
+        assert_eq!(fix.aux_layer_ids, [-1, 3, 5]);
+        assert_eq!(fix.id_convention, IdConvention::Boundary);
+        let json = serde_json::to_value(&fix).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"aux_layer_ids": [-1, 3, 5], "id_convention": "boundary", "points": [0, 3, 5]})
+        );
+        // Points 1, 3, 5 cannot be said under the boundary convention (a first id 1 shifts them all).
+        let fix = Fix::for_points(&[1, 3, 5], IdConvention::Boundary).unwrap();
+        assert_eq!(
+            (fix.aux_layer_ids, fix.id_convention),
+            (vec![0, 2, 4], IdConvention::Legacy)
+        );
     }
 }

@@ -1,11 +1,15 @@
 //! Explaining a run: expected tau from per-position acceptance beside the
 //! measured tau, live acceptance beside the draft's training accuracy, the
-//! break-even tau from the measured span costs, and a verdict per row.
+//! break-even tau from the measured span costs, and a verdict per row
+//! (none from a break-even tau below 1, which no undisturbed measurement
+//! gives), beside both speedups and whether they say the machine was
+//! contended.
 
 pub mod training;
 
 use crate::run_folder::row_key::baseline_of;
 use crate::run_folder::schema::TAU_CONFIG_ERROR;
+use crate::run_folder::summary::contention;
 use crate::run_folder::{Run, RunFolderError, SpanTotal};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -32,12 +36,38 @@ pub struct RowAnalysis {
     pub baseline_step_us: Option<f64>,
     /// (draft + verify + overhead) / baseline step: below it speculation loses.
     pub break_even_tau: Option<f64>,
-    /// Measured speedup over the same-run baseline.
+    /// Measured wall-clock speedup over the same-run baseline.
     pub speedup: Option<f64>,
+    /// Measured CPU-time speedup over the same-run baseline.
+    pub cpu_speedup: Option<f64>,
+    /// `speedup / cpu_speedup`.
+    pub wall_over_cpu: Option<f64>,
+    /// Whether the two speedups disagree so much that the machine was
+    /// contended (see [`crate::run_folder::summary::CONTENTION_RATIO`]); the
+    /// span timings behind the break-even tau are then suspect too.
+    pub contended: bool,
     /// Whether tau is so close to 1 that the run is likely misconfigured.
     pub likely_misconfigured: bool,
+    /// The verdict.
+    pub status: VerdictKind,
     /// The verdict, in words.
     pub verdict: String,
+}
+
+/// What the analysis concludes about a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictKind {
+    /// tau about 1: a configuration error, not a result.
+    LikelyConfigError,
+    /// No span timings (spans off): nothing to weigh tau against.
+    NoTiming,
+    /// A break-even tau below 1, which no undisturbed measurement gives: no verdict.
+    ImplausibleTiming,
+    /// tau below the break-even tau.
+    NetLoss,
+    /// tau at or above the break-even tau.
+    Pays,
 }
 
 /// Where a speculative step's time goes.
@@ -80,25 +110,41 @@ pub fn step_cost(spans: &BTreeMap<String, SpanTotal>) -> Option<StepCost> {
     })
 }
 
-fn verdict(a: &RowAnalysis) -> String {
+fn verdict(a: &RowAnalysis) -> (VerdictKind, String) {
     if a.likely_misconfigured {
-        return format!(
+        return (VerdictKind::LikelyConfigError, format!(
             "likely a configuration error, not a result: tau {:.2} means the draft is almost never accepted (draft fed other hidden states than it was trained on, or none): run `specula audit`",
             a.tau
-        );
+        ));
     }
     let Some((be, cost)) = a.break_even_tau.zip(a.step_us) else {
-        return format!(
-            "tau {:.2}; no span timings to weigh it against (run with spans on)",
-            a.tau
+        return (
+            VerdictKind::NoTiming,
+            format!(
+                "tau {:.2}; no span timings to weigh it against (run with spans on)",
+                a.tau
+            ),
         );
     };
-    let draft_share = 100.0 * cost.draft / cost.total();
-    if a.tau < be {
-        format!("speculation is a net loss: tau {:.2} < break-even {be:.2}; drafting is {draft_share:.0}% of the step", a.tau)
-    } else {
-        format!("speculation pays: tau {:.2} >= break-even {be:.2}; drafting is {draft_share:.0}% of the step", a.tau)
+    if be < 1.0 {
+        return (VerdictKind::ImplausibleTiming, format!(
+            "no verdict: the measured break-even tau {be:.2} is below 1, which cannot be (a speculative step does a baseline step's work and drafts besides), so the span timings were disturbed, most likely by other jobs on the cores; rerun on a quiet machine"
+        ));
     }
+    let draft_share = 100.0 * cost.draft / cost.total();
+    let (kind, mut text) = if a.tau < be {
+        (VerdictKind::NetLoss, format!("speculation is a net loss: tau {:.2} < break-even {be:.2}; drafting is {draft_share:.0}% of the step", a.tau))
+    } else {
+        (VerdictKind::Pays, format!("speculation pays: tau {:.2} >= break-even {be:.2}; drafting is {draft_share:.0}% of the step", a.tau))
+    };
+    if a.contended {
+        text.push_str(&format!(
+            " (but the machine was contended: speedup {} against cpu_speedup {}, so these span timings are suspect)",
+            a.speedup.map_or("-".into(), |x| format!("{x:.2}x")),
+            a.cpu_speedup.map_or("-".into(), |x| format!("{x:.2}x"))
+        ));
+    }
+    (kind, text)
 }
 
 /// Where the draft `draft` (as runs.csv writes it) may be: relative to the
@@ -150,6 +196,8 @@ pub fn analyze(run: &Run) -> Result<Vec<RowAnalysis>, RunFolderError> {
             .zip(baseline_step_us)
             .filter(|(_, b)| *b > 0.0)
             .map(|(c, b)| c.total() / b);
+        let (speedup, cpu_speedup) = (row.num("speedup"), row.num("cpu_speedup"));
+        let (wall_over_cpu, contended) = contention(speedup, cpu_speedup);
         let draft = row.text("draft");
         let trained_accuracy = trained
             .entry(draft)
@@ -173,12 +221,67 @@ pub fn analyze(run: &Run) -> Result<Vec<RowAnalysis>, RunFolderError> {
             step_us,
             baseline_step_us,
             break_even_tau,
-            speedup: row.num("speedup"),
+            speedup,
+            cpu_speedup,
+            wall_over_cpu,
+            contended,
             likely_misconfigured: tau <= TAU_CONFIG_ERROR,
+            status: VerdictKind::NoTiming,
             verdict: String::new(),
         };
-        a.verdict = verdict(&a);
+        (a.status, a.verdict) = verdict(&a);
         out.push(a);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(tau: f64, break_even: f64) -> RowAnalysis {
+        RowAnalysis {
+            row_key: "m.s3k1n4.b1.builtin.t0.r0".into(),
+            tau,
+            expected_tau: tau,
+            per_position: Vec::new(),
+            conditional: Vec::new(),
+            trained_accuracy: None,
+            step_us: Some(StepCost {
+                draft: 100.0,
+                verify: 500.0,
+                overhead: 20.0,
+            }),
+            baseline_step_us: Some(620.0 / break_even),
+            break_even_tau: Some(break_even),
+            speedup: Some(2.19),
+            cpu_speedup: Some(1.06),
+            wall_over_cpu: Some(2.19 / 1.06),
+            contended: true,
+            likely_misconfigured: false,
+            status: VerdictKind::NoTiming,
+            verdict: String::new(),
+        }
+    }
+
+    /// Regression: analyze said "speculation pays" from a break-even tau of
+    /// 0.73, which cannot be below 1.
+    #[test]
+    fn a_break_even_tau_below_one_gives_no_verdict() {
+        let (kind, text) = verdict(&row(1.9, 0.73));
+        assert_eq!(kind, VerdictKind::ImplausibleTiming);
+        assert!(
+            text.starts_with("no verdict") && !text.contains("pays"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_verdict_from_a_contended_machine_says_so() {
+        let (kind, text) = verdict(&row(1.9, 1.4));
+        assert_eq!(kind, VerdictKind::Pays);
+        assert!(text.contains("contended"), "{text}");
+        let (kind, _) = verdict(&row(1.2, 1.4));
+        assert_eq!(kind, VerdictKind::NetLoss);
+    }
 }

@@ -4,12 +4,13 @@ use super::output::outln;
 use super::CliError;
 use clap::Args;
 use specula::analyze::analyze;
+use specula::run_folder::summary::CONTENTION_RATIO;
 use specula::run_folder::Run;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "For every speculative row: measured tau beside the tau its per-position acceptance implies (1 + sum a_k), live acceptance per depth beside the draft's teacher-forced training accuracy (from training_report.json beside the draft), the break-even tau from the measured span costs, and a verdict.\n\nExample:\n  specula analyze results/runs/default-20261129T120000Z"
+    after_help = "For every speculative row: measured tau beside the tau its per-position acceptance implies (1 + sum a_k), live acceptance per depth beside the draft's teacher-forced training accuracy (from training_report.json beside the draft), the break-even tau from the measured span costs, both speedups (rows where they disagree by more than 25% are marked contended: other jobs took the cores), and a verdict (none when the break-even tau is below 1, which only disturbed timings give).\n\nExample:\n  specula analyze results/runs/default-20261129T120000Z"
 )]
 pub struct AnalyzeArgs {
     /// A run folder written by `specula sweep` (runs.csv, positions.csv, kernels.csv).
@@ -35,22 +36,28 @@ pub fn run(a: AnalyzeArgs) -> Result<(), CliError> {
     }
     let fmt = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.2}"));
     outln!(
-        "{:<44} {:>6} {:>8} {:>10} {:>8}",
+        "{:<44} {:>6} {:>8} {:>10} {:>8} {:>11}",
         "row",
         "tau",
         "1+sum a",
         "break-even",
-        "speedup"
+        "speedup",
+        "cpu_speedup"
     );
     for r in &rows {
         outln!(
-            "{:<44} {:>6.2} {:>8.2} {:>10} {:>8}",
+            "{:<44} {:>6.2} {:>8.2} {:>10} {:>8} {:>11}{}",
             r.row_key,
             r.tau,
             r.expected_tau,
             fmt(r.break_even_tau),
-            fmt(r.speedup)
+            fmt(r.speedup),
+            fmt(r.cpu_speedup),
+            if r.contended { "  contended" } else { "" }
         );
+    }
+    if rows.iter().any(|r| r.contended) {
+        outln!("contended: speedup (wall clock) and cpu_speedup (CPU time) differ by more than {:.0}%: other jobs took the cores while the row or its baseline ran", 100.0 * (CONTENTION_RATIO - 1.0));
     }
     for r in &rows {
         outln!("\n{}", r.row_key);

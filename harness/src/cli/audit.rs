@@ -43,7 +43,8 @@ pub struct AuditArgs {
     /// Accuracy by which the best mapping must beat the served one to call it a mismatch.
     #[arg(long, default_value_t = 0.05)]
     margin: f64,
-    /// Print one JSON object (fields: mismatch, configured, best, candidates, fix, static_checks).
+    /// Print one JSON object (fields: mismatch, configured, best, candidates,
+    /// margin, fix {aux_layer_ids, id_convention, points} or null, static_checks, prompts, positions).
     #[arg(long)]
     json: bool,
 }
@@ -133,23 +134,40 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
         outln!(
             "  {:>6.1}%  {:<14} {}{tag}",
             c.accuracy * 100.0,
-            format!("{:?}", c.points),
+            points(&c.points),
             c.label
         );
     }
     if audit.mismatch {
         outln!(
-            "\nMISMATCH: the draft predicts best with capture points {:?} ({:.1}%), but is served {:?} ({:.1}%).\nfix: {}",
-            audit.best.points,
+            "\nMISMATCH: the draft predicts best with capture points {} ({:.1}%), but is served {} ({:.1}%).",
+            points(&audit.best.points),
             audit.best.accuracy * 100.0,
-            audit.configured.points,
+            points(&audit.configured.points),
             audit.configured.accuracy * 100.0,
-            audit.fix.as_deref().unwrap_or("-")
         );
+        match &audit.fix {
+            Some(fix) if fix.id_convention != convention => outln!(
+                "fix: {fix} (the {} convention cannot express these points)",
+                convention.name()
+            ),
+            Some(fix) => outln!("fix: {fix}"),
+            None => outln!("fix: no layer ids express these points"),
+        }
     } else {
-        outln!("\nno capture mismatch: the served mapping {:?} is the best or within {:.0} points of it", audit.configured.points, a.margin * 100.0);
+        outln!(
+            "\nno capture mismatch: the served mapping {} is the best or within {:.0} points of it",
+            points(&audit.configured.points),
+            a.margin * 100.0
+        );
     }
     Ok(audit.mismatch)
+}
+
+/// Capture points as `[0, 2, 4]`.
+fn points(p: &[usize]) -> String {
+    let items: Vec<String> = p.iter().map(usize::to_string).collect();
+    format!("[{}]", items.join(", "))
 }
 
 fn print_checks(checks: &[Check]) {

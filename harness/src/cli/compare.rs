@@ -1,6 +1,6 @@
 //! `specula compare RUN_A RUN_B [--out DIR]`.
 
-use super::output::{out, outln};
+use super::output::{errln, out, outln};
 use super::CliError;
 use clap::Args;
 use specula::compare::{write, Settings};
@@ -16,7 +16,10 @@ spans; not run id, git revision, start time, machine or device); repeats are poo
 For tau, accept_rate, throughput_tok_s, speedup and cpu_speedup: the change mean(B)/mean(A) - 1,
 with a bootstrap interval where both runs have repeats, and a verdict (improved / regressed /
 within noise) as criterion reads a change. Writes DIR/compare.html, DIR/compare.md and
-DIR/plots/ and prints the table. Exit code 0, or 2 for unusable input.
+DIR/plots/ and prints the table (or, with --json, the comparison as one JSON object).
+Warns when the runs differ in build profile, CPU threads, CPU model, or in whether the
+machine was saturated when they started: their timings are then not comparable.
+Exit code 0, or 2 for unusable input (including runs without one matched row).
 
 Example:
   specula compare results/runs/before results/runs/after --out results/runs/after/compare"
@@ -35,6 +38,9 @@ pub struct CompareArgs {
     /// A relative change within this is noise.
     #[arg(long, default_value_t = 0.05)]
     noise_threshold: f64,
+    /// Print the comparison as one JSON object (fields: a, b, settings, counts, environment, rows, only_a, only_b, files) instead of the table.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Runs `specula compare`.
@@ -48,6 +54,16 @@ pub fn run(a: CompareArgs) -> Result<(), CliError> {
     };
     let out = a.out.unwrap_or_else(|| a.run_b.join("compare"));
     let compared = write(&a.run_a, &a.run_b, &out, &settings)?;
+    for d in &compared.report.environment {
+        errln!("warning: {d}");
+    }
+    if a.json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&compared.report).expect("serialisable")
+        );
+        return Ok(());
+    }
     out!("{}", compared.table);
     for f in &compared.files {
         outln!("wrote {}", f.display());

@@ -67,9 +67,9 @@ pub fn run(cmd: FixturesCommand) -> Result<(), CliError> {
     };
     let paths = write_random_pair(&a.out, &shape, a.seed, dtype, a.aux_layers)?;
     outln!(
-        "target: {} ({params} parameters, {:?})",
+        "target: {} ({params} parameters, {})",
         paths.target.display(),
-        shape.family
+        shape.family.architecture()
     );
     outln!("draft:  {}", paths.draft.display());
     Ok(())

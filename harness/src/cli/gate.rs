@@ -1,6 +1,6 @@
 //! `specula gate --baseline FILE_OR_DIR --current RUN_DIR [--policy FILE]`.
 
-use super::output::{out, outln};
+use super::output::{errln, out, outln};
 use super::CliError;
 use clap::Args;
 use specula::gate::{judge, Policy};
@@ -28,6 +28,9 @@ Policy file (TOML, every field optional; the defaults):
   pace_tolerance = 0.10        # speedup is not judged when the same-run baselines' tokens per
                                # CPU second differ by more between the runs (another machine state)
 
+Warns when the runs differ in build profile, CPU threads, CPU model, or in whether the
+machine was saturated when they started: timings are then not comparable.
+
 Exit codes: 0 pass, 1 regression, 2 unusable input (missing columns, mismatched schemas,
 empty runs, baseline rows without a match).
 
@@ -46,7 +49,8 @@ pub struct GateArgs {
     /// Also write the Markdown summary to this file (e.g. $GITHUB_STEP_SUMMARY).
     #[arg(long, value_name = "FILE")]
     markdown: Option<PathBuf>,
-    /// Print every check as JSON instead of the Markdown summary.
+    /// Print the judgement as one JSON object instead of the Markdown summary
+    /// (fields: verdict, counts, checks with numbers, notes, environment).
     #[arg(long)]
     json: bool,
 }
@@ -61,10 +65,13 @@ pub fn run(a: GateArgs) -> Result<bool, CliError> {
     if let Some(path) = &a.markdown {
         std::fs::write(path, &judgement.markdown).map_err(|e| CliError::write(path, e))?;
     }
+    for d in &judgement.environment {
+        errln!("warning: {d}");
+    }
     if a.json {
         outln!(
             "{}",
-            serde_json::to_string_pretty(&judgement.decision).expect("serialisable")
+            serde_json::to_string_pretty(&judgement.report()).expect("serialisable")
         );
     } else {
         out!("{}", judgement.markdown);

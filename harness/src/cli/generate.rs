@@ -112,7 +112,7 @@ pub fn run(a: GenerateArgs) -> Result<(), CliError> {
     outln!("{text}");
     outln!("---");
     outln!(
-        "{speculative}  temperature {}  prompt {} tokens  output {} tokens ({:?})",
+        "{speculative}  temperature {}  prompt {} tokens  output {} tokens (finish reason: {})",
         a.temperature,
         prompt.len(),
         seq.output.len(),

@@ -13,7 +13,8 @@ use std::path::PathBuf;
   per-position acceptance curves; a tau histogram; time per decode step by span with the
   break-even line; a speedup heatmap over steps x topk; and the acceptance analysis
   (`specula analyze`). Rows flagged likely_config_error are listed as configuration errors,
-  not as results.
+  not as results. Also DIR/summary.json: every row's numbers as JSON numbers (both speedups,
+  whether the machine was contended), as the sweep writes it beside runs.csv.
 
 Example:
   specula report results/runs/default-20261129T120000Z   # -> results/runs/default-.../report/"

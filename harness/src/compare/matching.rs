@@ -4,6 +4,7 @@
 use super::Settings;
 use crate::run_folder::{group_key, group_label, Record, Run, RunFolderError};
 use crate::stats::{classify, mean, relative_change, Interval, Verdict};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The measures compared, higher being better for all of them.
@@ -28,7 +29,7 @@ const NEEDED: [&str; 8] = [
 ];
 
 /// One measure of one row group.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Change {
     /// The runs.csv column.
     pub measure: &'static str,
@@ -49,7 +50,7 @@ pub struct Change {
 }
 
 /// One matched row group.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct RowChange {
     /// Row key without the repeat.
     pub label: String,

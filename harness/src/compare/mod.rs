@@ -2,7 +2,9 @@
 //! (everything but run id, git revision, start time, machine and device),
 //! repeats pooled per row group; per measure the change from A to B with a
 //! bootstrap interval where both sides have repeats, and a verdict per row
-//! (improved, regressed, within noise); A-vs-B plots.
+//! (improved, regressed, within noise); A-vs-B plots; warnings where the
+//! runs' build profile, threads, CPU or load differ; the same as JSON
+//! ([`CompareReport`]). Runs without one matched row group are refused.
 //!
 //! - [`matching`]: the row groups of both runs and their changes;
 //! - [`plots`]: the A-vs-B plots.
@@ -14,10 +16,12 @@ use crate::doc::markdown::Markdown;
 use crate::doc::{Block, Document, Render, Table};
 use crate::report::plots::render;
 use crate::report::{plot_dir, write_pages, ReportError};
+use crate::run_folder::environment::{differences, Difference};
 use crate::run_folder::{Run, RunFolderError};
 use crate::stats::{Bootstrap, Verdict};
 use crate::Fault;
-use matching::{compare_runs, Change};
+use matching::{compare_runs, Change, Comparison};
+use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// Why two runs could not be compared.
@@ -26,6 +30,18 @@ pub enum CompareError {
     /// The settings are out of range.
     #[error("{0}")]
     Settings(String),
+    /// No row group of one run matches one of the other: nothing to compare.
+    #[error("{}: no row group matches one of {} ({only_a} only in A, {only_b} only in B): compare runs of the same spec", b.display(), a.display())]
+    NothingMatched {
+        /// Run A's runs.csv.
+        a: PathBuf,
+        /// Run B's runs.csv.
+        b: PathBuf,
+        /// Row groups only in A.
+        only_a: usize,
+        /// Row groups only in B.
+        only_b: usize,
+    },
     /// A run cannot be read, or its pages not written.
     #[error(transparent)]
     Report(#[from] ReportError),
@@ -41,18 +57,19 @@ impl CompareError {
     /// Whose fault it is.
     pub fn fault(&self) -> Fault {
         match self {
-            CompareError::Settings(_) => Fault::Input,
+            CompareError::Settings(_) | CompareError::NothingMatched { .. } => Fault::Input,
             CompareError::Report(e) => e.fault(),
         }
     }
 }
 
 /// How changes are judged.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize)]
 pub struct Settings {
     /// Bootstrap settings (significance level, resamples, seed).
     pub bootstrap: Bootstrap,
     /// A relative change within this is noise.
+    #[serde(rename = "noise_threshold")]
     pub noise: f64,
 }
 
@@ -85,6 +102,15 @@ pub fn write(a: &Path, b: &Path, out: &Path, s: &Settings) -> Result<Compared, C
     s.check()?;
     let (ra, rb) = (Run::read(a)?, Run::read(b)?);
     let cmp = compare_runs(&ra, &rb, s)?;
+    if cmp.rows.is_empty() {
+        return Err(CompareError::NothingMatched {
+            a: ra.runs_path.clone(),
+            b: rb.runs_path.clone(),
+            only_a: cmp.only_a.len(),
+            only_b: cmp.only_b.len(),
+        });
+    }
+    let environment = differences(&ra, &rb, ["A", "B"]);
     let plot_dir = plot_dir(out)?;
     let mut doc = Document::new("specula compare: A vs B");
     doc.push(Block::List(vec![
@@ -104,12 +130,19 @@ pub fn write(a: &Path, b: &Path, out: &Path, s: &Settings) -> Result<Compared, C
             cmp.only_b.len()
         ),
     ]));
-    let count = |v: Verdict| cmp.rows.iter().filter(|r| r.verdict == v).count();
+    if !environment.is_empty() {
+        doc.heading(2, "Warnings");
+        doc.push(Block::List(
+            environment
+                .iter()
+                .map(|d| format!("warning: {d}"))
+                .collect(),
+        ));
+    }
+    let counts = Counts::of(&cmp);
     doc.para(format!(
         "Verdicts (speedup for speculative rows, throughput for baselines): {} improved, {} regressed, {} within noise.",
-        count(Verdict::Improved),
-        count(Verdict::Regressed),
-        count(Verdict::WithinNoise)
+        counts.improved, counts.regressed, counts.within_noise
     ));
     let mut t = Table::new(&[
         "row",
@@ -159,14 +192,99 @@ pub fn write(a: &Path, b: &Path, out: &Path, s: &Settings) -> Result<Compared, C
     let files = write_pages(&doc, out, "compare")?;
     let markdown = Markdown.render(&doc);
     let table = markdown.split("## Plots").next().unwrap_or("").to_string();
-    Ok(Compared { files, table })
+    let report = CompareReport {
+        a: RunRef::of(&ra),
+        b: RunRef::of(&rb),
+        settings: *s,
+        counts,
+        environment,
+        rows: cmp.rows,
+        only_a: cmp.only_a,
+        only_b: cmp.only_b,
+        files: files.clone(),
+    };
+    Ok(Compared {
+        files,
+        table,
+        report,
+    })
 }
 
-/// What a comparison wrote, and its table as Markdown (the page without its plots).
+/// What a comparison wrote, its table as Markdown (the page without its
+/// plots), and the whole comparison as data.
 #[derive(Debug)]
 pub struct Compared {
     /// compare.html and compare.md.
     pub files: Vec<PathBuf>,
     /// The summary and the rows' table.
     pub table: String,
+    /// The comparison (`specula compare --json` prints it).
+    pub report: CompareReport,
+}
+
+/// A compared run, as `--json` names it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRef {
+    /// Its runs.csv.
+    pub runs_csv: PathBuf,
+    /// The run id of its first row.
+    pub run_id: String,
+    /// The git revision of its first row.
+    pub git_rev: String,
+}
+
+impl RunRef {
+    fn of(run: &Run) -> RunRef {
+        let first = &run.rows[0];
+        RunRef {
+            runs_csv: run.runs_path.clone(),
+            run_id: first.text("run_id").to_string(),
+            git_rev: first.text("git_rev").to_string(),
+        }
+    }
+}
+
+/// Row verdicts counted.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Counts {
+    /// Rows improved.
+    pub improved: usize,
+    /// Rows regressed.
+    pub regressed: usize,
+    /// Rows within noise.
+    pub within_noise: usize,
+}
+
+impl Counts {
+    fn of(cmp: &Comparison) -> Counts {
+        let count = |v: Verdict| cmp.rows.iter().filter(|r| r.verdict == v).count();
+        Counts {
+            improved: count(Verdict::Improved),
+            regressed: count(Verdict::Regressed),
+            within_noise: count(Verdict::WithinNoise),
+        }
+    }
+}
+
+/// The comparison as `specula compare --json` prints it (docs/DESIGN.md, compare).
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareReport {
+    /// Run A, the reference.
+    pub a: RunRef,
+    /// Run B.
+    pub b: RunRef,
+    /// How changes were judged.
+    pub settings: Settings,
+    /// Row verdicts counted.
+    pub counts: Counts,
+    /// Where the runs' build profile, CPU threads, CPU model or load differ (timings not comparable).
+    pub environment: Vec<Difference>,
+    /// Matched row groups, in A's order.
+    pub rows: Vec<matching::RowChange>,
+    /// Row groups only in A.
+    pub only_a: Vec<String>,
+    /// Row groups only in B.
+    pub only_b: Vec<String>,
+    /// The pages written.
+    pub files: Vec<PathBuf>,
 }

@@ -11,6 +11,7 @@
 //! shows both moving together), so a different machine state is reported
 //! as "not judged" rather than as a change of the build.
 
+use super::check::{Check, NotJudged, Shown, Status, Values};
 use super::pace::{pace_change, pace_column, Pairs};
 use super::policy::{Measure, Policy};
 use crate::run_folder::by_identity;
@@ -18,49 +19,6 @@ use crate::run_folder::{group_key, group_label, row_identity, Record, Run};
 use crate::stats::{classify, relative_change, Verdict};
 use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// The outcome of one check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// Too few repeats to judge (reported, not failed).
-    NotJudged,
-    /// Equal within tolerance, or within noise.
-    Pass,
-    /// Better than the baseline (passes; refresh the baseline to keep it).
-    Improved,
-    /// Worse than the baseline: the gate fails.
-    Regressed,
-}
-
-impl Status {
-    /// The words in tables.
-    pub fn words(self) -> &'static str {
-        match self {
-            Status::NotJudged => "not judged",
-            Status::Pass => "pass",
-            Status::Improved => "improved",
-            Status::Regressed => "REGRESSED",
-        }
-    }
-}
-
-/// One (row group, measure) check.
-#[derive(Debug, Clone, Serialize)]
-pub struct Check {
-    /// The row group (row key without the repeat).
-    pub row: String,
-    /// The measure.
-    pub measure: String,
-    /// Baseline value(s), as shown.
-    pub baseline: String,
-    /// Current value(s), as shown.
-    pub current: String,
-    /// The change and, for speedup, its interval.
-    pub change: String,
-    /// The outcome.
-    pub status: Status,
-}
 
 /// Every check of a gate run.
 #[derive(Debug, Clone, Serialize)]
@@ -159,10 +117,18 @@ fn deterministic(
         out.push(Check {
             row: label.to_string(),
             measure: name.to_string(),
-            baseline: shown(&b, digits),
-            current: shown(&c, digits),
-            change: format!("{} (tolerance {tol})", shown(&delta, digits)),
             status,
+            change: delta.iter().copied().reduce(f64::min),
+            interval: None,
+            tolerance: Some(tol),
+            not_judged: None,
+            shown: Shown {
+                baseline: shown(&b, digits),
+                current: shown(&c, digits),
+                change: format!("{} (tolerance {tol})", shown(&delta, digits)),
+            },
+            baseline: Values::Numbers(b),
+            current: Values::Numbers(c),
         });
     };
     col(Measure::Tau, "tau", policy.tau_tolerance, 4, &mut out);
@@ -181,21 +147,22 @@ fn deterministic(
                 .unwrap_or_default()
         };
         let mut worst = 0.0f64;
-        let (mut shown_b, mut shown_c) = (String::new(), String::new());
+        let mut worst_pair: Option<(Vec<f64>, Vec<f64>)> = None;
         for (b, c) in pairs {
             let (pb, pc) = (get(baseline, b), get(current, c));
             let drop = worst_position_drop(&pb, &pc);
-            if drop >= worst || shown_b.is_empty() {
+            if drop >= worst || worst_pair.is_none() {
                 worst = worst.max(drop);
-                let f = |v: &[f64]| {
-                    v.iter()
-                        .map(|x| format!("{x:.3}"))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                };
-                (shown_b, shown_c) = (f(&pb), f(&pc));
+                worst_pair = Some((pb, pc));
             }
         }
+        let (pb, pc) = worst_pair.unwrap_or_default();
+        let f = |v: &[f64]| {
+            v.iter()
+                .map(|x| format!("{x:.3}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
         let status = if worst > policy.position_tolerance {
             Status::Regressed
         } else {
@@ -204,17 +171,26 @@ fn deterministic(
         out.push(Check {
             row: label.to_string(),
             measure: "positions".into(),
-            baseline: shown_b,
-            current: shown_c,
-            change: if worst.is_infinite() {
-                "depths differ".into()
-            } else {
-                format!(
-                    "largest drop {worst:.4} (tolerance {})",
-                    policy.position_tolerance
-                )
-            },
             status,
+            // 0.0 - worst, not -worst: no drop is a change of +0, not -0.
+            change: Some(0.0 - worst).filter(|w| w.is_finite()),
+            interval: None,
+            tolerance: Some(policy.position_tolerance),
+            not_judged: None,
+            shown: Shown {
+                baseline: f(&pb),
+                current: f(&pc),
+                change: if worst.is_infinite() {
+                    "depths differ".into()
+                } else {
+                    format!(
+                        "largest drop {worst:.4} (tolerance {})",
+                        policy.position_tolerance
+                    )
+                },
+            },
+            baseline: Values::Numbers(pb),
+            current: Values::Numbers(pc),
         });
     }
     if policy.checks(Measure::Lossless) {
@@ -231,13 +207,32 @@ fn deterministic(
             v.dedup();
             v.join(",")
         };
+        let flags = |current: bool| {
+            let flag = |r: &Record| match r.text("lossless") {
+                "true" => Some(true),
+                "false" => Some(false),
+                _ => None,
+            };
+            pairs
+                .iter()
+                .map(|(b, c)| flag(if current { c } else { b }))
+                .collect()
+        };
         out.push(Check {
             row: label.to_string(),
             measure: "lossless".into(),
-            baseline: text(false),
-            current: text(true),
-            change: String::new(),
             status,
+            baseline: Values::Flags(flags(false)),
+            current: Values::Flags(flags(true)),
+            change: None,
+            interval: None,
+            tolerance: None,
+            not_judged: None,
+            shown: Shown {
+                baseline: text(false),
+                current: text(true),
+                change: String::new(),
+            },
         });
     }
     out
@@ -251,17 +246,32 @@ fn speedup(policy: &Policy, label: &str, key: &str, pairs: &Pairs, pace: Option<
     let mut check = Check {
         row: label.to_string(),
         measure: col.to_string(),
-        baseline: format!("{} (n={})", mean(&b), b.len()),
-        current: format!("{} (n={})", mean(&c), c.len()),
-        change: String::new(),
         status: Status::NotJudged,
+        change: None,
+        interval: None,
+        tolerance: Some(policy.noise_threshold),
+        not_judged: None,
+        shown: Shown {
+            baseline: format!("{} (n={})", mean(&b), b.len()),
+            current: format!("{} (n={})", mean(&c), c.len()),
+            change: String::new(),
+        },
+        baseline: Values::Numbers(b.clone()),
+        current: Values::Numbers(c.clone()),
     };
     if b.len() < policy.min_repeats || c.len() < policy.min_repeats {
-        check.change = format!("needs {} repeats a side", policy.min_repeats);
+        check.not_judged = Some(NotJudged::TooFewRepeats {
+            needed: policy.min_repeats,
+        });
+        check.shown.change = format!("needs {} repeats a side", policy.min_repeats);
         return check;
     }
     if let Some(p) = pace.filter(|p| p.abs() > policy.pace_tolerance) {
-        check.change = format!(
+        check.not_judged = Some(NotJudged::PaceDiffers {
+            pace_change: p,
+            tolerance: policy.pace_tolerance,
+        });
+        check.shown.change = format!(
             "machine state differs: the same-run baseline's {} changed by {:+.1}% (beyond {:.0}%)",
             pace_column(policy),
             100.0 * p,
@@ -270,10 +280,13 @@ fn speedup(policy: &Policy, label: &str, key: &str, pairs: &Pairs, pace: Option<
         return check;
     }
     let Some(ci) = relative_change(&b, &c, &policy.bootstrap(), key) else {
-        check.change = "no positive speedups".into();
+        check.not_judged = Some(NotJudged::NoPositiveValues);
+        check.shown.change = "no positive speedups".into();
         return check;
     };
-    check.change = format!(
+    check.change = Some(ci.estimate);
+    check.interval = Some(ci);
+    check.shown.change = format!(
         "{:+.1}% [{:+.1}%, {:+.1}%]",
         100.0 * ci.estimate,
         100.0 * ci.lower,
@@ -334,7 +347,7 @@ pub fn decide(baseline: &Run, current: &Run, policy: &Policy) -> Decision {
     }
     if checks
         .iter()
-        .any(|c| c.status == Status::NotJudged && c.change.starts_with("machine state"))
+        .any(|c| matches!(c.not_judged, Some(NotJudged::PaceDiffers { .. })))
     {
         notes.push(format!(
             "timings were not judged where the baselines ran at another pace than in the baseline run (beyond {:.0}%): on shared cores the same-run speedup moves with the load; rerun when the machine is as loaded as when the baseline was made",
@@ -377,12 +390,5 @@ mod tests {
         assert_eq!(lossless_status("true", ""), Status::Regressed);
         assert_eq!(lossless_status("", ""), Status::Pass);
         assert_eq!(lossless_status("true", "true"), Status::Pass);
-    }
-
-    #[test]
-    fn the_worst_status_wins() {
-        let mut v = [Status::Pass, Status::Regressed, Status::Improved];
-        v.sort();
-        assert_eq!(v.last(), Some(&Status::Regressed));
     }
 }

@@ -1,12 +1,14 @@
 //! `specula gate`: a CI performance gate of a run against a baseline run
 //! (docs/DESIGN.md, Gates).
 //!
+//! - [`check`]: one check, as numbers and as text;
 //! - [`policy`]: what is checked and how strictly (TOML, with defaults);
 //! - [`inputs`]: refusing unusable input (missing columns, other schemas, empty runs, unmatched rows);
 //! - [`decision`]: deterministic measures exactly, speedup by a bootstrap interval;
 //! - [`pace`]: whether the machine ran the baselines at the same pace in both runs;
 //! - [`summary`]: the Markdown summary for a CI job page.
 
+pub mod check;
 pub mod decision;
 pub mod inputs;
 pub mod pace;
@@ -18,8 +20,11 @@ pub use policy::Policy;
 
 use crate::doc::markdown::Markdown;
 use crate::doc::Render;
+use crate::run_folder::environment::{differences, Difference};
 use crate::run_folder::{Run, RunFolderError};
 use crate::Fault;
+use check::{Check, Counts, GateVerdict};
+use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// Why the gate cannot judge.
@@ -70,6 +75,8 @@ impl GateError {
 pub struct Judgement {
     /// Every check.
     pub decision: Decision,
+    /// Where the runs' build profile, CPU threads, CPU model or load differ.
+    pub environment: Vec<Difference>,
     /// The summary for a CI job page.
     pub markdown: String,
 }
@@ -79,6 +86,37 @@ impl Judgement {
     pub fn regressed(&self) -> bool {
         self.decision.regressed()
     }
+
+    /// The judgement as `specula gate --json` prints it.
+    pub fn report(&self) -> GateReport<'_> {
+        GateReport {
+            verdict: if self.regressed() {
+                GateVerdict::Regression
+            } else {
+                GateVerdict::Pass
+            },
+            counts: Counts::of(&self.decision.checks),
+            checks: &self.decision.checks,
+            notes: &self.decision.notes,
+            environment: &self.environment,
+        }
+    }
+}
+
+/// What `specula gate --json` prints (docs/DESIGN.md, gate): one verdict,
+/// the checks as numbers, the notes, and the environment warnings.
+#[derive(Debug, Serialize)]
+pub struct GateReport<'a> {
+    /// `pass` or `regression` (exit 0 or 1).
+    pub verdict: GateVerdict,
+    /// Checks counted by status.
+    pub counts: Counts,
+    /// Every check, in the baseline's row order.
+    pub checks: &'a [Check],
+    /// Remarks: rows not in the baseline, flagged rows, timings not judged for pace.
+    pub notes: &'a [String],
+    /// Where the runs' build profile, CPU threads, CPU model or load differ.
+    pub environment: &'a [Difference],
 }
 
 /// Reads both runs (see [`crate::run_folder::locate`] for what the paths may
@@ -88,6 +126,11 @@ pub fn judge(baseline: &Path, current: &Path, policy: &Policy) -> Result<Judgeme
     let c = Run::read(current)?;
     inputs::check(&b, &c, policy)?;
     let decision = decide(&b, &c, policy);
-    let markdown = Markdown.render(&summary::document(&b, &c, policy, &decision));
-    Ok(Judgement { decision, markdown })
+    let environment = differences(&b, &c, ["the baseline", "the current run"]);
+    let markdown = Markdown.render(&summary::document(&b, &c, policy, &decision, &environment));
+    Ok(Judgement {
+        decision,
+        environment,
+        markdown,
+    })
 }

@@ -1,28 +1,37 @@
 //! The gate's summary for a CI job page: the verdict first, then the
 //! failing checks, then every check folded away, the policy, and notes.
 
-use super::decision::{Decision, Status};
+use super::check::{Check, Status};
+use super::decision::Decision;
 use super::policy::Policy;
 use crate::doc::{Block, Document, Table};
+use crate::run_folder::environment::Difference;
 use crate::run_folder::Run;
 
-fn table(checks: &[&super::decision::Check]) -> Table {
+fn table(checks: &[&Check]) -> Table {
     let mut t = Table::new(&["row", "measure", "baseline", "current", "change", "status"]);
     for c in checks {
         t.push(vec![
             c.row.clone(),
             c.measure.clone(),
-            c.baseline.clone(),
-            c.current.clone(),
-            c.change.clone(),
+            c.shown.baseline.clone(),
+            c.shown.current.clone(),
+            c.shown.change.clone(),
             c.status.words().to_string(),
         ]);
     }
     t
 }
 
-/// The summary as a document.
-pub fn document(baseline: &Run, current: &Run, policy: &Policy, d: &Decision) -> Document {
+/// The summary as a document; `environment` lists where the runs' build,
+/// threads, CPU or load differ.
+pub fn document(
+    baseline: &Run,
+    current: &Run,
+    policy: &Policy,
+    d: &Decision,
+    environment: &[Difference],
+) -> Document {
     let count = |s: Status| d.checks.iter().filter(|c| c.status == s).count();
     let verdict = if d.regressed() { "REGRESSION" } else { "PASS" };
     let mut doc = Document::new(format!("specula gate: {verdict}"));
@@ -52,6 +61,15 @@ pub fn document(baseline: &Run, current: &Run, policy: &Policy, d: &Decision) ->
             100.0 * policy.noise_threshold
         ),
     ]));
+    if !environment.is_empty() {
+        doc.heading(2, "Warnings");
+        doc.push(Block::List(
+            environment
+                .iter()
+                .map(|e| format!("warning: {e}"))
+                .collect(),
+        ));
+    }
     let failing: Vec<_> = d
         .checks
         .iter()

@@ -1,5 +1,6 @@
 //! `specula report RUN_DIR`: plots (SVG and PNG), one self-contained
-//! report.html (inline SVG, tables) and a report.md, with the acceptance
+//! report.html (inline SVG, tables), a report.md and the run's
+//! summary.json ([`crate::run_folder::summary`]), with the acceptance
 //! analysis of [`crate::analyze`] and rows flagged `likely_config_error`
 //! set apart as configuration errors rather than results.
 //!
@@ -16,6 +17,7 @@ use crate::doc::html::Html;
 use crate::doc::markdown::Markdown;
 use crate::doc::{Block, Document, Render};
 use crate::run_folder::row_key::without_config;
+use crate::run_folder::summary::Summary;
 use crate::run_folder::{Run, RunFolderError};
 use crate::Fault;
 use data::{mean_by, views, RowView};
@@ -206,5 +208,7 @@ pub fn write(run_dir: &Path, out: &Path) -> Result<Vec<PathBuf>, ReportError> {
     for f in figures {
         doc.push(Block::Figure(f));
     }
-    write_pages(&doc, out, "report")
+    let mut written = write_pages(&doc, out, "report")?;
+    written.push(Summary::of_run(&run).write(out)?);
+    Ok(written)
 }

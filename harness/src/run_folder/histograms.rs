@@ -8,7 +8,7 @@
 use super::{Row, RowWriter, RunFolderError};
 use base64::Engine;
 use hdrhistogram::serialization::interval_log::{
-    IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag,
+    IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, LogIteratorError, Tag,
 };
 use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
@@ -88,11 +88,11 @@ impl RowWriter for HistogramLogs {
                     iv.duration,
                     Tag::new(span.name()),
                 )
-                .map_err(|e| corrupt(format!("{e:?}")))?;
+                .map_err(|e| corrupt(e.to_string()))?;
             }
             for (name, samples) in iv.client.iter().filter(|(_, s)| !s.is_empty()) {
                 w.write_histogram(&of_samples(samples), iv.start, iv.duration, Tag::new(name))
-                    .map_err(|e| corrupt(format!("{e:?}")))?;
+                    .map_err(|e| corrupt(e.to_string()))?;
             }
         }
         // Write then rename, so a log exists whole or not at all.
@@ -109,7 +109,10 @@ pub fn read_log(path: &Path) -> Result<BTreeMap<String, Histogram<u64>>, RunFold
     let mut out: BTreeMap<String, Histogram<u64>> = BTreeMap::new();
     let mut de = Deserializer::new();
     for entry in IntervalLogIterator::new(&bytes) {
-        let LogEntry::Interval(iv) = entry.map_err(|e| corrupt(format!("{e:?}")))? else {
+        let LogEntry::Interval(iv) = entry.map_err(|LogIteratorError::ParseError { offset }| {
+            corrupt(format!("not an interval log line at byte {offset}"))
+        })?
+        else {
             continue;
         };
         let raw = base64::engine::general_purpose::STANDARD
@@ -117,12 +120,12 @@ pub fn read_log(path: &Path) -> Result<BTreeMap<String, Histogram<u64>>, RunFold
             .map_err(|e| corrupt(e.to_string()))?;
         let h: Histogram<u64> = de
             .deserialize(&mut raw.as_slice())
-            .map_err(|e| corrupt(format!("{e:?}")))?;
+            .map_err(|e| corrupt(e.to_string()))?;
         let tag = iv.tag().map_or("untagged".to_string(), |t| t.to_string());
         out.entry(tag)
             .or_insert_with(empty)
             .add(&h)
-            .map_err(|e| corrupt(format!("{e:?}")))?;
+            .map_err(|e| corrupt(e.to_string()))?;
     }
     Ok(out)
 }

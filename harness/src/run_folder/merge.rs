@@ -2,7 +2,8 @@
 //! into one. CSV rows are concatenated after checking that every input has
 //! this version's columns and that no row key appears twice; histogram logs
 //! are copied after checking that they decode (each row's log is whole in
-//! one shard, and HDR histograms add exactly).
+//! one shard, and HDR histograms add exactly). The merged folder gets its
+//! own meta.json and summary.json.
 
 use super::csv_file::{AppendCsv, Table};
 use super::histograms::read_log;
@@ -11,6 +12,7 @@ use super::schema::{
     HISTOGRAMS, KERNELS_COLUMNS, KERNELS_CSV, META_JSON, POSITIONS_COLUMNS, POSITIONS_CSV,
     RUNS_COLUMNS, RUNS_CSV, SPEC_TOML,
 };
+use super::summary::Summary;
 use super::{RunDir, RunFolderError};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -206,6 +208,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, RunFolderError> {
         std::fs::write(&to, spec).map_err(|e| RunFolderError::write(&to, e))?;
     }
     merged_meta(&metas, dirs, rows).write(&dir.file(META_JSON))?;
+    Summary::of(&Table::read(&dir.file(RUNS_CSV))?).write(dir.path())?;
     Ok(Merged {
         dir: dir.path().to_path_buf(),
         rows,

@@ -175,6 +175,17 @@ pub struct Meta {
     /// spec's `threads`, or one per core); absent in runs before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_threads: Option<usize>,
+    /// The profile the binary was built with, `debug` or `release`
+    /// ([`super::environment::build_profile`]); absent in runs before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_profile: Option<String>,
+    /// The 1-, 5- and 15-minute load averages when the run started (Linux
+    /// only; absent elsewhere and in runs before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_average_start: Option<[f64; 3]>,
+    /// The load averages when it last stopped (they include the run's own load).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_average_end: Option<[f64; 3]>,
     /// Where the rows run: `cpu`, `cuda`, `sglang` or `vllm`.
     pub backend: String,
     /// The folder relative paths of the spec are resolved against.
@@ -286,6 +297,30 @@ mod tests {
             assert!(built.starts_with(&head), "built {built}, HEAD {head}");
             assert_eq!(git_rev(), built);
         }
+    }
+
+    #[test]
+    fn a_meta_json_from_before_build_profile_threads_and_load_were_kept_still_reads() {
+        let mut v: serde_json::Value =
+            serde_json::from_str(include_str!("../../../results/baselines/ci/meta.json")).unwrap();
+        let obj = v.as_object_mut().unwrap();
+        for k in [
+            "cpu_threads",
+            "build_profile",
+            "load_average_start",
+            "load_average_end",
+        ] {
+            obj.remove(k);
+        }
+        let meta: Meta = serde_json::from_value(v).unwrap();
+        assert_eq!(meta.cpu_threads, None);
+        assert_eq!(meta.build_profile, None);
+        assert_eq!(meta.load_average_start, None);
+        let written = serde_json::to_value(&meta).unwrap();
+        assert!(
+            written.get("build_profile").is_none(),
+            "absent stays absent"
+        );
     }
 
     #[test]

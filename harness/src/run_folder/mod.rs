@@ -8,7 +8,9 @@
 //! - writers, each behind [`RowWriter`]: runs.csv ([`runs_csv`]),
 //!   positions.csv ([`positions_csv`]), kernels.csv ([`kernels_csv`]),
 //!   `histograms/<row_key>.hlog` ([`histograms`]); meta.json ([`meta`]) is
-//!   written once per run rather than per row;
+//!   written once per run rather than per row; [`environment`]: the build,
+//!   threads, CPU and load it records, and what makes two runs' timings
+//!   incomparable; [`summary`]: summary.json, the run's rows as numbers;
 //! - [`Run`] ([`read`]): the reader every consumer uses, refusing cells no run can hold (`cells`); [`identity`]: rows matched across runs;
 //! - [`RunDir`] ([`lock`]): the folder created and locked for writing; [`resume`]: its repair;
 //! - [`merge`]: shards into one folder.
@@ -19,6 +21,7 @@
 
 mod cells;
 mod csv_file;
+pub mod environment;
 mod error;
 pub mod histograms;
 pub mod identity;
@@ -33,6 +36,7 @@ pub mod row;
 pub mod row_key;
 pub mod runs_csv;
 pub mod schema;
+pub mod summary;
 
 pub use csv_file::{fixed, opt_fixed, AppendCsv, Table};
 pub use error::RunFolderError;

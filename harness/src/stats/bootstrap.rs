@@ -10,7 +10,7 @@ use rand_chacha::ChaCha8Rng;
 use statrs::statistics::{Data, OrderStatistics};
 
 /// Settings of the bootstrap.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Bootstrap {
     /// Significance level: the interval covers `1 - alpha`.
     pub alpha: f64,

@@ -12,11 +12,15 @@ use super::spec::{SpecSource, SweepSpec};
 use super::{interrupt, summary, SweepError};
 use crate::remote::rows::RemoteRunner;
 use crate::remote::EngineKind;
+use crate::run_folder::environment;
 use crate::run_folder::histograms::UNIT;
 use crate::run_folder::meta::{self, compact_utc, rfc3339, Machine, Meta};
 use crate::run_folder::row_key::sanitize;
 use crate::run_folder::schema::{self, FAILURES_CSV, META_JSON, RUNS_CSV, SPEC_TOML};
-use crate::run_folder::{repair, Finished, RunDir, RunFolderError, SkippedConfig, TestHooks};
+use crate::run_folder::summary::Summary;
+use crate::run_folder::{
+    repair, Finished, RunDir, RunFolderError, SkippedConfig, Table, TestHooks,
+};
 use specula_kernels::cpu::{current_cpu_threads, with_cpu_threads};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -64,7 +68,8 @@ pub struct SweepReport {
     pub rows: usize,
     /// Rows this process wrote.
     pub written: usize,
-    /// The summary table of runs.csv (every row, also those of an earlier process).
+    /// The summary table of runs.csv (every row, also those of an earlier
+    /// process), as summary.json holds it.
     pub summary: String,
 }
 
@@ -158,6 +163,9 @@ impl SweepPlan {
             status: "running".into(),
             machine: Machine::describe(),
             cpu_threads: None,
+            build_profile: Some(environment::build_profile().into()),
+            load_average_start: environment::load_average(),
+            load_average_end: None,
             backend: match self.spec.backend {
                 EngineKind::Engine => self.spec.device.name().into(),
                 b => b.name().into(),
@@ -302,6 +310,7 @@ impl Sweep {
         progress.finish();
         meta.rows_written = already + written;
         meta.finished_at = Some(rfc3339(SystemTime::now()));
+        meta.load_average_end = environment::load_average();
         meta.status = match &result {
             Ok(()) => "finished",
             Err(SweepError::Interrupted(_)) => "interrupted",
@@ -310,6 +319,10 @@ impl Sweep {
         }
         .into();
         meta.write(&dir.file(META_JSON))?;
+        // summary.json covers the finished rows however the sweep stopped.
+        let summary = Table::read(&dir.file(RUNS_CSV))
+            .map(|t| Summary::of(&t))
+            .and_then(|s| s.write(dir.path()).map(|_| s));
         if let Err(e) = result {
             if matches!(e, SweepError::Interrupted(_)) {
                 stderr_line(&format!(
@@ -322,12 +335,11 @@ impl Sweep {
             return Err(e);
         }
         plan.check_drafts(Some(dir.path()))?;
-        let table = crate::run_folder::Table::read(&dir.file(RUNS_CSV))?;
         Ok(SweepReport {
             dir: dir.path().to_path_buf(),
             rows: meta.rows_written,
             written,
-            summary: summary::render(&table),
+            summary: summary::render(&summary?),
         })
     }
 }

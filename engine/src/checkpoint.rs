@@ -1,19 +1,22 @@
-//! Reading Hugging Face safetensors checkpoints (one file or sharded with
-//! `model.safetensors.index.json`) through candle: vectors as f32, weight
-//! matrices as stored when bfloat16 ([`Weights`]), any other float dtype as f32.
+//! Reading Hugging Face checkpoints through candle: safetensors (one file or
+//! sharded with `model.safetensors.index.json`), else PyTorch's
+//! `pytorch_model.bin` (one file or sharded with
+//! `pytorch_model.bin.index.json`), as [`TensorFile`]s: vectors as f32,
+//! weight matrices as stored when bfloat16 ([`Weights`]), any other float
+//! dtype as f32.
 
 use crate::config::read_json;
 use crate::error::{EngineError, Result};
+use crate::tensor_file::TensorFile;
 use crate::weights::Weights;
-use candle_core::safetensors::MmapedSafetensors;
-use candle_core::{DType, Device};
+use candle_core::DType;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 /// An opened checkpoint folder: every tensor name mapped to the file holding it.
 pub struct Checkpoint {
     dir: PathBuf,
-    files: Vec<(PathBuf, MmapedSafetensors)>,
+    files: Vec<(PathBuf, TensorFile)>,
     index: HashMap<String, usize>,
 }
 
@@ -23,29 +26,42 @@ struct ShardIndex {
 }
 
 impl Checkpoint {
-    /// Opens `dir`: `model.safetensors.index.json` if present, else `model.safetensors`.
+    /// Opens `dir`: safetensors first, as transformers prefers them
+    /// (`model.safetensors.index.json`, else `model.safetensors`), then a
+    /// PyTorch checkpoint (`pytorch_model.bin.index.json`, else
+    /// `pytorch_model.bin`).
     pub fn open(dir: &Path) -> Result<Checkpoint> {
-        let index_path = dir.join("model.safetensors.index.json");
-        let single = dir.join("model.safetensors");
-        let names: Vec<PathBuf> = if index_path.exists() {
-            let idx: ShardIndex = read_json(&index_path, "the shard index")?;
-            let mut shards: Vec<String> = idx.weight_map.into_values().collect();
-            shards.sort();
-            shards.dedup();
-            if shards.is_empty() {
-                return Err(EngineError::config(
-                    &index_path,
-                    "weight_map",
-                    "names no shard",
-                ));
+        let layouts = [
+            ("model.safetensors.index.json", "model.safetensors"),
+            ("pytorch_model.bin.index.json", "pytorch_model.bin"),
+        ];
+        let mut names: Option<Vec<PathBuf>> = None;
+        for (index, single) in layouts {
+            let (index_path, single) = (dir.join(index), dir.join(single));
+            if index_path.exists() {
+                let idx: ShardIndex = read_json(&index_path, "the shard index")?;
+                let mut shards: Vec<String> = idx.weight_map.into_values().collect();
+                shards.sort();
+                shards.dedup();
+                if shards.is_empty() {
+                    return Err(EngineError::config(
+                        &index_path,
+                        "weight_map",
+                        "names no shard",
+                    ));
+                }
+                names = Some(shards.into_iter().map(|s| dir.join(s)).collect());
+                break;
+            } else if single.exists() {
+                names = Some(vec![single]);
+                break;
             }
-            shards.into_iter().map(|s| dir.join(s)).collect()
-        } else if single.exists() {
-            vec![single]
-        } else {
+        }
+        let Some(names) = names else {
             return Err(EngineError::MissingFile {
-                path: single,
-                what: "weights (model.safetensors, or shards with model.safetensors.index.json)"
+                path: dir.join("model.safetensors"),
+                what: "weights (model.safetensors or pytorch_model.bin, or shards with their \
+                       .index.json)"
                     .into(),
             });
         };
@@ -55,19 +71,14 @@ impl Checkpoint {
             if !path.exists() {
                 return Err(EngineError::MissingFile {
                     path,
-                    what: "a weight shard named by model.safetensors.index.json".into(),
+                    what: "a weight shard named by the checkpoint's .index.json".into(),
                 });
             }
-            // SAFETY: the file is mapped read-only and not modified while the checkpoint is open.
-            let st =
-                unsafe { MmapedSafetensors::new(&path) }.map_err(|e| EngineError::Safetensors {
-                    path: path.clone(),
-                    message: e.to_string(),
-                })?;
-            for (name, _) in st.tensors() {
+            let file = TensorFile::open(&path)?;
+            for name in file.names() {
                 index.insert(name, files.len());
             }
-            files.push((path, st));
+            files.push((path, file));
         }
         Ok(Checkpoint {
             dir: dir.to_path_buf(),
@@ -120,8 +131,8 @@ impl Checkpoint {
     /// The shape of `name`, if present.
     pub fn shape(&self, name: &str) -> Option<Vec<usize>> {
         let stored = self.stored_name(name)?;
-        let (_, st) = &self.files[self.index[&stored]];
-        st.get(&stored).ok().map(|v| v.shape().to_vec())
+        let (_, file) = &self.files[self.index[&stored]];
+        file.shape(&stored)
     }
 
     fn load(
@@ -137,11 +148,8 @@ impl Checkpoint {
                 path: self.dir.clone(),
                 name: name.to_string(),
             })?;
-        let (path, st) = &self.files[self.index[&stored]];
-        let shape = st
-            .get(&stored)
-            .map(|v| v.shape().to_vec())
-            .unwrap_or_default();
+        let (path, file) = &self.files[self.index[&stored]];
+        let shape = file.shape(&stored).unwrap_or_default();
         if shape != expected {
             return Err(EngineError::TensorShape {
                 path: path.clone(),
@@ -151,11 +159,11 @@ impl Checkpoint {
                 why: why.to_string(),
             });
         }
-        let err = |e: candle_core::Error| EngineError::Safetensors {
+        let err = |e: candle_core::Error| EngineError::WeightFile {
             path: path.clone(),
             message: format!("tensor `{stored}`: {e}"),
         };
-        st.load(&stored, &Device::Cpu)
+        file.load(&stored)
             .and_then(|t| t.to_dtype(dtype))
             .and_then(|t| t.flatten_all())
             .map_err(err)
@@ -165,7 +173,7 @@ impl Checkpoint {
     /// the config fields the shape comes from, for the error message.
     pub fn f32(&self, name: &str, expected: &[usize], why: &str) -> Result<Vec<f32>> {
         let t = self.load(name, expected, why, DType::F32)?;
-        let v = t.to_vec1::<f32>().map_err(|e| EngineError::Safetensors {
+        let v = t.to_vec1::<f32>().map_err(|e| EngineError::WeightFile {
             path: self.dir.clone(),
             message: format!("tensor `{name}`: {e}"),
         })?;
@@ -179,7 +187,7 @@ impl Checkpoint {
     fn finite(&self, name: &str, bad: Option<usize>, len: usize) -> Result<()> {
         match bad {
             None => Ok(()),
-            Some(i) => Err(EngineError::Safetensors {
+            Some(i) => Err(EngineError::WeightFile {
                 path: self.file_of(name),
                 message: format!(
                     "tensor `{name}` holds a non-finite value (NaN or infinity) at element {i} of {len}"
@@ -193,11 +201,9 @@ impl Checkpoint {
     /// by the kernels, exactly), any other float dtype becomes f32.
     pub fn weights(&self, name: &str, expected: &[usize], why: &str) -> Result<Weights> {
         let stored = self.stored_name(name);
-        let is_bf16 = stored.as_ref().is_some_and(|n| {
-            let (_, st) = &self.files[self.index[n]];
-            st.get(n)
-                .is_ok_and(|v| v.dtype() == safetensors::Dtype::BF16)
-        });
+        let is_bf16 = stored
+            .as_ref()
+            .is_some_and(|n| self.files[self.index[n]].1.is_bf16(n));
         if !is_bf16 {
             return self.f32(name, expected, why).map(Weights::F32);
         }
@@ -205,7 +211,7 @@ impl Checkpoint {
         let bits: Vec<u16> = t
             .to_vec1::<half::bf16>()
             .map(|v| v.into_iter().map(half::bf16::to_bits).collect())
-            .map_err(|e| EngineError::Safetensors {
+            .map_err(|e| EngineError::WeightFile {
                 path: self.dir.clone(),
                 message: format!("tensor `{name}`: {e}"),
             })?;
@@ -218,7 +224,7 @@ impl Checkpoint {
     /// Loads an integer tensor of exactly `expected` shape as i64.
     pub fn i64(&self, name: &str, expected: &[usize], why: &str) -> Result<Vec<i64>> {
         let t = self.load(name, expected, why, DType::I64)?;
-        t.to_vec1::<i64>().map_err(|e| EngineError::Safetensors {
+        t.to_vec1::<i64>().map_err(|e| EngineError::WeightFile {
             path: self.dir.clone(),
             message: format!("tensor `{name}`: {e}"),
         })

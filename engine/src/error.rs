@@ -87,9 +87,10 @@ pub enum EngineError {
         /// Which config fields imply the expected shape.
         why: String,
     },
-    /// A safetensors file (or its index) is unreadable or holds an unsupported dtype.
+    /// A weight file (safetensors, or a PyTorch checkpoint) is unreadable,
+    /// corrupt, or holds an unsupported dtype or a non-finite value.
     #[error("{path}: {message}")]
-    Safetensors {
+    WeightFile {
         /// The file.
         path: PathBuf,
         /// What is wrong.

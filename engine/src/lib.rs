@@ -22,6 +22,7 @@ pub mod kv_cache;
 pub mod model;
 pub mod pair;
 pub mod speculative;
+pub mod tensor_file;
 pub mod timing;
 pub mod tokenizer;
 pub mod weights;

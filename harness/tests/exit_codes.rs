@@ -162,3 +162,36 @@ fn regression_specula_gpu_in_a_build_without_cuda_said_only_unrecognized_subcomm
         );
     }
 }
+
+#[test]
+fn a_truncated_or_corrupt_pytorch_bin_is_one_line_and_exit_2() {
+    let src = common::repo().join("engine/tests/fixtures/pytorch/bin/target");
+    for damage in ["truncated", "corrupt"] {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("target");
+        std::fs::create_dir(&dir).unwrap();
+        for f in std::fs::read_dir(&src).unwrap() {
+            let f = f.unwrap().path();
+            std::fs::copy(&f, dir.join(f.file_name().unwrap())).unwrap();
+        }
+        let shard = dir.join("pytorch_model-00002-of-00002.bin");
+        let mut bytes = std::fs::read(&shard).unwrap();
+        if damage == "truncated" {
+            bytes.truncate(bytes.len() / 3);
+        } else {
+            bytes[..256].fill(0);
+        }
+        std::fs::write(&shard, bytes).unwrap();
+        let o = specula(
+            t.path(),
+            &["generate", "--target", "target", "--prompt", "hi"],
+        );
+        let (code, err) = code_and_error(&o);
+        assert_eq!(code, Some(2), "{damage}: {err}");
+        assert!(
+            err.contains("pytorch_model-00002-of-00002.bin") && err.contains("PyTorch checkpoint"),
+            "{damage}: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{damage}: one line: {err}");
+    }
+}

@@ -128,7 +128,7 @@ impl Eagle3Draft {
             .map(|(d, &off)| {
                 let t = d as i64 + off;
                 if t < 0 || t as usize >= c.vocab_size {
-                    Err(EngineError::Safetensors {
+                    Err(EngineError::WeightFile {
                         path: ck.file_of("d2t"),
                         message: format!(
                             "tensor `d2t`: draft id {d} maps to target id {t}, outside 0..{}",

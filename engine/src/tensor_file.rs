@@ -1,0 +1,97 @@
+//! One file of named tensors, in either format a checkpoint ships in:
+//! safetensors (memory-mapped), or a PyTorch checkpoint (`pytorch_model.bin`:
+//! a zip holding a pickled state dict and one raw storage per tensor), read
+//! through candle's pickle reader. That reader interprets the pickle's
+//! opcodes itself and only builds tensor records from them: nothing in the
+//! file is ever run, so a malicious pickle is at worst an unreadable file.
+
+use crate::error::{EngineError, Result};
+use candle_core::pickle::PthTensors;
+use candle_core::safetensors::MmapedSafetensors;
+use candle_core::{DType, Device, Tensor};
+use std::path::Path;
+
+/// A file of tensors.
+pub enum TensorFile {
+    /// `*.safetensors`.
+    Safetensors(MmapedSafetensors),
+    /// `*.bin`, `*.pt`, `*.pth`: PyTorch's zip format.
+    Pytorch(PthTensors),
+}
+
+/// Whether `path` names a PyTorch checkpoint rather than safetensors.
+pub fn is_pytorch(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("bin" | "pt" | "pth")
+    )
+}
+
+impl TensorFile {
+    /// Opens `path` in the format its extension says; a file that is not
+    /// one is an error naming it.
+    pub fn open(path: &Path) -> Result<TensorFile> {
+        let err = |what: &str, e: candle_core::Error| EngineError::WeightFile {
+            path: path.to_path_buf(),
+            message: format!("not a readable {what}: {e}"),
+        };
+        if is_pytorch(path) {
+            let file = PthTensors::new(path, None).map_err(|e| err("PyTorch checkpoint", e))?;
+            if file.tensor_infos().is_empty() {
+                return Err(EngineError::WeightFile {
+                    path: path.to_path_buf(),
+                    message: "a PyTorch checkpoint holding no tensor records (a state dict of \
+                              name -> tensor is expected)"
+                        .into(),
+                });
+            }
+            return Ok(TensorFile::Pytorch(file));
+        }
+        // SAFETY: the file is mapped read-only and not modified while the checkpoint is open.
+        unsafe { MmapedSafetensors::new(path) }
+            .map(TensorFile::Safetensors)
+            .map_err(|e| err("safetensors file", e))
+    }
+
+    /// The names of its tensors.
+    pub fn names(&self) -> Vec<String> {
+        match self {
+            TensorFile::Safetensors(st) => st.tensors().into_iter().map(|(n, _)| n).collect(),
+            TensorFile::Pytorch(pt) => pt.tensor_infos().keys().cloned().collect(),
+        }
+    }
+
+    /// The shape of `name`, if it holds it.
+    pub fn shape(&self, name: &str) -> Option<Vec<usize>> {
+        match self {
+            TensorFile::Safetensors(st) => st.get(name).ok().map(|v| v.shape().to_vec()),
+            TensorFile::Pytorch(pt) => pt
+                .tensor_infos()
+                .get(name)
+                .map(|i| i.layout.shape().dims().to_vec()),
+        }
+    }
+
+    /// Whether `name` is stored as bfloat16.
+    pub fn is_bf16(&self, name: &str) -> bool {
+        match self {
+            TensorFile::Safetensors(st) => st
+                .get(name)
+                .is_ok_and(|v| v.dtype() == safetensors::Dtype::BF16),
+            TensorFile::Pytorch(pt) => pt
+                .tensor_infos()
+                .get(name)
+                .is_some_and(|i| i.dtype == DType::BF16),
+        }
+    }
+
+    /// Reads `name` onto the CPU as stored.
+    pub fn load(&self, name: &str) -> candle_core::Result<Tensor> {
+        match self {
+            TensorFile::Safetensors(st) => st.load(name, &Device::Cpu),
+            TensorFile::Pytorch(pt) => pt
+                .get(name)?
+                .ok_or_else(|| candle_core::Error::Msg(format!("no tensor `{name}`"))),
+        }
+    }
+}

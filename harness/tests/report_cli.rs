@@ -79,6 +79,93 @@ fn a_report_has_every_plot_as_svg_and_png_and_a_self_contained_html_page() {
     assert!(md.contains("## Acceptance analysis"));
 }
 
+/// The text of an SVG: plotters writes each text element's content on its own line.
+fn svg_text(svg: &str) -> String {
+    svg.lines()
+        .filter(|l| !l.starts_with('<'))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn plots_have_titles_a_panel_per_batch_and_temperature_and_the_heatmap_a_colour_bar() {
+    let t = tempfile::tempdir().unwrap();
+    let run = t.path().join("run");
+    ci_sweep(&run, &["--temperatures", "0,0.7"]);
+    common::ok(&specula(&["report", run.to_str().unwrap()]));
+    let plot = |p: &str| {
+        let svg = std::fs::read_to_string(run.join(format!("report/plots/{p}.svg"))).unwrap();
+        svg_text(&svg)
+    };
+    let titles = [
+        ("throughput", "Decode throughput (tokens/s) against batch size by draft config — tiny-llama; a panel per temperature"),
+        ("tau", "Acceptance length tau (tokens per verify step) by draft config — tiny-llama; a panel per batch size x temperature"),
+        ("positions", "by draft config — tiny-llama; a panel per temperature; mean over batch sizes"),
+        ("tau_histogram", "over all 12 speculative rows, pooled"),
+        ("kernels", "Time per decode step by span (microseconds) — tiny-llama, batch 1, prompt set"),
+        ("speedup_heatmap", "Wall-clock speedup over the same-run baseline by steps x topk — tiny-llama; a panel per batch size x temperature"),
+    ];
+    for (p, title) in titles {
+        assert!(
+            plot(p).contains(title),
+            "{p} is titled {title}:\n{}",
+            plot(p)
+        );
+    }
+    for p in ["tau", "speedup_heatmap"] {
+        for panel in [
+            "batch 1, T=0",
+            "batch 1, T=0.7",
+            "batch 2, T=0",
+            "batch 2, T=0.7",
+        ] {
+            assert!(plot(p).contains(panel), "{p} has a panel {panel}");
+        }
+    }
+    let heatmap = plot("speedup_heatmap");
+    for bar in [
+        "speedup (log scale)",
+        "2x or more",
+        "1x (no change)",
+        "0.5x or less",
+    ] {
+        assert!(heatmap.contains(bar), "the heatmap's colour bar: {bar}");
+    }
+    let html = std::fs::read_to_string(run.join("report/report.html")).unwrap();
+    assert!(html.contains("<figcaption>Wall-clock speedup over the same-run baseline"));
+}
+
+#[test]
+fn compare_plots_name_their_measure_and_draw_the_noise_band() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, b) = (t.path().join("a"), t.path().join("b"));
+    ci_sweep(&a, &["--repeats", "2", "--batch-sizes", "1"]);
+    ci_sweep(&b, &["--repeats", "2", "--batch-sizes", "1"]);
+    let out = t.path().join("cmp");
+    let args = [
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--noise-threshold",
+        "0.08",
+    ];
+    common::ok(&specula(&args));
+    let plot =
+        |p: &str| svg_text(&std::fs::read_to_string(out.join(format!("plots/{p}.svg"))).unwrap());
+    let scatter = plot("throughput_a_vs_b");
+    assert!(scatter.contains("Decode throughput (throughput_tok_s, tokens/s) of B against A"));
+    assert!(scatter.contains("A: decode tokens / s") && scatter.contains("B: decode tokens / s"));
+    let changes = plot("changes");
+    assert!(changes
+        .contains("speedup for speculative rows (dot), decode throughput for baselines (square)"));
+    for p in [&scatter, &changes] {
+        assert!(p.contains("±8% noise threshold") && p.contains("noise band: ±8%"));
+        assert!(p.contains("95% bootstrap interval"));
+    }
+}
+
 #[test]
 fn rows_with_a_tau_of_one_are_reported_as_configuration_errors_not_results() {
     let t = tempfile::tempdir().unwrap();

@@ -184,9 +184,10 @@ pub fn write(a: &Path, b: &Path, out: &Path, s: &Settings) -> Result<Compared, C
     }
     doc.heading(2, "Plots");
     if !cmp.rows.is_empty() {
-        let scatter = render(&plots::Scatter(&cmp.rows), &plot_dir, "plots");
+        let (rows, settings) = (&cmp.rows, s);
+        let scatter = render(&plots::Scatter { rows, settings }, &plot_dir, "plots");
         doc.push(Block::Figure(scatter.map_err(ReportError::from)?));
-        let changes = render(&plots::Changes(&cmp.rows), &plot_dir, "plots");
+        let changes = render(&plots::Changes { rows, settings }, &plot_dir, "plots");
         doc.push(Block::Figure(changes.map_err(ReportError::from)?));
     }
     let files = write_pages(&doc, out, "compare")?;

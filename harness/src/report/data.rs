@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 pub struct RowView {
     /// The row key.
     pub key: String,
+    /// The model pair's name from the row key.
+    pub model: String,
     /// The draft config's label from the row key (`base`, `s3k1n4`, ...).
     pub config: String,
     /// Draft depth (0 = baseline).
@@ -21,6 +23,8 @@ pub struct RowView {
     pub prompt_set: String,
     /// Sampling temperature.
     pub temperature: f64,
+    /// Repeat index.
+    pub repeat: usize,
     /// Acceptance length.
     pub tau: f64,
     /// Accept rate (speculative rows).
@@ -42,14 +46,17 @@ impl RowView {
     pub fn of(r: &Record) -> RowView {
         let key = r.text("row_key").to_string();
         let config = key.split('.').nth(1).unwrap_or("?").to_string();
+        let model = key.split('.').next().unwrap_or("?").to_string();
         let num = |c: &str| r.num(c).unwrap_or(0.0);
         RowView {
+            model,
             config,
             steps: num("steps") as usize,
             topk: num("topk") as usize,
             batch: num("batch_size") as usize,
             prompt_set: r.text("prompt_set").to_string(),
             temperature: num("temperature"),
+            repeat: num("repeat") as usize,
             tau: num("tau"),
             accept_rate: num("accept_rate"),
             throughput: num("throughput_tok_s"),
@@ -58,15 +65,6 @@ impl RowView {
             lossless: r.text("lossless").to_string(),
             flagged: r.likely_config_error(),
             key,
-        }
-    }
-
-    /// The series name of the row's config at its temperature (`s3k1n4`, `s3k1n4 T=0.7`).
-    pub fn series(&self) -> String {
-        if self.temperature == 0.0 {
-            self.config.clone()
-        } else {
-            format!("{} T={}", self.config, self.temperature)
         }
     }
 }

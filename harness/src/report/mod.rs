@@ -20,7 +20,7 @@ use crate::run_folder::row_key::without_config;
 use crate::run_folder::summary::Summary;
 use crate::run_folder::{Run, RunFolderError};
 use crate::Fault;
-use data::{mean_by, views, RowView};
+use data::{views, RowView};
 use plots::kernels::{Bar, Kernels, SPANS};
 use plots::render;
 pub use plots::PlotError;
@@ -92,32 +92,18 @@ const COLUMNS: [&str; 9] = [
     "repeat",
 ];
 
-/// Mean a_k per draft config over `rows`.
-fn position_curves(run: &Run, rows: &[&RowView]) -> Vec<(String, Vec<f64>)> {
-    let mut out: Vec<(String, Vec<f64>, usize)> = Vec::new();
-    for r in rows {
-        let Some(a) = run.positions.get(&r.key) else {
-            continue;
-        };
-        match out.iter_mut().find(|c| c.0 == r.series()) {
-            Some(c) if c.1.len() == a.len() => {
-                c.1.iter_mut().zip(a).for_each(|(s, x)| *s += x);
-                c.2 += 1;
-            }
-            Some(_) => {}
-            None => out.push((r.series(), a.clone(), 1)),
-        }
-    }
-    out.into_iter()
-        .map(|(n, s, k)| (n, s.into_iter().map(|x| x / k as f64).collect()))
-        .collect()
-}
-
 /// Step costs of one baseline group (the first: smallest batch, first prompt set, repeat 0).
-fn kernel_bars(rows: &[&RowView], run: &Run, an: &[RowAnalysis]) -> Vec<Bar> {
+fn kernel_bars(rows: &[&RowView], run: &Run, an: &[RowAnalysis]) -> Kernels {
     let Some(first) = rows.iter().min_by_key(|r| r.batch) else {
-        return Vec::new();
+        return Kernels {
+            bars: Vec::new(),
+            scope: String::new(),
+        };
     };
+    let scope = format!(
+        "{}, batch {}, prompt set {}, T={}, repeat {}",
+        first.model, first.batch, first.prompt_set, first.temperature, first.repeat
+    );
     let g = without_config(&first.key);
     let mut bars = Vec::new();
     for r in rows.iter().filter(|r| without_config(&r.key) == g) {
@@ -140,7 +126,7 @@ fn kernel_bars(rows: &[&RowView], run: &Run, an: &[RowAnalysis]) -> Vec<Bar> {
             baseline_step: a.and_then(|a| a.baseline_step_us),
         });
     }
-    bars
+    Kernels { bars, scope }
 }
 
 /// Writes the report of `run_dir` into `out`; returns the files written.
@@ -168,34 +154,31 @@ pub fn write(run_dir: &Path, out: &Path) -> Result<Vec<PathBuf>, ReportError> {
             &plot_dir,
             "plots",
         )?);
-        let curves = position_curves(&run, &speculative);
-        if !curves.is_empty() {
-            figures.push(render(
-                &plots::positions::Positions(curves),
-                &plot_dir,
-                "plots",
-            )?);
+        let curves = plots::positions::Positions {
+            rows: &speculative,
+            positions: &run.positions,
+        };
+        if !curves.curves().is_empty() {
+            figures.push(render(&curves, &plot_dir, "plots")?);
         }
-        let taus = speculative.iter().map(|r| r.tau).collect();
         figures.push(render(
-            &plots::histogram::TauHistogram(taus),
+            &plots::histogram::TauHistogram(&speculative),
             &plot_dir,
             "plots",
         )?);
     }
-    let bars = kernel_bars(&results, &run, &analysis);
-    if bars.is_empty() {
+    let kernels = kernel_bars(&results, &run, &analysis);
+    if kernels.bars.is_empty() {
         missing.push("no span timings (spans off): no per-span breakdown".to_string());
     } else {
-        figures.push(render(&Kernels(bars), &plot_dir, "plots")?);
+        figures.push(render(&kernels, &plot_dir, "plots")?);
     }
-    let cells: Vec<(usize, usize, f64)> =
-        mean_by(&speculative, |r| (r.steps, r.topk), |r| r.speedup)
-            .into_iter()
-            .map(|((s, k), m, _, _)| (s, k, m))
-            .collect();
-    if !cells.is_empty() {
-        figures.push(render(&plots::heatmap::Heatmap(cells), &plot_dir, "plots")?);
+    if speculative.iter().any(|r| r.speedup.is_some()) {
+        figures.push(render(
+            &plots::heatmap::Heatmap(&speculative),
+            &plot_dir,
+            "plots",
+        )?);
     }
     let mut doc = Document::new(format!("specula report: {}", run.rows[0].text("run_id")));
     sections::overview(&mut doc, &run, &all);

@@ -1,29 +1,54 @@
-//! A histogram of the speculative rows' tau, in bins of 0.1.
+//! A histogram of the speculative rows' tau, in bins of 0.1, every draft
+//! config, model pair, batch size and temperature pooled (the title says
+//! which).
 
 use super::{color, err, Chart};
+use crate::report::data::RowView;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-/// The histogram of these tau values.
-pub struct TauHistogram(pub Vec<f64>);
+/// The histogram of these rows' tau.
+pub struct TauHistogram<'a>(pub &'a [&'a RowView]);
+
+/// The distinct values of `f` over `rows`, in order, as text.
+fn values<T: PartialOrd + ToString>(rows: &[&RowView], f: impl Fn(&RowView) -> T) -> String {
+    let mut v: Vec<T> = rows.iter().map(|r| f(r)).collect();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    v.dedup_by(|a, b| a == b);
+    v.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 const BIN: f64 = 0.1;
 
-impl Chart for TauHistogram {
+impl Chart for TauHistogram<'_> {
     fn name(&self) -> &'static str {
         "tau_histogram"
     }
 
     fn title(&self) -> String {
-        "Histogram of tau over speculative rows (bins of 0.1)".into()
+        let rows = self.0;
+        let mut models: Vec<&str> = rows.iter().map(|r| r.model.as_str()).collect();
+        models.sort_unstable();
+        models.dedup();
+        format!(
+            "Histogram of tau (bins of 0.1) over all {} speculative rows, pooled: every draft config, model pair ({}), batch size ({}), temperature ({}) and repeat",
+            rows.len(),
+            models.join(", "),
+            values(rows, |r| r.batch),
+            values(rows, |r| r.temperature),
+        )
     }
 
     fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        let taus: Vec<f64> = self.0.iter().map(|r| r.tau).collect();
         let bin = |t: f64| (t / BIN + 1e-9).floor() as i64;
-        let lo = self.0.iter().map(|t| bin(*t)).min().unwrap_or(10);
-        let hi = self.0.iter().map(|t| bin(*t)).max().unwrap_or(10);
+        let lo = taus.iter().map(|t| bin(*t)).min().unwrap_or(10);
+        let hi = taus.iter().map(|t| bin(*t)).max().unwrap_or(10);
         let mut counts = vec![0usize; (hi - lo + 1) as usize];
-        for t in &self.0 {
+        for t in &taus {
             counts[(bin(*t) - lo) as usize] += 1;
         }
         let cmax = counts.iter().copied().max().unwrap_or(1);
@@ -36,7 +61,7 @@ impl Chart for TauHistogram {
             .map_err(err)?;
         chart
             .configure_mesh()
-            .x_desc("tau")
+            .x_desc("tau (tokens per verify step)")
             .y_desc("rows")
             .y_label_formatter(&|y| {
                 if (y - y.round()).abs() < 1e-6 {
@@ -64,5 +89,21 @@ impl Chart for TauHistogram {
             )
             .map_err(err)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::plots::test_rows::rows;
+
+    #[test]
+    fn the_histogram_title_says_what_it_pools() {
+        let views = rows(&["tiny-llama"], 3, &[1, 4], &[0.0, 0.7], &["builtin"]);
+        let spec: Vec<&RowView> = views.iter().filter(|r| r.steps > 0).collect();
+        let svg = super::super::svg(&TauHistogram(&spec)).unwrap();
+        let text = crate::report::plots::svg_text::text(&svg);
+        assert!(text.contains("over all 12 speculative rows, pooled"));
+        assert!(text.contains("batch size (1, 4), temperature (0, 0.7)"));
     }
 }

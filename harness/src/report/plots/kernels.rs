@@ -6,6 +6,7 @@
 use super::{category, color, err, legend, upper, Chart};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use specula_engine::timing::Span;
 
 /// The spans stacked, bottom to top: every span of a decode step, in step
@@ -29,8 +30,13 @@ pub struct Bar {
     pub baseline_step: Option<f64>,
 }
 
-/// The breakdown plot.
-pub struct Kernels(pub Vec<Bar>);
+/// The breakdown plot of one baseline group.
+pub struct Kernels {
+    /// One bar per row of the group.
+    pub bars: Vec<Bar>,
+    /// Which group: model pair, batch size, prompt set, temperature, repeat.
+    pub scope: String,
+}
 
 impl Chart for Kernels {
     fn name(&self) -> &'static str {
@@ -38,13 +44,16 @@ impl Chart for Kernels {
     }
 
     fn title(&self) -> String {
-        "Time per decode step by span (microseconds); the black tick is tau x baseline step: a bar above it is a net loss (tau < break-even tau)".into()
+        format!(
+            "Time per decode step by span (microseconds) — {}; black tick: tau x the baseline's step, a bar above its tick is a net loss (tau below break-even tau)",
+            self.scope
+        )
     }
 
     fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
-        let labels: Vec<String> = self.0.iter().map(|b| b.label.clone()).collect();
+        let labels: Vec<String> = self.bars.iter().map(|b| b.label.clone()).collect();
         let ymax = self
-            .0
+            .bars
             .iter()
             .map(|b| {
                 let line = b.tau.zip(b.baseline_step).map_or(0.0, |((t, _), s)| t * s);
@@ -64,8 +73,9 @@ impl Chart for Kernels {
             .configure_mesh()
             .x_labels(labels.len() * 2 + 1)
             .x_label_formatter(&category(&labels))
-            .x_desc("row")
+            .x_desc("draft config")
             .y_desc("microseconds per decode step")
+            .y_label_formatter(&|y| format!("{y:.0}"))
             .disable_x_mesh()
             .label_style(("sans-serif", 14))
             .axis_desc_style(("sans-serif", 16))
@@ -74,7 +84,7 @@ impl Chart for Kernels {
         for (si, span) in SPANS.iter().enumerate() {
             let c = color(si);
             chart
-                .draw_series(self.0.iter().enumerate().map(|(i, b)| {
+                .draw_series(self.bars.iter().enumerate().map(|(i, b)| {
                     let y0: f64 = b.us[..si].iter().sum();
                     let x = i as f64;
                     Rectangle::new([(x - 0.3, y0), (x + 0.3, y0 + b.us[si])], c.filled())
@@ -83,7 +93,7 @@ impl Chart for Kernels {
                 .label(span.name())
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.filled()));
         }
-        for (i, b) in self.0.iter().enumerate() {
+        for (i, b) in self.bars.iter().enumerate() {
             let x = i as f64;
             let top: f64 = b.us.iter().sum();
             if let (Some((tau, be)), Some(base)) = (b.tau, b.baseline_step) {
@@ -94,13 +104,18 @@ impl Chart for Kernels {
                         BLACK.stroke_width(3),
                     )))
                     .map_err(err)?;
-                chart
-                    .draw_series(std::iter::once(Text::new(
-                        format!("tau {tau:.2} / break-even {be:.2}"),
-                        (x - 0.38, top.max(line) + ymax * 0.06),
-                        ("sans-serif", 13).into_font(),
-                    )))
-                    .map_err(err)?;
+                let above = TextStyle::from(("sans-serif", 13).into_font())
+                    .pos(Pos::new(HPos::Center, VPos::Bottom));
+                let y = top.max(line) + ymax * 0.02;
+                for (i, text) in [format!("break-even {be:.2}"), format!("tau {tau:.2}")]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let at = (x, y + i as f64 * ymax * 0.05);
+                    chart
+                        .draw_series([Text::new(text, at, above.clone())])
+                        .map_err(err)?;
+                }
             }
         }
         legend(&mut chart, SeriesLabelPosition::UpperLeft)

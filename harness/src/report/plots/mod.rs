@@ -3,59 +3,33 @@
 //! Sans, built into the binary (Bitstream Vera licence, see
 //! `harness/assets/fonts/`), so no system fonts are needed.
 
+pub mod colorbar;
 pub mod heatmap;
 pub mod histogram;
 pub mod kernels;
+pub mod panels;
 pub mod positions;
+pub mod style;
+#[cfg(test)]
+pub mod svg_text;
 pub mod tau_spread;
+#[cfg(test)]
+pub mod test_rows;
 pub mod throughput;
 
 use crate::doc::Figure;
-use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 use std::sync::Once;
 
-/// Pixel size of every plot.
-pub const SIZE: (u32, u32) = (900, 520);
+/// Pixel size of a plot of one panel, below its title.
+pub const SIZE: (u32, u32) = (900, 480);
 
-/// Colours of successive series (colour-blind friendly).
-pub const PALETTE: [RGBColor; 8] = [
-    RGBColor(0, 114, 178),
-    RGBColor(230, 159, 0),
-    RGBColor(0, 158, 115),
-    RGBColor(204, 121, 167),
-    RGBColor(86, 180, 233),
-    RGBColor(213, 94, 0),
-    RGBColor(240, 228, 66),
-    RGBColor(90, 90, 90),
-];
+pub use style::color;
 
-/// The colour of series `i`.
-pub fn color(i: usize) -> RGBColor {
-    PALETTE[i % PALETTE.len()]
-}
-
-/// Draws `pts` as a line labelled `name` with a dot at each point, in `c`.
-pub fn line_with_dots<'a, DB: DrawingBackend + 'a>(
-    chart: &mut ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
-    pts: Vec<(f64, f64)>,
-    name: String,
-    c: RGBColor,
-) -> Result<(), String> {
-    chart
-        .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
-        .map_err(err)?
-        .label(name)
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
-    chart
-        .draw_series(pts.iter().map(|p| Circle::new(*p, 4, c.filled())))
-        .map_err(err)?;
-    Ok(())
-}
-
-/// The legend every plot draws: at `position`, on a translucent white box.
+/// The legend every single-panel plot draws: at `position`, on a translucent white box.
 pub fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
     position: SeriesLabelPosition,
@@ -79,10 +53,80 @@ pub fn err<E: std::fmt::Display>(e: E) -> String {
 pub trait Chart {
     /// File stem (`throughput`, ...).
     fn name(&self) -> &'static str;
-    /// Caption.
+    /// Title, drawn above the plot and used as its caption: what it shows
+    /// and over which rows (what is split, what is pooled).
     fn title(&self) -> String;
+    /// Pixel size of the plot below its title.
+    fn size(&self) -> (u32, u32) {
+        SIZE
+    }
     /// Draws the plot on `area` (already white).
     fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String>;
+}
+
+/// Font size of titles.
+const TITLE_FONT: f64 = 18.0;
+/// Height of a title line.
+const TITLE_LINE: u32 = 24;
+
+/// `text` cut at spaces into lines at most `width` pixels wide in the title font.
+fn wrap(text: &str, width: u32) -> Vec<String> {
+    let font = ("sans-serif", TITLE_FONT).into_font();
+    let fits = |s: &str| font.box_size(s).map_or(s.len() as u32 * 10, |b| b.0) <= width;
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let candidate = if line.is_empty() {
+            word.to_string()
+        } else {
+            format!("{line} {word}")
+        };
+        if fits(&candidate) || line.is_empty() {
+            line = candidate;
+        } else {
+            lines.push(std::mem::replace(&mut line, word.to_string()));
+        }
+    }
+    lines.push(line);
+    lines
+}
+
+/// The figure's full size and its title lines.
+fn layout<C: Chart>(chart: &C) -> ((u32, u32), Vec<String>) {
+    let (w, h) = chart.size();
+    let lines = wrap(&chart.title(), w - 30);
+    let title_h = 12 + lines.len() as u32 * TITLE_LINE;
+    ((w, h + title_h), lines)
+}
+
+/// Draws the title lines, then the chart below them.
+fn draw_figure<DB: DrawingBackend, C: Chart>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &C,
+    lines: &[String],
+) -> Result<(), String> {
+    root.fill(&WHITE).map_err(err)?;
+    let style = TextStyle::from(("sans-serif", TITLE_FONT).into_font())
+        .pos(Pos::new(HPos::Left, VPos::Top));
+    for (i, l) in lines.iter().enumerate() {
+        root.draw_text(l, &style, (15, 8 + (i as u32 * TITLE_LINE) as i32))
+            .map_err(err)?;
+    }
+    let (_, body) = root.split_vertically(12 + lines.len() as u32 * TITLE_LINE);
+    chart.draw(&body)?;
+    root.present().map_err(err)
+}
+
+/// `chart` as SVG text.
+pub fn svg<C: Chart>(chart: &C) -> Result<String, String> {
+    register_font();
+    let (size, lines) = layout(chart);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        draw_figure(&root, chart, &lines)?;
+    }
+    Ok(svg)
 }
 
 fn register_font() {
@@ -113,19 +157,12 @@ pub fn render<C: Chart>(chart: &C, dir: &Path, prefix: &str) -> Result<Figure, P
         name: chart.name(),
         message,
     };
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(err).map_err(fail)?;
-        chart.draw(&root).map_err(fail)?;
-        root.present().map_err(err).map_err(fail)?;
-    }
+    let svg = svg(chart).map_err(fail)?;
     let png = dir.join(format!("{}.png", chart.name()));
     {
-        let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(err).map_err(fail)?;
-        chart.draw(&root).map_err(fail)?;
-        root.present().map_err(err).map_err(fail)?;
+        let (size, lines) = layout(chart);
+        let root = BitMapBackend::new(&png, size).into_drawing_area();
+        draw_figure(&root, chart, &lines).map_err(fail)?;
     }
     let svg_path = dir.join(format!("{}.svg", chart.name()));
     std::fs::write(&svg_path, &svg).map_err(|e| fail(format!("{}: {e}", svg_path.display())))?;

@@ -85,3 +85,26 @@ fn regression_a_sweep_whose_output_pipe_closes_runs_to_the_end() {
     let runs = Csv::read(&t.path().join("run/runs.csv"));
     assert_eq!(runs.column("steps"), ["0", "2"]);
 }
+
+#[test]
+fn a_missing_model_folder_says_relative_paths_are_read_from_the_spec_folder() {
+    // Issue 20, item 14: a user ran a spec from another folder and did not
+    // know where its relative model paths were looked for.
+    let t = tempfile::tempdir().unwrap();
+    std::fs::create_dir(t.path().join("specs")).unwrap();
+    std::fs::write(
+        t.path().join("specs/s.toml"),
+        "[[models]]\nname = \"m\"\ntarget = \"models/nope\"\n",
+    )
+    .unwrap();
+    let out = specula_in(t.path(), &["sweep", "specs/s.toml", "--out", "o"]);
+    let folder = t.path().join("specs");
+    assert_bad_input(
+        &out,
+        &[
+            "target = \"models/nope\"",
+            &folder.join("models/nope").display().to_string(),
+            "relative paths are read from the spec's folder",
+        ],
+    );
+}

@@ -5,6 +5,7 @@ use super::CliError;
 use clap::Args;
 use specula::serve::engine::Engine;
 use specula::serve::{serve, InjectedFault, ServeLimits, ServeOptions};
+use specula::sweep::progress::stderr_line;
 use specula_engine::pair::ModelPair;
 use specula_engine::tokenizer::TextTokenizer;
 use std::path::PathBuf;
@@ -81,7 +82,10 @@ pub fn run(a: ServeArgs, cpu_threads: Option<usize>) -> Result<(), CliError> {
     };
     let pair = ModelPair::load(&a.target, draft, &capture)?;
     if let Some(c) = pair.capture() {
-        eprintln!("specula serve: capture points {}", c.points_label());
+        stderr_line(&format!(
+            "specula serve: capture points {}",
+            c.points_label()
+        ));
     }
     let name = a
         .served_model_name

@@ -12,6 +12,7 @@
 
 use super::engine::{Done, Engine, Failure, Job};
 use super::injected::InjectedFault;
+use crate::sweep::progress::stderr_line;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -93,7 +94,7 @@ impl Batcher {
                 let panics = fault == Some(InjectedFault::PanicInEngine);
                 let work = move || run(&engine, &rx, &count, max_batch.max(1), panics);
                 if let Err(e) = specula_kernels::cpu::with_cpu_threads(cpu_threads, work) {
-                    eprintln!("specula serve: the engine cannot start: {e}");
+                    stderr_line(&format!("specula serve: the engine cannot start: {e}"));
                 }
             })
             .expect("the system starts the engine thread");
@@ -186,7 +187,9 @@ fn run(
             }))
             .unwrap_or_else(|panic| {
                 let why = panic_message(panic.as_ref());
-                eprintln!("specula serve: the engine panicked on a batch ({why}); serving on");
+                stderr_line(&format!(
+                    "specula serve: the engine panicked on a batch ({why}); serving on"
+                ));
                 Err((500, format!("the engine failed on this batch: {why}")))
             });
             match result {

@@ -5,6 +5,7 @@
 //! (streamed events go out as they are made).
 
 use super::limits::ServeLimits;
+use crate::sweep::progress::stderr_line;
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -46,7 +47,9 @@ pub async fn accept_forever(listener: TcpListener, router: Router, limits: Serve
             Err(e) => {
                 // Out of file descriptors, mostly: wait for some to close.
                 if !complained {
-                    eprintln!("specula serve: cannot accept a connection ({e}); waiting");
+                    stderr_line(&format!(
+                        "specula serve: cannot accept a connection ({e}); waiting"
+                    ));
                     complained = true;
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;

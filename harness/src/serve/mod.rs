@@ -36,6 +36,7 @@ pub mod vllm_api;
 pub use injected::InjectedFault;
 pub use limits::ServeLimits;
 
+use crate::sweep::progress::stderr_line;
 use batcher::Batcher;
 use engine::Engine;
 use routes::Service;
@@ -100,10 +101,10 @@ pub fn serve(engine: Engine, options: ServeOptions) -> Result<(), ServeError> {
         .enable_all()
         .build()
         .map_err(|e| ServeError::Runtime(e.to_string()))?;
-    eprintln!(
+    stderr_line(&format!(
         "specula serve: listening on http://{} ({}; batches of up to {})",
         options.addr, engine.speculative, options.max_batch
-    );
+    ));
     let engine = Arc::new(engine);
     let limits = options.limits.clone();
     let service = Arc::new(Service {

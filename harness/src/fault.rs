@@ -12,4 +12,7 @@ pub enum Fault {
     Failed,
     /// Ctrl-C or SIGTERM stopped the work; finished results are kept.
     Interrupted,
+    /// The work ran but could not decide: a gate whose timings could not be
+    /// judged, under a policy that does not let that pass.
+    Inconclusive,
 }

@@ -10,11 +10,12 @@ use std::io::Write;
 use std::process::ExitCode;
 
 /// 0 ok; 1 a regression, mismatch, failed point or failed write; 2 unusable
-/// input; 130 interrupted (README, Exit codes).
+/// input; 3 a gate that could not decide; 130 interrupted (README, Exit codes).
 fn exit_code(fault: Fault) -> u8 {
     match fault {
         Fault::Failed => 1,
         Fault::Input => 2,
+        Fault::Inconclusive => 3,
         Fault::Interrupted => 130,
     }
 }

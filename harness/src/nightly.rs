@@ -2,7 +2,7 @@
 //! baseline of the same sweep, into `OUT/<UTC date>/` (`run/`, `report/`,
 //! `gate.md`), for a cron job.
 
-use crate::gate::{judge, GateError, Policy};
+use crate::gate::{judge, GateError, GateVerdict, OnInconclusive, Policy};
 use crate::report::ReportError;
 use crate::run_folder::meta::rfc3339;
 use crate::run_folder::schema::{META_JSON, RUNS_CSV};
@@ -43,8 +43,10 @@ pub struct NightlyOutcome {
     pub markdown: String,
     /// `gate.md`.
     pub gate_md: PathBuf,
-    /// Whether the gate found a regression.
-    pub regressed: bool,
+    /// The gate's verdict.
+    pub verdict: GateVerdict,
+    /// What the policy does with an inconclusive verdict.
+    pub on_inconclusive: OnInconclusive,
 }
 
 /// Why the nightly job stopped.
@@ -164,7 +166,8 @@ pub fn run(n: &Nightly) -> Result<NightlyOutcome, NightlyError> {
         baseline,
         sweep,
         report,
-        regressed: judgement.regressed(),
+        verdict: judgement.verdict(),
+        on_inconclusive: n.policy.on_inconclusive,
         markdown: judgement.markdown,
         gate_md,
     })

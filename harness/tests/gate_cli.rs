@@ -80,8 +80,19 @@ fn two_runs_of_the_same_build_pass_the_gate() {
     gate_sweep(&current, &[]);
     let o = gate(baseline(), &current, &[]);
     let text = stdout(&o);
-    assert_eq!(o.status.code(), Some(0), "{text}\n{}", stderr(&o));
-    assert!(text.starts_with("# specula gate: PASS"), "{text}");
+    // Never a regression; inconclusive (exit 3) when the machine's load
+    // changed between the runs so that timing could not be judged.
+    match o.status.code() {
+        Some(0) => assert!(text.starts_with("# specula gate: PASS"), "{text}"),
+        Some(3) => assert!(
+            text.starts_with("# specula gate: INCONCLUSIVE")
+                && lines_of(&text, "cpu_speedup")
+                    .iter()
+                    .any(|l| l.contains("machine state differs")),
+            "{text}"
+        ),
+        other => panic!("exit {other:?}: {text}\n{}", stderr(&o)),
+    }
     for l in lines_of(&text, "tau") {
         assert!(
             l.ends_with("| pass |"),
@@ -345,4 +356,42 @@ fn a_policy_that_checks_only_tau_ignores_timings() {
     let text = stdout(&o);
     assert_eq!(lines_of(&text, "tau").len(), 3);
     assert!(lines_of(&text, "cpu_speedup").is_empty());
+}
+
+#[test]
+fn regression_timings_not_judged_passed_the_gate_silently_now_inconclusive_exit_3() {
+    // A planted 20% verify slowdown once passed with exit 0 because the
+    // pace check refused to judge it (issue 24).
+    let t = tempfile::tempdir().unwrap();
+    let base = common::copy_of_committed_baseline(t.path(), "base");
+    let cur = common::copy_of_committed_baseline(t.path(), "cur");
+    // The current run's baselines ran 30% faster per CPU second: another machine state.
+    let pace = RUNS_COLUMNS.iter().position(|h| *h == "cpu_tok_s").unwrap();
+    edit_runs(&cur, |i, l| {
+        let mut cells: Vec<String> = l.split(',').map(str::to_owned).collect();
+        if i > 0 && cells.iter().any(|c| c.contains(".base.")) {
+            let v: f64 = cells[pace].parse().unwrap();
+            cells[pace] = format!("{}", v * 1.3);
+        }
+        Some(cells.join(","))
+    });
+    let o = gate(&base, &cur, &[]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(3), "{text}\n{}", stderr(&o));
+    assert!(text.starts_with("# specula gate: INCONCLUSIVE"), "{text}");
+    assert!(
+        text.contains("What to do") && text.contains("fails the job on it (exit 3)"),
+        "{text}"
+    );
+    assert!(stderr(&o).contains("inconclusive"), "{}", stderr(&o));
+    let json = gate(&base, &cur, &["--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["verdict"], "inconclusive");
+    // A policy may let it pass; the summary still says it is inconclusive.
+    let policy = t.path().join("policy.toml");
+    std::fs::write(&policy, "on_inconclusive = \"pass\"\n").unwrap();
+    let o = gate(&base, &cur, &["--policy", policy.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("# specula gate: INCONCLUSIVE"));
+    assert!(stdout(&o).contains("lets it pass (exit 0)"));
 }

@@ -268,7 +268,12 @@ fn nightly_sweeps_reports_and_gates_against_the_newest_baseline_into_a_dated_fol
         "--out",
         nightly.to_str().unwrap(),
     ];
-    let text = common::ok(&specula(&args));
+    // One repeat per row: the gate cannot judge timing, so the nightly run is
+    // inconclusive (exit 3) under the default policy, never a silent pass.
+    let first = specula(&args);
+    let text = String::from_utf8_lossy(&first.stdout).into_owned();
+    assert_eq!(first.status.code(), Some(3), "{text}");
+    assert!(text.contains("specula gate: INCONCLUSIVE"), "{text}");
     assert!(
         text.contains("ci-new (run"),
         "the newest baseline is used:\n{text}"
@@ -292,7 +297,11 @@ fn nightly_sweeps_reports_and_gates_against_the_newest_baseline_into_a_dated_fol
     ] {
         assert!(day.join(f).exists(), "{f}");
     }
-    common::ok(&specula(&args));
+    let policy = t.path().join("policy.toml");
+    std::fs::write(&policy, "on_inconclusive = \"pass\"\n").unwrap();
+    let mut passing = args.to_vec();
+    passing.extend(["--policy", policy.to_str().unwrap()]);
+    common::ok(&specula(&passing));
     assert!(
         nightly.join(format!("{name}-2")).join("gate.md").exists(),
         "a second run the same day gets its own folder"

@@ -3,7 +3,7 @@
 use super::output::{errln, out, outln};
 use super::CliError;
 use clap::Args;
-use specula::gate::{judge, Policy};
+use specula::gate::{judge, GateVerdict, OnInconclusive, Policy};
 use std::path::PathBuf;
 
 /// Arguments of `specula gate`.
@@ -31,8 +31,11 @@ Policy file (TOML, every field optional; the defaults):
 Warns when the runs differ in build profile, CPU threads, CPU model, or in whether the
 machine was saturated when they started: timings are then not comparable.
 
+  on_inconclusive = \"fail\"    # timings not judged and nothing regressed: exit 3 (\"pass\": exit 0);
+                               # the summary says INCONCLUSIVE and what to do either way
+
 Exit codes: 0 pass, 1 regression, 2 unusable input (missing columns, mismatched schemas,
-empty runs, baseline rows without a match).
+empty runs, baseline rows without a match), 3 inconclusive (some timing not judged).
 
 Example:
   specula gate --baseline results/baselines/ci --current results/runs/gate-20261129T120000Z")]
@@ -55,8 +58,8 @@ pub struct GateArgs {
     json: bool,
 }
 
-/// Runs the gate; `Ok(true)` when it found a regression.
-pub fn run(a: GateArgs) -> Result<bool, CliError> {
+/// Runs the gate: its verdict, and what the policy does with an inconclusive one.
+pub fn run(a: GateArgs) -> Result<(GateVerdict, OnInconclusive), CliError> {
     let policy = match &a.policy {
         Some(p) => Policy::read(p)?,
         None => Policy::default(),
@@ -76,5 +79,5 @@ pub fn run(a: GateArgs) -> Result<bool, CliError> {
     } else {
         out!("{}", judgement.markdown);
     }
-    Ok(judgement.regressed())
+    Ok((judgement.verdict(), policy.on_inconclusive))
 }

@@ -78,6 +78,9 @@ pub enum CliError {
     /// A check found a problem (already reported on stdout).
     #[error("{0} (see above)")]
     Found(String),
+    /// A gate could not decide and its policy does not let that pass.
+    #[error("{0}")]
+    Inconclusive(String),
     /// A prompt set is unusable.
     #[error(transparent)]
     Dataset(#[from] specula_datasets::DatasetError),
@@ -99,6 +102,7 @@ impl CliError {
             CliError::Nightly(e) => e.fault(),
             CliError::Serve(e) => e.fault(),
             CliError::Write { .. } | CliError::Found(_) => Fault::Failed,
+            CliError::Inconclusive(_) => Fault::Inconclusive,
         }
     }
 
@@ -165,7 +169,7 @@ enum Command {
     /// vLLM (/v1/completions, /metrics) protocols, for the sweep's sglang and vllm backends.
     Serve(serve::ServeArgs),
     /// CI performance gate: deterministic measures exactly, speedup by a bootstrap
-    /// interval over repeats; exit 0 pass, 1 regression, 2 unusable input.
+    /// interval over repeats; exit 0 pass, 1 regression, 2 unusable input, 3 inconclusive.
     Gate(gate::GateArgs),
     /// Plots (SVG, PNG), a self-contained report.html and a report.md of a run, with its acceptance analysis.
     Report(report::ReportArgs),
@@ -220,9 +224,26 @@ fn command(command: Command, cpu_threads: Option<usize>) -> Result<(), CliError>
         Command::Serve(a) => serve::run(a, cpu_threads),
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),
-        Command::Nightly(a) => found(nightly::run(a)?, "the gate found a regression"),
-        Command::Gate(a) => found(gate::run(a)?, "the gate found a regression"),
+        Command::Nightly(a) => gate_outcome(nightly::run(a)?),
+        Command::Gate(a) => gate_outcome(gate::run(a)?),
         Command::Audit(a) => found(audit::run(a)?, "the audit found a problem"),
+    }
+}
+
+/// A gate's exit: 1 for a regression, 3 for an inconclusive run unless its
+/// policy lets that pass, else 0.
+fn gate_outcome(
+    (verdict, on_inconclusive): (specula::gate::GateVerdict, specula::gate::OnInconclusive),
+) -> Result<(), CliError> {
+    use specula::gate::{GateVerdict, OnInconclusive};
+    match (verdict, on_inconclusive) {
+        (GateVerdict::Regression, _) => found(true, "the gate found a regression"),
+        (GateVerdict::Inconclusive, OnInconclusive::Fail) => Err(CliError::Inconclusive(
+            "the gate is inconclusive: nothing regressed, but some timings could not be judged \
+             (see the summary for what to do; a policy with on_inconclusive = \"pass\" exits 0)"
+                .into(),
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -37,8 +37,10 @@ pub struct NightlyArgs {
     policy: Option<PathBuf>,
 }
 
-/// Runs `specula nightly`; `Ok(true)` when the gate found a regression.
-pub fn run(a: NightlyArgs) -> Result<bool, CliError> {
+/// Runs `specula nightly`: the gate's verdict, and what its policy does with an inconclusive one.
+pub fn run(
+    a: NightlyArgs,
+) -> Result<(specula::gate::GateVerdict, specula::gate::OnInconclusive), CliError> {
     let policy = match &a.policy {
         Some(p) => Policy::read(p)?,
         None => Policy::default(),
@@ -60,5 +62,5 @@ pub fn run(a: NightlyArgs) -> Result<bool, CliError> {
     }
     out!("{}", n.markdown);
     outln!("wrote {}", n.gate_md.display());
-    Ok(n.regressed)
+    Ok((n.verdict, n.on_inconclusive))
 }

@@ -107,10 +107,25 @@ pub struct Check {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GateVerdict {
-    /// No check regressed (exit 0).
+    /// No check regressed and every check was judged (exit 0).
     Pass,
     /// A check regressed (exit 1).
     Regression,
+    /// No check regressed, but some timing check could not be judged (the
+    /// machine ran the baselines at another pace, too few repeats): exit 3,
+    /// or 0 under a policy with `on_inconclusive = "pass"`.
+    Inconclusive,
+}
+
+impl GateVerdict {
+    /// The word of the summary's title.
+    pub fn title(self) -> &'static str {
+        match self {
+            GateVerdict::Pass => "PASS",
+            GateVerdict::Regression => "REGRESSION",
+            GateVerdict::Inconclusive => "INCONCLUSIVE",
+        }
+    }
 }
 
 /// Checks counted by status.

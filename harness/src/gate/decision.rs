@@ -11,7 +11,7 @@
 //! shows both moving together), so a different machine state is reported
 //! as "not judged" rather than as a change of the build.
 
-use super::check::{Check, NotJudged, Shown, Status, Values};
+use super::check::{Check, GateVerdict, NotJudged, Shown, Status, Values};
 use super::pace::{pace_change, pace_column, Pairs};
 use super::policy::{Measure, Policy};
 use crate::run_folder::by_identity;
@@ -33,6 +33,18 @@ impl Decision {
     /// Whether any check regressed.
     pub fn regressed(&self) -> bool {
         self.checks.iter().any(|c| c.status == Status::Regressed)
+    }
+
+    /// The whole run's verdict: a regression wins; otherwise any check not
+    /// judged makes it inconclusive, never a silent pass.
+    pub fn verdict(&self) -> GateVerdict {
+        if self.regressed() {
+            GateVerdict::Regression
+        } else if self.checks.iter().any(|c| c.status == Status::NotJudged) {
+            GateVerdict::Inconclusive
+        } else {
+            GateVerdict::Pass
+        }
     }
 }
 

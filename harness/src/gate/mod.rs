@@ -15,15 +15,16 @@ pub mod pace;
 pub mod policy;
 pub mod summary;
 
+pub use check::GateVerdict;
 pub use decision::{decide, Decision};
-pub use policy::Policy;
+pub use policy::{OnInconclusive, Policy};
 
 use crate::doc::markdown::Markdown;
 use crate::doc::Render;
 use crate::run_folder::environment::{differences, Difference};
 use crate::run_folder::{Run, RunFolderError};
 use crate::Fault;
-use check::{Check, Counts, GateVerdict};
+use check::{Check, Counts};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -87,14 +88,15 @@ impl Judgement {
         self.decision.regressed()
     }
 
+    /// The verdict: pass, regression or inconclusive.
+    pub fn verdict(&self) -> GateVerdict {
+        self.decision.verdict()
+    }
+
     /// The judgement as `specula gate --json` prints it.
     pub fn report(&self) -> GateReport<'_> {
         GateReport {
-            verdict: if self.regressed() {
-                GateVerdict::Regression
-            } else {
-                GateVerdict::Pass
-            },
+            verdict: self.verdict(),
             counts: Counts::of(&self.decision.checks),
             checks: &self.decision.checks,
             notes: &self.decision.notes,
@@ -107,7 +109,7 @@ impl Judgement {
 /// the checks as numbers, the notes, and the environment warnings.
 #[derive(Debug, Serialize)]
 pub struct GateReport<'a> {
-    /// `pass` or `regression` (exit 0 or 1).
+    /// `pass`, `regression` or `inconclusive` (exit 0, 1, or 3 unless the policy passes it).
     pub verdict: GateVerdict,
     /// Checks counted by status.
     pub counts: Counts,

@@ -37,6 +37,17 @@ impl Measure {
     }
 }
 
+/// What an inconclusive gate run (timings not judged, nothing regressed) exits with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnInconclusive {
+    /// Exit 3: the job fails until someone looks (the default: no silent pass).
+    #[default]
+    Fail,
+    /// Exit 0; the summary still says INCONCLUSIVE and what to do.
+    Pass,
+}
+
 /// What the gate checks and how strictly.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -68,6 +79,9 @@ pub struct Policy {
     /// still judged (default 0.10); beyond it the machine's state differs and
     /// speedup is reported as not judged.
     pub pace_tolerance: f64,
+    /// What a run whose timings could not be judged exits with (default
+    /// `fail`: exit 3; `pass`: exit 0, still marked INCONCLUSIVE).
+    pub on_inconclusive: OnInconclusive,
 }
 
 impl Default for Policy {
@@ -91,6 +105,7 @@ impl Default for Policy {
             min_repeats: 3,
             timing_column: "cpu_speedup".into(),
             pace_tolerance: 0.10,
+            on_inconclusive: OnInconclusive::Fail,
         }
     }
 }

@@ -1,9 +1,9 @@
 //! The gate's summary for a CI job page: the verdict first, then the
 //! failing checks, then every check folded away, the policy, and notes.
 
-use super::check::{Check, Status};
+use super::check::{Check, GateVerdict, Status};
 use super::decision::Decision;
-use super::policy::Policy;
+use super::policy::{OnInconclusive, Policy};
 use crate::doc::{Block, Document, Table};
 use crate::run_folder::environment::Difference;
 use crate::run_folder::Run;
@@ -33,8 +33,8 @@ pub fn document(
     environment: &[Difference],
 ) -> Document {
     let count = |s: Status| d.checks.iter().filter(|c| c.status == s).count();
-    let verdict = if d.regressed() { "REGRESSION" } else { "PASS" };
-    let mut doc = Document::new(format!("specula gate: {verdict}"));
+    let verdict = d.verdict();
+    let mut doc = Document::new(format!("specula gate: {}", verdict.title()));
     doc.para(format!(
         "{} checks: {} regressed, {} improved, {} passed, {} not judged.",
         d.checks.len(),
@@ -43,6 +43,20 @@ pub fn document(
         count(Status::Pass),
         count(Status::NotJudged)
     ));
+    if verdict == GateVerdict::Inconclusive {
+        doc.para(format!(
+            "**Inconclusive**: nothing regressed, but {} timing checks could not be judged \
+             (the reason is in each row's change column). What to do: rerun the current run \
+             when the machine is as loaded as when the baseline was made, or with more \
+             `--repeats`; or make a new baseline on this machine. This policy {} \
+             (`on_inconclusive`).",
+            count(Status::NotJudged),
+            match policy.on_inconclusive {
+                OnInconclusive::Fail => "fails the job on it (exit 3)",
+                OnInconclusive::Pass => "lets it pass (exit 0)",
+            }
+        ));
+    }
     let measures: Vec<&str> = policy.measures.iter().map(|m| m.name()).collect();
     doc.push(Block::List(vec![
         format!("baseline: {}", baseline.describe()),

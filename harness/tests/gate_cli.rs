@@ -161,15 +161,27 @@ fn a_verify_span_20_percent_slower_fails_the_gate_on_speedup() {
             }
         }
         let timed = lines_of(&text, "cpu_speedup");
-        if timed.iter().all(|l| l.contains("machine state differs")) {
+        if o.status.code() == Some(3) {
+            assert!(
+                timed.iter().any(|l| l.contains("machine state differs")),
+                "inconclusive: {text}"
+            );
             eprintln!("attempt {attempt}: the machine's load changed, timing not judged; again");
+            continue;
+        }
+        if o.status.code() == Some(0) {
+            // Judged, and the interval reached above -5%: on a 2-core machine
+            // shared with other jobs a single pair of 8-repeat runs does not
+            // always resolve a 20% slower verify (the gate's power, issue
+            // 24); a gate that never resolves it fails below.
+            eprintln!("attempt {attempt}: judged but not resolved:\n{text}");
             continue;
         }
         assert_eq!(o.status.code(), Some(1), "{text}\n{}", stderr(&o));
         assert!(timed.iter().any(|l| l.ends_with("| REGRESSED |")), "{text}");
         return;
     }
-    panic!("the machine's load kept changing: timing was not judged in 8 attempts");
+    panic!("a 20% slower verify was not found in 8 attempts (not judged or not resolved)");
 }
 
 // --- unusable input, on copies of the committed baseline (no sweep needed) ---

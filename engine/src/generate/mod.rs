@@ -5,15 +5,19 @@
 use crate::backend::{LogitsWanted, SequenceCache, TargetBackend};
 use crate::error::{EngineError, Result};
 use crate::generation::{FinishReason, Generation, SequenceResult};
-use crate::model::{ForwardBatch, TargetOutput};
+use crate::model::ForwardBatch;
 use crate::speculative::{
     verify_greedy, verify_sampling, Acceptance, DraftRequest, DraftStep, DraftTree, Drafter,
     PendingAux, SpeculativeConfig, SyntheticAcceptance,
 };
 use crate::timing::{timed, Span, SpanRecorder};
+use choice::{choose, Choices};
+use sequence::{release, take_caches, Sequence};
+
+mod choice;
+mod sequence;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use specula_kernels::cpu::{argmax, softmax_with_temperature};
 use std::time::Instant;
 
 /// What to generate and how.
@@ -52,79 +56,6 @@ impl Default for GenerateParams {
     }
 }
 
-struct Sequence<C> {
-    tokens: Vec<u32>,
-    cache: Option<C>,
-    pending_start: usize,
-    pending_aux: Vec<f32>,
-    /// Until the first draft step: where the sequence's pending aux states
-    /// lie in the prefill's output (not copied out: megabytes at 8B sizes).
-    pending_prompt: Option<std::ops::Range<usize>>,
-    rng: ChaCha8Rng,
-    result: SequenceResult,
-    done: bool,
-}
-
-impl<C> Sequence<C> {
-    /// Appends `toks` until EOS or the length limit; returns how many were kept.
-    fn emit(&mut self, toks: &[u32], params: &GenerateParams, eos: &[u32], now: f64) -> usize {
-        let mut kept = 0;
-        for &t in toks {
-            if self.result.output.len() >= params.max_new_tokens {
-                break;
-            }
-            self.tokens.push(t);
-            self.result.output.push(t);
-            kept += 1;
-            if !params.ignore_eos && eos.contains(&t) {
-                self.finish(FinishReason::Eos, now);
-                return kept;
-            }
-        }
-        if self.result.output.len() >= params.max_new_tokens {
-            self.finish(FinishReason::Length, now);
-        }
-        kept
-    }
-
-    fn finish(&mut self, reason: FinishReason, now: f64) {
-        self.done = true;
-        self.result.finish = reason;
-        self.result.finished_s = now;
-    }
-}
-
-/// Per-row target choices: argmax ids (greedy) or tempered distributions.
-enum Choices {
-    Greedy(Vec<u32>),
-    Probs(Vec<Vec<f32>>),
-}
-
-/// The target's choice for every row; logits holding a NaN or infinity
-/// are an error (a NaN argmax would pass for a token).
-fn choose(out: &TargetOutput, vocab: usize, temperature: f32) -> Result<Choices> {
-    if temperature <= 0.0 && out.logits.is_empty() {
-        return Ok(Choices::Greedy(out.argmax.clone()));
-    }
-    if let Some(i) = out.logits.iter().position(|v| !v.is_finite()) {
-        return Err(EngineError::NonFinite(format!(
-            "the target's logits hold {} (row {}, token id {})",
-            out.logits[i],
-            i / vocab,
-            i % vocab
-        )));
-    }
-    let rows = out.logits.chunks_exact(vocab);
-    Ok(if temperature <= 0.0 {
-        Choices::Greedy(rows.map(|r| argmax(r).unwrap_or(0) as u32).collect())
-    } else {
-        Choices::Probs(
-            rows.map(|r| softmax_with_temperature(r, temperature))
-                .collect(),
-        )
-    })
-}
-
 fn check_prompts(prompts: &[Vec<u32>], vocab: usize) -> Result<()> {
     for (i, p) in prompts.iter().enumerate() {
         if p.is_empty() {
@@ -141,29 +72,6 @@ fn check_prompts(prompts: &[Vec<u32>], vocab: usize) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Takes every cache out of `seqs` (the forward needs them as one slice).
-fn take_caches<C>(seqs: &mut [Sequence<C>], which: &[usize]) -> Vec<C> {
-    which
-        .iter()
-        .map(|&i| seqs[i].cache.take().expect("a live sequence has its cache"))
-        .collect()
-}
-
-/// Frees a finished sequence's draft slot and cache.
-fn release<B: TargetBackend + ?Sized>(
-    target: &B,
-    drafter: &mut Option<&mut dyn Drafter>,
-    i: usize,
-    s: &mut Sequence<B::Cache>,
-) {
-    if let Some(d) = drafter.as_mut() {
-        d.release(i);
-    }
-    if let Some(c) = s.cache.take() {
-        target.release(c);
-    }
 }
 
 /// Generates a continuation of every prompt, speculatively when

@@ -330,7 +330,7 @@ fn connections_past_the_cap_are_503s_and_idle_ones_are_closed_after_the_read_tim
         "2",
         &["--max-connections", "4", "--read-timeout-s", "3"],
     );
-    // Past start-up: the start-up probe's connection is closed and counted out.
+    // The server is up and has served: only the idle connections below are open.
     assert_eq!(quick_generate(&server).0, 200);
     let idle: Vec<_> = (0..4)
         .map(|_| connect(server.port(), Duration::from_secs(5)))

@@ -27,7 +27,7 @@ pub struct ServeArgs {
     /// Address to listen on (loopback by default).
     #[arg(long, default_value = "127.0.0.1")]
     host: String,
-    /// Port to listen on.
+    /// Port to listen on (0: one the system picks, named in the `listening on` line).
     #[arg(long)]
     port: u16,
     /// Model name in /v1/models and the `model` field requests must carry (default: --target as given).

@@ -95,6 +95,10 @@ pub fn serve(engine: Engine, options: ServeOptions) -> Result<(), ServeError> {
     };
     let std_listener = std::net::TcpListener::bind(&options.addr).map_err(listen_error)?;
     std_listener.set_nonblocking(true).map_err(listen_error)?;
+    // With port 0 the system picks one: say which.
+    let bound = std_listener
+        .local_addr()
+        .map_or_else(|_| options.addr.clone(), |a| a.to_string());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(options.http_threads.max(1))
         .thread_name("specula-http")
@@ -102,8 +106,8 @@ pub fn serve(engine: Engine, options: ServeOptions) -> Result<(), ServeError> {
         .build()
         .map_err(|e| ServeError::Runtime(e.to_string()))?;
     stderr_line(&format!(
-        "specula serve: listening on http://{} ({}; batches of up to {})",
-        options.addr, engine.speculative, options.max_batch
+        "specula serve: listening on http://{bound} ({}; batches of up to {})",
+        engine.speculative, options.max_batch
     ));
     let engine = Arc::new(engine);
     let limits = options.limits.clone();

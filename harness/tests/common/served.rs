@@ -106,31 +106,31 @@ impl Serving {
         Serving::start(cwd, &args)
     }
 
-    /// Starts `specula serve ARGS --port P` in `cwd` and waits (20 s at most)
-    /// until it accepts connections (it loads the model before listening).
+    /// Starts `specula serve ARGS --port 0` in `cwd` and returns once it
+    /// listens, on the port its `listening on` line names (the system picks
+    /// it: no race with other tests' servers for a port found free).
     pub fn start(cwd: &Path, args: &[&str]) -> Serving {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let port_s = port.to_string();
+        use std::io::BufRead;
         let mut all = vec!["serve"];
         all.extend_from_slice(args);
-        all.extend_from_slice(&["--port", &port_s]);
-        let child = super::command(cwd, &all)
-            .stderr(std::process::Stdio::null())
+        all.extend_from_slice(&["--port", "0"]);
+        let mut child = super::command(cwd, &all)
+            .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let t0 = std::time::Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(t0.elapsed().as_secs() < 20, "specula serve did not start");
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        Serving {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-        }
+        let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let url = loop {
+            let line = lines
+                .next()
+                .unwrap_or_else(|| panic!("specula serve {args:?} exited before listening"))
+                .unwrap();
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                break rest.split_whitespace().next().unwrap().to_string();
+            }
+        };
+        // Keep draining its stderr, so that it never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        Serving { child, url }
     }
 }
 

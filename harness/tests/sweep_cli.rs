@@ -303,20 +303,6 @@ fn an_existing_run_folder_is_never_reused() {
     assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
 }
 
-/// Exit code 2, one `error:` line holding every needle.
-fn assert_bad_input(out: &std::process::Output, needles: &[&str]) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    let line = err
-        .lines()
-        .find(|l| l.starts_with("error: "))
-        .unwrap_or_else(|| panic!("{err}"));
-    for n in needles {
-        assert!(line.contains(n), "{n:?} missing from: {line}");
-    }
-}
-
 #[test]
 fn a_malformed_spec_gives_its_file_and_line_and_exit_2() {
     let t = workspace();

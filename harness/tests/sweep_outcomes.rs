@@ -6,20 +6,6 @@ mod common;
 
 use common::*;
 
-/// Exit code 2, one `error:` line holding every needle.
-fn assert_bad_input(out: &std::process::Output, needles: &[&str]) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    let line = err
-        .lines()
-        .find(|l| l.starts_with("error: "))
-        .unwrap_or_else(|| panic!("{err}"));
-    for n in needles {
-        assert!(line.contains(n), "{n:?} missing from: {line}");
-    }
-}
-
 #[test]
 fn regression_a_sweep_whose_every_draft_config_is_skipped_exits_2_keeping_its_baselines() {
     // It wrote only the baselines and exited 0.

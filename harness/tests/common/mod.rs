@@ -105,6 +105,20 @@ pub fn spec(dir: &Path, name: &str, body: &str) -> PathBuf {
     p
 }
 
+/// Exit code 2, one `error:` line holding every needle.
+pub fn assert_bad_input(out: &std::process::Output, needles: &[&str]) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .unwrap_or_else(|| panic!("{err}"));
+    for n in needles {
+        assert!(line.contains(n), "{n:?} missing from: {line}");
+    }
+}
+
 /// A CSV file as a header and rows of named cells.
 pub struct Csv {
     pub header: Vec<String>,

@@ -1,7 +1,11 @@
-//! Target model config (Llama 3.x, Qwen2, Qwen3) from `config.json`.
+//! Target model config (Llama 3.x, Qwen2, Qwen3, Qwen3-MoE, DeepSeek V2/V3
+//! and wrappers of them such as Kimi-K2.5) from `config.json`.
 
 use super::bounds::{above_zero, bounded, in_vocab, llama3_scaling, width, MAX_LAYERS};
+use super::mla::MlaConfig;
+use super::moe::MoeConfig;
 use super::read_json;
+use super::wrapper::unwrap_language_model;
 use crate::error::{EngineError, Result};
 use serde::Deserialize;
 use serde_json::Value;
@@ -16,14 +20,38 @@ pub enum Family {
     Qwen2,
     /// `Qwen3ForCausalLM`: RMSNorm on q and k per head.
     Qwen3,
+    /// `Qwen3MoeForCausalLM`: Qwen3 attention, softmax top-k experts.
+    Qwen3Moe,
+    /// `DeepseekV2ForCausalLM`: latent attention, softmax-routed experts.
+    DeepseekV2,
+    /// `DeepseekV3ForCausalLM` (and Kimi K2/K2.5's language model): latent
+    /// attention, sigmoid-routed experts with a correction bias.
+    DeepseekV3,
 }
 
 impl Family {
-    const NAMES: [(&'static str, Family); 3] = [
+    pub(super) const NAMES: [(&'static str, Family); 6] = [
         ("LlamaForCausalLM", Family::Llama),
         ("Qwen2ForCausalLM", Family::Qwen2),
         ("Qwen3ForCausalLM", Family::Qwen3),
+        ("Qwen3MoeForCausalLM", Family::Qwen3Moe),
+        ("DeepseekV2ForCausalLM", Family::DeepseekV2),
+        ("DeepseekV3ForCausalLM", Family::DeepseekV3),
     ];
+
+    /// Whether its layers are anything but dense grouped-query attention and
+    /// a gated MLP (latent attention or experts), which only the CPU backend runs.
+    pub fn is_sparse_or_latent(self) -> bool {
+        matches!(
+            self,
+            Family::Qwen3Moe | Family::DeepseekV2 | Family::DeepseekV3
+        )
+    }
+
+    /// Whether the attention takes RMSNorm of q and k per head (Qwen3, Qwen3-MoE).
+    pub fn has_qk_norm(self) -> bool {
+        matches!(self, Family::Qwen3 | Family::Qwen3Moe)
+    }
 
     /// The Hugging Face architecture name.
     pub fn architecture(self) -> &'static str {
@@ -85,6 +113,17 @@ pub struct TargetConfig {
     pub eos_token_ids: Vec<u32>,
     /// Storage dtype named by the config (`torch_dtype` or `dtype`), e.g. `bfloat16`.
     pub dtype: String,
+    /// Latent attention (DeepSeek), replacing the q/k/v projections. Then
+    /// `num_key_value_heads` = `num_attention_heads` and `head_dim` is the
+    /// width of one head in the KV cache ([`MlaConfig::cache_head_dim`]).
+    pub mla: Option<MlaConfig>,
+    /// Routed experts (DeepSeek, Qwen3-MoE).
+    pub moe: Option<MoeConfig>,
+    /// Prefix of every tensor name: `language_model.` for a wrapper whose
+    /// language model sits under `text_config` (Kimi-K2.5), else empty.
+    pub weight_prefix: String,
+    /// The wrapper's architecture when the model is a wrapper's language model.
+    pub wrapper: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -176,7 +215,7 @@ pub(super) fn attention_geometry(
 /// Reads the llama3 scaling from `rope_scaling` (transformers 4) or
 /// `rope_parameters` (transformers 5), checked ([`llama3_scaling`]); other
 /// scaling types are refused.
-fn rope_scaling(path: &Path, field: &str, v: &Value) -> Result<Option<RopeScaling>> {
+pub(super) fn rope_scaling(path: &Path, field: &str, v: &Value) -> Result<Option<RopeScaling>> {
     if v.is_null() {
         return Ok(None);
     }
@@ -235,9 +274,22 @@ impl TargetConfig {
 
     /// Reads a target config file (any name).
     pub fn load_file(path: &Path) -> Result<TargetConfig> {
+        let whole: Value = read_json(path, "config.json (the target model config)")?;
+        Self::from_json(path, &whole)
+    }
+
+    /// The config of the parsed `config.json` text `whole` (read from `path`,
+    /// which error messages name).
+    pub fn from_json(path: &Path, whole: &Value) -> Result<TargetConfig> {
         let path = path.to_path_buf();
-        let raw: RawTargetConfig = read_json(&path, "config.json (the target model config)")?;
-        let archs = required(&path, "architectures", raw.architectures)?;
+        let (obj, wrapper) = unwrap_language_model(&path, whole)?;
+        let raw: RawTargetConfig = serde_path_to_error::deserialize(obj).map_err(|e| {
+            EngineError::config(&path, e.path().to_string(), e.into_inner().to_string())
+        })?;
+        let archs = match (&wrapper, raw.architectures) {
+            (Some(w), _) => vec![w.family.architecture().to_string()],
+            (None, a) => required(&path, "architectures", a)?,
+        };
         let family = archs
             .iter()
             .find_map(|a| Family::from_architecture(a))
@@ -250,13 +302,27 @@ impl TargetConfig {
                     .collect::<Vec<_>>()
                     .join(", "),
             })?;
-        let (hidden_size, num_attention_heads, num_key_value_heads, head_dim) = attention_geometry(
+        let num_hidden_layers = bounded(
             &path,
-            raw.hidden_size,
-            raw.num_attention_heads,
-            raw.num_key_value_heads,
-            raw.head_dim,
+            "num_hidden_layers",
+            raw.num_hidden_layers,
+            MAX_LAYERS,
         )?;
+        let latent = matches!(family, Family::DeepseekV2 | Family::DeepseekV3);
+        let (hidden_size, num_attention_heads, mut num_key_value_heads, mut head_dim) = if latent {
+            // No head_dim of its own: the MLA widths below decide.
+            let h = width(&path, "hidden_size", raw.hidden_size)?;
+            let heads = width(&path, "num_attention_heads", raw.num_attention_heads)?;
+            (h, heads, heads, 2)
+        } else {
+            attention_geometry(
+                &path,
+                raw.hidden_size,
+                raw.num_attention_heads,
+                raw.num_key_value_heads,
+                raw.head_dim,
+            )?
+        };
         if head_dim % 2 != 0 {
             return Err(EngineError::config(
                 &path,
@@ -275,28 +341,52 @@ impl TargetConfig {
             })
             .unwrap_or(10000.0);
         let rope_theta = above_zero(&path, "rope_theta", rope_theta)?;
-        let rope_scaling = match (&raw.rope_scaling, params.is_null()) {
-            (Some(v), _) if !v.is_null() => rope_scaling(&path, "rope_scaling", v)?,
-            (_, false) => rope_scaling(&path, "rope_parameters", &params)?,
-            _ => None,
+        let scaling_value = match (&raw.rope_scaling, params.is_null()) {
+            (Some(v), _) if !v.is_null() => v.clone(),
+            (_, false) => params.clone(),
+            _ => Value::Null,
         };
-        let vocab_size = width(&path, "vocab_size", raw.vocab_size)?;
-        let eos_token_ids = token_ids(&path, "eos_token_id", raw.eos_token_id.as_ref())?;
-        in_vocab(&path, "eos_token_id", &eos_token_ids, vocab_size)?;
         let max_position_embeddings = match raw.max_position_embeddings {
             None => None,
             n => Some(positive(&path, "max_position_embeddings", n)?),
+        };
+        let mla = super::mla::parse(
+            &path,
+            obj,
+            family,
+            rope_theta,
+            &scaling_value,
+            max_position_embeddings,
+        )?;
+        let rope_scaling = match (&mla, &raw.rope_scaling, params.is_null()) {
+            (Some(_), _, _) => None,
+            (None, Some(v), _) if !v.is_null() => rope_scaling(&path, "rope_scaling", v)?,
+            (None, _, false) => rope_scaling(&path, "rope_parameters", &params)?,
+            _ => None,
+        };
+        if let Some(m) = &mla {
+            head_dim = m.cache_head_dim();
+            num_key_value_heads = num_attention_heads;
+        }
+        let moe = super::moe::parse(&path, obj, family, num_hidden_layers)?;
+        let vocab_size = width(&path, "vocab_size", raw.vocab_size)?;
+        let eos = raw.eos_token_id.clone().or_else(|| {
+            wrapper
+                .as_ref()
+                .and_then(|_| whole.get("eos_token_id").cloned())
+        });
+        let eos_token_ids = token_ids(&path, "eos_token_id", eos.as_ref())?;
+        in_vocab(&path, "eos_token_id", &eos_token_ids, vocab_size)?;
+        let top_dtype = || {
+            ["torch_dtype", "dtype"]
+                .iter()
+                .find_map(|k| whole.get(*k).and_then(Value::as_str).map(String::from))
         };
         Ok(TargetConfig {
             family,
             hidden_size,
             intermediate_size: width(&path, "intermediate_size", raw.intermediate_size)?,
-            num_hidden_layers: bounded(
-                &path,
-                "num_hidden_layers",
-                raw.num_hidden_layers,
-                MAX_LAYERS,
-            )?,
+            num_hidden_layers,
             num_attention_heads,
             num_key_value_heads,
             head_dim,
@@ -306,12 +396,21 @@ impl TargetConfig {
             vocab_size,
             max_position_embeddings,
             tie_word_embeddings: raw.tie_word_embeddings.unwrap_or(false),
-            qkv_bias: family == Family::Qwen2 || raw.attention_bias.unwrap_or(false),
+            qkv_bias: family == Family::Qwen2 || (!latent && raw.attention_bias.unwrap_or(false)),
             eos_token_ids,
             dtype: raw
                 .torch_dtype
                 .or(raw.dtype)
+                .or_else(top_dtype)
                 .unwrap_or_else(|| "float32".into()),
+            mla,
+            moe,
+            weight_prefix: if wrapper.is_some() {
+                "language_model.".into()
+            } else {
+                String::new()
+            },
+            wrapper: wrapper.map(|w| w.architecture),
             path,
         })
     }

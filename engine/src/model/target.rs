@@ -1,22 +1,16 @@
-//! The target model (Llama 3.x, Qwen2, Qwen3) with aux hidden-state capture.
+//! The target model (Llama 3.x, Qwen2, Qwen3, Qwen3-MoE, DeepSeek V2/V3 and
+//! Kimi's language model) with aux hidden-state capture.
 
 use super::batch::ForwardBatch;
-use super::blocks::{embed, Attention, AttentionDims, Linear, Mlp, Norm};
+use super::blocks::{embed, Linear, Norm};
+use super::layer::{held_layers, DecoderLayer};
 use crate::checkpoint::Checkpoint;
-use crate::config::{Family, TargetConfig};
+use crate::config::TargetConfig;
 use crate::error::{EngineError, Result};
 use crate::kv_cache::KvCache;
-use specula_kernels::cpu::{add_inplace, AttentionShape, Rope};
+use specula_kernels::cpu::{add_inplace, Rope};
 use std::path::Path;
 use std::sync::Arc;
-
-/// One decoder layer's weights.
-pub(crate) struct DecoderLayer {
-    pub(crate) input_norm: Norm,
-    pub(crate) attn: Attention,
-    pub(crate) post_norm: Norm,
-    pub(crate) mlp: Mlp,
-}
 
 /// A target model loaded on the CPU (weights in f32).
 pub struct TargetModel {
@@ -54,70 +48,54 @@ impl TargetModel {
     /// decoder layers than the checkpoint holds.
     pub fn from_checkpoint(config: TargetConfig, ck: &Checkpoint) -> Result<TargetModel> {
         let c = &config;
-        let held = ck.decoder_layers();
+        let pre = &c.weight_prefix;
+        let held = held_layers(ck, pre);
         if c.num_hidden_layers > held {
             return Err(EngineError::config(
                 &c.path,
                 "num_hidden_layers",
                 format!(
-                    "{} decoder layers, but the checkpoint in {} holds {held} (model.layers.0 to {})",
+                    "{} decoder layers, but the checkpoint in {} holds {held} ({pre}model.layers.0 to {})",
                     c.num_hidden_layers,
                     ck.dir().display(),
                     held as i64 - 1
                 ),
             ));
         }
+        if let Some(w) = &c.wrapper {
+            eprintln!(
+                "note: {}: {w} wraps a {} language model (text_config, weights under {pre}); \
+                 its vision parts are ignored",
+                c.path.display(),
+                c.family.architecture()
+            );
+        }
         let h = c.hidden_size;
         let why_h = "hidden_size, vocab_size";
-        let embed = ck.f32("model.embed_tokens.weight", &[c.vocab_size, h], why_h)?;
-        let shape = AttentionShape {
-            n_heads: c.num_attention_heads,
-            n_kv_heads: c.num_key_value_heads,
-            head_dim: c.head_dim,
-        };
-        let dims = AttentionDims {
-            in_dim: h,
-            out_dim: h,
-            shape,
-            qkv_bias: c.qkv_bias,
-            qk_norm_eps: (c.family == Family::Qwen3).then_some(c.rms_norm_eps),
-        };
-        let why_attn = "hidden_size, num_attention_heads, num_key_value_heads, head_dim";
-        let mut layers = Vec::with_capacity(c.num_hidden_layers);
-        for i in 0..c.num_hidden_layers {
-            let p = format!("model.layers.{i}");
-            layers.push(DecoderLayer {
-                input_norm: Norm::load(
-                    ck,
-                    &format!("{p}.input_layernorm"),
-                    h,
-                    c.rms_norm_eps,
-                    "hidden_size",
-                )?,
-                attn: Attention::load(ck, &format!("{p}.self_attn"), &dims, why_attn)?,
-                post_norm: Norm::load(
-                    ck,
-                    &format!("{p}.post_attention_layernorm"),
-                    h,
-                    c.rms_norm_eps,
-                    "hidden_size",
-                )?,
-                mlp: Mlp::load(
-                    ck,
-                    &format!("{p}.mlp"),
-                    h,
-                    c.intermediate_size,
-                    "hidden_size, intermediate_size",
-                )?,
-            });
-        }
-        let norm = Norm::load(ck, "model.norm", h, c.rms_norm_eps, "hidden_size")?;
-        let lm_head = if c.tie_word_embeddings && !ck.contains("lm_head.weight") {
+        let embed = ck.f32(
+            &format!("{pre}model.embed_tokens.weight"),
+            &[c.vocab_size, h],
+            why_h,
+        )?;
+        let layers = (0..c.num_hidden_layers)
+            .map(|i| DecoderLayer::load(ck, c, i))
+            .collect::<Result<Vec<_>>>()?;
+        let norm = Norm::load(
+            ck,
+            &format!("{pre}model.norm"),
+            h,
+            c.rms_norm_eps,
+            "hidden_size",
+        )?;
+        let lm_head_name = format!("{pre}lm_head");
+        let lm_head = if c.tie_word_embeddings && !ck.contains(&format!("{lm_head_name}.weight")) {
             Linear::from_weight(embed.clone(), c.vocab_size, h)
         } else {
-            Linear::load(ck, "lm_head", c.vocab_size, h, false, why_h)?
+            Linear::load(ck, &lm_head_name, c.vocab_size, h, false, why_h)?
         };
-        let rope = Rope::new(c.head_dim, c.rope_theta, c.rope_scaling);
+        // Latent attention rotates with its own tables; this one serves the rest.
+        let rope_dim = if c.mla.is_some() { 2 } else { c.head_dim };
+        let rope = Rope::new(rope_dim, c.rope_theta, c.rope_scaling);
         Ok(TargetModel {
             config,
             embed: Arc::new(embed),
@@ -148,7 +126,8 @@ impl TargetModel {
 
     /// Runs `batch`, appending every row's keys and values to its cache as
     /// scratch, capturing the residual streams entering the layers in
-    /// `capture` (0 = embedding output), and computing logits for
+    /// `capture` (0 = embedding output, L = the last layer's output after
+    /// the final norm), and computing logits for
     /// `batch.logit_rows`.
     pub fn forward(
         &self,
@@ -176,17 +155,31 @@ impl TargetModel {
                 }
             }
             let normed = layer.input_norm.apply(&x);
-            let a = layer.attn.forward(&normed, batch, caches, li, &self.rope);
+            let a = layer.attend(&normed, batch, caches, li, &self.rope);
             add_inplace(&mut x, &a);
             let normed = layer.post_norm.apply(&x);
-            let m = layer.mlp.forward(&normed);
+            let m = layer.feed_forward(&normed);
             add_inplace(&mut x, &m);
+        }
+        // Point L: the last layer's output after the final norm (what an
+        // EAGLE-1/2 draft is fed), for every row.
+        let layers = self.layers.len();
+        if capture.contains(&layers) {
+            self.norm.apply_inplace(&mut x);
+            for (slot, _) in capture.iter().enumerate().filter(|(_, &p)| p == layers) {
+                for r in 0..rows {
+                    aux[r * width + slot * h..r * width + (slot + 1) * h]
+                        .copy_from_slice(&x[r * h..(r + 1) * h]);
+                }
+            }
         }
         let mut last: Vec<f32> = Vec::with_capacity(batch.logit_rows.len() * h);
         for &r in &batch.logit_rows {
             last.extend_from_slice(&x[r * h..(r + 1) * h]);
         }
-        self.norm.apply_inplace(&mut last);
+        if !capture.contains(&layers) {
+            self.norm.apply_inplace(&mut last);
+        }
         TargetOutput {
             logits: self.lm_head.forward(&last),
             aux,

@@ -10,7 +10,7 @@ use super::weights::{download, upload, DeviceBlock, DeviceLinear, DeviceNorm, Se
 use super::GpuOptions;
 use crate::backend::{LogitsWanted, TargetBackend};
 use crate::config::{Family, TargetConfig};
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 use crate::model::{ForwardBatch, TargetModel, TargetOutput};
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
@@ -21,6 +21,20 @@ use specula_kernels::cuda::{
 };
 use std::cell::RefCell;
 use std::sync::Arc;
+
+/// Refuses a family the CUDA kernels do not run yet (latent attention,
+/// experts): one line, no panic.
+fn refuse_sparse(c: &TargetConfig) -> Result<()> {
+    if c.family.is_sparse_or_latent() {
+        return Err(EngineError::Device(format!(
+            "{}: {} (latent attention / mixture of experts) runs on the CPU backend only; \
+             the CUDA backend does not run this family yet",
+            c.path.display(),
+            c.family.architecture()
+        )));
+    }
+    Ok(())
+}
 
 struct DeviceLayer<T> {
     input_norm: DeviceNorm<T>,
@@ -71,13 +85,20 @@ where
     /// Uploads a CPU-loaded target.
     pub fn from_cpu(gpu: Arc<Gpu>, cpu: &TargetModel, opts: &GpuOptions) -> Result<GpuTarget<T>> {
         let c = cpu.config().clone();
+        refuse_sparse(&c)?;
         let layers = cpu
             .layers
             .iter()
             .map(|l| {
+                let (attn, mlp) = l.dense_parts().ok_or_else(|| {
+                    EngineError::Device(format!(
+                        "{}: a layer without dense attention and MLP",
+                        c.path.display()
+                    ))
+                })?;
                 Ok(DeviceLayer {
                     input_norm: DeviceNorm::upload(&gpu, &l.input_norm)?,
-                    block: DeviceBlock::upload(&gpu, &l.attn, &l.post_norm, &l.mlp)?,
+                    block: DeviceBlock::upload(&gpu, attn, &l.post_norm, mlp)?,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -98,6 +119,7 @@ where
         opts: &GpuOptions,
     ) -> Result<GpuTarget<T>> {
         let c = &config;
+        refuse_sparse(c)?;
         let h = c.hidden_size;
         let mut seeds = Seeds(seed);
         let layout = QkvLayout {

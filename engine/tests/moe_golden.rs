@@ -133,6 +133,18 @@ fn the_committed_fixtures_are_what_specula_fixtures_random_writes() {
         let fresh =
             write_random_pair(&tmp.path().join(shape), &s, SEED, StoreDtype::Bf16, None).unwrap();
         let committed = fixtures().join("moe").join(shape);
+        let ck = specula_engine::checkpoint::Checkpoint::open(&committed.join("target")).unwrap();
+        let held: usize = ck
+            .names()
+            .iter()
+            .filter(|n| !n.starts_with("vision_tower.") && !n.starts_with("mm_projector."))
+            .map(|n| ck.shape(n).unwrap().iter().product::<usize>())
+            .sum();
+        assert_eq!(
+            s.parameters(),
+            held,
+            "{shape}: the parameter count `fixtures random` prints"
+        );
         for part in ["target", "draft"] {
             for file in ["config.json", "model.safetensors"] {
                 let a = std::fs::read(committed.join(part).join(file)).unwrap();
@@ -162,4 +174,31 @@ fn the_wrapper_reads_its_language_model_and_ignores_the_vision_tensors() {
     assert!(names.iter().all(|n| n.starts_with("language_model.")
         || n.starts_with("vision_tower.")
         || n.starts_with("mm_projector.")));
+}
+
+#[test]
+fn the_cuda_backend_refuses_these_families_in_one_line() {
+    use specula_engine::backend::cuda_supports;
+    use specula_engine::config::TargetConfig;
+    for shape in SHAPES {
+        let c = TargetConfig::load(&fixtures().join("moe").join(shape).join("target")).unwrap();
+        let message = cuda_supports(&c).unwrap_err().to_string();
+        assert!(!message.contains('\n'), "{shape}: one line: {message}");
+        assert!(
+            message.contains(c.family.architecture()) && message.contains("CPU backend only"),
+            "{message}"
+        );
+    }
+    let dense = TargetConfig::load(
+        &specula_engine::fixtures::write_random_pair(
+            tempfile::tempdir().unwrap().path(),
+            &TargetShape::named("tiny").unwrap(),
+            1,
+            StoreDtype::F32,
+            None,
+        )
+        .unwrap()
+        .target,
+    );
+    assert!(cuda_supports(&dense.unwrap()).is_ok());
 }

@@ -9,8 +9,24 @@ pub mod cuda;
 pub mod null;
 
 use crate::config::{DraftConfig, TargetConfig};
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 use crate::model::{DraftOutput, ForwardBatch, HiddenInput, TargetOutput};
+
+/// Refuses, in one line, a target family the CUDA backend does not run yet
+/// (latent attention and experts run on the CPU backend only). Needs no
+/// GPU, so a caller can refuse before opening one; the CUDA target calls it
+/// too.
+pub fn cuda_supports(c: &TargetConfig) -> Result<()> {
+    if c.family.is_sparse_or_latent() {
+        return Err(EngineError::Device(format!(
+            "{}: {} (latent attention / mixture of experts) runs on the CPU backend only; \
+             the CUDA backend does not run this family yet",
+            c.path.display(),
+            c.family.architecture()
+        )));
+    }
+    Ok(())
+}
 
 /// A sequence's KV cache as the decode loop sees it: entries held (committed
 /// and scratch) and entries kept for good.

@@ -8,7 +8,7 @@ use super::kv_pool::{GpuCache, KvPool};
 use super::profile::OpClock;
 use super::weights::{download, upload, DeviceBlock, DeviceLinear, DeviceNorm, Seeds};
 use super::GpuOptions;
-use crate::backend::{LogitsWanted, TargetBackend};
+use crate::backend::{cuda_supports, LogitsWanted, TargetBackend};
 use crate::config::{Family, TargetConfig};
 use crate::error::{EngineError, Result};
 use crate::model::{ForwardBatch, TargetModel, TargetOutput};
@@ -22,18 +22,9 @@ use specula_kernels::cuda::{
 use std::cell::RefCell;
 use std::sync::Arc;
 
-/// Refuses a family the CUDA kernels do not run yet (latent attention,
-/// experts): one line, no panic.
+/// Refuses a family the CUDA kernels do not run yet ([`cuda_supports`]).
 fn refuse_sparse(c: &TargetConfig) -> Result<()> {
-    if c.family.is_sparse_or_latent() {
-        return Err(EngineError::Device(format!(
-            "{}: {} (latent attention / mixture of experts) runs on the CPU backend only; \
-             the CUDA backend does not run this family yet",
-            c.path.display(),
-            c.family.architecture()
-        )));
-    }
-    Ok(())
+    cuda_supports(c)
 }
 
 struct DeviceLayer<T> {

@@ -1,0 +1,115 @@
+//! `specula generate` and `specula sweep` on the latent-attention / MoE
+//! targets (issue 16): the committed tiny DeepSeek-V3, Kimi-K2.5 wrapper,
+//! DeepSeek-V2 and Qwen3-MoE fixtures with their EAGLE-3 drafts.
+
+mod common;
+
+use common::{ok, repo, specula_in, Csv};
+
+const SHAPES: [&str; 4] = [
+    "tiny-deepseek-v3",
+    "tiny-kimi-k25",
+    "tiny-deepseek-v2",
+    "tiny-qwen3-moe",
+];
+
+fn fixture(shape: &str, part: &str) -> String {
+    repo()
+        .join("engine/tests/fixtures/moe")
+        .join(shape)
+        .join(part)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn generate_decodes_each_sparse_target_with_its_draft() {
+    let t = tempfile::tempdir().unwrap();
+    for shape in SHAPES {
+        let (target, draft) = (fixture(shape, "target"), fixture(shape, "draft"));
+        let out = specula_in(
+            t.path(),
+            &[
+                "generate",
+                "--target",
+                &target,
+                "--draft",
+                &draft,
+                "--steps",
+                "3",
+                "--aux-layers",
+                "0,1,2",
+                "--max-new-tokens",
+                "12",
+                "--prompt",
+                "def f(n):",
+            ],
+        );
+        let stdout = ok(&out);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let all = format!("{stdout}{stderr}");
+        assert!(all.contains("verify steps"), "{shape}: {all}");
+        assert!(
+            all.contains("[embeddings, entering layer 1, entering layer 2]"),
+            "{shape}: {all}"
+        );
+        let note = stderr
+            .lines()
+            .filter(|l| l.contains("vision parts are ignored"))
+            .count();
+        assert_eq!(
+            note,
+            usize::from(shape == "tiny-kimi-k25"),
+            "{shape}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_sweep_over_the_sparse_targets_is_lossless_in_every_greedy_row() {
+    let t = tempfile::tempdir().unwrap();
+    let mut spec = String::from(
+        "name = \"sparse\"\nmax_new_tokens = 10\nbatch_sizes = [1, 3]\ntemperatures = [0]\n\
+         [[drafts]]\nsteps = [1, 3]\ntopk = 1\naux_layers = [0, 1, 2]\n\
+         [[drafts]]\nsteps = 3\ntopk = 2\nnum_draft_tokens = 6\naux_layers = [0, 1, 2]\n\
+         [[prompt_sets]]\nsource = \"builtin\"\n",
+    );
+    for shape in SHAPES {
+        spec += &format!(
+            "[[models]]\nname = \"{shape}\"\ntarget = \"{}\"\ndraft = \"{}\"\nchat_template = \"none\"\n",
+            fixture(shape, "target"),
+            fixture(shape, "draft")
+        );
+    }
+    let path = t.path().join("sparse.toml");
+    std::fs::write(&path, spec).unwrap();
+    let run = t.path().join("run");
+    ok(&specula_in(
+        t.path(),
+        &[
+            "sweep",
+            path.to_str().unwrap(),
+            "--out",
+            run.to_str().unwrap(),
+        ],
+    ));
+    let csv = Csv::read(&run.join("runs.csv"));
+    let keys = csv.column("row_key");
+    assert_eq!(
+        keys.len(),
+        4 * 2 * 4,
+        "4 models x 2 batch sizes x (baseline + 3 configs)"
+    );
+    for shape in SHAPES {
+        assert!(
+            keys.iter()
+                .any(|k| k.starts_with(&format!("{shape}.s3k2n6"))),
+            "{shape}"
+        );
+    }
+    assert!(
+        csv.column("lossless").iter().all(|v| v == "true"),
+        "{:?}",
+        csv.column("lossless")
+    );
+}

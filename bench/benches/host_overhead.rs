@@ -19,7 +19,7 @@ use specula_engine::backend::null::{NullDraft, NullTarget};
 use specula_engine::capture::CaptureChoice;
 use specula_engine::config::{default_draft_config, TargetConfig};
 use specula_engine::generate::{generate, GenerateParams};
-use specula_engine::speculative::{Drafter, Eagle3Drafter, SpeculativeConfig, SyntheticAcceptance};
+use specula_engine::speculative::{Drafter, EagleDrafter, SpeculativeConfig, SyntheticAcceptance};
 use specula_engine::timing::NullRecorder;
 use std::time::Duration;
 
@@ -56,7 +56,7 @@ fn host_overhead(c: &mut Criterion) {
                         let capture = CaptureChoice::default()
                             .resolve(None, layers)
                             .expect("default capture");
-                        let mut d = Eagle3Drafter::new(draft.clone(), capture).expect("drafter");
+                        let mut d = EagleDrafter::new(draft.clone(), capture).expect("drafter");
                         let drafter: Option<&mut dyn Drafter> =
                             (!speculative.is_baseline()).then_some(&mut d as &mut dyn Drafter);
                         let g = generate(&target, &prompts, &params, drafter, &mut NullRecorder)

@@ -4,10 +4,12 @@
 //! A *capture point* `p` is the residual stream entering decoder layer `p`
 //! (hidden + residual, before the layer's input norm); `p = 0` is the
 //! embedding output. This is index `p` of Hugging Face's
-//! `output_hidden_states`. Capture points run from 0 to L-1: the stream after
-//! the last layer is only available after the final norm and is never an aux
-//! state.
+//! `output_hidden_states`. EAGLE-3 aux states are points 0 to L-1. Point L
+//! is the stream after the last layer, after the final norm (Hugging Face's
+//! `hidden_states[L]`, the vector the LM head reads): never an EAGLE-3 aux
+//! state, it is what an EAGLE-1/2 draft is fed ("the last hidden state").
 
+use crate::config::DraftKind;
 use crate::error::{EngineError, Result};
 use std::fmt;
 
@@ -59,6 +61,9 @@ pub enum CaptureSource {
     DraftConfig,
     /// An explicit override (CLI `--aux-layers` or a sweep spec).
     Override,
+    /// The target's last hidden state, after its final norm: the one
+    /// stream an EAGLE-1/2 draft (or a draft served as EAGLE) is fed.
+    LastHidden,
 }
 
 impl fmt::Display for CaptureSource {
@@ -67,6 +72,7 @@ impl fmt::Display for CaptureSource {
             CaptureSource::Default => "the engine default",
             CaptureSource::DraftConfig => "from the draft's config",
             CaptureSource::Override => "given explicitly",
+            CaptureSource::LastHidden => "the target's last hidden state",
         })
     }
 }
@@ -124,17 +130,53 @@ pub fn resolve_ids(ids: &[i64], convention: IdConvention, layers: usize) -> Resu
 pub const AUX_STATES: usize = 3;
 
 /// How a run chooses the streams a draft is fed: ids overriding the draft
-/// config's (`--aux-layers`, a sweep's `aux_layers`) and the id convention.
-/// Two rows with equal choices share one drafter.
+/// config's (`--aux-layers`, a sweep's `aux_layers`), the id convention and
+/// the algorithm the draft is served with. Two rows with equal choices
+/// share one drafter.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct CaptureChoice {
     /// Ids that override the draft config's.
     pub override_ids: Option<Vec<i64>>,
     /// How ids map to capture points.
     pub convention: IdConvention,
+    /// The algorithm the draft is served with (SGLang's
+    /// `--speculative-algorithm EAGLE` or `EAGLE3`); `None` serves it as
+    /// its own generation. An EAGLE-3 draft served as EAGLE is fed the
+    /// target's last hidden state in place of its aux states and skips
+    /// `fc`, as SGLang does.
+    pub served_as: Option<DraftKind>,
 }
 
 impl CaptureChoice {
+    /// The capture a draft of generation `kind` whose config names
+    /// `draft_ids` gets on a target of `layers` layers, served as
+    /// [`CaptureChoice::served_as`]: the last hidden state (point `layers`)
+    /// when served as EAGLE, else [`CaptureChoice::resolve`].
+    pub fn resolve_for(
+        &self,
+        kind: DraftKind,
+        draft_ids: Option<&[i64]>,
+        layers: usize,
+    ) -> Result<AuxCapture> {
+        match (self.served_as.unwrap_or(kind), kind) {
+            (DraftKind::Eagle3, DraftKind::Eagle3) => self.resolve(draft_ids, layers),
+            (DraftKind::Eagle3, DraftKind::Eagle) => Err(EngineError::setting(
+                "served as",
+                "an EAGLE-1/2 draft cannot be served as EAGLE-3: its fc takes [embedding, last hidden state], not three aux states",
+            )),
+            (DraftKind::Eagle, _) if self.override_ids.is_some() => Err(EngineError::setting(
+                "aux layer ids",
+                "a draft served as EAGLE (EAGLE-1/2) is fed the target's last hidden state; aux layer ids do not apply",
+            )),
+            (DraftKind::Eagle, _) => Ok(AuxCapture {
+                ids: Vec::new(),
+                convention: self.convention,
+                source: CaptureSource::LastHidden,
+                points: vec![layers],
+            }),
+        }
+    }
+
     /// The one resolver of the tree: the capture a draft whose config names
     /// `draft_ids` gets on a target of `layers` layers. An override wins over
     /// the draft's ids, which win over the default `[2, L/2, L-3]`; the
@@ -168,9 +210,14 @@ impl CaptureChoice {
 }
 
 impl AuxCapture {
-    /// Refuses a capture that an EAGLE-3 `fc` cannot consume (not [`AUX_STATES`] points).
+    /// Refuses a capture that an EAGLE-3 `fc` cannot consume (not
+    /// [`AUX_STATES`] points; the last hidden state alone is one stream).
     pub fn check_count(&self) -> Result<()> {
-        if self.points.len() == AUX_STATES {
+        let wanted = match self.source {
+            CaptureSource::LastHidden => 1,
+            _ => AUX_STATES,
+        };
+        if self.points.len() == wanted {
             return Ok(());
         }
         Err(EngineError::setting(
@@ -208,6 +255,9 @@ impl fmt::Display for AuxCapture {
             .collect();
         match self.source {
             CaptureSource::Default => write!(f, "default [2, L/2, L-3] -> [{}]", names.join(", ")),
+            CaptureSource::LastHidden => {
+                f.write_str("the target's last hidden state (after its final norm)")
+            }
             _ => {
                 let ids: Vec<String> = self.ids.iter().map(i64::to_string).collect();
                 write!(

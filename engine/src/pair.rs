@@ -1,12 +1,12 @@
-//! A target with its tokenizer and, optionally, an EAGLE-3 draft wired to
+//! A target with its tokenizer and, optionally, an EAGLE draft wired to
 //! the right capture points: what a run loads.
 
-use crate::capture::{AuxCapture, CaptureChoice};
+use crate::capture::{AuxCapture, CaptureChoice, CaptureSource};
 use crate::error::{EngineError, Result};
 use crate::generate::{generate_until, GenerateParams};
 use crate::generation::Generation;
-use crate::model::{Eagle3Draft, TargetModel};
-use crate::speculative::{Drafter, Eagle3Drafter};
+use crate::model::{DraftModel, TargetModel};
+use crate::speculative::{Drafter, EagleDrafter};
 use crate::timing::SpanRecorder;
 use crate::tokenizer::TextTokenizer;
 use std::path::Path;
@@ -18,23 +18,37 @@ pub struct ModelPair {
     /// Its tokenizer.
     pub tokenizer: TextTokenizer,
     /// The draft, if any.
-    pub drafter: Option<Eagle3Drafter>,
+    pub drafter: Option<EagleDrafter>,
 }
 
-/// Loads the EAGLE-3 draft in `dir` for `target`, fed the streams `choice`
-/// resolves to: the one place a drafter is built from a draft folder (the
-/// CUDA backend uploads drafters built here).
+/// Loads the EAGLE draft (either generation, any published layout) in
+/// `dir` for `target`, fed the streams `choice` resolves to: the one place
+/// a drafter is built from a draft folder (the CUDA backend uploads
+/// drafters built here).
 pub fn load_drafter(
     dir: &Path,
     target: &TargetModel,
     choice: &CaptureChoice,
-) -> Result<Eagle3Drafter> {
-    let draft = Eagle3Draft::load(dir, target.config(), target.embedding())?;
-    let capture = choice.resolve(
-        draft.config().aux_layer_ids.as_deref(),
+) -> Result<EagleDrafter> {
+    let draft = DraftModel::load(dir, target)?;
+    let c = draft.config();
+    let capture = choice.resolve_for(
+        c.kind(),
+        c.aux_layer_ids.as_deref(),
         target.config().num_hidden_layers,
     )?;
-    Eagle3Drafter::new(draft, capture)
+    if capture.source == CaptureSource::LastHidden && c.hidden_size != target.config().hidden_size {
+        return Err(EngineError::config(
+            &c.path,
+            "hidden_size",
+            format!(
+                "{}: a draft served as EAGLE takes the target's last hidden state as its own, which is {} wide",
+                c.hidden_size,
+                target.config().hidden_size
+            ),
+        ));
+    }
+    EagleDrafter::new(draft, capture)
 }
 
 impl ModelPair {
@@ -72,7 +86,7 @@ impl ModelPair {
 
     /// The resolved capture, if a draft is loaded.
     pub fn capture(&self) -> Option<&AuxCapture> {
-        self.drafter.as_ref().map(Eagle3Drafter::capture)
+        self.drafter.as_ref().map(EagleDrafter::capture)
     }
 
     /// Generates for token-id prompts with the pair's draft (when speculating).

@@ -51,6 +51,7 @@ fn conventions_resolve_ids_to_the_documented_points() {
     let legacy = CaptureChoice {
         override_ids: None,
         convention: IdConvention::Legacy,
+        ..CaptureChoice::default()
     };
     let d = legacy.resolve(None, 32).unwrap();
     assert_eq!(
@@ -60,6 +61,7 @@ fn conventions_resolve_ids_to_the_documented_points() {
     let o = CaptureChoice {
         override_ids: Some(vec![3, 31, 59]),
         convention: IdConvention::Legacy,
+        ..CaptureChoice::default()
     }
     .resolve(Some(&[-1, 3, 31]), 64)
     .unwrap();
@@ -83,6 +85,7 @@ fn the_resolver_refuses_a_capture_an_eagle3_fc_cannot_consume() {
         let choice = CaptureChoice {
             override_ids: Some(ids.clone()),
             convention: IdConvention::Boundary,
+            ..CaptureChoice::default()
         };
         let e = choice.resolve(None, 32).unwrap_err().to_string();
         assert!(

@@ -152,6 +152,7 @@ fn every_model_family_is_lossless_and_batch_invariant() {
         let capture = CaptureChoice {
             override_ids: Some(vec![0, 1, 2]),
             convention: IdConvention::Boundary,
+            ..CaptureChoice::default()
         };
         let mut pair = ModelPair::load(&fx.target, Some(&fx.draft), &capture).unwrap();
         let prompts = common::prompts(5, 13);

@@ -4,9 +4,7 @@ use super::{DraftBackend, LogitsWanted, SequenceCache, TargetBackend};
 use crate::config::{DraftConfig, TargetConfig};
 use crate::error::Result;
 use crate::kv_cache::KvCache;
-use crate::model::{
-    DraftOutput, Eagle3Draft, ForwardBatch, HiddenInput, TargetModel, TargetOutput,
-};
+use crate::model::{DraftModel, DraftOutput, ForwardBatch, HiddenInput, TargetModel, TargetOutput};
 
 impl SequenceCache for KvCache {
     fn len(&self) -> usize {
@@ -53,19 +51,19 @@ impl TargetBackend for TargetModel {
     }
 }
 
-impl DraftBackend for Eagle3Draft {
+impl DraftBackend for DraftModel {
     type Cache = KvCache;
 
     fn config(&self) -> &DraftConfig {
-        Eagle3Draft::config(self)
+        DraftModel::config(self)
     }
 
     fn draft_to_target(&self) -> &[u32] {
-        Eagle3Draft::draft_to_target(self)
+        DraftModel::draft_to_target(self)
     }
 
     fn new_cache(&self) -> Result<KvCache> {
-        Ok(Eagle3Draft::new_cache(self))
+        Ok(DraftModel::new_cache(self))
     }
 
     fn forward(
@@ -75,7 +73,7 @@ impl DraftBackend for Eagle3Draft {
         caches: &mut [KvCache],
         _top_k: Option<usize>,
     ) -> Result<DraftOutput> {
-        Ok(Eagle3Draft::forward(self, batch, hidden, caches))
+        Ok(DraftModel::forward(self, batch, hidden, caches))
     }
 
     fn commit_all(&self, cache: &mut KvCache) {

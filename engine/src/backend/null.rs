@@ -215,7 +215,7 @@ mod tests {
     use crate::capture::CaptureChoice;
     use crate::config::default_draft_config;
     use crate::generate::{generate, GenerateParams};
-    use crate::speculative::{Eagle3Drafter, SpeculativeConfig};
+    use crate::speculative::{EagleDrafter, SpeculativeConfig};
     use crate::timing::NullRecorder;
 
     fn target() -> NullTarget {
@@ -235,7 +235,7 @@ mod tests {
     ) -> (Vec<Vec<u32>>, f64) {
         let capture = CaptureChoice::default().resolve(None, 32).unwrap();
         let mut d =
-            Eagle3Drafter::new(NullDraft::new(default_draft_config(t.config())), capture).unwrap();
+            EagleDrafter::new(NullDraft::new(default_draft_config(t.config())), capture).unwrap();
         let params = GenerateParams {
             speculative,
             max_new_tokens: 40,

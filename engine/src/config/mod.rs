@@ -9,7 +9,7 @@ mod target;
 mod wrapper;
 
 pub use bounds::{MAX_LAYERS, MAX_WIDTH};
-pub use draft::{default_draft_config, DraftConfig, EAGLE3_ARCHITECTURE};
+pub use draft::{default_draft_config, DraftConfig, DraftKind, EAGLE3_ARCHITECTURE};
 pub use json::read_json;
 pub use mla::{MlaConfig, LATENT_NORM_EPS};
 pub use moe::{GroupScore, Grouping, MoeConfig, Scoring};

@@ -13,6 +13,7 @@ use specula_kernels::cpu::{self, AttentionShape, KeyList, Rope};
 const ATTENTION_PARALLEL_MIN_WORK: usize = 1 << 16;
 
 /// A linear layer in the Hugging Face `[out, in]` layout.
+#[derive(Clone)]
 pub struct Linear {
     pub(crate) w: Weights,
     pub(crate) bias: Option<Vec<f32>>,

@@ -1,12 +1,16 @@
-//! The EAGLE-3 draft (SGLang / SpecForge `LlamaForCausalLMEagle3` layout):
-//! `fc` folds the target's aux states into one hidden vector, one midlayer
-//! attends over `cat(input_layernorm(embed), hidden_norm(hidden))`, and
-//! `lm_head` scores a reduced vocabulary mapped back through `d2t`.
+//! The EAGLE-3 draft (SGLang / SpecForge `LlamaForCausalLMEagle3` and the
+//! other published layouts): `fc` folds the target's aux states into one
+//! hidden vector, one midlayer attends over
+//! `cat(input_layernorm(embed), hidden_norm(hidden))`, and `lm_head` scores
+//! a reduced vocabulary mapped back through `d2t`.
 
 use super::batch::ForwardBatch;
 use super::blocks::{embed, Attention, AttentionDims, Linear, Mlp, Norm};
+use super::draft_layout::{
+    check_vocab, draft_embedding, draft_to_target, layer_prefix, settle_kind,
+};
 use crate::checkpoint::Checkpoint;
-use crate::config::{DraftConfig, TargetConfig};
+use crate::config::{DraftConfig, DraftKind, TargetConfig};
 use crate::error::{EngineError, Result};
 use crate::kv_cache::KvCache;
 use specula_kernels::cpu::{add_inplace, AttentionShape, Rope};
@@ -17,7 +21,10 @@ use crate::capture::AUX_STATES;
 
 /// The hidden input of a draft forward.
 pub enum HiddenInput<'a> {
-    /// Captured target aux states, `[rows, 3 * target_hidden]`, folded by `fc`.
+    /// Captured target streams: `[rows, 3 * target_hidden]` aux states
+    /// for an EAGLE-3 draft (folded by `fc`; a `[rows, hidden]` input skips
+    /// `fc`, as SGLang does for an EAGLE-3 draft served as EAGLE), the
+    /// target's last hidden state `[rows, hidden]` for an EAGLE-1/2 draft.
     Aux(&'a [f32]),
     /// The draft's own previous outputs, `[rows, hidden]`.
     Own(&'a [f32]),
@@ -28,6 +35,8 @@ pub struct Eagle3Draft {
     pub(crate) config: DraftConfig,
     pub(crate) embed: Arc<Vec<f32>>,
     pub(crate) fc: Linear,
+    /// SpecForge `fc_norm`: one RMSNorm per aux stream, before `fc`.
+    pub(crate) fc_norm: Option<Vec<Norm>>,
     pub(crate) input_norm: Norm,
     pub(crate) hidden_norm: Norm,
     pub(crate) attn: Attention,
@@ -51,15 +60,34 @@ pub struct DraftOutput {
 }
 
 impl Eagle3Draft {
-    /// Loads the draft in `dir` against `target` (whose embedding it uses
-    /// when it has none of its own).
+    /// Loads the EAGLE-3 draft in `dir` against `target` (whose embedding
+    /// it uses when it has none of its own); an EAGLE-1/2 draft is refused
+    /// here (load it with [`super::DraftModel::load`]).
     pub fn load(
         dir: &Path,
         target: &TargetConfig,
         target_embed: Arc<Vec<f32>>,
     ) -> Result<Eagle3Draft> {
-        let config = DraftConfig::load(dir)?;
+        let mut config = DraftConfig::load(dir)?;
         let ck = Checkpoint::open(dir)?;
+        match settle_kind(&mut config, &ck)? {
+            DraftKind::Eagle3 => Self::from_checkpoint(config, &ck, target, target_embed),
+            DraftKind::Eagle => Err(EngineError::config(
+                &config.path,
+                "architectures",
+                "an EAGLE-1/2 draft where an EAGLE-3 draft is needed",
+            )),
+        }
+    }
+
+    /// Builds the draft from its settled config and opened checkpoint, in
+    /// any published EAGLE-3 layout (see the README's table of layouts).
+    pub(crate) fn from_checkpoint(
+        config: DraftConfig,
+        ck: &Checkpoint,
+        target: &TargetConfig,
+        target_embed: Arc<Vec<f32>>,
+    ) -> Result<Eagle3Draft> {
         let c = &config;
         let path = &c.path;
         if c.target_hidden_size != target.hidden_size {
@@ -72,42 +100,36 @@ impl Eagle3Draft {
                 ),
             ));
         }
-        if c.vocab_size != target.vocab_size {
-            return Err(EngineError::config(
-                path,
-                "vocab_size",
-                format!(
-                    "{}, but the target's vocab_size is {}",
-                    c.vocab_size, target.vocab_size
-                ),
-            ));
-        }
+        check_vocab(c, target)?;
         let h = c.hidden_size;
         let fc_in = AUX_STATES * c.target_hidden_size;
         let fc = Linear::load(
-            &ck,
+            ck,
             "fc",
             h,
             fc_in,
-            false,
+            ck.contains("fc.bias"),
             "fc input = 3 x target hidden_size, output = hidden_size",
         )?;
-        let embed = if ck.contains("embed_tokens.weight") {
-            Arc::new(ck.f32(
-                "embed_tokens.weight",
-                &[c.vocab_size, h],
-                "vocab_size, hidden_size",
-            )?)
-        } else if h == target.hidden_size {
-            target_embed
+        let eps = c.rms_norm_eps;
+        let fc_norm = if c.fc_norm {
+            let mut norms = Vec::with_capacity(AUX_STATES);
+            for i in 0..AUX_STATES {
+                let n = format!("fc_norm.{i}");
+                norms.push(Norm::load(
+                    ck,
+                    &n,
+                    c.target_hidden_size,
+                    eps,
+                    "fc_norm: target_hidden_size",
+                )?);
+            }
+            Some(norms)
         } else {
-            return Err(EngineError::MissingTensor {
-                path: ck.dir().to_path_buf(),
-                name:
-                    "embed_tokens.weight (needed: the draft hidden_size differs from the target's)"
-                        .into(),
-            });
+            None
         };
+        let embed = draft_embedding(ck, c, target, target_embed)?;
+        let layer = layer_prefix(ck);
         let shape = AttentionShape {
             n_heads: c.num_attention_heads,
             n_kv_heads: c.num_key_value_heads,
@@ -117,40 +139,22 @@ impl Eagle3Draft {
             in_dim: 2 * h,
             out_dim: h,
             shape,
-            qkv_bias: false,
+            qkv_bias: ck.contains(&format!("{layer}.self_attn.q_proj.bias")),
             qk_norm_eps: None,
         };
-        let eps = c.rms_norm_eps;
-        let d2t_raw = ck.i64("d2t", &[c.draft_vocab_size], "draft_vocab_size")?;
-        let d2t = d2t_raw
-            .iter()
-            .enumerate()
-            .map(|(d, &off)| {
-                let t = d as i64 + off;
-                if t < 0 || t as usize >= c.vocab_size {
-                    Err(EngineError::WeightFile {
-                        path: ck.file_of("d2t"),
-                        message: format!(
-                            "tensor `d2t`: draft id {d} maps to target id {t}, outside 0..{}",
-                            c.vocab_size
-                        ),
-                    })
-                } else {
-                    Ok(t as u32)
-                }
-            })
-            .collect::<Result<Vec<u32>>>()?;
+        let l = |n: &str| format!("{layer}.{n}");
         Ok(Eagle3Draft {
             fc,
-            input_norm: Norm::load(&ck, "midlayer.input_layernorm", h, eps, "hidden_size")?,
-            hidden_norm: Norm::load(&ck, "midlayer.hidden_norm", h, eps, "hidden_size")?,
-            attn: Attention::load(&ck, "midlayer.self_attn", &dims, "attention input = 2 x hidden_size, num_attention_heads, num_key_value_heads, head_dim")?,
-            post_norm: Norm::load(&ck, "midlayer.post_attention_layernorm", h, eps, "hidden_size")?,
-            mlp: Mlp::load(&ck, "midlayer.mlp", h, c.intermediate_size, "hidden_size, intermediate_size")?,
-            norm: Norm::load(&ck, "norm", h, eps, "hidden_size")?,
-            lm_head: Linear::load(&ck, "lm_head", c.draft_vocab_size, h, false, "draft_vocab_size, hidden_size")?,
-            rope: Rope::new(c.head_dim, c.rope_theta, target.rope_scaling),
-            d2t,
+            fc_norm,
+            input_norm: Norm::load(ck, &l("input_layernorm"), h, eps, "hidden_size")?,
+            hidden_norm: Norm::load(ck, &l("hidden_norm"), h, eps, "hidden_size")?,
+            attn: Attention::load(ck, &l("self_attn"), &dims, "attention input = 2 x hidden_size, num_attention_heads, num_key_value_heads, head_dim")?,
+            post_norm: Norm::load(ck, &l("post_attention_layernorm"), h, eps, "hidden_size")?,
+            mlp: Mlp::load(ck, &l("mlp"), h, c.intermediate_size, "hidden_size, intermediate_size")?,
+            norm: Norm::load(ck, "norm", h, eps, "hidden_size")?,
+            lm_head: Linear::load(ck, "lm_head", c.draft_vocab_size, h, false, "draft_vocab_size, hidden_size")?,
+            rope: Rope::new(c.head_dim, c.rope_theta, c.rope_scaling),
+            d2t: draft_to_target(ck, c)?,
             embed,
             config,
         })
@@ -180,8 +184,12 @@ impl Eagle3Draft {
     ) -> DraftOutput {
         let h = self.config.hidden_size;
         let rows = batch.len();
-        let mut x = match hidden {
-            HiddenInput::Aux(a) => self.fc.forward(a),
+        let x = match hidden {
+            HiddenInput::Aux(a) if self.fc.in_dim != h && a.len() == rows * h => a.to_vec(),
+            HiddenInput::Aux(a) => match &self.fc_norm {
+                None => self.fc.forward(a),
+                Some(norms) => self.fc.forward(&normed_streams(a, norms)),
+            },
             HiddenInput::Own(g) => g.to_vec(),
         };
         assert_eq!(
@@ -193,6 +201,12 @@ impl Eagle3Draft {
             .input_norm
             .apply(&embed(&self.embed, h, batch.rows.iter().map(|r| r.token)));
         let hn = self.hidden_norm.apply(&x);
+        // vLLM's norm_before_residual: the residual is the normed input.
+        let mut x = if self.config.norm_before_residual {
+            hn.clone()
+        } else {
+            x
+        };
         let mut cat = Vec::with_capacity(rows * 2 * h);
         for r in 0..rows {
             cat.extend_from_slice(&e[r * h..(r + 1) * h]);
@@ -206,11 +220,26 @@ impl Eagle3Draft {
         for &r in &batch.logit_rows {
             sel.extend_from_slice(&x[r * h..(r + 1) * h]);
         }
-        self.norm.apply_inplace(&mut sel);
+        if self.config.norm_output {
+            self.norm.apply_inplace(&mut sel);
+        }
         DraftOutput {
             logits: self.lm_head.forward(&sel),
             hidden: x,
             top: Vec::new(),
         }
     }
+}
+
+/// `a: [rows, 3 * width]` with each of the three streams of every row
+/// RMS-normed by its own weight (SpecForge `fc_norm`).
+fn normed_streams(a: &[f32], norms: &[Norm]) -> Vec<f32> {
+    let width = norms[0].w.len();
+    let mut out = a.to_vec();
+    for row in out.chunks_mut(norms.len() * width) {
+        for (stream, norm) in row.chunks_mut(width).zip(norms) {
+            norm.apply_inplace(stream);
+        }
+    }
+    out
 }

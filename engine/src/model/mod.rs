@@ -1,8 +1,12 @@
-//! The target model and the EAGLE-3 draft on the CPU, over ragged batches.
+//! The target model and the EAGLE drafts (EAGLE-3 and EAGLE-1/2) on the
+//! CPU, over ragged batches.
 
 mod batch;
 pub(crate) mod blocks;
 mod draft;
+mod draft_layout;
+mod draft_model;
+mod eagle_draft;
 mod layer;
 mod mla;
 mod moe;
@@ -11,5 +15,7 @@ mod target;
 
 pub use batch::{ForwardBatch, Row, Visible};
 pub use draft::{DraftOutput, Eagle3Draft, HiddenInput};
+pub use draft_model::{draft_config, DraftModel};
+pub use eagle_draft::EagleDraft;
 pub use router::{route, Route};
 pub use target::{TargetModel, TargetOutput};

@@ -2,7 +2,7 @@
 
 mod config;
 mod drafter;
-mod eagle3;
+mod eagle;
 mod oracle;
 mod search;
 mod synthetic;
@@ -11,7 +11,7 @@ mod verify;
 
 pub use config::SpeculativeConfig;
 pub use drafter::{DraftRequest, DraftStep, Drafter, PendingAux};
-pub use eagle3::Eagle3Drafter;
+pub use eagle::EagleDrafter;
 pub use oracle::OracleDrafter;
 pub use search::{
     children_of, needs_only_top_k, search_trees, Candidate, DraftScores, SearchState,

@@ -3,7 +3,9 @@
 use super::output::outln;
 use super::CliError;
 use clap::{Args, Subcommand, ValueEnum};
-use specula_engine::fixtures::{write_random_pair, StoreDtype, TargetShape};
+use specula_engine::fixtures::{
+    write_draft_layouts, write_random_pair, StoreDtype, TargetShape, LAYOUTS,
+};
 use std::path::PathBuf;
 
 #[derive(Subcommand, Debug)]
@@ -11,6 +13,22 @@ pub enum FixturesCommand {
     /// Write a random-initialised target (OUT/target) and EAGLE-3 draft (OUT/draft) in the
     /// Hugging Face / SGLang layout, with a byte-level tokenizer.json, from a fixed seed.
     Random(RandomArgs),
+    /// Write EAGLE drafts in every published layout (the EAGLE authors', SGLang's, vLLM's,
+    /// SpecForge's; EAGLE-3 and EAGLE-1/2) for one small target (OUT/target), each in
+    /// OUT/<layout>, from the key names those loaders read. Layouts that ship as
+    /// pytorch_model.bin are written as safetensors: tools/pytorch_fixtures/write_layouts.py
+    /// turns them into .bin files with torch.
+    DraftLayouts(LayoutsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct LayoutsArgs {
+    /// Output folder (created).
+    #[arg(long)]
+    out: PathBuf,
+    /// Seed of the random weights.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -40,7 +58,25 @@ pub struct RandomArgs {
 
 /// Runs `specula fixtures ...`.
 pub fn run(cmd: FixturesCommand) -> Result<(), CliError> {
-    let FixturesCommand::Random(a) = cmd;
+    let a = match cmd {
+        FixturesCommand::Random(a) => a,
+        FixturesCommand::DraftLayouts(a) => {
+            for dir in write_draft_layouts(&a.out, a.seed)? {
+                outln!("{}", dir.display());
+            }
+            let bins: Vec<&str> = LAYOUTS
+                .iter()
+                .filter(|l| l.pytorch_bin)
+                .map(|l| l.name)
+                .collect();
+            outln!(
+                "as pytorch_model.bin (run where torch is installed): python3 tools/pytorch_fixtures/write_layouts.py {} {}",
+                a.out.display(),
+                bins.join(" ")
+            );
+            return Ok(());
+        }
+    };
     let shape = match TargetShape::named(&a.shape) {
         Some(s) => s,
         None => {

@@ -121,6 +121,9 @@ pub fn run(a: GenerateArgs) -> Result<(), CliError> {
     if let Some(c) = pair.capture() {
         outln!("capture: {c}");
     }
+    if let Some(note) = pair.drafter.as_ref().and_then(|d| d.model().config().capture_note()) {
+        outln!("note: {note}");
+    }
     outln!(
         "tau {:.2} over {} verify steps, accept rate {:.3}, decode {:.1} tok/s",
         g.tau(),

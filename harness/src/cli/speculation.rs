@@ -5,13 +5,14 @@
 use super::CliError;
 use clap::Args;
 use specula_engine::capture::{CaptureChoice, IdConvention};
+use specula_engine::config::DraftKind;
 use specula_engine::speculative::SpeculativeConfig;
 use std::path::PathBuf;
 
 /// The draft and how it speculates.
 #[derive(Args, Debug, Clone)]
 pub struct SpeculationArgs {
-    /// EAGLE-3 draft folder (SGLang/SpecForge layout). Without it, plain decoding.
+    /// EAGLE draft folder: EAGLE-3 or EAGLE-1/2, in any published layout (SGLang, SpecForge, vLLM, the EAGLE authors'; safetensors or pytorch_model.bin). Without it, plain decoding.
     #[arg(long)]
     pub draft: Option<PathBuf>,
     /// Draft depth (draft forwards per step); 0 = no speculation. Default: 5 with a draft, else 0.
@@ -29,6 +30,9 @@ pub struct SpeculationArgs {
     /// How layer ids map to captured residual streams: legacy (id l -> entering layer l+1) or boundary (shift only when the first id is 1).
     #[arg(long, default_value = "boundary")]
     id_convention: String,
+    /// Serve the draft as another generation, as SGLang's --speculative-algorithm does: eagle feeds the target's last hidden state (an EAGLE-3 draft then skips fc: SGLang's tau-of-1.0 misconfiguration); eagle3 feeds three aux states. Default: the draft's own.
+    #[arg(long, value_parser = ["eagle", "eagle3"])]
+    served_as: Option<String>,
 }
 
 /// What the speculation flags resolve to.
@@ -54,7 +58,7 @@ impl SpeculationArgs {
         )?;
         if !config.is_baseline() && self.draft.is_none() {
             return Err(CliError::Usage(format!(
-                "--steps {steps} needs --draft (an EAGLE-3 draft folder)"
+                "--steps {steps} needs --draft (an EAGLE draft folder)"
             )));
         }
         Ok(Speculation {
@@ -62,6 +66,11 @@ impl SpeculationArgs {
             capture: CaptureChoice {
                 override_ids: self.aux_layers.clone(),
                 convention,
+                served_as: match self.served_as.as_deref() {
+                    Some("eagle") => Some(DraftKind::Eagle),
+                    Some(_) => Some(DraftKind::Eagle3),
+                    None => None,
+                },
             },
         })
     }

@@ -8,11 +8,13 @@
 //!
 //! `config` is `base` for the baseline, else `s<steps>k<topk>n<num_draft_tokens>`
 //! with `-aux<ids>` when the ids are overridden (`m` for a minus sign) and
-//! `-<convention>` when it is not the default. Names are sanitised to
+//! `-<convention>` when it is not the default, `-as_eagle` / `-as_eagle3`
+//! when the draft is served as another generation. Names are sanitised to
 //! `[A-Za-z0-9_-]`, so the dots separate the parts.
 
 use super::SpanMode;
 use specula_engine::capture::{CaptureChoice, IdConvention};
+use specula_engine::config::DraftKind;
 
 /// The config part of a baseline row's key.
 pub const BASELINE_CONFIG: &str = "base";
@@ -50,6 +52,11 @@ pub fn config_label(
     }
     if capture.convention != IdConvention::default() {
         s.push_str(&format!("-{}", capture.convention.name()));
+    }
+    match capture.served_as {
+        Some(DraftKind::Eagle) => s.push_str("-as_eagle"),
+        Some(DraftKind::Eagle3) => s.push_str("-as_eagle3"),
+        None => {}
     }
     s
 }
@@ -162,6 +169,7 @@ mod tests {
         let legacy = CaptureChoice {
             override_ids: Some(vec![-1, 2, 4]),
             convention: IdConvention::Legacy,
+            ..CaptureChoice::default()
         };
         assert_eq!(config_label(3, 2, 7, &legacy), "s3k2n7-auxm1_2_4-legacy");
         assert_eq!(config_label(5, 1, 6, &CaptureChoice::default()), "s5k1n6");

@@ -45,7 +45,7 @@ mod gpu {
     use specula_engine::generation::Generation;
     use specula_engine::model::TargetModel;
     use specula_engine::pair::ModelPair;
-    use specula_engine::speculative::Eagle3Drafter;
+    use specula_engine::speculative::EagleDrafter;
     use specula_engine::timing::SpanRecorder;
     use std::sync::Arc;
 
@@ -86,7 +86,7 @@ mod gpu {
         pub fn drafter(
             &mut self,
             key: &CaptureChoice,
-            cpu: &Eagle3Drafter,
+            cpu: &EagleDrafter,
             target: &TargetModel,
         ) -> Result<usize, SweepError> {
             if let Some((_, i)) = self.drafters.iter().find(|(k, _)| k == key) {

@@ -11,7 +11,8 @@ use crate::run_folder::row_key::{config_label, sanitize, RowKey, BASELINE_CONFIG
 use crate::run_folder::SkippedConfig;
 use specula_datasets::{PromptSet, PromptSource};
 use specula_engine::capture::CaptureChoice;
-use specula_engine::config::{DraftConfig, TargetConfig};
+use specula_engine::config::{DraftKind, TargetConfig};
+use specula_engine::model::draft_config;
 use specula_engine::speculative::SpeculativeConfig;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -162,10 +163,15 @@ impl Grid {
                 && draft_dir.as_ref().is_none_or(|d| {
                     spec.backend == EngineKind::Engine || d.join("config.json").exists()
                 });
-            let draft_ids = match &draft_dir {
-                Some(d) if capture_known => Some(DraftConfig::load(d)?.aux_layer_ids),
-                Some(_) => Some(None),
-                None => None,
+            let draft_config = match &draft_dir {
+                Some(d) if capture_known => Some(draft_config(d)?),
+                _ => None,
+            };
+            let draft_kind = draft_config.as_ref().map_or(DraftKind::Eagle3, |c| c.kind());
+            let draft_ids = match (&draft_dir, draft_config) {
+                (Some(_), Some(c)) => Some(c.aux_layer_ids),
+                (Some(_), None) => Some(None),
+                (None, _) => None,
             };
             let info = ModelInfo {
                 name: sanitize(&m.resolved_name()),
@@ -180,6 +186,7 @@ impl Grid {
             for d in &spec.drafts {
                 let d = d.get_ref();
                 let convention = d.convention().map_err(SweepError::Input)?;
+                let served_as = d.served_as().map_err(SweepError::Input)?;
                 for &steps in &d.steps.0 {
                     for &topk in &d.topk.0 {
                         let ndts = match &d.num_draft_tokens {
@@ -194,6 +201,9 @@ impl Grid {
                             }
                             if d.id_convention.is_some() {
                                 written.push_str(&format!(" id_convention={}", convention.name()));
+                            }
+                            if let Some(kind) = served_as {
+                                written.push_str(&format!(" served_as={}", kind.name()));
                             }
                             let skip = |reason: String| SkippedConfig {
                                 model: info.name.clone(),
@@ -225,6 +235,7 @@ impl Grid {
                             let capture = CaptureChoice {
                                 override_ids: d.aux_layers.clone(),
                                 convention,
+                                served_as,
                             };
                             let (Some(tcfg), true) = (&tcfg, capture_known) else {
                                 list.push(DraftPoint {
@@ -235,7 +246,11 @@ impl Grid {
                                 });
                                 continue;
                             };
-                            let resolved = capture.resolve(ids.as_deref(), tcfg.num_hidden_layers);
+                            let resolved = capture.resolve_for(
+                                draft_kind,
+                                ids.as_deref(),
+                                tcfg.num_hidden_layers,
+                            );
                             let cap = match resolved {
                                 Ok(c) => c,
                                 Err(e) => {

@@ -10,7 +10,7 @@ use specula_datasets::{prompt_input, ChatTemplate};
 use specula_engine::capture::CaptureChoice;
 use specula_engine::model::TargetModel;
 use specula_engine::pair::{load_drafter, ModelPair};
-use specula_engine::speculative::Eagle3Drafter;
+use specula_engine::speculative::EagleDrafter;
 use std::collections::HashMap;
 
 /// Longest prompt, in tokens, a GPU sweep makes KV room for.
@@ -22,7 +22,7 @@ pub struct Loaded {
     /// The target and its tokenizer (no draft: drafters are per capture choice).
     pub pair: ModelPair,
     /// One drafter per capture choice met so far.
-    pub drafters: Vec<(CaptureChoice, Eagle3Drafter)>,
+    pub drafters: Vec<(CaptureChoice, EagleDrafter)>,
     /// Prompt set index -> its prompts as token ids.
     prompts: HashMap<usize, Vec<Vec<u32>>>,
     /// The GPU copy of the pair, when the sweep runs on `device = "cuda"`.
@@ -83,11 +83,11 @@ impl Loaded {
 /// The drafter of `choice` among `drafters`, loaded from `m`'s draft folder
 /// for `target` on first use.
 pub fn drafter<'d>(
-    drafters: &'d mut Vec<(CaptureChoice, Eagle3Drafter)>,
+    drafters: &'d mut Vec<(CaptureChoice, EagleDrafter)>,
     target: &TargetModel,
     m: &ModelInfo,
     choice: &CaptureChoice,
-) -> Result<&'d mut Eagle3Drafter, SweepError> {
+) -> Result<&'d mut EagleDrafter, SweepError> {
     if let Some(i) = drafters.iter().position(|(k, _)| k == choice) {
         return Ok(&mut drafters[i].1);
     }

@@ -11,6 +11,7 @@ pub use crate::run_folder::SpanMode;
 use serde::{Deserialize, Serialize};
 use specula_datasets::PromptSetSpec;
 use specula_engine::capture::IdConvention;
+use specula_engine::config::DraftKind;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -65,6 +66,11 @@ pub struct DraftSpec {
     /// `legacy` or `boundary` (default): how the ids map to capture points.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id_convention: Option<String>,
+    /// `eagle` or `eagle3`: the algorithm the draft is served with (SGLang's
+    /// `--speculative-algorithm`); default the draft's own generation. An
+    /// EAGLE-3 draft served as `eagle` is fed the target's last hidden state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_as: Option<String>,
 }
 
 fn one_topk() -> OneOrMany<usize> {
@@ -72,6 +78,16 @@ fn one_topk() -> OneOrMany<usize> {
 }
 
 impl DraftSpec {
+    /// The algorithm the draft is served with, parsed (`None`: its own).
+    pub fn served_as(&self) -> Result<Option<DraftKind>, String> {
+        match self.served_as.as_deref() {
+            None => Ok(None),
+            Some("eagle") => Ok(Some(DraftKind::Eagle)),
+            Some("eagle3") => Ok(Some(DraftKind::Eagle3)),
+            Some(s) => Err(format!("served_as {s:?}: expected eagle or eagle3")),
+        }
+    }
+
     /// The id convention, parsed (default boundary).
     pub fn convention(&self) -> Result<IdConvention, String> {
         match &self.id_convention {
@@ -183,6 +199,7 @@ fn default_drafts() -> Vec<Spanned<DraftSpec>> {
         num_draft_tokens: None,
         aux_layers: None,
         id_convention: None,
+        served_as: None,
     })]
 }
 fn default_prompt_sets() -> Vec<Spanned<PromptSetSpec>> {

@@ -46,7 +46,6 @@ where
         cpu: &Eagle3Draft,
         target_embed: Arc<CudaSlice<T>>,
         shares_embedding: bool,
-        target: &TargetConfig,
         opts: &GpuOptions,
     ) -> Result<GpuDraft<T>> {
         let embed = if shares_embedding {
@@ -68,7 +67,6 @@ where
             embed,
             parts,
             cpu.d2t.clone(),
-            target,
             opts,
         )
     }
@@ -121,7 +119,7 @@ where
         let d2t = (0..c.draft_vocab_size)
             .map(|d| ((d * stride) % c.vocab_size) as u32)
             .collect();
-        Self::assemble(gpu, config, target_embed, parts, d2t, target, opts)
+        Self::assemble(gpu, config, target_embed, parts, d2t, opts)
     }
 
     fn assemble(
@@ -130,11 +128,10 @@ where
         embed: Arc<CudaSlice<T>>,
         p: DraftParts<T>,
         d2t: Vec<u32>,
-        target: &TargetConfig,
         opts: &GpuOptions,
     ) -> Result<GpuDraft<T>> {
         let c = &config;
-        let rope = Rope::new(c.head_dim, c.rope_theta, target.rope_scaling);
+        let rope = Rope::new(c.head_dim, c.rope_theta, c.rope_scaling);
         let inv_freq = gpu.stream.clone_htod(rope.inv_freq())?;
         let pool = KvPool::new(
             &gpu,

@@ -3,14 +3,14 @@
 //! weights.
 
 use super::{GpuDraft, GpuOptions, GpuTarget};
-use crate::capture::CaptureChoice;
+use crate::capture::{CaptureChoice, CaptureSource};
 use crate::config::{DraftConfig, TargetConfig};
 use crate::error::{EngineError, Result};
 use crate::generate::{generate, GenerateParams};
 use crate::generation::Generation;
-use crate::model::TargetModel;
+use crate::model::{Eagle3Draft, TargetModel};
 use crate::pair::ModelPair;
-use crate::speculative::{Drafter, Eagle3Drafter};
+use crate::speculative::{Drafter, EagleDrafter};
 use crate::timing::SpanRecorder;
 use cudarc::cublas::{CudaBlas, Gemm};
 use half::bf16;
@@ -44,7 +44,7 @@ where
     /// The target.
     pub target: GpuTarget<T>,
     /// Drafters: the pair's own first, then any added with [`GpuModels::add_drafter`].
-    pub drafters: Vec<Eagle3Drafter<GpuDraft<T>>>,
+    pub drafters: Vec<EagleDrafter<GpuDraft<T>>>,
 }
 
 impl<T: GpuElement> GpuPair<T>
@@ -65,22 +65,21 @@ where
 
     fn add_drafter(
         &mut self,
-        d: &Eagle3Drafter,
+        d: &EagleDrafter,
         cpu_target: &TargetModel,
         opts: &GpuOptions,
     ) -> Result<usize> {
-        let cpu = d.model();
+        let cpu = gpu_draft_source(d)?;
         let shares = Arc::ptr_eq(&cpu.embed, &cpu_target.embed);
         let draft = GpuDraft::from_cpu(
             self.target.gpu().clone(),
             cpu,
             self.target.embedding(),
             shares,
-            cpu_target.config(),
             opts,
         )?;
         self.drafters
-            .push(Eagle3Drafter::new(draft, d.capture().clone())?);
+            .push(EagleDrafter::new(draft, d.capture().clone())?);
         Ok(self.drafters.len() - 1)
     }
 
@@ -100,7 +99,7 @@ where
                 let capture =
                     CaptureChoice::default().resolve(c.aux_layer_ids.as_deref(), layers)?;
                 let d = GpuDraft::random(gpu, c, target.embedding(), &tcfg, seed, opts)?;
-                Some(Eagle3Drafter::new(d, capture)?)
+                Some(EagleDrafter::new(d, capture)?)
             }
         };
         Ok(GpuPair {
@@ -193,7 +192,7 @@ impl GpuModels {
     /// Uploads a CPU drafter (its weights and capture) and returns its index.
     pub fn add_drafter(
         &mut self,
-        d: &Eagle3Drafter,
+        d: &EagleDrafter,
         cpu_target: &TargetModel,
         opts: &GpuOptions,
     ) -> Result<usize> {
@@ -225,4 +224,31 @@ impl GpuModels {
             GpuModels::F32(p) => p.target.weight_bytes(),
         }
     }
+}
+
+/// The EAGLE-3 draft of `d` in a form the GPU backend runs, or one line
+/// saying what it does not run yet (EAGLE-1/2 drafts, a draft served as
+/// EAGLE, SpecForge `fc_norm` / `norm_output = false`, vLLM
+/// `norm_before_residual`, a biased `fc`): those run on the CPU backend.
+fn gpu_draft_source(d: &EagleDrafter) -> Result<&Eagle3Draft> {
+    let c = d.model().config();
+    let unsupported = |what: &str| {
+        Err(EngineError::config(
+            &c.path,
+            "architectures",
+            format!("{what}: not supported by the GPU backend yet (use device = \"cpu\")"),
+        ))
+    };
+    let Some(cpu) = d.model().as_eagle3() else {
+        return unsupported("an EAGLE-1/2 draft");
+    };
+    if d.capture().source == CaptureSource::LastHidden {
+        return unsupported("an EAGLE-3 draft served as EAGLE (fed the last hidden state)");
+    }
+    if c.fc_norm || !c.norm_output || c.norm_before_residual || cpu.fc.bias.is_some() {
+        return unsupported(
+            "fc_norm, norm_output = false, norm_before_residual or a biased fc in the draft",
+        );
+    }
+    Ok(cpu)
 }

@@ -1,6 +1,6 @@
-//! The EAGLE-3 drafter: extends its KV cache with the newly verified
-//! (aux state, next token) pairs, then grows a tree by feeding its own
-//! hidden state back for every further step.
+//! The EAGLE drafter (EAGLE-3 and EAGLE-1/2 drafts alike): extends its KV
+//! cache with the newly verified (target stream, next token) pairs, then
+//! grows a tree by feeding its own hidden state back for every further step.
 
 use super::drafter::{DraftRequest, DraftStep, Drafter, PendingAux};
 use super::search::{needs_only_top_k, DraftScores};
@@ -8,13 +8,13 @@ use super::tree::DraftTree;
 use crate::backend::{DraftBackend, SequenceCache};
 use crate::capture::AuxCapture;
 use crate::error::{EngineError, Result};
-use crate::model::{Eagle3Draft, ForwardBatch, HiddenInput};
+use crate::model::{DraftModel, ForwardBatch, HiddenInput};
 use crate::timing::{timed, Span};
 use std::collections::HashMap;
 
-/// An EAGLE-3 draft (on any backend; the CPU model by default) with its
+/// An EAGLE draft (on any backend; the CPU model by default) with its
 /// per-sequence KV caches.
-pub struct Eagle3Drafter<D: DraftBackend = Eagle3Draft> {
+pub struct EagleDrafter<D: DraftBackend = DraftModel> {
     model: D,
     capture: AuxCapture,
     target_vocab: usize,
@@ -24,12 +24,12 @@ pub struct Eagle3Drafter<D: DraftBackend = Eagle3Draft> {
     aux: Vec<f32>,
 }
 
-impl<D: DraftBackend> Eagle3Drafter<D> {
+impl<D: DraftBackend> EagleDrafter<D> {
     /// Wraps `model`, fed with the target streams of `capture` (three points).
-    pub fn new(model: D, capture: AuxCapture) -> Result<Eagle3Drafter<D>> {
+    pub fn new(model: D, capture: AuxCapture) -> Result<EagleDrafter<D>> {
         capture.check_count()?;
         let target_vocab = model.config().vocab_size;
-        Ok(Eagle3Drafter {
+        Ok(EagleDrafter {
             model,
             capture,
             target_vocab,
@@ -49,7 +49,7 @@ impl<D: DraftBackend> Eagle3Drafter<D> {
     }
 }
 
-impl<D: DraftBackend> Drafter for Eagle3Drafter<D> {
+impl<D: DraftBackend> Drafter for EagleDrafter<D> {
     fn capture_points(&self) -> Vec<usize> {
         self.capture.points.clone()
     }

@@ -75,6 +75,7 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
     let served = CaptureChoice {
         override_ids: a.aux_layers.clone(),
         convention,
+        ..CaptureChoice::default()
     }
     .resolve(draft.config().aux_layer_ids.as_deref(), layers)?;
     let spec = if a.prompts == "builtin" {

@@ -2,6 +2,7 @@
 
 mod bounds;
 mod draft;
+mod family;
 mod json;
 mod mla;
 mod moe;

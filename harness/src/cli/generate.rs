@@ -121,7 +121,11 @@ pub fn run(a: GenerateArgs) -> Result<(), CliError> {
     if let Some(c) = pair.capture() {
         outln!("capture: {c}");
     }
-    if let Some(note) = pair.drafter.as_ref().and_then(|d| d.model().config().capture_note()) {
+    if let Some(note) = pair
+        .drafter
+        .as_ref()
+        .and_then(|d| d.model().config().capture_note())
+    {
         outln!("note: {note}");
     }
     outln!(

@@ -167,7 +167,9 @@ impl Grid {
                 Some(d) if capture_known => Some(draft_config(d)?),
                 _ => None,
             };
-            let draft_kind = draft_config.as_ref().map_or(DraftKind::Eagle3, |c| c.kind());
+            let draft_kind = draft_config
+                .as_ref()
+                .map_or(DraftKind::Eagle3, |c| c.kind());
             let draft_ids = match (&draft_dir, draft_config) {
                 (Some(_), Some(c)) => Some(c.aux_layer_ids),
                 (Some(_), None) => Some(None),

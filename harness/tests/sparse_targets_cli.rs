@@ -113,3 +113,36 @@ fn a_sweep_over_the_sparse_targets_is_lossless_in_every_greedy_row() {
         csv.column("lossless")
     );
 }
+
+#[test]
+fn audit_runs_on_a_sparse_target() {
+    let t = tempfile::tempdir().unwrap();
+    let (target, draft) = (
+        fixture("tiny-deepseek-v3", "target"),
+        fixture("tiny-deepseek-v3", "draft"),
+    );
+    let out = ok(&specula_in(
+        t.path(),
+        &[
+            "audit",
+            "--target",
+            &target,
+            "--draft",
+            &draft,
+            "--samples",
+            "2",
+            "--json",
+        ],
+    ));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["configured"]["points"],
+        serde_json::json!([2, 2, 1]),
+        "the default points of a 4-layer target: {out}"
+    );
+    assert!(
+        v["configured"]["positions"].as_u64().unwrap() > 100,
+        "{out}"
+    );
+    assert!(v["candidates"].as_array().unwrap().len() >= 4, "{out}");
+}

@@ -4,7 +4,10 @@
 
 mod common;
 
+use common::raw_http::{exchange, post_head, status_of};
+use common::served::Serving;
 use common::{ok, repo, specula_in, Csv};
+use std::time::Duration;
 
 const SHAPES: [&str; 4] = [
     "tiny-deepseek-v3",
@@ -145,4 +148,60 @@ fn audit_runs_on_a_sparse_target() {
         "{out}"
     );
     assert!(v["candidates"].as_array().unwrap().len() >= 4, "{out}");
+}
+
+/// The `output_ids` of a greedy `/generate` of `text` on the server at `port`.
+fn served_ids(port: u16, text: &str) -> Vec<u64> {
+    let body = serde_json::json!({
+        "text": text,
+        "sampling_params": {"max_new_tokens": 12, "temperature": 0, "ignore_eos": true},
+    })
+    .to_string();
+    let headers = format!(
+        "Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    let request = format!("{}{body}", post_head("/generate", &headers));
+    let answer = exchange(port, request.as_bytes(), Duration::from_secs(30));
+    assert_eq!(status_of(&answer), 200, "{answer}");
+    let json = &answer[answer.find("\r\n\r\n").unwrap() + 4..];
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    v["output_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn serve_with_a_draft_answers_a_sparse_target_as_without_one() {
+    let t = tempfile::tempdir().unwrap();
+    let (target, draft) = (
+        fixture("tiny-kimi-k25", "target"),
+        fixture("tiny-kimi-k25", "draft"),
+    );
+    let plain = Serving::start(t.path(), &["--target", &target]);
+    let speculative = Serving::start(
+        t.path(),
+        &[
+            "--target",
+            &target,
+            "--draft",
+            &draft,
+            "--steps",
+            "3",
+            "--topk",
+            "2",
+            "--num-draft-tokens",
+            "5",
+            "--aux-layers",
+            "0,1,2",
+        ],
+    );
+    for text in ["def f(n):", "Latent attention"] {
+        let want = served_ids(plain.port(), text);
+        assert_eq!(want.len(), 12);
+        assert_eq!(served_ids(speculative.port(), text), want, "{text:?}");
+    }
 }

@@ -39,7 +39,9 @@ enum Dtype {
 
 #[derive(Args, Debug)]
 pub struct RandomArgs {
-    /// A built-in shape (tiny, tiny-llama3, tiny-qwen2, tiny-qwen3) or the path of a config.json to copy the shape of.
+    /// A built-in shape (tiny, tiny-llama3, tiny-qwen2, tiny-qwen3; latent attention and experts:
+    /// tiny-deepseek-v3, tiny-kimi-k25, tiny-deepseek-v2, tiny-qwen3-moe) or the path of a
+    /// config.json to copy the shape of.
     #[arg(long, default_value = "tiny")]
     shape: String,
     /// Output folder (created).

@@ -84,11 +84,12 @@ impl MlaAttention {
         })
     }
 
-    /// Rotates the RoPE part `x` (`qk_rope_head_dim` wide) of one head to `position`.
-    fn rope(&self, x: &mut [f32], position: usize) {
+    /// Rotates the RoPE part `x` (`qk_rope_head_dim` wide) of one head to
+    /// `position`; `pairs` is scratch of the same width.
+    fn rope(&self, x: &mut [f32], position: usize, pairs: &mut [f32]) {
         let half = x.len() / 2;
         if self.c.rope_interleave {
-            let pairs: Vec<f32> = x.to_vec();
+            pairs.copy_from_slice(x);
             for i in 0..half {
                 x[i] = pairs[2 * i];
                 x[i + half] = pairs[2 * i + 1];
@@ -142,15 +143,16 @@ impl MlaAttention {
         let kv = self.kv_b.forward(&latent);
         let kv_width = nope + vd;
         let mut qs = vec![0f32; rows * nh * d];
+        let mut pairs = vec![0f32; rope];
         for (r, row) in batch.rows.iter().enumerate() {
             let mut k_rot = ckv[r * kv_a_width + c.kv_lora_rank..(r + 1) * kv_a_width].to_vec();
-            self.rope(&mut k_rot, row.position);
+            self.rope(&mut k_rot, row.position, &mut pairs);
             let (mut k, mut v) = (vec![0f32; nh * d], vec![0f32; nh * d]);
             for h in 0..nh {
                 let src = &q[(r * nh + h) * qk..(r * nh + h + 1) * qk];
                 let dst = &mut qs[(r * nh + h) * d..(r * nh + h) * d + qk];
                 dst.copy_from_slice(src);
-                self.rope(&mut dst[nope..], row.position);
+                self.rope(&mut dst[nope..], row.position, &mut pairs);
                 let kvh = &kv[(r * nh + h) * kv_width..(r * nh + h + 1) * kv_width];
                 k[h * d..h * d + nope].copy_from_slice(&kvh[..nope]);
                 k[h * d + nope..h * d + qk].copy_from_slice(&k_rot);

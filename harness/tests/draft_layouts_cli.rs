@@ -151,3 +151,39 @@ fn an_eagle1_draft_runs_in_a_sweep_beside_an_eagle3_draft_served_both_ways() {
         }
     }
 }
+
+#[test]
+fn a_draft_pickle_that_would_run_a_command_runs_nothing_and_is_one_line_exit_2() {
+    let t = tempfile::tempdir().unwrap();
+    let draft = t.path().join("draft");
+    std::fs::create_dir(&draft).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../engine/tests/fixtures/pytorch/malicious-draft");
+    for f in ["config.json", "pytorch_model.bin"] {
+        std::fs::copy(src.join(f), draft.join(f)).unwrap();
+    }
+    let target = layouts().join("target");
+    let out = specula_in(
+        t.path(),
+        &[
+            "generate",
+            "--target",
+            target.to_str().unwrap(),
+            "--draft",
+            "draft",
+            "--prompt",
+            "hi",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("pytorch_model.bin") && stderr.contains("no tensor records"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+    assert!(
+        !t.path().join("specula-ran-pickle-code").exists(),
+        "the pickle's os.system call ran"
+    );
+}

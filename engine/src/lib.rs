@@ -12,6 +12,7 @@
 pub mod audit;
 pub mod backend;
 pub mod capture;
+pub mod capture_file;
 pub mod checkpoint;
 pub mod config;
 pub mod error;

@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub mod analyze;
+pub mod capture;
 pub mod compare;
 pub mod doc;
 pub mod fault;

@@ -4,8 +4,6 @@
 //! bug docs/DESIGN.md starts from (section 5).
 
 use crate::capture::{default_points, resolve_ids, AuxCapture, IdConvention};
-use crate::model::{Eagle3Draft, ForwardBatch, HiddenInput, TargetModel};
-use specula_kernels::cpu::argmax;
 
 /// One capture mapping and how well the draft predicts under it.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -35,6 +33,8 @@ pub struct MappingAudit {
     pub margin: f64,
     /// The ids that serve the best mapping, when the served one is a mismatch.
     pub fix: Option<Fix>,
+    /// Candidates left unscored because the capture lacks one of their boundaries.
+    pub not_captured: Vec<Candidate>,
 }
 
 /// The layer ids that serve a mapping: what to write in the draft's
@@ -150,82 +150,6 @@ pub fn ids_for(points: &[usize], convention: IdConvention) -> Option<Vec<i64>> {
             .collect(),
     };
     (resolve_ids(&ids, convention, usize::MAX).ok()? == points).then_some(ids)
-}
-
-/// Scores every candidate on `sequences` (token ids, ideally the target's
-/// own greedy text) and ranks them. The served mapping is flagged when the
-/// best beats it by more than `margin` accuracy.
-pub fn rank_mappings(
-    target: &TargetModel,
-    draft: &Eagle3Draft,
-    sequences: &[Vec<u32>],
-    mut candidates: Vec<Candidate>,
-    served: &AuxCapture,
-    margin: f64,
-) -> MappingAudit {
-    let layers = target.config().num_hidden_layers;
-    let h = target.config().hidden_size;
-    let all_points: Vec<usize> = (0..layers).collect();
-    let v = target.config().vocab_size;
-    let dv = draft.config().draft_vocab_size;
-    let d2t = draft.draft_to_target();
-    let mut correct = vec![0usize; candidates.len()];
-    let mut counted = 0usize;
-    for seq in sequences.iter().filter(|s| s.len() >= 3) {
-        let t = seq.len();
-        let mut batch = ForwardBatch::default();
-        batch.push_causal(0, 0, seq, 0, false);
-        batch.logit_rows = (0..t).collect();
-        let out = target.forward(&batch, &mut [target.new_cache()], &all_points);
-        let target_choice: Vec<u32> = out
-            .logits
-            .chunks_exact(v)
-            .map(|r| argmax(r).unwrap_or(0) as u32)
-            .collect();
-        counted += t - 2;
-        for (ci, c) in candidates.iter().enumerate() {
-            // Pair i = (aux at position i, token i + 1) predicts the target's choice at position i + 1.
-            let mut aux = Vec::with_capacity((t - 1) * c.points.len() * h);
-            for i in 0..t - 1 {
-                for &p in &c.points {
-                    aux.extend_from_slice(&out.aux[(i * layers + p) * h..(i * layers + p + 1) * h]);
-                }
-            }
-            let mut db = ForwardBatch::default();
-            db.push_causal(0, 0, &seq[1..], 0, false);
-            db.logit_rows = (0..t - 2).collect();
-            let d = draft.forward(&db, HiddenInput::Aux(&aux), &mut [draft.new_cache()]);
-            correct[ci] += d
-                .logits
-                .chunks_exact(dv)
-                .enumerate()
-                .filter(|(i, r)| d2t[argmax(r).unwrap_or(0)] == target_choice[i + 1])
-                .count();
-        }
-    }
-    for (c, k) in candidates.iter_mut().zip(&correct) {
-        c.positions = counted;
-        c.accuracy = if counted == 0 {
-            0.0
-        } else {
-            *k as f64 / counted as f64
-        };
-    }
-    let configured = candidates[0].clone();
-    candidates.sort_by(|a, b| b.accuracy.total_cmp(&a.accuracy));
-    let best = candidates[0].clone();
-    let mismatch = best.points != configured.points && best.accuracy - configured.accuracy > margin;
-    let fix = mismatch
-        .then(|| Fix::for_points(&best.points, served.convention))
-        .flatten();
-    MappingAudit {
-        configured,
-        best,
-        candidates,
-        mismatch,
-        margin,
-        fix,
-    }
 }
 
 #[cfg(test)]

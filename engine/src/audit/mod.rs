@@ -1,8 +1,15 @@
 //! Auditing a target + EAGLE-3 draft pair: static checks of the files, and
-//! an empirical check of which target hidden states the draft was trained on.
+//! an empirical check of which target hidden states the draft was trained
+//! on, scored on captured states (a capture file, or one recorded in
+//! process) so the target need not be loaded.
 
+mod draft_on_states;
 mod mapping;
+mod raw_config;
+mod score;
 mod static_checks;
 
-pub use mapping::{candidate_mappings, rank_mappings, Candidate, MappingAudit};
-pub use static_checks::{static_checks, Check, CheckStatus};
+pub use draft_on_states::{check_capture_fits, load_draft_on_states, DraftOnStates};
+pub use mapping::{candidate_mappings, ids_for, Candidate, Fix, MappingAudit};
+pub use score::rank_mappings;
+pub use static_checks::{static_checks, static_checks_for, Check, CheckStatus, TargetFacts};

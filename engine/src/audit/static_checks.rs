@@ -1,6 +1,8 @@
 //! Checks of a draft against its target that need no forward pass.
 
+use super::raw_config::{raw_config_checks, t2d_check};
 use crate::capture::{default_points, resolve_ids, IdConvention, AUX_STATES};
+use crate::capture_file::CaptureMeta;
 use crate::checkpoint::Checkpoint;
 use crate::config::{read_json, DraftConfig, TargetConfig};
 use crate::tokenizer::TextTokenizer;
@@ -31,7 +33,7 @@ pub struct Check {
     pub message: String,
 }
 
-fn check(name: &'static str, status: CheckStatus, message: impl Into<String>) -> Check {
+pub(super) fn check(name: &'static str, status: CheckStatus, message: impl Into<String>) -> Check {
     Check {
         name,
         status,
@@ -39,18 +41,108 @@ fn check(name: &'static str, status: CheckStatus, message: impl Into<String>) ->
     }
 }
 
+/// What an fc of shape `s` reads, when its input is a multiple of the target width.
+fn fc_reads(s: &[usize], target_hidden: usize) -> String {
+    match s.get(1) {
+        Some(&w) if w % target_hidden == 0 => {
+            format!("; this fc reads {} target states", w / target_hidden)
+        }
+        Some(_) => "; this fc was made for a target of another width".into(),
+        None => String::new(),
+    }
+}
+
+impl Check {
+    /// Whether a failure of this check means the pair cannot be loaded (the
+    /// audit then stops before scoring mappings); the config-reading checks
+    /// never block.
+    pub fn blocks_loading(&self) -> bool {
+        self.status == CheckStatus::Error && !super::raw_config::NON_BLOCKING.contains(&self.name)
+    }
+}
+
+/// Does the config ask for aux states at all?
+fn aux_states_check(raw: Option<&Value>) -> Check {
+    let use_aux = raw
+        .and_then(|v| v.pointer("/eagle_config/use_aux_hidden_state"))
+        .and_then(Value::as_bool);
+    match use_aux {
+        Some(false) => check("aux_states", CheckStatus::Error, "eagle_config.use_aux_hidden_state is false: the draft is served without target hidden states and accepts almost nothing (tau about 1.0)"),
+        _ => check("aux_states", CheckStatus::Pass, "the draft is fed target hidden states"),
+    }
+}
+
+/// What the static checks need to know of the target: from its folder, or
+/// from a capture file's metadata (then without a tokenizer).
+#[derive(Debug, Clone)]
+pub struct TargetFacts {
+    /// Residual stream width.
+    pub hidden_size: usize,
+    /// Vocabulary size.
+    pub vocab_size: usize,
+    /// Decoder layers (L).
+    pub num_hidden_layers: usize,
+    /// `model_type` (`llama`, `deepseek_v3`, ...).
+    pub model_type: String,
+    /// Tokens of the target's tokenizer, or why it could not be read; `None` when there is none to read.
+    pub tokenizer_vocab: Option<std::result::Result<usize, String>>,
+}
+
+impl TargetFacts {
+    /// The facts of the target in `dir` (config.json and tokenizer.json).
+    pub fn from_dir(dir: &Path) -> crate::Result<TargetFacts> {
+        let t = TargetConfig::load(dir)?;
+        let raw: Option<Value> = read_json(&dir.join("config.json"), "config.json").ok();
+        Ok(TargetFacts {
+            hidden_size: t.hidden_size,
+            vocab_size: t.vocab_size,
+            num_hidden_layers: t.num_hidden_layers,
+            model_type: raw
+                .as_ref()
+                .and_then(|v| v.get("model_type"))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .into(),
+            tokenizer_vocab: Some(
+                TextTokenizer::load(dir)
+                    .map(|t| t.vocab_size())
+                    .map_err(|e| e.to_string()),
+            ),
+        })
+    }
+
+    /// The facts a capture file records.
+    pub fn from_capture(meta: &CaptureMeta) -> TargetFacts {
+        TargetFacts {
+            hidden_size: meta.hidden_size,
+            vocab_size: meta.vocab_size,
+            num_hidden_layers: meta.num_hidden_layers,
+            model_type: meta.model_type.clone(),
+            tokenizer_vocab: None,
+        }
+    }
+}
+
 /// Runs every static check of the draft in `draft_dir` against the target in
 /// `target_dir`. Unreadable files give an error check rather than stopping.
 pub fn static_checks(target_dir: &Path, draft_dir: &Path) -> Vec<Check> {
+    match TargetFacts::from_dir(target_dir) {
+        Ok(t) => static_checks_for(&t, draft_dir),
+        Err(e) => vec![check("target_config", CheckStatus::Error, e.to_string())],
+    }
+}
+
+/// Runs every static check of the draft in `draft_dir` against a target
+/// known by its facts.
+pub fn static_checks_for(target: &TargetFacts, draft_dir: &Path) -> Vec<Check> {
     use CheckStatus::{Error as Fail, Pass, Warn};
     let mut out = Vec::new();
-    let target = match TargetConfig::load(target_dir) {
-        Ok(t) => t,
-        Err(e) => return vec![check("target_config", Fail, e.to_string())],
-    };
+    // The config as written: what the loader may refuse is still reported.
+    let raw: Option<Value> = read_json(&draft_dir.join("config.json"), "config.json").ok();
+    let aux_states = aux_states_check(raw.as_ref());
     let draft = match DraftConfig::load(draft_dir) {
         Ok(d) => d,
-        Err(e) => return vec![check("draft_config", Fail, e.to_string())],
+        Err(e) => return vec![check("draft_config", Fail, e.to_string()), aux_states],
     };
     let l = target.num_hidden_layers;
     // Capture points under each reading of the ids.
@@ -86,16 +178,10 @@ pub fn static_checks(target_dir: &Path, draft_dir: &Path) -> Vec<Check> {
         format!("{}{note}", lines.join("; ")),
     ));
 
-    // Does the config ask for aux states at all?
-    let raw: Option<Value> = read_json(&draft.path, "config.json").ok();
-    let use_aux = raw
-        .as_ref()
-        .and_then(|v| v.pointer("/eagle_config/use_aux_hidden_state"))
-        .and_then(Value::as_bool);
-    out.push(match use_aux {
-        Some(false) => check("aux_states", Fail, "eagle_config.use_aux_hidden_state is false: the draft is served without target hidden states and accepts almost nothing (tau about 1.0)"),
-        _ => check("aux_states", Pass, "the draft is fed target hidden states"),
-    });
+    if let Some(raw) = &raw {
+        out.extend(raw_config_checks(raw, target));
+    }
+    out.push(aux_states);
 
     let ck = match Checkpoint::open(draft_dir) {
         Ok(c) => c,
@@ -108,7 +194,7 @@ pub fn static_checks(target_dir: &Path, draft_dir: &Path) -> Vec<Check> {
     let want = [draft.hidden_size, AUX_STATES * target.hidden_size];
     out.push(match ck.shape("fc.weight") {
         Some(s) if s == want => check("fc_width", Pass, format!("fc.weight {s:?} = [hidden, 3 x target hidden {}]", target.hidden_size)),
-        Some(s) => check("fc_width", Fail, format!("fc.weight is {s:?}, expected {want:?}: fc input must be 3 x the target's hidden_size ({})", target.hidden_size)),
+        Some(s) => check("fc_width", Fail, format!("fc.weight is {s:?}, expected {want:?}: fc input must be 3 x the target's hidden_size ({}){}", target.hidden_size, fc_reads(&s, target.hidden_size))),
         None => check("fc_width", Fail, "fc.weight is missing"),
     });
 
@@ -150,8 +236,9 @@ pub fn static_checks(target_dir: &Path, draft_dir: &Path) -> Vec<Check> {
         }
     });
 
+    out.push(t2d_check(&ck, draft.draft_vocab_size, target.vocab_size));
+
     // Vocabulary sizes agree.
-    let tok = TextTokenizer::load(target_dir).map(|t| t.vocab_size());
     let mut problems = Vec::new();
     if draft.vocab_size != target.vocab_size {
         problems.push(format!(
@@ -159,12 +246,12 @@ pub fn static_checks(target_dir: &Path, draft_dir: &Path) -> Vec<Check> {
             draft.vocab_size, target.vocab_size
         ));
     }
-    match tok {
-        Ok(n) if n > target.vocab_size => problems.push(format!(
+    match &target.tokenizer_vocab {
+        Some(Ok(n)) if *n > target.vocab_size => problems.push(format!(
             "tokenizer has {n} tokens, more than the target's vocab_size {}",
             target.vocab_size
         )),
-        Err(e) => problems.push(e.to_string()),
+        Some(Err(e)) => problems.push(e.clone()),
         _ => {}
     }
     out.push(if problems.is_empty() {

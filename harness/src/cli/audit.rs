@@ -5,34 +5,50 @@ use super::CliError;
 use clap::Args;
 use serde_json::json;
 use specula_datasets::PromptSetSpec;
-use specula_engine::audit::{candidate_mappings, rank_mappings, static_checks, Check, CheckStatus};
+use specula_engine::audit::{
+    candidate_mappings, check_capture_fits, load_draft_on_states, rank_mappings, static_checks,
+    static_checks_for, Check, CheckStatus, TargetFacts,
+};
 use specula_engine::capture::{CaptureChoice, IdConvention};
-use specula_engine::generate::{generate, GenerateParams};
-use specula_engine::model::{Eagle3Draft, TargetModel};
-use specula_engine::speculative::SpeculativeConfig;
-use specula_engine::timing::NullRecorder;
+use specula_engine::capture_file::{
+    record_prompts, CaptureFile, CaptureMeta, MemoryStates, RecordSettings, StatesSource,
+};
+use specula_engine::config::{read_json, DraftConfig};
+use specula_engine::model::TargetModel;
 use specula_engine::tokenizer::TextTokenizer;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Exit codes: 0 nothing found, 1 a capture mismatch or a failed static check, 2 unusable input.\n\nExamples:\n  specula audit --target models/tiny-llama --draft models/tiny-llama/eagle3\n  specula audit --target models/tiny-llama --draft models/tiny-llama/eagle3-embed --aux-layers 2,4,5 --json"
+    after_help = "The draft is scored on the target's hidden states: recorded here by loading the target \
+(--target, a model this engine runs), or read from a capture file (--states, written by `specula capture` \
+or tools/capture/capture_hf.py for any Hugging Face model, DeepSeek-V3 and Kimi-K2.5 included); the two \
+give the same accuracies for the same prompts.\n\n\
+Exit codes: 0 nothing found, 1 a capture mismatch or a failed static check, 2 unusable input \
+(a bad model folder, or a capture file that is truncated, of another model, without the boundaries the draft needs, or holding NaN).\n\n\
+Examples:\n  specula audit --target models/tiny-llama --draft models/tiny-llama/eagle3\n  \
+specula audit --target models/tiny-llama --draft models/tiny-llama/eagle3-embed --aux-layers 2,4,5 --json\n  \
+specula audit --states kimi.capture.safetensors --draft kimi-eagle3"
 )]
 pub struct AuditArgs {
-    /// Target model folder.
+    /// Target model folder, loaded to record its hidden states (or give --states).
+    #[arg(long, required_unless_present = "states", conflicts_with = "states")]
+    target: Option<PathBuf>,
+    /// A capture file of the target's hidden states (`specula capture`,
+    /// tools/capture/capture_hf.py): audit without loading the target.
     #[arg(long)]
-    target: PathBuf,
+    states: Option<PathBuf>,
     /// EAGLE-3 draft folder.
     #[arg(long)]
     draft: PathBuf,
-    /// Prompts to measure on: a prompt file (MT-bench, Spec-Bench, GSM8K, HumanEval, JSONL or text) or `builtin`.
-    #[arg(long, default_value = "builtin")]
+    /// Prompts to measure on (with --target): a prompt file (MT-bench, Spec-Bench, GSM8K, HumanEval, JSONL or text) or `builtin`.
+    #[arg(long, default_value = "builtin", conflicts_with = "states")]
     prompts: String,
-    /// Prompts drawn from the set (deterministic sample).
-    #[arg(long, default_value_t = 8)]
+    /// Prompts drawn from the set (deterministic sample; with --target).
+    #[arg(long, default_value_t = 8, conflicts_with = "states")]
     samples: usize,
-    /// Tokens the target generates greedily after each prompt; the draft is scored on prompt + continuation.
-    #[arg(long, default_value_t = 48)]
+    /// Tokens the target generates greedily after each prompt; the draft is scored on prompt + continuation (with --target).
+    #[arg(long, default_value_t = 48, conflicts_with = "states")]
     tokens: usize,
     /// The ids the serving engine uses (comma-separated; -1 = embeddings). Default: the draft config's.
     #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
@@ -43,18 +59,71 @@ pub struct AuditArgs {
     /// Accuracy by which the best mapping must beat the served one to call it a mismatch.
     #[arg(long, default_value_t = 0.05)]
     margin: f64,
-    /// Print one JSON object (fields: mismatch, configured, best, candidates,
-    /// margin, fix {aux_layer_ids, id_convention, points} or null, static_checks, prompts, positions).
+    /// Print one JSON object (fields: mismatch, configured, best, candidates, not_captured,
+    /// margin, fix {aux_layer_ids, id_convention, points} or null, static_checks, states, prompts, positions).
     #[arg(long)]
     json: bool,
+}
+
+/// The target's states recorded in process, every boundary of every prompt.
+fn record_in_process(a: &AuditArgs, target_dir: &Path) -> Result<MemoryStates, CliError> {
+    let target = TargetModel::load(target_dir)?;
+    let tokenizer = TextTokenizer::load(target_dir)?;
+    let spec = if a.prompts == "builtin" {
+        PromptSetSpec::builtin()
+    } else {
+        PromptSetSpec::from_path(&a.prompts)
+    };
+    let set = spec.with_sample(a.samples, 0).load()?;
+    let prompts: Vec<Vec<u32>> = set
+        .prompts
+        .iter()
+        .map(|p| tokenizer.encode(p.text()))
+        .collect::<Result<_, _>>()?;
+    let config_path = target_dir.join("config.json");
+    let config: serde_json::Value =
+        read_json(&config_path, "config.json (the target model config)")?;
+    let meta = CaptureMeta::for_target(
+        &config,
+        "specula audit (in process)",
+        "float32",
+        None,
+        &config_path,
+    )?;
+    let settings = RecordSettings {
+        max_new_tokens: a.tokens.max(1),
+        boundaries: meta.boundaries.clone(),
+    };
+    let mut states = MemoryStates {
+        meta,
+        prompts: Vec::new(),
+    };
+    record_prompts(&target, &prompts, &settings, |_, p| {
+        states.prompts.push(p);
+        Ok(())
+    })?;
+    Ok(states)
 }
 
 /// Runs `specula audit`; `Ok(true)` when something was found.
 pub fn run(a: AuditArgs) -> Result<bool, CliError> {
     let convention: IdConvention = a.id_convention.parse()?;
-    let checks = static_checks(&a.target, &a.draft);
-    let failed_checks = checks.iter().any(|c| c.status == CheckStatus::Error);
-    if failed_checks {
+    let file = a.states.as_deref().map(CaptureFile::open).transpose()?;
+    if let Some(f) = &file {
+        check_capture_fits(&a.draft, f)?;
+    }
+    let (checks, layers) = match (&file, &a.target) {
+        (Some(f), _) => (
+            static_checks_for(&TargetFacts::from_capture(f.meta()), &a.draft),
+            f.meta().num_hidden_layers,
+        ),
+        (None, Some(t)) => (
+            static_checks(t, &a.draft),
+            TargetFacts::from_dir(t)?.num_hidden_layers,
+        ),
+        (None, None) => return Err(CliError::Usage("give --target or --states".into())),
+    };
+    if checks.iter().any(Check::blocks_loading) {
         // The pair cannot be loaded as it is: report the checks and stop there.
         if a.json {
             let out = json!({"mismatch": null, "empirical": "skipped: a static check failed", "static_checks": checks});
@@ -68,64 +137,56 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
         }
         return Ok(true);
     }
-    let target = TargetModel::load(&a.target)?;
-    let tokenizer = TextTokenizer::load(&a.target)?;
-    let draft = Eagle3Draft::load(&a.draft, target.config(), target.embedding())?;
-    let layers = target.config().num_hidden_layers;
-    let served = CaptureChoice {
+    let draft_ids = DraftConfig::load(&a.draft)?.aux_layer_ids;
+    // Any other field of the choice (how the draft is served) keeps its default.
+    #[allow(clippy::needless_update)]
+    let choice = CaptureChoice {
         override_ids: a.aux_layers.clone(),
         convention,
         ..CaptureChoice::default()
-    }
-    .resolve(draft.config().aux_layer_ids.as_deref(), layers)?;
-    let spec = if a.prompts == "builtin" {
-        PromptSetSpec::builtin()
-    } else {
-        PromptSetSpec::from_path(&a.prompts)
     };
-    let set = spec.with_sample(a.samples, 0).load()?;
-    let prompts: Vec<Vec<u32>> = set
-        .prompts
-        .iter()
-        .map(|p| tokenizer.encode(p.text()))
-        .collect::<Result<_, _>>()?;
-    let params = GenerateParams {
-        speculative: SpeculativeConfig::BASELINE,
-        temperature: 0.0,
-        max_new_tokens: a.tokens.max(1),
-        seed: 0,
-        sequence_seeds: None,
-        ignore_eos: true,
-        synthetic: None,
+    let served = choice.resolve(draft_ids.as_deref(), layers)?;
+    let memory;
+    let source: &dyn StatesSource = match (&file, &a.target) {
+        (Some(f), _) => f,
+        (None, Some(t)) => {
+            memory = record_in_process(&a, t)?;
+            &memory
+        }
+        (None, None) => unreachable!("checked above"),
     };
-    let g = generate(&target, &prompts, &params, None, &mut NullRecorder)?;
-    let sequences: Vec<Vec<u32>> = prompts
-        .iter()
-        .zip(&g.sequences)
-        .map(|(p, s)| [p.clone(), s.output.clone()].concat())
-        .collect();
-    let candidates = candidate_mappings(&served, draft.config().aux_layer_ids.as_deref(), layers);
-    let audit = rank_mappings(&target, &draft, &sequences, candidates, &served, a.margin);
+    let d = load_draft_on_states(&a.draft, source)?;
+    let candidates = candidate_mappings(&served, draft_ids.as_deref(), layers);
+    let audit = rank_mappings(&d, source, candidates, &served, a.margin)?;
+    let failed_checks = checks.iter().any(|c| c.status == CheckStatus::Error);
+    let states = json!({"origin": source.origin(), "writer": source.meta().writer, "boundaries": source.meta().boundaries});
     if a.json {
         let out = json!({
             "mismatch": audit.mismatch,
             "configured": audit.configured,
             "best": audit.best,
             "candidates": audit.candidates,
+            "not_captured": audit.not_captured,
             "margin": audit.margin,
             "fix": audit.fix,
             "static_checks": checks,
-            "prompts": set.len(),
+            "states": states,
+            "prompts": source.prompt_count(),
             "positions": audit.best.positions,
         });
         outln!(
             "{}",
             serde_json::to_string_pretty(&out).expect("serialisable")
         );
-        return Ok(audit.mismatch);
+        return Ok(audit.mismatch || failed_checks);
     }
     print_checks(&checks);
-    outln!("\ndraft accuracy (teacher-forced first step, {} positions from {} prompts) per capture mapping:", audit.best.positions, set.len());
+    outln!(
+        "\nstates: {} (written by {})",
+        source.origin(),
+        source.meta().writer
+    );
+    outln!("draft accuracy (teacher-forced first step, {} positions from {} prompts) per capture mapping:", audit.best.positions, source.prompt_count());
     for c in &audit.candidates {
         let tag = if c.points == audit.configured.points {
             "  <- served"
@@ -135,6 +196,13 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
         outln!(
             "  {:>6.1}%  {:<14} {}{tag}",
             c.accuracy * 100.0,
+            points(&c.points),
+            c.label
+        );
+    }
+    for c in &audit.not_captured {
+        outln!(
+            "     -    {:<14} {} (not in the capture)",
             points(&c.points),
             c.label
         );
@@ -162,7 +230,7 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
             a.margin * 100.0
         );
     }
-    Ok(audit.mismatch)
+    Ok(audit.mismatch || failed_checks)
 }
 
 /// Capture points as `[0, 2, 4]`.

@@ -5,6 +5,7 @@
 
 mod analyze;
 mod audit;
+mod capture;
 mod compare;
 mod datasets;
 mod fixtures;
@@ -21,6 +22,7 @@ mod speculation;
 mod sweep;
 
 use clap::{Parser, Subcommand};
+use specula::capture::CaptureError;
 use specula::compare::CompareError;
 use specula::gate::GateError;
 use specula::nightly::NightlyError;
@@ -60,6 +62,9 @@ pub enum CliError {
     /// The server could not start.
     #[error(transparent)]
     Serve(#[from] ServeError),
+    /// A capture could not be made.
+    #[error(transparent)]
+    Capture(#[from] CaptureError),
     /// A flag or combination of flags that cannot be used.
     #[error("{0}")]
     Usage(String),
@@ -101,6 +106,7 @@ impl CliError {
             CliError::Gate(e) => e.fault(),
             CliError::Nightly(e) => e.fault(),
             CliError::Serve(e) => e.fault(),
+            CliError::Capture(e) => e.fault(),
             CliError::Write { .. } | CliError::Found(_) => Fault::Failed,
             CliError::Inconclusive(_) => Fault::Inconclusive,
         }
@@ -147,6 +153,9 @@ enum Command {
     /// Check a draft against its target: static checks of the files, and which target
     /// hidden states the draft predicts best with (a capture-mapping mismatch is flagged).
     Audit(audit::AuditArgs),
+    /// Record a target's hidden states and greedy tokens on a prompt set into a capture file,
+    /// so `specula audit --states` can check a draft without loading the target.
+    Capture(capture::CaptureArgs),
     /// Explain a run: expected vs measured tau, live vs trained acceptance, break-even tau, a verdict per row.
     Analyze(analyze::AnalyzeArgs),
     /// The engine on an NVIDIA GPU: agreement with the CPU engine, losslessness, decode
@@ -226,6 +235,7 @@ fn command(command: Command, cpu_threads: Option<usize>) -> Result<(), CliError>
         Command::Compare(a) => compare::run(a),
         Command::Nightly(a) => gate_outcome(nightly::run(a)?),
         Command::Gate(a) => gate_outcome(gate::run(a)?),
+        Command::Capture(a) => capture::run(a),
         Command::Audit(a) => found(audit::run(a)?, "the audit found a problem"),
     }
 }

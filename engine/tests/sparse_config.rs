@@ -212,3 +212,28 @@ fn a_wrapper_of_no_supported_family_is_refused_and_names_what_it_holds() {
         (vec![7], "bfloat16")
     );
 }
+
+#[test]
+fn a_quantized_checkpoint_is_refused_not_read_as_floats() {
+    let fp8 =
+        serde_json::json!({"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]});
+    refused(
+        edited("tiny-deepseek-v3", |v| {
+            v["quantization_config"] = fp8.clone()
+        }),
+        "quantization_config",
+        "\"fp8\"",
+    );
+    let int4 =
+        serde_json::json!({"quant_method": "compressed-tensors", "format": "pack-quantized"});
+    refused(
+        edited("tiny-kimi-k25", |v| {
+            v["text_config"]["quantization_config"] = int4.clone()
+        }),
+        "text_config.quantization_config",
+        "dequantized copy",
+    );
+    assert!(edited("tiny-deepseek-v3", |v| v["quantization_config"] =
+        serde_json::Value::Null)
+    .is_ok());
+}

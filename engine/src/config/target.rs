@@ -190,6 +190,37 @@ pub(super) fn rope_scaling(path: &Path, field: &str, v: &Value) -> Result<Option
     }
 }
 
+/// Refuses a quantized checkpoint (`quantization_config`, at the top or
+/// in a wrapper's `text_config`): its weights are packed integers or fp8
+/// with scales the engine does not apply (DeepSeek-V3's fp8 release,
+/// Kimi-K2.5's int4 experts), so reading them as floats would run a
+/// different model without a word.
+fn refuse_quantized(path: &Path, whole: &Value, obj: &Value, wrapped: bool) -> Result<()> {
+    let found = [
+        (whole, "quantization_config"),
+        (obj, "text_config.quantization_config"),
+    ]
+    .into_iter()
+    .filter(|(_, field)| wrapped || !field.starts_with("text_config"))
+    .find_map(|(v, field)| {
+        v.get("quantization_config")
+            .filter(|q| !q.is_null())
+            .map(|q| (field, q))
+    });
+    match found {
+        None => Ok(()),
+        Some((field, q)) => Err(EngineError::config(
+            path,
+            field,
+            format!(
+                "a quantized checkpoint (quant_method {}): the engine reads float weights \
+                 (f32, bf16, f16) only; use a dequantized copy",
+                q.get("quant_method").unwrap_or(&Value::Null)
+            ),
+        )),
+    }
+}
+
 /// Reads `eos_token_id` as a token id or a list of them (whole numbers that
 /// fit a u32, never cut down to one).
 pub(super) fn token_ids(path: &Path, field: &str, v: Option<&Value>) -> Result<Vec<u32>> {
@@ -224,6 +255,7 @@ impl TargetConfig {
     pub fn from_json(path: &Path, whole: &Value) -> Result<TargetConfig> {
         let path = path.to_path_buf();
         let (obj, wrapper) = unwrap_language_model(&path, whole)?;
+        refuse_quantized(&path, whole, obj, wrapper.is_some())?;
         let raw: RawTargetConfig = serde_path_to_error::deserialize(obj).map_err(|e| {
             EngineError::config(&path, e.path().to_string(), e.into_inner().to_string())
         })?;

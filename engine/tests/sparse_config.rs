@@ -237,3 +237,72 @@ fn a_quantized_checkpoint_is_refused_not_read_as_floats() {
         serde_json::Value::Null)
     .is_ok());
 }
+
+/// The config.json fields of released models (DeepSeek-V2-Lite,
+/// Moonlight-16B-A3B, Qwen3-30B-A3B) that decide their layers.
+#[test]
+fn released_single_gpu_configs_are_read() {
+    let path = Path::new("released/config.json");
+    let v2_lite = serde_json::json!({
+        "architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2",
+        "hidden_size": 2048, "intermediate_size": 10944, "moe_intermediate_size": 1408,
+        "num_hidden_layers": 27, "num_attention_heads": 16, "num_key_value_heads": 16,
+        "n_routed_experts": 64, "n_shared_experts": 2, "num_experts_per_tok": 6,
+        "first_k_dense_replace": 1, "moe_layer_freq": 1, "n_group": 1, "topk_group": 1,
+        "topk_method": "greedy", "scoring_func": "softmax", "norm_topk_prob": false,
+        "routed_scaling_factor": 1.0, "q_lora_rank": null, "kv_lora_rank": 512,
+        "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+        "max_position_embeddings": 163840, "rope_theta": 10000, "rms_norm_eps": 1e-6,
+        "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 0.707,
+            "mscale_all_dim": 0.707, "original_max_position_embeddings": 4096, "type": "yarn"},
+        "vocab_size": 102400, "bos_token_id": 100000, "eos_token_id": 100001,
+        "tie_word_embeddings": false, "torch_dtype": "bfloat16"
+    });
+    let c = TargetConfig::from_json(path, &v2_lite).unwrap();
+    let (m, a) = (c.moe.as_ref().unwrap(), c.mla.as_ref().unwrap());
+    assert!(m.grouping.is_none() && m.scoring == Scoring::Softmax && a.q_lora_rank.is_none());
+    assert_eq!(
+        (c.head_dim, m.sparse_layers.iter().filter(|s| **s).count()),
+        (192, 26)
+    );
+    let mscale = 0.1 * 0.707 * 40f64.ln() + 1.0;
+    assert!((a.softmax_scale as f64 - mscale * mscale / 192f64.sqrt()).abs() < 1e-6);
+    assert!(
+        (a.rope_attention_factor - 1.0).abs() < 1e-6,
+        "mscale = mscale_all_dim"
+    );
+
+    let mut moonlight = v2_lite.clone();
+    let o = moonlight.as_object_mut().unwrap();
+    o.insert(
+        "architectures".into(),
+        serde_json::json!(["DeepseekV3ForCausalLM"]),
+    );
+    o.insert("model_type".into(), "deepseek_v3".into());
+    o.insert("topk_method".into(), "noaux_tc".into());
+    o.insert("scoring_func".into(), "sigmoid".into());
+    o.insert("norm_topk_prob".into(), true.into());
+    o.insert("routed_scaling_factor".into(), 2.446.into());
+    o.insert("rope_scaling".into(), serde_json::Value::Null);
+    o.insert("max_position_embeddings".into(), 8192.into());
+    let c = TargetConfig::from_json(path, &moonlight).unwrap();
+    let (m, a) = (c.moe.as_ref().unwrap(), c.mla.as_ref().unwrap());
+    assert!(m.correction_bias && m.scoring == Scoring::Sigmoid && m.norm_topk_prob);
+    assert_eq!(m.grouping.unwrap().n_group, 1);
+    assert!((a.softmax_scale as f64 - 1.0 / 192f64.sqrt()).abs() < 1e-7 && a.rope_interleave);
+
+    let qwen3_moe = serde_json::json!({
+        "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe",
+        "hidden_size": 2048, "intermediate_size": 6144, "moe_intermediate_size": 768,
+        "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4,
+        "head_dim": 128, "num_experts": 128, "num_experts_per_tok": 8,
+        "decoder_sparse_step": 1, "mlp_only_layers": [], "norm_topk_prob": true,
+        "rope_theta": 1000000.0, "rope_scaling": null, "max_position_embeddings": 40960,
+        "rms_norm_eps": 1e-6, "vocab_size": 151936, "eos_token_id": 151645,
+        "tie_word_embeddings": false, "attention_bias": false, "torch_dtype": "bfloat16"
+    });
+    let c = TargetConfig::from_json(path, &qwen3_moe).unwrap();
+    let m = c.moe.as_ref().unwrap();
+    assert!(m.sparse_layers.iter().all(|s| *s) && m.n_shared_experts == 0 && c.mla.is_none());
+    assert_eq!((c.head_dim, c.num_key_value_heads), (128, 4));
+}

@@ -394,7 +394,7 @@ def main():
         opt.step()
         if step % 100 == 0 or step == args.steps - 1:
             accs = [round(float(t[3]) / max(float(t[2]), 1), 3) for t in terms]
-            regs = [round(float(t[1]) / max(float(t[2]), 1), 3) for t in terms]
+            regs = [round(float(t[1].detach()) / max(float(t[2]), 1), 3) for t in terms]
             print(f"step {step} loss {loss.item():.4f} acc {accs} reg {regs} lr {lr_at(step):.2e} "
                   f"{time.time() - t0:.1f}s", flush=True)
         if (step + 1) % args.eval_every == 0 or step == args.steps - 1:

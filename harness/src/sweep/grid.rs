@@ -204,8 +204,8 @@ impl Grid {
                             if d.id_convention.is_some() {
                                 written.push_str(&format!(" id_convention={}", convention.name()));
                             }
-                            if let Some(kind) = served_as {
-                                written.push_str(&format!(" served_as={}", kind.name()));
+                            if let Some(s) = &d.served_as {
+                                written.push_str(&format!(" served_as={s}"));
                             }
                             let skip = |reason: String| SkippedConfig {
                                 model: info.name.clone(),
@@ -234,10 +234,11 @@ impl Grid {
                                 )));
                                 continue;
                             };
+                            // Served as its own generation is the same config as not saying so.
                             let capture = CaptureChoice {
                                 override_ids: d.aux_layers.clone(),
                                 convention,
-                                served_as,
+                                served_as: served_as.filter(|k| *k != draft_kind),
                             };
                             let (Some(tcfg), true) = (&tcfg, capture_known) else {
                                 list.push(DraftPoint {

@@ -146,7 +146,9 @@ fn an_eagle1_draft_runs_in_a_sweep_beside_an_eagle3_draft_served_both_ways() {
     assert_eq!(resolved[row("eagle3.s3k1n4-as_eagle.")], "8");
     assert_eq!(resolved[row("eagle1.s3k1n4.")], "8");
     assert!(
-        !keys.iter().any(|k| k.starts_with("eagle1.s3k1n4-as_eagle.")),
+        !keys
+            .iter()
+            .any(|k| k.starts_with("eagle1.s3k1n4-as_eagle.")),
         "served as its own generation is a duplicate, not a second row: {keys:?}"
     );
     for (k, l) in keys.iter().zip(&lossless) {

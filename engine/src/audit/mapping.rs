@@ -91,7 +91,7 @@ fn shifted(points: &[usize], by: i64, layers: usize) -> Option<Vec<usize>> {
 /// The mappings worth trying for a served capture: the served one, the
 /// draft's ids under both conventions, the default, every point shifted by
 /// one layer either way, and embedding-first variants. Duplicates (by
-/// points) keep their first label.
+/// points) keep their first label; a mapping that repeats a point is left out.
 pub fn candidate_mappings(
     served: &AuxCapture,
     draft_ids: Option<&[i64]>,
@@ -128,7 +128,8 @@ pub fn candidate_mappings(
     }
     let mut out: Vec<Candidate> = Vec::new();
     for (label, points) in raw {
-        if !out.iter().any(|c| c.points == points) {
+        let repeats = (1..points.len()).any(|i| points[i..].contains(&points[i - 1]));
+        if !repeats && !out.iter().any(|c| c.points == points) {
             out.push(Candidate {
                 label,
                 points,

@@ -6,8 +6,9 @@ use clap::Args;
 use serde_json::json;
 use specula_datasets::PromptSetSpec;
 use specula_engine::audit::{
-    candidate_mappings, check_capture_fits, load_draft_on_states, rank_mappings, static_checks,
-    static_checks_for, Check, CheckStatus, TargetFacts,
+    add_engine_candidates, candidate_mappings, check_capture_fits, engine_feeds,
+    load_draft_on_states, rank_mappings, score_engines, static_checks, static_checks_for, Check,
+    CheckStatus, EngineScore, TargetFacts,
 };
 use specula_engine::capture::{CaptureChoice, IdConvention};
 use specula_engine::capture_file::{
@@ -59,7 +60,7 @@ pub struct AuditArgs {
     /// Accuracy by which the best mapping must beat the served one to call it a mismatch.
     #[arg(long, default_value_t = 0.05)]
     margin: f64,
-    /// Print one JSON object (fields: mismatch, configured, best, candidates, not_captured,
+    /// Print one JSON object (fields: mismatch, configured, best, candidates, not_captured, engines,
     /// margin, fix {aux_layer_ids, id_convention, points} or null, static_checks, states, prompts, positions).
     #[arg(long)]
     json: bool,
@@ -156,8 +157,15 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
         (None, None) => unreachable!("checked above"),
     };
     let d = load_draft_on_states(&a.draft, source)?;
-    let candidates = candidate_mappings(&served, draft_ids.as_deref(), layers);
+    let mut candidates = candidate_mappings(&served, draft_ids.as_deref(), layers);
+    let raw: serde_json::Value = read_json(
+        &a.draft.join("config.json"),
+        "config.json (the draft config)",
+    )?;
+    let feeds = engine_feeds(&raw, layers);
+    add_engine_candidates(&feeds, &mut candidates);
     let audit = rank_mappings(&d, source, candidates, &served, a.margin)?;
+    let engines = score_engines(feeds, &audit);
     let failed_checks = checks.iter().any(|c| c.status == CheckStatus::Error);
     let states = json!({"origin": source.origin(), "writer": source.meta().writer, "boundaries": source.meta().boundaries});
     if a.json {
@@ -167,6 +175,7 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
             "best": audit.best,
             "candidates": audit.candidates,
             "not_captured": audit.not_captured,
+            "engines": engines,
             "margin": audit.margin,
             "fix": audit.fix,
             "static_checks": checks,
@@ -207,6 +216,7 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
             c.label
         );
     }
+    print_engines(&engines);
     if audit.mismatch {
         outln!(
             "\nMISMATCH: the draft predicts best with capture points {} ({:.1}%), but is served {} ({:.1}%).",
@@ -231,6 +241,30 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
         );
     }
     Ok(audit.mismatch || failed_checks)
+}
+
+/// What each engine would feed the draft, and whether that mis-serves it.
+fn print_engines(engines: &[EngineScore]) {
+    outln!("\nwhat each engine would feed this draft (DESIGN 5.3):");
+    for e in engines {
+        let fed = match (&e.feed.points, &e.feed.problem) {
+            (Some(p), _) => points(p),
+            (None, Some(why)) => format!("nothing usable: {why}"),
+            (None, None) => "nothing usable".into(),
+        };
+        let verdict = match (e.mis_serves, e.accuracy) {
+            (Some(true), Some(a)) => format!("{:.1}%  MIS-SERVES", a * 100.0),
+            (Some(true), None) => "MIS-SERVES".into(),
+            (Some(false), Some(a)) => format!("{:.1}%  ok", a * 100.0),
+            _ => "not in the capture".into(),
+        };
+        outln!(
+            "  {:<30} {:<14} {verdict}  (ids from {})",
+            e.feed.engine.name(),
+            fed,
+            e.feed.ids_from
+        );
+    }
 }
 
 /// Capture points as `[0, 2, 4]`.

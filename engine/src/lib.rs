@@ -22,6 +22,7 @@ pub mod generation;
 pub mod kv_cache;
 pub mod model;
 pub mod pair;
+pub mod pytorch_file;
 pub mod speculative;
 pub mod tensor_file;
 pub mod timing;

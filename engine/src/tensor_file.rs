@@ -1,12 +1,13 @@
 //! One file of named tensors, in either format a checkpoint ships in:
 //! safetensors (memory-mapped), or a PyTorch checkpoint (`pytorch_model.bin`:
 //! a zip holding a pickled state dict and one raw storage per tensor), read
-//! through candle's pickle reader. That reader interprets the pickle's
-//! opcodes itself and only builds tensor records from them: nothing in the
-//! file is ever run, so a malicious pickle is at worst an unreadable file.
+//! through candle's pickle interpreter ([`PytorchFile`]), which interprets
+//! the pickle's opcodes itself and only builds tensor records from them:
+//! nothing in the file is ever run, so a malicious pickle is at worst an
+//! unreadable file.
 
 use crate::error::{EngineError, Result};
-use candle_core::pickle::PthTensors;
+use crate::pytorch_file::PytorchFile;
 use candle_core::safetensors::MmapedSafetensors;
 use candle_core::{DType, Device, Tensor};
 use std::path::Path;
@@ -16,7 +17,7 @@ pub enum TensorFile {
     /// `*.safetensors`.
     Safetensors(MmapedSafetensors),
     /// `*.bin`, `*.pt`, `*.pth`: PyTorch's zip format.
-    Pytorch(PthTensors),
+    Pytorch(PytorchFile),
 }
 
 /// Whether `path` names a PyTorch checkpoint rather than safetensors.
@@ -36,8 +37,8 @@ impl TensorFile {
             message: format!("not a readable {what}: {e}"),
         };
         if is_pytorch(path) {
-            let file = PthTensors::new(path, None).map_err(|e| err("PyTorch checkpoint", e))?;
-            if file.tensor_infos().is_empty() {
+            let file = PytorchFile::open(path).map_err(|e| err("PyTorch checkpoint", e))?;
+            if file.infos().is_empty() {
                 return Err(EngineError::WeightFile {
                     path: path.to_path_buf(),
                     message: "a PyTorch checkpoint holding no tensor records (a state dict of \
@@ -57,7 +58,7 @@ impl TensorFile {
     pub fn names(&self) -> Vec<String> {
         match self {
             TensorFile::Safetensors(st) => st.tensors().into_iter().map(|(n, _)| n).collect(),
-            TensorFile::Pytorch(pt) => pt.tensor_infos().keys().cloned().collect(),
+            TensorFile::Pytorch(pt) => pt.infos().keys().cloned().collect(),
         }
     }
 
@@ -66,7 +67,7 @@ impl TensorFile {
         match self {
             TensorFile::Safetensors(st) => st.get(name).ok().map(|v| v.shape().to_vec()),
             TensorFile::Pytorch(pt) => pt
-                .tensor_infos()
+                .infos()
                 .get(name)
                 .map(|i| i.layout.shape().dims().to_vec()),
         }
@@ -78,10 +79,7 @@ impl TensorFile {
             TensorFile::Safetensors(st) => st
                 .get(name)
                 .is_ok_and(|v| v.dtype() == safetensors::Dtype::BF16),
-            TensorFile::Pytorch(pt) => pt
-                .tensor_infos()
-                .get(name)
-                .is_some_and(|i| i.dtype == DType::BF16),
+            TensorFile::Pytorch(pt) => pt.infos().get(name).is_some_and(|i| i.dtype == DType::BF16),
         }
     }
 

@@ -257,3 +257,17 @@ fn every_layout_decodes_losslessly() {
         }
     }
 }
+
+#[test]
+fn the_bool_t2d_of_a_pytorch_draft_is_skipped_by_name_not_read() {
+    let f = specula_engine::pytorch_file::PytorchFile::open(
+        &fixtures().join("eagle-authors/pytorch_model.bin"),
+    )
+    .unwrap();
+    assert_eq!(f.skipped(), ["t2d"]);
+    assert!(f.infos().contains_key("d2t") && f.infos().contains_key("fc.weight"));
+    let fc = f.get("fc.weight").unwrap().unwrap();
+    assert_eq!(fc.dims(), [64, 192]);
+    assert_eq!(fc.dtype(), candle_core::DType::F16);
+    assert!(f.get("no.such.tensor").unwrap().is_none());
+}

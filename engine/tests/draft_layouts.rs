@@ -271,3 +271,22 @@ fn the_bool_t2d_of_a_pytorch_draft_is_skipped_by_name_not_read() {
     assert_eq!(fc.dtype(), candle_core::DType::F16);
     assert!(f.get("no.such.tensor").unwrap().is_none());
 }
+
+#[test]
+fn the_audit_static_checks_pass_every_published_layout() {
+    use specula_engine::audit::{static_checks, CheckStatus};
+    let names = LAYOUTS.iter().map(|l| l.name).chain(["eagle1-sglang"]);
+    for name in names {
+        let checks = static_checks(&fixtures().join("target"), &fixtures().join(name));
+        let failed: Vec<String> = checks
+            .iter()
+            .filter(|c| c.status == CheckStatus::Error)
+            .map(|c| format!("{}: {}", c.name, c.message))
+            .collect();
+        assert!(failed.is_empty(), "{name}: {failed:?}");
+        if name.starts_with("eagle1") {
+            assert_eq!(checks.len(), 1, "{name}: only the generation is said");
+            assert!(checks[0].message.contains("EAGLE-1/2"), "{name}");
+        }
+    }
+}

@@ -4,7 +4,8 @@ use super::raw_config::{raw_config_checks, t2d_check};
 use crate::capture::{default_points, resolve_ids, IdConvention, AUX_STATES};
 use crate::capture_file::CaptureMeta;
 use crate::checkpoint::Checkpoint;
-use crate::config::{read_json, DraftConfig, TargetConfig};
+use crate::config::{read_json, DraftKind, TargetConfig};
+use crate::model::draft_layout::layer_prefix;
 use crate::tokenizer::TextTokenizer;
 use serde_json::Value;
 use std::path::Path;
@@ -140,10 +141,17 @@ pub fn static_checks_for(target: &TargetFacts, draft_dir: &Path) -> Vec<Check> {
     // The config as written: what the loader may refuse is still reported.
     let raw: Option<Value> = read_json(&draft_dir.join("config.json"), "config.json").ok();
     let aux_states = aux_states_check(raw.as_ref());
-    let draft = match DraftConfig::load(draft_dir) {
+    let draft = match crate::model::draft_config(draft_dir) {
         Ok(d) => d,
         Err(e) => return vec![check("draft_config", Fail, e.to_string()), aux_states],
     };
+    if draft.kind() == DraftKind::Eagle {
+        return vec![check(
+            "generation",
+            Pass,
+            "an EAGLE-1/2 draft (fc over [embedding, last hidden state]): fed the target's last hidden state after its final norm; aux layer ids and capture mappings apply to EAGLE-3 drafts only",
+        )];
+    }
     let l = target.num_hidden_layers;
     // Capture points under each reading of the ids.
     let mut lines = vec![format!("default [2, L/2, L-3] = {:?}", default_points(l))];
@@ -198,12 +206,13 @@ pub fn static_checks_for(target: &TargetFacts, draft_dir: &Path) -> Vec<Check> {
         None => check("fc_width", Fail, "fc.weight is missing"),
     });
 
-    // Norms the midlayer and head need.
-    let missing: Vec<&str> = [
-        "midlayer.input_layernorm.weight",
-        "midlayer.hidden_norm.weight",
-        "midlayer.post_attention_layernorm.weight",
-        "norm.weight",
+    // Norms the midlayer (under `midlayer.` or vLLM's `layers.0.`) and head need.
+    let layer = layer_prefix(&ck);
+    let missing: Vec<String> = [
+        format!("{layer}.input_layernorm.weight"),
+        format!("{layer}.hidden_norm.weight"),
+        format!("{layer}.post_attention_layernorm.weight"),
+        "norm.weight".to_string(),
     ]
     .into_iter()
     .filter(|n| !ck.contains(n))
@@ -220,6 +229,11 @@ pub fn static_checks_for(target: &TargetFacts, draft_dir: &Path) -> Vec<Check> {
 
     // d2t maps draft ids into the target vocabulary, one to one.
     out.push(match ck.i64("d2t", &[draft.draft_vocab_size], "draft_vocab_size") {
+        Err(_) if !ck.contains("d2t") && draft.draft_vocab_size == draft.vocab_size => check(
+            "d2t",
+            Pass,
+            "no d2t: the draft scores the whole vocabulary (draft id = target id)",
+        ),
         Err(e) => check("d2t", Fail, e.to_string()),
         Ok(d2t) => {
             let targets: Vec<i64> = d2t.iter().enumerate().map(|(d, off)| d as i64 + off).collect();

@@ -4,7 +4,7 @@
 mod batch;
 pub(crate) mod blocks;
 mod draft;
-mod draft_layout;
+pub(crate) mod draft_layout;
 mod draft_model;
 mod eagle_draft;
 mod layer;

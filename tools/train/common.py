@@ -184,19 +184,27 @@ def rotate_half(x):
     return torch.cat((-x2, x1), dim=-1)
 
 
-def draft_config(target_cfg, layer_ids, draft_vocab_size) -> dict:
+def draft_config(target_cfg, layer_ids, draft_vocab_size, geometry: dict | None = None) -> dict:
+    """The draft's config: a one-layer Llama with the target's attention geometry and MLP
+    width, or, where given, `geometry` (keys intermediate_size, num_attention_heads,
+    num_key_value_heads, head_dim), as for a latent-attention target whose geometry a
+    Llama layer cannot copy (SpecForge's Kimi / DeepSeek drafts are Llama layers too)."""
     t = target_cfg
     rope_theta = getattr(t, "rope_theta", None)
     if rope_theta is None:
         rope_theta = t.rope_parameters["rope_theta"]
+    g = {"intermediate_size": t.intermediate_size, "num_attention_heads": t.num_attention_heads,
+         "num_key_value_heads": getattr(t, "num_key_value_heads", None),
+         "head_dim": getattr(t, "head_dim", None)}
+    g.update(geometry or {})
     return {
         "architectures": ["LlamaForCausalLMEagle3"],
         "model_type": "llama",
         "hidden_size": t.hidden_size,
-        "intermediate_size": t.intermediate_size,
-        "num_attention_heads": t.num_attention_heads,
-        "num_key_value_heads": t.num_key_value_heads,
-        "head_dim": t.head_dim,
+        "intermediate_size": g["intermediate_size"],
+        "num_attention_heads": g["num_attention_heads"],
+        "num_key_value_heads": g["num_key_value_heads"],
+        "head_dim": g["head_dim"],
         "num_hidden_layers": 1,
         "hidden_act": "silu",
         "rms_norm_eps": t.rms_norm_eps,
@@ -387,8 +395,22 @@ def load_draft(path: str, device="cpu", dtype=torch.float32) -> Eagle3Draft:
 
 
 def load_target(path: str, device="cpu", dtype=torch.float32, attn="eager"):
-    from transformers import LlamaForCausalLM
-    m = LlamaForCausalLM.from_pretrained(path, dtype=dtype, attn_implementation=attn)
+    """A Llama target as LlamaForCausalLM; any other architecture (DeepseekV3ForCausalLM)
+    through AutoModelForCausalLM, with transformers' eager experts loop (the per-expert
+    reference path; $SPECULA_EXPERTS_IMPL names another, e.g. grouped_mm)."""
+    with open(os.path.join(path, "config.json")) as f:
+        archs = json.load(f).get("architectures") or ["LlamaForCausalLM"]
+    if archs[0] == "LlamaForCausalLM":
+        from transformers import LlamaForCausalLM
+        m = LlamaForCausalLM.from_pretrained(path, dtype=dtype, attn_implementation=attn)
+    else:
+        from transformers import AutoModelForCausalLM
+        m = AutoModelForCausalLM.from_pretrained(
+            path, dtype=dtype, attn_implementation=attn,
+            experts_implementation=os.environ.get("SPECULA_EXPERTS_IMPL", "eager"))
+        for mod in m.modules():  # keep the routers' correction bias in float32 (as stored)
+            if hasattr(mod, "e_score_correction_bias"):
+                mod.e_score_correction_bias.data = mod.e_score_correction_bias.data.float()
     return m.to(device).eval()
 
 

@@ -108,6 +108,9 @@ def main():
                     help="draft vocab from per-source token frequencies weighted equally (gsm8k, code)")
     ap.add_argument("--init", default=None, help="start from this draft (weights and vocab)")
     ap.add_argument("--eval-only", action="store_true", help="with --init: evaluate, write nothing")
+    ap.add_argument("--draft-geometry", default=None,
+                    help="the draft layer's 'intermediate,heads,kv_heads,head_dim' (default: the target's; "
+                         "needed for a latent-attention target such as DeepseekV3ForCausalLM)")
     args = ap.parse_args()
 
     t_start = time.time()
@@ -156,7 +159,12 @@ def main():
     else:
         top = np.argsort(-score, kind="stable")[:args.draft_vocab]
         vocab_t = torch.from_numpy(np.sort(top)).to(dev)
-        cfg = common.draft_config(tcfg, ids, args.draft_vocab)
+        geometry = None
+        if args.draft_geometry:
+            gi, gh, gkv, ghd = (int(v) for v in args.draft_geometry.split(","))
+            geometry = {"intermediate_size": gi, "num_attention_heads": gh,
+                        "num_key_value_heads": gkv, "head_dim": ghd}
+        cfg = common.draft_config(tcfg, ids, args.draft_vocab, geometry)
         draft = common.Eagle3Draft(cfg).to(dev)
         draft.set_vocab(vocab_t)
     coverage = float(counts[top].sum() / counts.sum())

@@ -7,6 +7,13 @@ they give the validation loss and, later, the drafts' validation prompts.
 
 Writes models/tiny-llama/{config.json, generation_config.json, model.safetensors,
 tokenizer.json, tokenizer_config.json, training_report.json}.
+
+`--arch deepseek_v3` trains a DeepseekV3ForCausalLM target instead (multi-head latent
+attention, routed + shared experts, sigmoid group-limited routing; models/tiny-deepseek-v3);
+`--tokenizer-from DIR` reuses DIR's tokenizer.json / tokenizer_config.json instead of
+training one. The routers' `e_score_correction_bias` is updated as DeepSeek-V3's
+auxiliary-loss-free balancing does (after each step, bias += speed * sign(mean load - load)
+per expert; transformers leaves the buffer at zero).
 """
 
 from __future__ import annotations
@@ -111,6 +118,27 @@ def main():
     ap.add_argument("--eval-every", type=int, default=250)
     ap.add_argument("--time-budget", type=float, default=None,
                     help="seconds; after 30 steps, cut --steps so training fits (schedule follows)")
+    ap.add_argument("--arch", choices=["llama", "deepseek_v3"], default="llama")
+    ap.add_argument("--tokenizer-from", default=None,
+                    help="copy tokenizer.json / tokenizer_config.json from this folder instead of training one")
+    # deepseek_v3 only
+    ap.add_argument("--moe-inter", type=int, default=128)
+    ap.add_argument("--experts", type=int, default=8)
+    ap.add_argument("--experts-per-tok", type=int, default=2)
+    ap.add_argument("--shared-experts", type=int, default=1)
+    ap.add_argument("--n-group", type=int, default=4)
+    ap.add_argument("--topk-group", type=int, default=2)
+    ap.add_argument("--first-dense", type=int, default=1)
+    ap.add_argument("--q-lora-rank", type=int, default=128)
+    ap.add_argument("--kv-lora-rank", type=int, default=64)
+    ap.add_argument("--qk-nope-dim", type=int, default=32)
+    ap.add_argument("--qk-rope-dim", type=int, default=16)
+    ap.add_argument("--v-head-dim", type=int, default=32)
+    ap.add_argument("--routed-scale", type=float, default=2.5)
+    ap.add_argument("--bias-update", type=float, default=1e-3,
+                    help="aux-loss-free balancing speed for e_score_correction_bias (0: off)")
+    ap.add_argument("--experts-impl", default="eager",
+                    help="transformers experts implementation used for training (eager, grouped_mm, ...)")
     args = ap.parse_args()
 
     t_start = time.time()
@@ -129,8 +157,15 @@ def main():
           f"{sum(map(len, code_train_txt)) / 1e6:.1f} MB code", flush=True)
 
     t0 = time.time()
-    tok = train_tokenizer(gsm_train_txt + code_train_txt, args.vocab)
-    save_tokenizer(tok, args.out, max_len=2048)
+    if args.tokenizer_from:
+        import shutil
+        from tokenizers import Tokenizer
+        for fn in ("tokenizer.json", "tokenizer_config.json"):
+            shutil.copyfile(os.path.join(args.tokenizer_from, fn), os.path.join(args.out, fn))
+        tok = Tokenizer.from_file(os.path.join(args.out, "tokenizer.json"))
+    else:
+        tok = train_tokenizer(gsm_train_txt + code_train_txt, args.vocab)
+        save_tokenizer(tok, args.out, max_len=2048)
     t_tok = time.time() - t0
     eot = tok.token_to_id(EOT)
     print(f"tokenizer: vocab {tok.get_vocab_size()} in {t_tok:.1f}s", flush=True)
@@ -143,15 +178,47 @@ def main():
     chars = sum(map(len, gsm_train_txt)) + sum(map(len, code_train_txt))
     streams = {k: Stream(v, eot) for k, v in enc.items()}
 
-    from transformers import LlamaConfig, LlamaForCausalLM
-    cfg = LlamaConfig(
-        vocab_size=args.vocab, hidden_size=args.hidden, intermediate_size=args.inter,
-        num_hidden_layers=args.layers, num_attention_heads=args.heads,
-        num_key_value_heads=args.kv_heads, head_dim=args.hidden // args.heads,
-        max_position_embeddings=2048, rms_norm_eps=1e-5, rope_theta=10000.0,
-        tie_word_embeddings=False, bos_token_id=eot, eos_token_id=eot, pad_token_id=eot,
-        attention_bias=False, mlp_bias=False, hidden_act="silu", initializer_range=0.02)
-    model = LlamaForCausalLM(cfg).to(dev)
+    if args.arch == "llama":
+        from transformers import LlamaConfig, LlamaForCausalLM
+        cfg = LlamaConfig(
+            vocab_size=args.vocab, hidden_size=args.hidden, intermediate_size=args.inter,
+            num_hidden_layers=args.layers, num_attention_heads=args.heads,
+            num_key_value_heads=args.kv_heads, head_dim=args.hidden // args.heads,
+            max_position_embeddings=2048, rms_norm_eps=1e-5, rope_theta=10000.0,
+            tie_word_embeddings=False, bos_token_id=eot, eos_token_id=eot, pad_token_id=eot,
+            attention_bias=False, mlp_bias=False, hidden_act="silu", initializer_range=0.02)
+        model = LlamaForCausalLM(cfg).to(dev)
+    else:
+        from transformers import DeepseekV3Config, DeepseekV3ForCausalLM
+        cfg = DeepseekV3Config(
+            vocab_size=args.vocab, hidden_size=args.hidden, intermediate_size=args.inter,
+            moe_intermediate_size=args.moe_inter, num_hidden_layers=args.layers,
+            num_attention_heads=args.heads, num_key_value_heads=args.heads,
+            n_shared_experts=args.shared_experts, n_routed_experts=args.experts,
+            routed_scaling_factor=args.routed_scale, kv_lora_rank=args.kv_lora_rank,
+            q_lora_rank=args.q_lora_rank, qk_rope_head_dim=args.qk_rope_dim,
+            v_head_dim=args.v_head_dim, qk_nope_head_dim=args.qk_nope_dim,
+            n_group=args.n_group, topk_group=args.topk_group,
+            num_experts_per_tok=args.experts_per_tok, first_k_dense_replace=args.first_dense,
+            norm_topk_prob=True, max_position_embeddings=2048, rms_norm_eps=1e-5,
+            rope_theta=10000.0, rope_interleave=True, tie_word_embeddings=False,
+            bos_token_id=eot, eos_token_id=eot, pad_token_id=eot, attention_bias=False,
+            hidden_act="silu", initializer_range=0.02,
+            experts_implementation=args.experts_impl)
+        model = DeepseekV3ForCausalLM(cfg).to(dev)
+        print(f"experts implementation (training): {model.config._experts_implementation}", flush=True)
+    routers = []  # (layer index, router module, expert load counts of the current step)
+    if args.arch == "deepseek_v3":
+        for li, layer in enumerate(model.model.layers):
+            gate = getattr(layer.mlp, "gate", None)
+            if gate is not None and hasattr(gate, "e_score_correction_bias"):
+                cnt = torch.zeros(gate.num_experts, device=dev)
+                routers.append((li, gate, cnt))
+
+                def hook(mod, inp, out, cnt=cnt):
+                    if mod.training:
+                        cnt += torch.bincount(out[2].reshape(-1), minlength=cnt.numel()).float()
+                gate.register_forward_hook(hook)
     nparams = sum(p.numel() for p in model.parameters())
     print(f"target params: {nparams / 1e6:.2f}M", flush=True)
 
@@ -217,9 +284,21 @@ def main():
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
+        imbalance = None
+        if routers:
+            with torch.no_grad():
+                worst = 0.0
+                for li, gate, cnt in routers:
+                    load = cnt / cnt.sum().clamp(min=1)
+                    if args.bias_update > 0:
+                        gate.e_score_correction_bias += args.bias_update * torch.sign(load.mean() - load)
+                    worst = max(worst, float(load.max() / load.mean()))
+                    cnt.zero_()
+                imbalance = worst
         if step % 50 == 0 or step == args.steps - 1:
+            extra = f" max-load/mean {imbalance:.2f}" if imbalance is not None else ""
             print(f"step {step} loss {loss.item():.4f} lr {lr_at(step):.2e} "
-                  f"{time.time() - t0:.1f}s", flush=True)
+                  f"{time.time() - t0:.1f}s{extra}", flush=True)
         if (step + 1) % args.eval_every == 0 or step == args.steps - 1:
             v = evaluate()
             history.append({"step": step + 1, "train_loss": loss.item(), "val_loss": v,
@@ -227,7 +306,11 @@ def main():
             print("eval", history[-1], flush=True)
     train_time = time.time() - t0
 
-    model = model.to(torch.bfloat16)
+    if args.arch == "llama":
+        model = model.to(torch.bfloat16)
+    else:  # the routers' e_score_correction_bias buffers stay float32, as in DeepSeek-V3's checkpoint
+        for p in model.parameters():
+            p.data = p.data.to(torch.bfloat16)
     model.config.use_cache = True
     model.save_pretrained(args.out, safe_serialization=True)
     # Older readers (and the Rust engine) look for these top-level keys.
@@ -237,17 +320,39 @@ def main():
     c["rope_theta"] = 10000.0
     c["torch_dtype"] = "bfloat16"
     c["dtype"] = "bfloat16"
+    if args.arch == "deepseek_v3":
+        c.pop("experts_implementation", None)
+        c.pop("_experts_implementation", None)
+        c["scoring_func"] = "sigmoid"
+        c["topk_method"] = "noaux_tc"
+        c["moe_layer_freq"] = 1
     with open(cpath, "w") as f:
         json.dump(c, f, indent=2, sort_keys=True)
         f.write("\n")
 
     final = history[-1]["val_loss"]
     report = {
-        "model": {"params": nparams, "vocab_size": args.vocab, "hidden_size": args.hidden,
-                  "intermediate_size": args.inter, "num_hidden_layers": args.layers,
-                  "num_attention_heads": args.heads, "num_key_value_heads": args.kv_heads,
-                  "head_dim": args.hidden // args.heads, "tie_word_embeddings": False,
-                  "stored_dtype": "bfloat16"},
+        "model": ({"params": nparams, "vocab_size": args.vocab, "hidden_size": args.hidden,
+                   "intermediate_size": args.inter, "num_hidden_layers": args.layers,
+                   "num_attention_heads": args.heads, "num_key_value_heads": args.kv_heads,
+                   "head_dim": args.hidden // args.heads, "tie_word_embeddings": False,
+                   "stored_dtype": "bfloat16"} if args.arch == "llama" else
+                  {"architecture": "DeepseekV3ForCausalLM", "params": nparams, "vocab_size": args.vocab,
+                   "hidden_size": args.hidden, "num_hidden_layers": args.layers,
+                   "dense_intermediate_size": args.inter, "first_k_dense_replace": args.first_dense,
+                   "num_attention_heads": args.heads, "q_lora_rank": args.q_lora_rank,
+                   "kv_lora_rank": args.kv_lora_rank, "qk_nope_head_dim": args.qk_nope_dim,
+                   "qk_rope_head_dim": args.qk_rope_dim, "v_head_dim": args.v_head_dim,
+                   "n_routed_experts": args.experts, "moe_intermediate_size": args.moe_inter,
+                   "num_experts_per_tok": args.experts_per_tok, "n_shared_experts": args.shared_experts,
+                   "n_group": args.n_group, "topk_group": args.topk_group,
+                   "routed_scaling_factor": args.routed_scale, "norm_topk_prob": True,
+                   "scoring_func": "sigmoid", "tie_word_embeddings": False,
+                   "experts_implementation_in_training": args.experts_impl,
+                   "e_score_correction_bias_update": args.bias_update,
+                   "e_score_correction_bias_final": {str(li): [round(float(b), 4) for b in gate.e_score_correction_bias]
+                                                     for li, gate, _ in routers},
+                   "stored_dtype": "bfloat16"}),
         "data": {"gsm8k_train_docs": len(gsm_train_txt), "gsm8k_val_docs": len(gsm_val_txt),
                  "stdlib_root": stdlib_root, "python": sys.version.split()[0],
                  "code_train_files": len(code_train_txt), "code_val_files": len(code_val_txt),

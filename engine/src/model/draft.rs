@@ -75,7 +75,7 @@ impl Eagle3Draft {
             DraftKind::Eagle => Err(EngineError::config(
                 &config.path,
                 "architectures",
-                "an EAGLE-1/2 draft where an EAGLE-3 draft is needed",
+                "an EAGLE-1/2 draft (fed the target's last hidden state, no aux layers), where an EAGLE-3 draft is needed: capture mappings and aux states apply to EAGLE-3 drafts only",
             )),
         }
     }

@@ -24,6 +24,7 @@ pub mod doc;
 pub mod fault;
 pub mod gate;
 pub mod nightly;
+pub mod probe;
 pub mod remote;
 pub mod report;
 pub mod run_folder;

@@ -144,6 +144,7 @@ pub fn add_engine_candidates(feeds: &[EngineFeed], candidates: &mut Vec<Candidat
                     points: p.clone(),
                     accuracy: 0.0,
                     positions: 0,
+                    continuation_accuracy: 0.0,
                 });
             }
         }

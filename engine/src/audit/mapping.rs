@@ -16,6 +16,9 @@ pub struct Candidate {
     pub accuracy: f64,
     /// Positions the accuracy was measured on.
     pub positions: usize,
+    /// The same accuracy over the positions that predict generated tokens
+    /// only (what a served draft's first step faces: its a_1 compares with this).
+    pub continuation_accuracy: f64,
 }
 
 /// The ranking and its verdict.
@@ -135,6 +138,7 @@ pub fn candidate_mappings(
                 points,
                 accuracy: 0.0,
                 positions: 0,
+                continuation_accuracy: 0.0,
             });
         }
     }

@@ -50,7 +50,8 @@ pub fn rank_mappings(
     let dv = d.draft.config().draft_vocab_size;
     let d2t = d.draft.draft_to_target();
     let mut correct = vec![0usize; candidates.len()];
-    let mut counted = 0usize;
+    let mut correct_cont = vec![0usize; candidates.len()];
+    let (mut counted, mut counted_cont) = (0usize, 0usize);
     for i in 0..source.prompt_count() {
         let p = source.prompt(i, &needed)?;
         let t = p.tokens.len();
@@ -58,6 +59,9 @@ pub fn rank_mappings(
             continue;
         }
         counted += t - 2;
+        // Pair k predicts token k + 2: a generated one (past the first, which prefill makes) from k = prompt_len - 1.
+        let first_cont = p.prompt_len.saturating_sub(1).min(t - 2);
+        counted_cont += t - 2 - first_cont;
         let ids = d.embedding_ids(&p.tokens[1..]);
         for (ci, c) in candidates.iter().enumerate() {
             // Pair k = (aux at position k, token k + 1) predicts the target's choice at position k + 1.
@@ -73,21 +77,21 @@ pub fn rank_mappings(
             let out = d
                 .draft
                 .forward(&db, HiddenInput::Aux(&aux), &mut [d.draft.new_cache()]);
-            correct[ci] += out
+            let hits: Vec<bool> = out
                 .logits
                 .chunks_exact(dv)
                 .enumerate()
-                .filter(|(k, r)| d2t[argmax(r).unwrap_or(0)] == p.argmax[k + 1])
-                .count();
+                .map(|(k, r)| d2t[argmax(r).unwrap_or(0)] == p.argmax[k + 1])
+                .collect();
+            correct[ci] += hits.iter().filter(|&&h| h).count();
+            correct_cont[ci] += hits[first_cont..].iter().filter(|&&h| h).count();
         }
     }
-    for (c, k) in candidates.iter_mut().zip(&correct) {
+    let share = |k: usize, n: usize| if n == 0 { 0.0 } else { k as f64 / n as f64 };
+    for (ci, c) in candidates.iter_mut().enumerate() {
         c.positions = counted;
-        c.accuracy = if counted == 0 {
-            0.0
-        } else {
-            *k as f64 / counted as f64
-        };
+        c.accuracy = share(correct[ci], counted);
+        c.continuation_accuracy = share(correct_cont[ci], counted_cont);
     }
     let configured = candidates[0].clone();
     candidates.sort_by(|a, b| b.accuracy.total_cmp(&a.accuracy));

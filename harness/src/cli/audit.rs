@@ -4,6 +4,7 @@ use super::output::outln;
 use super::CliError;
 use clap::Args;
 use serde_json::json;
+use specula::probe::{probe_run, ProbeRow};
 use specula_datasets::PromptSetSpec;
 use specula_engine::audit::{
     add_engine_candidates, candidate_mappings, check_capture_fits, engine_feeds,
@@ -60,8 +61,16 @@ pub struct AuditArgs {
     /// Accuracy by which the best mapping must beat the served one to call it a mismatch.
     #[arg(long, default_value_t = 0.05)]
     margin: f64,
+    /// A served sweep run (sglang or vllm rows, greedy, with per-position acceptance): say which
+    /// mapping its server feeds the draft, from the a_1 it measured against each mapping's prediction.
+    #[arg(long, value_name = "RUN_DIR")]
+    probe: Option<PathBuf>,
+    /// How far a measured a_1 may be from a mapping's prediction and still be consistent with it.
+    #[arg(long, default_value_t = 0.1)]
+    probe_tolerance: f64,
     /// Print one JSON object (fields: mismatch, configured, best, candidates, not_captured, engines,
-    /// margin, fix {aux_layer_ids, id_convention, points} or null, static_checks, states, prompts, positions).
+    /// margin, fix {aux_layer_ids, id_convention, points} or null, static_checks, states, prompts, positions,
+    /// probe: one entry per probed row, or null).
     #[arg(long)]
     json: bool,
 }
@@ -166,6 +175,12 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
     add_engine_candidates(&feeds, &mut candidates);
     let audit = rank_mappings(&d, source, candidates, &served, a.margin)?;
     let engines = score_engines(feeds, &audit);
+    let probe = a
+        .probe
+        .as_deref()
+        .map(|run| probe_run(run, &audit, a.probe_tolerance))
+        .transpose()?;
+    let misfed = probe.iter().flatten().any(|r| !r.feeds_configured);
     let failed_checks = checks.iter().any(|c| c.status == CheckStatus::Error);
     let states = json!({"origin": source.origin(), "writer": source.meta().writer, "boundaries": source.meta().boundaries});
     if a.json {
@@ -176,6 +191,7 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
             "candidates": audit.candidates,
             "not_captured": audit.not_captured,
             "engines": engines,
+            "probe": probe,
             "margin": audit.margin,
             "fix": audit.fix,
             "static_checks": checks,
@@ -187,7 +203,7 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
             "{}",
             serde_json::to_string_pretty(&out).expect("serialisable")
         );
-        return Ok(audit.mismatch || failed_checks);
+        return Ok(audit.mismatch || failed_checks || misfed);
     }
     print_checks(&checks);
     outln!(
@@ -240,7 +256,38 @@ pub fn run(a: AuditArgs) -> Result<bool, CliError> {
             a.margin * 100.0
         );
     }
-    Ok(audit.mismatch || failed_checks)
+    if let (Some(rows), Some(run)) = (&probe, &a.probe) {
+        print_probe(rows, run, a.probe_tolerance);
+    }
+    Ok(audit.mismatch || failed_checks || misfed)
+}
+
+/// What each probed row says about the mapping its server feeds.
+fn print_probe(rows: &[ProbeRow], run: &Path, tolerance: f64) {
+    outln!("\nprobe of {} (a_1 against each mapping's first-step accuracy on generated tokens, tolerance {tolerance}):", run.display());
+    for r in rows {
+        let verdict = if r.feeds_configured {
+            format!(
+                "consistent with the configured {}",
+                points(&r.configured.points)
+            )
+        } else {
+            format!(
+                "NOT the configured {} (predicts {:.3}): the server most likely feeds {} ({}, predicts {:.3})",
+                points(&r.configured.points),
+                r.configured.a1,
+                points(&r.closest.points),
+                r.closest.label,
+                r.closest.a1
+            )
+        };
+        outln!(
+            "  {} ({}): a_1 {:.3}, {verdict}",
+            r.row_key,
+            r.backend,
+            r.a1
+        );
+    }
 }
 
 /// What each engine would feed the draft, and whether that mis-serves it.

@@ -23,6 +23,7 @@ mod sweep;
 
 use clap::{Parser, Subcommand};
 use specula::capture::CaptureError;
+use specula::probe::ProbeError;
 use specula::compare::CompareError;
 use specula::gate::GateError;
 use specula::nightly::NightlyError;
@@ -65,6 +66,9 @@ pub enum CliError {
     /// A capture could not be made.
     #[error(transparent)]
     Capture(#[from] CaptureError),
+    /// A served run could not be probed.
+    #[error(transparent)]
+    Probe(#[from] ProbeError),
     /// A flag or combination of flags that cannot be used.
     #[error("{0}")]
     Usage(String),
@@ -107,6 +111,7 @@ impl CliError {
             CliError::Nightly(e) => e.fault(),
             CliError::Serve(e) => e.fault(),
             CliError::Capture(e) => e.fault(),
+            CliError::Probe(e) => e.fault(),
             CliError::Write { .. } | CliError::Found(_) => Fault::Failed,
             CliError::Inconclusive(_) => Fault::Inconclusive,
         }

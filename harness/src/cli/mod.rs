@@ -23,10 +23,10 @@ mod sweep;
 
 use clap::{Parser, Subcommand};
 use specula::capture::CaptureError;
-use specula::probe::ProbeError;
 use specula::compare::CompareError;
 use specula::gate::GateError;
 use specula::nightly::NightlyError;
+use specula::probe::ProbeError;
 use specula::report::ReportError;
 use specula::run_folder::RunFolderError;
 use specula::serve::ServeError;

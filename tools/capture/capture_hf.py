@@ -101,12 +101,49 @@ def load_model(model_dir, dtype, device_map, attn, trust_remote_code):
     try:
         model = AutoModelForCausalLM.from_pretrained(model_dir, **kw)
     except ValueError:
+        with open(os.path.join(model_dir, "config.json")) as f:
+            if "text_config" in json.load(f):
+                return load_text_model(model_dir, dtype, device_map, attn)
         model = AutoModel.from_pretrained(model_dir, **kw)
     inner = getattr(model, "language_model", None)
     if inner is not None and hasattr(inner, "lm_head"):
         model = inner
     model.eval()
     return model
+
+
+def load_text_model(model_dir, dtype, device_map, attn):
+    """The language model of a wrapper transformers cannot build as a causal
+    LM (Kimi-K2.5's without its remote code): `text_config` and the weights
+    found under `language_model.` (vision parts left out), written to a
+    scratch folder as a plain checkpoint and loaded from there, so that
+    transformers converts the weights as it does for any checkpoint. For a
+    checkpoint too large to copy, load the wrapper with --trust-remote-code."""
+    import glob
+    import shutil
+    import tempfile
+
+    from safetensors.torch import load_file, save_file
+    from transformers import AutoModelForCausalLM
+
+    with open(os.path.join(model_dir, "config.json")) as f:
+        text = dict(json.load(f)["text_config"])
+    scratch = tempfile.mkdtemp(prefix="capture_hf_text_")
+    try:
+        state, skipped = {}, 0
+        for path in sorted(glob.glob(os.path.join(model_dir, "*.safetensors"))):
+            for name, tensor in load_file(path).items():
+                if name.startswith("language_model."):
+                    state[name[len("language_model."):]] = tensor
+                else:
+                    skipped += 1
+        save_file(state, os.path.join(scratch, "model.safetensors"), metadata={"format": "pt"})
+        with open(os.path.join(scratch, "config.json"), "w") as f:
+            json.dump(text, f)
+        print(f"note: {model_dir}: read the language model of text_config ({text.get('model_type')}); {skipped} other tensors (vision parts) not read", file=sys.stderr)
+        return load_model(scratch, dtype, device_map, attn, False)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def first_device(model):

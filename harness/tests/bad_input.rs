@@ -151,7 +151,7 @@ fn a_draft_whose_fc_is_not_three_target_widths_is_refused() {
             "fc.weight",
             "[64, 192]",
             "[64, 144]",
-            "3 x target hidden_size",
+            "3 x target_hidden_size",
         ],
     );
     // A config that says so is refused before the weights are read.

@@ -254,10 +254,11 @@ impl DraftConfig {
     }
 
     /// Settles the generation of a plain `LlamaForCausalLM` draft from the
-    /// input width of its `fc` (3 x target hidden for EAGLE-3, 2 x hidden
-    /// for EAGLE-1/2); refuses a width that fits neither the declared nor
-    /// any generation.
-    pub fn settle_kind(&mut self, fc_in: usize, file: &Path) -> Result<DraftKind> {
+    /// input width of its `fc` (`fc_shape`, `[out, in]`: 3 x target hidden
+    /// for EAGLE-3, 2 x hidden for EAGLE-1/2); refuses a width that fits
+    /// neither the declared nor any generation.
+    pub fn settle_kind(&mut self, fc_shape: &[usize], file: &Path) -> Result<DraftKind> {
+        let fc_in = fc_shape[1];
         let eagle3_in = 3 * self.target_hidden_size;
         let eagle_in = 2 * self.hidden_size;
         let found = if fc_in == eagle3_in {
@@ -268,7 +269,8 @@ impl DraftConfig {
             return Err(EngineError::WeightFile {
                 path: file.to_path_buf(),
                 message: format!(
-                    "tensor `fc.weight` takes {fc_in} inputs: neither 3 x target_hidden_size = {eagle3_in} (EAGLE-3) nor 2 x hidden_size = {eagle_in} (EAGLE-1/2)"
+                    "tensor `fc.weight` is {fc_shape:?}: its {fc_in} inputs are neither 3 x target_hidden_size = {eagle3_in} (EAGLE-3: expected [{}, {eagle3_in}]) nor 2 x hidden_size = {eagle_in} (EAGLE-1/2)",
+                    self.hidden_size
                 ),
             });
         };

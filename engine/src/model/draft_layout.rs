@@ -31,7 +31,7 @@ pub(crate) fn settle_kind(config: &mut DraftConfig, ck: &Checkpoint) -> Result<D
             message: format!("tensor `fc.weight` has shape {shape:?}, not [out, in]"),
         });
     }
-    config.settle_kind(shape[1], &ck.file_of("fc.weight"))
+    config.settle_kind(&shape, &ck.file_of("fc.weight"))
 }
 
 /// Refuses a draft whose vocabulary is not the target's.

@@ -147,7 +147,11 @@ fn audit_runs_on_a_sparse_target() {
         v["configured"]["positions"].as_u64().unwrap() > 100,
         "{out}"
     );
-    assert!(v["candidates"].as_array().unwrap().len() >= 4, "{out}");
+    // On 4 layers the shifted and most embedding-first variants of [2, 2, 1]
+    // repeat a point and are left out; the served mapping stays.
+    let candidates = v["candidates"].as_array().unwrap();
+    assert!(candidates.len() >= 2, "{out}");
+    assert_eq!(candidates[0]["points"], serde_json::json!([2, 2, 1]), "{out}");
 }
 
 /// The `output_ids` of a greedy `/generate` of `text` on the server at `port`.

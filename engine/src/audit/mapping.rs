@@ -94,7 +94,8 @@ fn shifted(points: &[usize], by: i64, layers: usize) -> Option<Vec<usize>> {
 /// The mappings worth trying for a served capture: the served one, the
 /// draft's ids under both conventions, the default, every point shifted by
 /// one layer either way, and embedding-first variants. Duplicates (by
-/// points) keep their first label; a mapping that repeats a point is left out.
+/// points) keep their first label; a mapping that repeats a point is left
+/// out, except the served one (a target of 4 layers serves [2, 2, 1]).
 pub fn candidate_mappings(
     served: &AuxCapture,
     draft_ids: Option<&[i64]>,
@@ -132,7 +133,8 @@ pub fn candidate_mappings(
     let mut out: Vec<Candidate> = Vec::new();
     for (label, points) in raw {
         let repeats = (1..points.len()).any(|i| points[i..].contains(&points[i - 1]));
-        if !repeats && !out.iter().any(|c| c.points == points) {
+        let served_one = out.is_empty();
+        if (served_one || !repeats) && !out.iter().any(|c| c.points == points) {
             out.push(Candidate {
                 label,
                 points,

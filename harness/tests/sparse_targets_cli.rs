@@ -151,7 +151,11 @@ fn audit_runs_on_a_sparse_target() {
     // repeat a point and are left out; the served mapping stays.
     let candidates = v["candidates"].as_array().unwrap();
     assert!(candidates.len() >= 2, "{out}");
-    assert_eq!(candidates[0]["points"], serde_json::json!([2, 2, 1]), "{out}");
+    assert_eq!(
+        candidates[0]["points"],
+        serde_json::json!([2, 2, 1]),
+        "{out}"
+    );
 }
 
 /// The `output_ids` of a greedy `/generate` of `text` on the server at `port`.

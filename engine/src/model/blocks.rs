@@ -295,10 +295,25 @@ impl Mlp {
 
 /// Rows of an embedding table for `tokens`.
 pub fn embed(table: &[f32], dim: usize, tokens: impl Iterator<Item = u32>) -> Vec<f32> {
+    gather_rows(table, dim, tokens.map(|t| t as usize))
+}
+
+/// Rows `rows` of `x: [n, dim]`, in that order (a table lookup, the rows
+/// that need logits).
+pub fn gather_rows(x: &[f32], dim: usize, rows: impl Iterator<Item = usize>) -> Vec<f32> {
     let mut out = Vec::new();
-    for t in tokens {
-        let t = t as usize;
-        out.extend_from_slice(&table[t * dim..(t + 1) * dim]);
+    for r in rows {
+        out.extend_from_slice(&x[r * dim..(r + 1) * dim]);
+    }
+    out
+}
+
+/// `[rows, 2 * dim]`: each row of `a: [rows, dim]` followed by the same row of `b`.
+pub fn concat_rows(a: &[f32], b: &[f32], dim: usize) -> Vec<f32> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    for (ra, rb) in a.chunks(dim).zip(b.chunks(dim)) {
+        out.extend_from_slice(ra);
+        out.extend_from_slice(rb);
     }
     out
 }

@@ -5,7 +5,7 @@
 //! a reduced vocabulary mapped back through `d2t`.
 
 use super::batch::ForwardBatch;
-use super::blocks::{embed, Attention, AttentionDims, Linear, Mlp, Norm};
+use super::blocks::{concat_rows, embed, gather_rows, Attention, AttentionDims, Linear, Mlp, Norm};
 use super::draft_layout::{
     check_vocab, draft_embedding, draft_to_target, layer_prefix, settle_kind,
 };
@@ -207,19 +207,12 @@ impl Eagle3Draft {
         } else {
             x
         };
-        let mut cat = Vec::with_capacity(rows * 2 * h);
-        for r in 0..rows {
-            cat.extend_from_slice(&e[r * h..(r + 1) * h]);
-            cat.extend_from_slice(&hn[r * h..(r + 1) * h]);
-        }
+        let cat = concat_rows(&e, &hn, h);
         let a = self.attn.forward(&cat, batch, caches, 0, &self.rope);
         add_inplace(&mut x, &a);
         let m = self.mlp.forward(&self.post_norm.apply(&x));
         add_inplace(&mut x, &m);
-        let mut sel = Vec::with_capacity(batch.logit_rows.len() * h);
-        for &r in &batch.logit_rows {
-            sel.extend_from_slice(&x[r * h..(r + 1) * h]);
-        }
+        let mut sel = gather_rows(&x, h, batch.logit_rows.iter().copied());
         if self.config.norm_output {
             self.norm.apply_inplace(&mut sel);
         }

@@ -7,7 +7,7 @@
 //! the tree search, not the draft.
 
 use super::batch::ForwardBatch;
-use super::blocks::{embed, Attention, AttentionDims, Linear, Mlp, Norm};
+use super::blocks::{concat_rows, embed, gather_rows, Attention, AttentionDims, Linear, Mlp, Norm};
 use super::draft::{DraftOutput, HiddenInput};
 use super::draft_layout::{check_vocab, draft_embedding, layer_prefix};
 use super::target::TargetModel;
@@ -136,21 +136,13 @@ impl EagleDraft {
             "EAGLE draft forward: hidden input has the wrong number of rows"
         );
         let e = embed(&self.embed, h, batch.rows.iter().map(|r| r.token));
-        let mut cat = Vec::with_capacity(rows * 2 * h);
-        for r in 0..rows {
-            cat.extend_from_slice(&e[r * h..(r + 1) * h]);
-            cat.extend_from_slice(&g[r * h..(r + 1) * h]);
-        }
-        let mut x = self.fc.forward(&cat);
+        let mut x = self.fc.forward(&concat_rows(&e, g, h));
         // Layer 0 of an EAGLE-1/2 draft has no input norm.
         let a = self.attn.forward(&x, batch, caches, 0, &self.rope);
         add_inplace(&mut x, &a);
         let m = self.mlp.forward(&self.post_norm.apply(&x));
         add_inplace(&mut x, &m);
-        let mut sel = Vec::with_capacity(batch.logit_rows.len() * h);
-        for &r in &batch.logit_rows {
-            sel.extend_from_slice(&x[r * h..(r + 1) * h]);
-        }
+        let sel = gather_rows(&x, h, batch.logit_rows.iter().copied());
         DraftOutput {
             logits: self.lm_head.forward(&sel),
             hidden: x,

@@ -2,7 +2,7 @@
 //! Kimi's language model) with aux hidden-state capture.
 
 use super::batch::ForwardBatch;
-use super::blocks::{embed, Linear, Norm};
+use super::blocks::{embed, gather_rows, Linear, Norm};
 use super::layer::{held_layers, DecoderLayer};
 use crate::checkpoint::Checkpoint;
 use crate::config::TargetConfig;
@@ -173,10 +173,7 @@ impl TargetModel {
                 }
             }
         }
-        let mut last: Vec<f32> = Vec::with_capacity(batch.logit_rows.len() * h);
-        for &r in &batch.logit_rows {
-            last.extend_from_slice(&x[r * h..(r + 1) * h]);
-        }
+        let mut last = gather_rows(&x, h, batch.logit_rows.iter().copied());
         if !capture.contains(&layers) {
             self.norm.apply_inplace(&mut last);
         }

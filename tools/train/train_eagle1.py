@@ -40,7 +40,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
 import common  # noqa: E402
-from train_eagle3 import fit_steps, make_batch  # noqa: E402
+from loop import BatchDraw, EndAt, cosine_lr, make_batch  # noqa: E402
 
 
 # ---------------------------------------------------------------------------
@@ -296,7 +296,6 @@ def main():
         draft = load_eagle1(args.init, dev, torch.float32).train()
     else:
         draft = Eagle1Draft(eagle1_config(tcfg)).to(dev)
-    cfg = draft.cfg
     nparams = sum(p.numel() for p in draft.parameters())
     print(f"EAGLE-1 draft params {nparams:,}, reg weight {args.reg_weight}", flush=True)
 
@@ -311,10 +310,7 @@ def main():
                             fused=(dev == "cuda"))
 
     def lr_at(step):
-        if step < args.warmup:
-            return args.lr * (step + 1) / args.warmup
-        p = (step - args.warmup) / max(1, args.steps - args.warmup)
-        return args.lr * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * p)))
+        return cosine_lr(step, args.lr, args.warmup, args.steps)
 
     ac = dict(device_type=dev, dtype=torch.bfloat16, enabled=(dev == "cuda"))
 
@@ -344,46 +340,20 @@ def main():
         return
 
     rng = np.random.default_rng(args.seed)
-    n_raw = int(round(args.batch * args.raw_frac))
-    n_gen = args.batch - n_raw
-    n_code = int(round(n_gen * args.code_frac)) if args.code_frac is not None else None
-    pools = [gsm_pool, code_pool]
-    perm, pi = rng.permutation(len(train)), 0
-    pperm, ppi = [rng.permutation(len(p)) for p in pools], [0, 0]
+    draw = BatchDraw(rng, train, gsm_pool, code_pool, raw, args.batch, args.raw_frac, args.code_frac)
     weights = [args.decay ** k for k in range(args.ttt_steps)]
     history = []
-    t_eval, t_win = 5.0, None
+    t_eval = 5.0
     steps_requested = args.steps
+    end_at = EndAt(args.end_at, steps_requested, args.eval_every, dev)
     t0 = time.time()
     step = -1
     while step + 1 < args.steps:
         step += 1
-        if args.end_at and step >= 40 and step % 50 == 0:
-            if dev == "cuda":
-                torch.cuda.synchronize()
-            now = time.time()
-            if t_win is not None:
-                per = (now - t_win) / 50 * 1.03
-                new = fit_steps(step, steps_requested, per, args.end_at - now, args.eval_every, t_eval)
-                if abs(new - args.steps) >= 25:
-                    print(f"end-at: {per * 1000:.0f} ms/step -> steps {args.steps} -> {new}", flush=True)
-                args.steps = new
-            t_win = now
+        args.steps = end_at.steps(step, args.steps, t_eval)
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
-        if n_code is None:
-            if pi + n_gen > len(perm):
-                perm, pi = rng.permutation(len(train)), 0
-            samples = [train[j] for j in perm[pi:pi + n_gen]]
-            pi += n_gen
-        else:
-            samples = []
-            for q, cnt in ((0, n_gen - n_code), (1, n_code)):
-                if ppi[q] + cnt > len(pools[q]):
-                    pperm[q], ppi[q] = rng.permutation(len(pools[q])), 0
-                samples += [pools[q][j] for j in pperm[q][ppi[q]:ppi[q] + cnt]]
-                ppi[q] += cnt
-        samples += [raw[j] for j in rng.integers(0, len(raw), size=n_raw)]
+        samples = draw.next()
         x, pl, sl = make_batch(samples, dev)
         with torch.autocast(**ac):
             terms = step_terms(draft, target, embed, x, pl, sl, args.ttt_steps)

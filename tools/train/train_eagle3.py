@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -27,19 +26,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
 import common  # noqa: E402
-
-
-def make_batch(samples, dev, round_to=32):
-    L = max(len(s[1]) for s in samples)
-    L = min(((L + round_to - 1) // round_to) * round_to, 4096)
-    B = len(samples)
-    x = torch.zeros((B, L), dtype=torch.long)
-    plen = torch.zeros(B, dtype=torch.long)
-    slen = torch.zeros(B, dtype=torch.long)
-    for r, (pl, ids) in enumerate(samples):
-        x[r, :len(ids)] = torch.from_numpy(ids.astype(np.int64))
-        plen[r], slen[r] = pl, len(ids)
-    return x.to(dev), plen.to(dev), slen.to(dev)
+from loop import BatchDraw, EndAt, cosine_lr, make_batch  # noqa: E402
 
 
 def step_terms(draft, target, embed, x, plen, slen, points, steps, vocab_t):
@@ -66,17 +53,6 @@ def step_terms(draft, target, embed, x, plen, slen, points, steps, vocab_t):
         hit = pred == ta_k
         out.append((loss_sum, valid.sum(), (hit & valid).sum(), valid_all.sum(), (hit & valid_all).sum()))
     return out
-
-
-def fit_steps(step, steps_requested, per_step_s, seconds_left, eval_every, eval_s, reserve_s=5.0):
-    """Total step count that ends training `seconds_left` from now (at most steps_requested),
-    counting the evaluations still to come (every eval_every steps, plus the final one)."""
-    left = seconds_left - reserve_s
-    n = left / per_step_s
-    for _ in range(3):  # evals depend on the count; a few fixed-point rounds
-        evals = max(0, int((step + n) // eval_every) - step // eval_every) + 1
-        n = max(0.0, (left - evals * eval_s) / per_step_s)
-    return int(min(steps_requested, max(step + 1, step + int(n))))
 
 
 def main():
@@ -176,10 +152,7 @@ def main():
                             fused=(dev == "cuda"))
 
     def lr_at(step):
-        if step < args.warmup:
-            return args.lr * (step + 1) / args.warmup
-        p = (step - args.warmup) / max(1, args.steps - args.warmup)
-        return args.lr * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * p)))
+        return cosine_lr(step, args.lr, args.warmup, args.steps)
 
     ac = dict(device_type=dev, dtype=torch.bfloat16, enabled=(dev == "cuda"))
 
@@ -210,52 +183,22 @@ def main():
         return
 
     rng = np.random.default_rng(args.seed)
-    n_raw = int(round(args.batch * args.raw_frac))
+    draw = BatchDraw(rng, train, gsm_pool, code_pool, raw, args.batch, args.raw_frac, args.code_frac)
     weights = [args.decay ** k for k in range(args.ttt_steps)]
     history = []
     t_eval = 5.0
     t0 = time.time()
-    perm, pi = rng.permutation(len(train)), 0
-    pools = [gsm_pool, code_pool]
-    n_gen = args.batch - n_raw
-    n_code = int(round(n_gen * args.code_frac)) if args.code_frac is not None else None
-    if n_code is not None:  # (no extra draws otherwise: the default sampling is as before)
-        pperm = [rng.permutation(len(p)) for p in pools]
-        ppi = [0, 0]
-    t_win = None
     steps_requested = args.steps
     budget = common.TimeBudget(args.time_budget, t0, dev)
+    end_at = EndAt(args.end_at, steps_requested, args.eval_every, dev)
     step = -1
     while step + 1 < args.steps:
         step += 1
         args.steps = budget.steps_within(step, args.steps)
-        if args.end_at and step >= 40 and step % 50 == 0:
-            if dev == "cuda":
-                torch.cuda.synchronize()
-            now = time.time()
-            if t_win is not None:
-                per = (now - t_win) / 50 * 1.03
-                new = fit_steps(step, steps_requested, per, args.end_at - now, args.eval_every, t_eval)
-                if new != args.steps:
-                    if abs(new - args.steps) >= 25:
-                        print(f"end-at: {per * 1000:.0f} ms/step -> steps {args.steps} -> {new}", flush=True)
-                    args.steps = new
-            t_win = now
+        args.steps = end_at.steps(step, args.steps, t_eval)
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
-        if n_code is None:
-            if pi + n_gen > len(perm):
-                perm, pi = rng.permutation(len(train)), 0
-            samples = [train[j] for j in perm[pi:pi + n_gen]]
-            pi += n_gen
-        else:
-            samples = []
-            for q, cnt in ((0, n_gen - n_code), (1, n_code)):
-                if ppi[q] + cnt > len(pools[q]):
-                    pperm[q], ppi[q] = rng.permutation(len(pools[q])), 0
-                samples += [pools[q][j] for j in pperm[q][ppi[q]:ppi[q] + cnt]]
-                ppi[q] += cnt
-        samples += [raw[j] for j in rng.integers(0, len(raw), size=n_raw)]
+        samples = draw.next()
         x, pl, sl = make_batch(samples, dev)
         with torch.autocast(**ac):
             terms = step_terms(draft, target, embed, x, pl, sl, points, args.ttt_steps, vocab_t)

@@ -84,6 +84,16 @@ impl KvCache {
         self.committed = self.len();
     }
 
+    /// Drops the scratch entries from `len` on (`len` at or past the
+    /// committed prefix; a `len` past the end changes nothing).
+    pub fn truncate(&mut self, len: usize) {
+        let keep = len.max(self.committed) * self.width;
+        for (ks, vs) in &mut self.layers {
+            ks.truncate(keep);
+            vs.truncate(keep);
+        }
+    }
+
     /// Drops every scratch entry.
     pub fn rollback(&mut self) {
         let keep = self.committed * self.width;
@@ -123,5 +133,22 @@ mod tests {
         push(&mut c, 9);
         c.rollback();
         assert_eq!(c.len(), 4);
+    }
+
+    #[test]
+    fn truncate_drops_scratch_past_a_length_but_never_committed_entries() {
+        let mut c = KvCache::new(1, 2);
+        for e in 0..3 {
+            c.push(0, &[e as f32; 2], &[0.0; 2]);
+        }
+        c.commit_all();
+        for e in 3..7 {
+            c.push(0, &[e as f32; 2], &[0.0; 2]);
+        }
+        c.truncate(5);
+        assert_eq!((c.len(), c.committed()), (5, 3));
+        assert_eq!(entry(&c, 0, 4).0, vec![4.0, 4.0]);
+        c.truncate(1);
+        assert_eq!((c.len(), c.committed()), (3, 3), "committed entries stay");
     }
 }

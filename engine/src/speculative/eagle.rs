@@ -47,6 +47,12 @@ impl<D: DraftBackend> EagleDrafter<D> {
     pub fn model(&self) -> &D {
         &self.model
     }
+
+    /// The draft model and its capture, for a drafter built around the
+    /// same model on another backend (the per-sequence caches are dropped).
+    pub fn into_parts(self) -> (D, AuxCapture) {
+        (self.model, self.capture)
+    }
 }
 
 impl<D: DraftBackend> Drafter for EagleDrafter<D> {

@@ -85,6 +85,38 @@ pub struct SweepArgs {
     /// config says. Recorded in meta.json.
     #[arg(long, hide = true, value_name = "N", conflicts_with = "resume")]
     inject_draft_steps: Option<usize>,
+    /// TEST HOOK (plants a regression): run PCT% of the speculative rows' verify
+    /// forwards twice (the repeat discarded: same tokens, PCT% more work). Recorded in meta.json.
+    #[arg(long, hide = true, value_name = "PCT", conflicts_with = "resume", value_parser = work_pct)]
+    inject_verify_work_pct: Option<f64>,
+    /// TEST HOOK (plants a regression): run PCT% of draft forwards twice.
+    #[arg(long, hide = true, value_name = "PCT", conflicts_with = "resume", value_parser = work_pct)]
+    inject_draft_work_pct: Option<f64>,
+    /// TEST HOOK (plants a regression): run PCT% of every row's target
+    /// forwards twice (the baseline's included).
+    #[arg(long, hide = true, value_name = "PCT", conflicts_with = "resume", value_parser = work_pct)]
+    inject_target_work_pct: Option<f64>,
+}
+
+/// A share of calls in percent: a number in (0, 100].
+fn work_pct(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!("{s:?}: a percentage in (0, 100]")),
+    }
+}
+
+impl SweepArgs {
+    /// The test hooks these flags plant.
+    pub fn hooks(&self) -> TestHooks {
+        TestHooks {
+            verify_delay_pct: self.inject_verify_delay_pct,
+            draft_steps: self.inject_draft_steps,
+            verify_work_pct: self.inject_verify_work_pct,
+            draft_work_pct: self.inject_draft_work_pct,
+            target_work_pct: self.inject_target_work_pct,
+        }
+    }
 }
 
 impl SweepArgs {
@@ -140,10 +172,7 @@ impl SweepArgs {
             out: self.out.clone(),
             run_id: self.run_id.clone(),
             shard: self.shard,
-            hooks: TestHooks {
-                verify_delay_pct: self.inject_verify_delay_pct,
-                draft_steps: self.inject_draft_steps,
-            },
+            hooks: self.hooks(),
         };
         Ok(Some(plan.start(start)?))
     }

@@ -244,12 +244,28 @@ pub struct TestHooks {
     /// row's config says (a draft shallower than configured; tau drops).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft_steps: Option<usize>,
+    /// Speculative rows only: this percentage of the decode target forwards
+    /// (the verify span) runs twice, the repeat discarded: exactly that much
+    /// more verify work, same tokens (seen by clocks and instruction counts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_work_pct: Option<f64>,
+    /// This percentage of draft forwards (the draft span) runs twice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_work_pct: Option<f64>,
+    /// Every row, the baseline included: this percentage of target forwards
+    /// (decode forwards per call, prefills over the run) runs twice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_work_pct: Option<f64>,
 }
 
 impl TestHooks {
     /// Whether any regression is planted.
     pub fn any(&self) -> bool {
-        self.verify_delay_pct.is_some() || self.draft_steps.is_some()
+        self.verify_delay_pct.is_some()
+            || self.draft_steps.is_some()
+            || self.verify_work_pct.is_some()
+            || self.draft_work_pct.is_some()
+            || self.target_work_pct.is_some()
     }
 }
 

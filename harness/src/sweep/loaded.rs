@@ -4,6 +4,7 @@
 //! the GPU copy of it all.
 
 use super::grid::{Grid, ModelInfo};
+use super::planted::{PlantedDraft, Share};
 use super::run_info::RunInfo;
 use super::SweepError;
 use specula_datasets::{prompt_input, ChatTemplate};
@@ -11,6 +12,7 @@ use specula_engine::capture::CaptureChoice;
 use specula_engine::model::TargetModel;
 use specula_engine::pair::{load_drafter, ModelPair};
 use specula_engine::speculative::EagleDrafter;
+use std::cell::Cell;
 use std::collections::HashMap;
 
 /// Longest prompt, in tokens, a GPU sweep makes KV room for.
@@ -23,6 +25,11 @@ pub struct Loaded {
     pub pair: ModelPair,
     /// One drafter per capture choice met so far.
     pub drafters: Vec<(CaptureChoice, EagleDrafter)>,
+    /// Drafters whose forwards repeat on a share of calls (the
+    /// `draft_work_pct` test hook only), built on first use.
+    pub planted_drafters: Vec<(CaptureChoice, EagleDrafter<PlantedDraft>)>,
+    /// Which prefills repeat, over the whole run (the `target_work_pct` test hook).
+    pub planted_prefills: Cell<Option<Share>>,
     /// Prompt set index -> its prompts as token ids.
     prompts: HashMap<usize, Vec<Vec<u32>>>,
     /// The GPU copy of the pair, when the sweep runs on `device = "cuda"`.
@@ -43,10 +50,12 @@ impl Loaded {
             None
         };
         #[cfg(not(feature = "cuda"))]
-        let _ = (info, slots);
+        let _ = slots;
         Ok(Loaded {
             pair,
             drafters: Vec::new(),
+            planted_drafters: Vec::new(),
+            planted_prefills: Cell::new(info.hooks.target_work_pct.map(Share::new)),
             prompts: HashMap::new(),
             #[cfg(feature = "cuda")]
             gpu,
@@ -96,5 +105,26 @@ pub fn drafter<'d>(
         .as_deref()
         .expect("draft configs exist only for models with a draft");
     drafters.push((choice.clone(), load_drafter(dir, target, choice)?));
+    Ok(&mut drafters.last_mut().expect("just pushed").1)
+}
+
+/// The planted drafter of `choice` (forwards repeating on a share of
+/// calls), loaded from `m`'s draft folder for `target` on first use.
+pub fn planted_drafter<'d>(
+    drafters: &'d mut Vec<(CaptureChoice, EagleDrafter<PlantedDraft>)>,
+    target: &TargetModel,
+    m: &ModelInfo,
+    choice: &CaptureChoice,
+) -> Result<&'d mut EagleDrafter<PlantedDraft>, SweepError> {
+    if let Some(i) = drafters.iter().position(|(k, _)| k == choice) {
+        return Ok(&mut drafters[i].1);
+    }
+    let dir = m
+        .draft_dir
+        .as_deref()
+        .expect("draft configs exist only for models with a draft");
+    let (model, capture) = load_drafter(dir, target, choice)?.into_parts();
+    let planted = EagleDrafter::new(PlantedDraft::new(model), capture)?;
+    drafters.push((choice.clone(), planted));
     Ok(&mut drafters.last_mut().expect("just pushed").1)
 }

@@ -13,7 +13,7 @@
 //! - [`device`]: the CPU or the GPU;
 //! - [`cpu_clock`]: the decode phase's CPU time (the gate's timed measure);
 //! - [`progress`], [`summary`], [`interrupt`]: what the user sees, and Ctrl-C;
-//! - [`hooks`]: regressions planted on purpose, for testing the gate.
+//! - [`hooks`], [`planted`]: regressions planted on purpose, for testing the gate.
 
 pub mod cpu_clock;
 pub mod device;
@@ -23,6 +23,7 @@ pub mod interrupt;
 pub mod loaded;
 pub mod measure;
 pub mod overrides;
+pub mod planted;
 pub mod plan;
 pub mod progress;
 pub mod row_calls;

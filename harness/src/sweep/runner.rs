@@ -5,7 +5,8 @@
 use super::cpu_clock::{process_cpu_s, PrefillCpu};
 use super::grid::{Grid, Point};
 use super::hooks::{effective, DelayVerify};
-use super::loaded::{drafter, Loaded};
+use super::loaded::{drafter, planted_drafter, Loaded};
+use super::planted::PlantedTarget;
 use super::progress::Progress;
 use super::row_calls::{Outcome, RowCalls};
 pub use super::run_info::RunInfo;
@@ -178,8 +179,28 @@ impl<'a> Runner<'a> {
             let gen = gpu.generate(index, batch, &params, &mut rec)?;
             return Ok((gen, rec.prefill_cpu_s));
         }
-        let drafter = drafter.map(|d| d as &mut dyn Drafter);
-        let gen = generate(&l.pair.target, batch, &params, drafter, &mut rec)?;
+        let hooks = &self.info.hooks;
+        let drafter: Option<&mut dyn Drafter> = match (config, hooks.draft_work_pct) {
+            (Some(c), Some(pct)) => {
+                let d = planted_drafter(
+                    &mut l.planted_drafters,
+                    &l.pair.target,
+                    &self.grid.models[g.model],
+                    &c.capture,
+                )?;
+                // Counted afresh per call: the same forwards repeat in every call.
+                d.model().plant(Some(pct));
+                Some(d)
+            }
+            _ => drafter.map(|d| d as &mut dyn Drafter),
+        };
+        let verify = hooks.verify_work_pct.filter(|_| config.is_some());
+        let decode_pct = match (hooks.target_work_pct, verify) {
+            (None, None) => None,
+            (t, v) => Some(t.unwrap_or(0.0) + v.unwrap_or(0.0)),
+        };
+        let target = PlantedTarget::new(&l.pair.target, decode_pct, &l.planted_prefills);
+        let gen = generate(&target, batch, &params, drafter, &mut rec)?;
         Ok((gen, rec.prefill_cpu_s))
     }
 

@@ -1,0 +1,210 @@
+//! Planted extra work (test hooks, `--inject-*-work-pct`): a forward run a
+//! second time on a fixed share of calls, its result and cache entries
+//! discarded. The tokens are the same; the span does exactly that share
+//! more of the same work, so instruction counts see it as well as clocks
+//! (a busy wait, the older `--inject-verify-delay-pct`, is time, not work).
+//!
+//! - [`Share`]: which calls repeat (call n when floor(n * pct / 100) steps up);
+//! - [`PlantedTarget`]: the target's forwards (decode forwards per `generate`
+//!   call, prefills over the whole process);
+//! - [`PlantedDraft`]: every draft forward of a drafter.
+
+use specula_engine::backend::{DraftBackend, LogitsWanted, SequenceCache, TargetBackend};
+use specula_engine::config::{DraftConfig, TargetConfig};
+use specula_engine::kv_cache::KvCache;
+use specula_engine::model::{DraftModel, DraftOutput, ForwardBatch, HiddenInput, TargetOutput};
+use specula_engine::Result;
+use std::cell::Cell;
+
+/// Which calls repeat their work so that `pct` percent of calls do: the
+/// n-th call (from 1) repeats when `floor(n * pct / 100)` steps up (20%:
+/// calls 5, 10, 15, ...; 10%: calls 10, 20, ...). Deterministic.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Share {
+    /// The share in hundredths of a percent (exact integer arithmetic).
+    basis_points: u64,
+    calls: u64,
+}
+
+impl Share {
+    /// `pct` percent of calls (clamped to 0..=100).
+    pub fn new(pct: f64) -> Share {
+        Share {
+            basis_points: (pct.clamp(0.0, 100.0) * 100.0).round() as u64,
+            calls: 0,
+        }
+    }
+
+    /// Counts a call; whether it repeats its work.
+    pub fn due(&mut self) -> bool {
+        self.calls += 1;
+        let n = self.calls;
+        n * self.basis_points / 10_000 > (n - 1) * self.basis_points / 10_000
+    }
+}
+
+/// Counts a call on `share` (when there is one); whether it repeats.
+fn due(share: &Cell<Option<Share>>) -> bool {
+    match share.get() {
+        Some(mut s) => {
+            let d = s.due();
+            share.set(Some(s));
+            d
+        }
+        None => false,
+    }
+}
+
+/// A target whose forwards repeat on a share of calls: decode forwards
+/// (a cache already holds committed entries) on `decode`, prefills on `prefill`.
+pub struct PlantedTarget<'a, B: TargetBackend + ?Sized> {
+    inner: &'a B,
+    decode: Cell<Option<Share>>,
+    prefill: &'a Cell<Option<Share>>,
+}
+
+impl<'a, B: TargetBackend + ?Sized> PlantedTarget<'a, B> {
+    /// Wraps `inner`: decode forwards repeat on `decode_pct` percent of this
+    /// wrapper's calls (one `generate` call: the same calls repeat in every
+    /// call of the same length), prefills on the shared `prefill` share.
+    pub fn new(inner: &'a B, decode_pct: Option<f64>, prefill: &'a Cell<Option<Share>>) -> Self {
+        PlantedTarget {
+            inner,
+            decode: Cell::new(decode_pct.map(Share::new)),
+            prefill,
+        }
+    }
+}
+
+impl<B: TargetBackend + ?Sized> TargetBackend for PlantedTarget<'_, B> {
+    type Cache = B::Cache;
+
+    fn config(&self) -> &TargetConfig {
+        self.inner.config()
+    }
+
+    fn new_cache(&self) -> Result<Self::Cache> {
+        self.inner.new_cache()
+    }
+
+    fn forward(
+        &self,
+        batch: &ForwardBatch,
+        caches: &mut [Self::Cache],
+        capture: &[usize],
+        wanted: LogitsWanted,
+    ) -> Result<TargetOutput> {
+        let decode = caches.iter().any(|c| c.committed() > 0);
+        let repeat = due(if decode { &self.decode } else { self.prefill });
+        // The decode loop forwards on caches without scratch: dropping all
+        // scratch after the extra forward restores them exactly.
+        if repeat && caches.iter().all(|c| c.len() == c.committed()) {
+            self.inner.forward(batch, caches, capture, wanted)?;
+            let mut refs: Vec<&mut Self::Cache> = caches.iter_mut().collect();
+            let keeps = vec![Vec::new(); refs.len()];
+            self.inner.commit(&mut refs, &keeps)?;
+        }
+        self.inner.forward(batch, caches, capture, wanted)
+    }
+
+    fn commit(&self, caches: &mut [&mut Self::Cache], keeps: &[Vec<usize>]) -> Result<()> {
+        self.inner.commit(caches, keeps)
+    }
+
+    fn commit_all(&self, cache: &mut Self::Cache) -> Result<()> {
+        self.inner.commit_all(cache)
+    }
+
+    fn release(&self, cache: Self::Cache) {
+        self.inner.release(cache)
+    }
+}
+
+/// A CPU draft whose forwards repeat on a share of calls.
+pub struct PlantedDraft {
+    model: DraftModel,
+    share: Cell<Option<Share>>,
+}
+
+impl PlantedDraft {
+    /// Wraps `model`, planting nothing until [`PlantedDraft::plant`].
+    pub fn new(model: DraftModel) -> PlantedDraft {
+        PlantedDraft {
+            model,
+            share: Cell::new(None),
+        }
+    }
+
+    /// From now on, `pct` percent of forwards repeat (counted afresh).
+    pub fn plant(&self, pct: Option<f64>) {
+        self.share.set(pct.map(Share::new));
+    }
+}
+
+/// The same hidden input again.
+fn again<'a>(h: &HiddenInput<'a>) -> HiddenInput<'a> {
+    match h {
+        HiddenInput::Aux(x) => HiddenInput::Aux(x),
+        HiddenInput::Own(x) => HiddenInput::Own(x),
+    }
+}
+
+impl DraftBackend for PlantedDraft {
+    type Cache = KvCache;
+
+    fn config(&self) -> &DraftConfig {
+        self.model.config()
+    }
+
+    fn draft_to_target(&self) -> &[u32] {
+        self.model.draft_to_target()
+    }
+
+    fn new_cache(&self) -> Result<KvCache> {
+        DraftBackend::new_cache(&self.model)
+    }
+
+    fn forward(
+        &self,
+        batch: &ForwardBatch,
+        hidden: HiddenInput<'_>,
+        caches: &mut [KvCache],
+        top_k: Option<usize>,
+    ) -> Result<DraftOutput> {
+        if due(&self.share) {
+            let lens: Vec<usize> = caches.iter().map(KvCache::len).collect();
+            DraftBackend::forward(&self.model, batch, again(&hidden), caches, top_k)?;
+            for (c, len) in caches.iter_mut().zip(lens) {
+                c.truncate(len);
+            }
+        }
+        DraftBackend::forward(&self.model, batch, hidden, caches, top_k)
+    }
+
+    fn commit_all(&self, cache: &mut KvCache) {
+        cache.commit_all();
+    }
+
+    fn rollback(&self, cache: &mut KvCache) {
+        cache.rollback();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repeating(pct: f64, calls: u64) -> Vec<u64> {
+        let mut s = Share::new(pct);
+        (1..=calls).filter(|_| s.due()).collect()
+    }
+
+    #[test]
+    fn twenty_percent_repeats_every_fifth_call_and_ten_percent_every_tenth() {
+        assert_eq!(repeating(20.0, 20), vec![5, 10, 15, 20]);
+        assert_eq!(repeating(10.0, 30), vec![10, 20, 30]);
+        assert_eq!(repeating(0.0, 30), Vec::<u64>::new());
+        assert_eq!(repeating(100.0, 3), vec![1, 2, 3]);
+        assert_eq!(repeating(25.0, 400).len(), 100, "exactly the share");
+    }
+}

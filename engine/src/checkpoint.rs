@@ -3,13 +3,18 @@
 //! `pytorch_model.bin` (one file or sharded with
 //! `pytorch_model.bin.index.json`), as [`TensorFile`]s: vectors as f32,
 //! weight matrices as stored when bfloat16 ([`Weights`]), any other float
-//! dtype as f32.
+//! dtype as f32. Safetensors are read with positioned reads straight into
+//! the vectors kept, so loading needs the weights' memory and no more
+//! (a memory map would add the file's pages to the resident set).
 
 use crate::config::read_json;
 use crate::error::{EngineError, Result};
+use crate::safetensors_file::{SafetensorsFile, StoredTensor};
 use crate::tensor_file::TensorFile;
 use crate::weights::Weights;
 use candle_core::DType;
+use safetensors::Dtype;
+use specula_kernels::cpu::bf16_to_f32;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -135,13 +140,14 @@ impl Checkpoint {
         file.shape(&stored)
     }
 
-    fn load(
+    /// The stored name of `name`, its file and path, once its shape is
+    /// checked against `expected` (`why` names the config fields it comes from).
+    fn checked(
         &self,
         name: &str,
         expected: &[usize],
         why: &str,
-        dtype: DType,
-    ) -> Result<candle_core::Tensor> {
+    ) -> Result<(String, &PathBuf, &TensorFile)> {
         let stored = self
             .stored_name(name)
             .ok_or_else(|| EngineError::MissingTensor {
@@ -159,6 +165,30 @@ impl Checkpoint {
                 why: why.to_string(),
             });
         }
+        Ok((stored, path, file))
+    }
+
+    /// Where `name` (of exactly `expected` shape) lies in a safetensors
+    /// file, for reads straight into a caller's buffer (the GPU upload);
+    /// `Ok(None)` when it is in a PyTorch file.
+    pub fn stored(
+        &self,
+        name: &str,
+        expected: &[usize],
+        why: &str,
+    ) -> Result<Option<(&SafetensorsFile, &StoredTensor)>> {
+        let (stored, _, file) = self.checked(name, expected, why)?;
+        Ok(file.stored(&stored))
+    }
+
+    fn load(
+        &self,
+        name: &str,
+        expected: &[usize],
+        why: &str,
+        dtype: DType,
+    ) -> Result<candle_core::Tensor> {
+        let (stored, path, file) = self.checked(name, expected, why)?;
         let err = |e: candle_core::Error| EngineError::WeightFile {
             path: path.clone(),
             message: format!("tensor `{stored}`: {e}"),
@@ -172,11 +202,21 @@ impl Checkpoint {
     /// Loads a float tensor of exactly `expected` shape as f32; `why` names
     /// the config fields the shape comes from, for the error message.
     pub fn f32(&self, name: &str, expected: &[usize], why: &str) -> Result<Vec<f32>> {
-        let t = self.load(name, expected, why, DType::F32)?;
-        let v = t.to_vec1::<f32>().map_err(|e| EngineError::WeightFile {
-            path: self.dir.clone(),
-            message: format!("tensor `{name}`: {e}"),
-        })?;
+        let v = match self.stored(name, expected, why)? {
+            // Read straight into the vector kept (f32), or widened from the
+            // bits read (bf16): no whole-file copy on the way.
+            Some((file, t)) if t.dtype == Dtype::F32 => file.read_f32(t)?,
+            Some((file, t)) if t.dtype == Dtype::BF16 => {
+                file.read_u16(t)?.into_iter().map(bf16_to_f32).collect()
+            }
+            _ => {
+                let t = self.load(name, expected, why, DType::F32)?;
+                t.to_vec1::<f32>().map_err(|e| EngineError::WeightFile {
+                    path: self.dir.clone(),
+                    message: format!("tensor `{name}`: {e}"),
+                })?
+            }
+        };
         self.finite(name, v.iter().position(|x| !x.is_finite()), v.len())?;
         Ok(v)
     }
@@ -207,14 +247,19 @@ impl Checkpoint {
         if !is_bf16 {
             return self.f32(name, expected, why).map(Weights::F32);
         }
-        let t = self.load(name, expected, why, DType::BF16)?;
-        let bits: Vec<u16> = t
-            .to_vec1::<half::bf16>()
-            .map(|v| v.into_iter().map(half::bf16::to_bits).collect())
-            .map_err(|e| EngineError::WeightFile {
-                path: self.dir.clone(),
-                message: format!("tensor `{name}`: {e}"),
-            })?;
+        let bits: Vec<u16> = match self.stored(name, expected, why)? {
+            // Read straight into the vector kept.
+            Some((file, t)) => file.read_u16(t)?,
+            None => {
+                let t = self.load(name, expected, why, DType::BF16)?;
+                t.to_vec1::<half::bf16>()
+                    .map(|v| v.into_iter().map(half::bf16::to_bits).collect())
+                    .map_err(|e| EngineError::WeightFile {
+                        path: self.dir.clone(),
+                        message: format!("tensor `{name}`: {e}"),
+                    })?
+            }
+        };
         // All exponent bits set: an infinity or a NaN.
         let bad = bits.iter().position(|b| b & 0x7F80 == 0x7F80);
         self.finite(name, bad, bits.len())?;

@@ -23,6 +23,7 @@ pub mod kv_cache;
 pub mod model;
 pub mod pair;
 pub mod pytorch_file;
+pub mod safetensors_file;
 pub mod speculative;
 pub mod tensor_file;
 pub mod timing;

@@ -1,5 +1,5 @@
 //! One file of named tensors, in either format a checkpoint ships in:
-//! safetensors (memory-mapped), or a PyTorch checkpoint (`pytorch_model.bin`:
+//! safetensors (read with positioned reads, [`SafetensorsFile`]), or a PyTorch checkpoint (`pytorch_model.bin`:
 //! a zip holding a pickled state dict and one raw storage per tensor), read
 //! through candle's pickle interpreter ([`PytorchFile`]), which interprets
 //! the pickle's opcodes itself and only builds tensor records from them:
@@ -8,14 +8,15 @@
 
 use crate::error::{EngineError, Result};
 use crate::pytorch_file::PytorchFile;
-use candle_core::safetensors::MmapedSafetensors;
+use crate::safetensors_file::{SafetensorsFile, StoredTensor};
+use candle_core::safetensors::Load;
 use candle_core::{DType, Device, Tensor};
 use std::path::Path;
 
 /// A file of tensors.
 pub enum TensorFile {
     /// `*.safetensors`.
-    Safetensors(MmapedSafetensors),
+    Safetensors(SafetensorsFile),
     /// `*.bin`, `*.pt`, `*.pth`: PyTorch's zip format.
     Pytorch(PytorchFile),
 }
@@ -48,16 +49,13 @@ impl TensorFile {
             }
             return Ok(TensorFile::Pytorch(file));
         }
-        // SAFETY: the file is mapped read-only and not modified while the checkpoint is open.
-        unsafe { MmapedSafetensors::new(path) }
-            .map(TensorFile::Safetensors)
-            .map_err(|e| err("safetensors file", e))
+        SafetensorsFile::open(path).map(TensorFile::Safetensors)
     }
 
     /// The names of its tensors.
     pub fn names(&self) -> Vec<String> {
         match self {
-            TensorFile::Safetensors(st) => st.tensors().into_iter().map(|(n, _)| n).collect(),
+            TensorFile::Safetensors(st) => st.tensors().keys().cloned().collect(),
             TensorFile::Pytorch(pt) => pt.infos().keys().cloned().collect(),
         }
     }
@@ -65,11 +63,20 @@ impl TensorFile {
     /// The shape of `name`, if it holds it.
     pub fn shape(&self, name: &str) -> Option<Vec<usize>> {
         match self {
-            TensorFile::Safetensors(st) => st.get(name).ok().map(|v| v.shape().to_vec()),
+            TensorFile::Safetensors(st) => st.get(name).map(|t| t.shape.clone()),
             TensorFile::Pytorch(pt) => pt
                 .infos()
                 .get(name)
                 .map(|i| i.layout.shape().dims().to_vec()),
+        }
+    }
+
+    /// Where `name` lies in a safetensors file (for reads straight into
+    /// the caller's buffer); `None` for a PyTorch file or a missing name.
+    pub fn stored(&self, name: &str) -> Option<(&SafetensorsFile, &StoredTensor)> {
+        match self {
+            TensorFile::Safetensors(st) => st.get(name).map(|t| (st, t)),
+            TensorFile::Pytorch(_) => None,
         }
     }
 
@@ -78,7 +85,7 @@ impl TensorFile {
         match self {
             TensorFile::Safetensors(st) => st
                 .get(name)
-                .is_ok_and(|v| v.dtype() == safetensors::Dtype::BF16),
+                .is_some_and(|t| t.dtype == safetensors::Dtype::BF16),
             TensorFile::Pytorch(pt) => pt.infos().get(name).is_some_and(|i| i.dtype == DType::BF16),
         }
     }
@@ -86,7 +93,17 @@ impl TensorFile {
     /// Reads `name` onto the CPU as stored.
     pub fn load(&self, name: &str) -> candle_core::Result<Tensor> {
         match self {
-            TensorFile::Safetensors(st) => st.load(name, &Device::Cpu),
+            TensorFile::Safetensors(st) => {
+                let t = st
+                    .get(name)
+                    .ok_or_else(|| candle_core::Error::Msg(format!("no tensor `{name}`")))?;
+                let bytes = st
+                    .bytes(t)
+                    .map_err(|e| candle_core::Error::Msg(e.to_string()))?;
+                safetensors::tensor::TensorView::new(t.dtype, t.shape.clone(), &bytes)
+                    .map_err(|e| candle_core::Error::Msg(e.to_string()))?
+                    .load(&Device::Cpu)
+            }
             TensorFile::Pytorch(pt) => pt
                 .get(name)?
                 .ok_or_else(|| candle_core::Error::Msg(format!("no tensor `{name}`"))),

@@ -13,31 +13,10 @@ use specula_engine::model::TargetModel;
 use specula_engine::pair::ModelPair;
 use specula_engine::speculative::{Drafter, OracleDrafter, SpeculativeConfig};
 use specula_engine::timing::NullRecorder;
-use std::collections::HashMap;
+
+use common::lossless::{grid, oracle_grid_reproduces_the_baseline, references};
 
 const MAX_NEW: usize = 20;
-
-fn grid() -> Vec<SpeculativeConfig> {
-    let mut g = vec![SpeculativeConfig::BASELINE];
-    for steps in 1..=5 {
-        for topk in 1..=4 {
-            for ndt in 2..=(steps * topk + 1).min(16) {
-                g.push(SpeculativeConfig::new(steps, topk, ndt).unwrap());
-            }
-        }
-    }
-    g
-}
-
-/// Slot -> the full token sequence (prompt and output) `g` produced for each prompt.
-fn references(prompts: &[Vec<u32>], g: &Generation) -> HashMap<usize, Vec<u32>> {
-    prompts
-        .iter()
-        .zip(&g.sequences)
-        .enumerate()
-        .map(|(i, (p, s))| (i, [p.clone(), s.output.clone()].concat()))
-        .collect()
-}
 
 /// `generate` for `prompts` with `drafter` (none: the target alone), unrecorded.
 fn generated(
@@ -64,46 +43,24 @@ fn tiny_baseline(n: usize, seed: u64) -> (TargetModel, Vec<Vec<u32>>, Generation
 }
 
 fn greedy(speculative: SpeculativeConfig) -> GenerateParams {
-    GenerateParams {
-        speculative,
-        temperature: 0.0,
-        max_new_tokens: MAX_NEW,
-        seed: 1,
-        sequence_seeds: None,
-        ignore_eos: true,
-        synthetic: None,
-    }
+    common::lossless::greedy(speculative, MAX_NEW)
 }
 
 #[test]
 fn every_grid_config_and_batch_size_reproduces_the_baseline_with_an_oracle_draft() {
     let (target, prompts, baseline) = tiny_baseline(8, 11);
-    let reference = references(&prompts, &baseline);
-    let grid = grid();
     assert_eq!(
-        grid.len(),
+        grid().len(),
         145,
         "the grid covers 144 speculative configs and the baseline"
     );
-    let mut deep_accepts = 0;
-    for (ci, speculative) in grid.iter().enumerate() {
-        for batch in 1..=8 {
-            let first = (ci + batch) % (9 - batch);
-            let slice = &prompts[first..first + batch];
-            let refs: HashMap<usize, Vec<u32>> = (0..batch)
-                .map(|i| (i, reference[&(first + i)].clone()))
-                .collect();
-            let mut oracle = OracleDrafter::new(refs, 0.75, target.config().vocab_size, ci as u64);
-            let g = generated(&target, slice, &greedy(*speculative), Some(&mut oracle));
-            for (i, s) in g.sequences.iter().enumerate() {
-                assert_eq!(s.output, baseline.sequences[first + i].output, "{speculative}, batch {batch}, sequence {i}: speculative output differs from the baseline");
-            }
-            deep_accepts += g
-                .sequences
-                .iter()
-                .flat_map(|s| &s.accepted_per_step)
-                .filter(|&&a| a >= 2)
-                .count();
+    let deep_accepts = oracle_grid_reproduces_the_baseline(
+        &target,
+        &prompts,
+        &baseline,
+        MAX_NEW,
+        "tiny",
+        |speculative, batch, g| {
             if !speculative.is_baseline() && speculative.steps >= 2 {
                 assert!(
                     g.tau() > 1.3,
@@ -111,8 +68,8 @@ fn every_grid_config_and_batch_size_reproduces_the_baseline_with_an_oracle_draft
                     g.tau()
                 );
             }
-        }
-    }
+        },
+    );
     assert!(
         deep_accepts > 1000,
         "the grid must exercise accepted paths of depth >= 2 ({deep_accepts})"

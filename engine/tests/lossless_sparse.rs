@@ -7,14 +7,14 @@
 
 mod common;
 
+use common::lossless::{grid, oracle_grid_reproduces_the_baseline};
 use specula_engine::capture::{CaptureChoice, IdConvention};
 use specula_engine::generate::{generate, GenerateParams};
 use specula_engine::generation::Generation;
 use specula_engine::model::{ForwardBatch, TargetModel};
 use specula_engine::pair::ModelPair;
-use specula_engine::speculative::{OracleDrafter, SpeculativeConfig};
+use specula_engine::speculative::SpeculativeConfig;
 use specula_engine::timing::NullRecorder;
-use std::collections::HashMap;
 
 const MAX_NEW: usize = 12;
 const SHAPES: [&str; 4] = [
@@ -24,29 +24,8 @@ const SHAPES: [&str; 4] = [
     "tiny-qwen3-moe",
 ];
 
-/// The lossless grid of engine/tests/lossless.rs: the baseline and 144 speculative configs.
-fn grid() -> Vec<SpeculativeConfig> {
-    let mut g = vec![SpeculativeConfig::BASELINE];
-    for steps in 1..=5 {
-        for topk in 1..=4 {
-            for ndt in 2..=(steps * topk + 1).min(16) {
-                g.push(SpeculativeConfig::new(steps, topk, ndt).unwrap());
-            }
-        }
-    }
-    g
-}
-
 fn greedy(speculative: SpeculativeConfig) -> GenerateParams {
-    GenerateParams {
-        speculative,
-        temperature: 0.0,
-        max_new_tokens: MAX_NEW,
-        seed: 1,
-        sequence_seeds: None,
-        ignore_eos: true,
-        synthetic: None,
-    }
+    common::lossless::greedy(speculative, MAX_NEW)
 }
 
 fn baseline(target: &TargetModel, prompts: &[Vec<u32>]) -> Generation {
@@ -56,50 +35,19 @@ fn baseline(target: &TargetModel, prompts: &[Vec<u32>]) -> Generation {
 
 #[test]
 fn every_grid_config_and_batch_size_reproduces_the_baseline_on_every_sparse_family() {
-    let grid = grid();
-    assert_eq!(grid.len(), 145);
+    assert_eq!(grid().len(), 145);
     for shape in SHAPES {
         let target = TargetModel::load(&common::fixture(shape).target).unwrap();
         let prompts = common::prompts(8, 21);
         let base = baseline(&target, &prompts);
-        let reference: HashMap<usize, Vec<u32>> = prompts
-            .iter()
-            .zip(&base.sequences)
-            .enumerate()
-            .map(|(i, (p, s))| (i, [p.clone(), s.output.clone()].concat()))
-            .collect();
-        let mut deep = 0;
-        for (ci, speculative) in grid.iter().enumerate() {
-            for batch in 1..=8 {
-                let first = (ci + batch) % (9 - batch);
-                let refs = (0..batch)
-                    .map(|i| (i, reference[&(first + i)].clone()))
-                    .collect();
-                let vocab = target.config().vocab_size;
-                let mut oracle = OracleDrafter::new(refs, 0.75, vocab, ci as u64);
-                let g = generate(
-                    &target,
-                    &prompts[first..first + batch],
-                    &greedy(*speculative),
-                    Some(&mut oracle),
-                    &mut NullRecorder,
-                )
-                .unwrap();
-                for (i, s) in g.sequences.iter().enumerate() {
-                    assert_eq!(
-                        s.output,
-                        base.sequences[first + i].output,
-                        "{shape} {speculative}, batch {batch}, sequence {i}: differs from the baseline"
-                    );
-                }
-                deep += g
-                    .sequences
-                    .iter()
-                    .flat_map(|s| &s.accepted_per_step)
-                    .filter(|&&a| a >= 2)
-                    .count();
-            }
-        }
+        let deep = oracle_grid_reproduces_the_baseline(
+            &target,
+            &prompts,
+            &base,
+            MAX_NEW,
+            shape,
+            |_, _, _| {},
+        );
         assert!(deep > 500, "{shape}: accepted paths of depth >= 2: {deep}");
     }
 }

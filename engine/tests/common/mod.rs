@@ -1,6 +1,7 @@
 //! Shared fixtures of the engine tests: random checkpoints written once per test binary.
 #![allow(dead_code)]
 
+pub mod lossless;
 pub mod reference;
 
 use rand::{Rng, SeedableRng};

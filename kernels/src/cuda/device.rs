@@ -10,6 +10,7 @@ use std::sync::Arc;
 pub const SOURCE: &str = concat!(
     include_str!("prelude.cu"),
     include_str!("copy.cu"),
+    include_str!("convert.cu"),
     include_str!("norm.cu"),
     include_str!("rope.cu"),
     include_str!("activation.cu"),

@@ -10,6 +10,8 @@
 //!   declare a kernel in f32 and bf16); `device.rs` concatenates it first,
 //!   then the op families, into the one source NVRTC compiles.
 //! - `copy`: embedding gather, column copies, the KV compaction.
+//! - `convert`: checkpoint weights (f32, bf16, f16) converted and placed
+//!   into fused layouts on the device (the loader's last step).
 //! - `norm`: RMSNorm with the residual add fused.
 //! - `rope`: rotary embeddings, alone and fused with the q/k/v split and KV append.
 //! - `activation`: SiLU-and-multiply, split or fused gate|up.
@@ -31,6 +33,7 @@
 mod activation;
 mod attention;
 pub mod check;
+mod convert;
 mod copy;
 mod device;
 mod launch;
@@ -45,6 +48,7 @@ mod verify;
 
 pub use activation::*;
 pub use attention::*;
+pub use convert::*;
 pub use copy::*;
 pub use device::{Gpu, GpuElement, GpuError, GpuTimer, SmallRowLinear};
 pub use linear::*;

@@ -6,49 +6,25 @@
 
 mod common;
 
-use common::{edit_json, ok, specula_in};
+use common::capture::{audit_states, capture_tiny_llama, edited_draft};
+use common::edit_json;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 /// A capture of tiny-llama (2 prompts) and a copy of eagle3-embed changed by `edit`.
 fn setup(edit: impl FnOnce(&Path)) -> (tempfile::TempDir, PathBuf) {
     let t = tempfile::tempdir().unwrap();
-    let models = common::repo().join("models/tiny-llama");
-    let draft = t.path().join("draft");
-    std::fs::create_dir(&draft).unwrap();
-    for f in ["config.json", "model.safetensors"] {
-        std::fs::copy(models.join("eagle3-embed").join(f), draft.join(f)).unwrap();
-    }
-    edit(&draft);
-    ok(&specula_in(
+    let draft = edited_draft(t.path(), "eagle3-embed", edit);
+    capture_tiny_llama(
         t.path(),
-        &[
-            "capture",
-            "--target",
-            models.to_str().unwrap(),
-            "--samples",
-            "2",
-            "--max-new-tokens",
-            "8",
-            "--out",
-            "c.safetensors",
-        ],
-    ));
+        "c.safetensors",
+        &["--samples", "2", "--max-new-tokens", "8"],
+    );
     (t, draft)
 }
 
 fn audit(t: &Path) -> (Option<i32>, Value) {
-    let o = specula_in(
-        t,
-        &[
-            "audit",
-            "--states",
-            "c.safetensors",
-            "--draft",
-            "draft",
-            "--json",
-        ],
-    );
+    let o = audit_states(t, "c.safetensors", "draft", &["--json"]);
     let v = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(&o.stderr)));
     (o.status.code(), v)

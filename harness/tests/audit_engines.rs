@@ -4,41 +4,17 @@
 
 mod common;
 
-use common::{edit_json, ok, specula_in};
+use common::capture::{audit_states, capture_tiny_llama, edited_draft};
+use common::edit_json;
 use serde_json::{json, Value};
 use std::path::Path;
 
 /// The audit's `engines` for a copy of eagle3-embed changed by `edit`, from a capture of tiny-llama.
 fn engines(edit: impl FnOnce(&Path)) -> Vec<Value> {
     let t = tempfile::tempdir().unwrap();
-    let models = common::repo().join("models/tiny-llama");
-    let draft = t.path().join("draft");
-    std::fs::create_dir(&draft).unwrap();
-    for f in ["config.json", "model.safetensors"] {
-        std::fs::copy(models.join("eagle3-embed").join(f), draft.join(f)).unwrap();
-    }
-    edit(&draft);
-    ok(&specula_in(
-        t.path(),
-        &[
-            "capture",
-            "--target",
-            models.to_str().unwrap(),
-            "--out",
-            "c.safetensors",
-        ],
-    ));
-    let o = specula_in(
-        t.path(),
-        &[
-            "audit",
-            "--states",
-            "c.safetensors",
-            "--draft",
-            "draft",
-            "--json",
-        ],
-    );
+    edited_draft(t.path(), "eagle3-embed", edit);
+    capture_tiny_llama(t.path(), "c.safetensors", &[]);
+    let o = audit_states(t.path(), "c.safetensors", "draft", &["--json"]);
     let r: Value = serde_json::from_slice(&o.stdout).unwrap();
     r["engines"].as_array().unwrap().clone()
 }

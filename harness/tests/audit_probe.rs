@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::capture::{audit_states, capture_tiny_llama};
 use common::served::{have_models, models, BIN};
 use common::{assert_bad_input, ok, specula_in};
 use serde_json::{json, Value};
@@ -48,19 +49,8 @@ chat_template = "none"
 
 fn probe(dir: &Path, run: &str) -> (Option<i32>, Value) {
     let draft = models().join("eagle3-embed");
-    let o = specula_in(
-        dir,
-        &[
-            "audit",
-            "--states",
-            "c.safetensors",
-            "--draft",
-            draft.to_str().unwrap(),
-            "--probe",
-            run,
-            "--json",
-        ],
-    );
+    let draft = draft.to_str().unwrap();
+    let o = audit_states(dir, "c.safetensors", draft, &["--probe", run, "--json"]);
     (o.status.code(), serde_json::from_slice(&o.stdout).unwrap())
 }
 
@@ -70,17 +60,7 @@ fn a_server_started_with_the_wrong_aux_layers_is_named_feeding_them() {
         return;
     }
     let t = tempfile::tempdir().unwrap();
-    let target = models();
-    ok(&specula_in(
-        t.path(),
-        &[
-            "capture",
-            "--target",
-            target.to_str().unwrap(),
-            "--out",
-            "c.safetensors",
-        ],
-    ));
+    capture_tiny_llama(t.path(), "c.safetensors", &[]);
 
     // Served the engine default [2, 4, 5] where the draft's config says [-1, 2, 4].
     served_sweep(t.path(), "wrong", "2,4,5");
@@ -113,34 +93,18 @@ fn a_run_without_served_rows_cannot_be_probed() {
         return;
     }
     let t = tempfile::tempdir().unwrap();
-    let target = models();
-    ok(&specula_in(
+    capture_tiny_llama(
         t.path(),
-        &[
-            "capture",
-            "--target",
-            target.to_str().unwrap(),
-            "--samples",
-            "2",
-            "--max-new-tokens",
-            "8",
-            "--out",
-            "c.safetensors",
-        ],
-    ));
+        "c.safetensors",
+        &["--samples", "2", "--max-new-tokens", "8"],
+    );
     let run = common::copy_of_committed_baseline(t.path(), "cpu-run");
     let draft = models().join("eagle3-embed");
-    let o = specula_in(
+    let o = audit_states(
         t.path(),
-        &[
-            "audit",
-            "--states",
-            "c.safetensors",
-            "--draft",
-            draft.to_str().unwrap(),
-            "--probe",
-            run.to_str().unwrap(),
-        ],
+        "c.safetensors",
+        draft.to_str().unwrap(),
+        &["--probe", run.to_str().unwrap()],
     );
     assert_bad_input(&o, &["cpu-run", "no sglang or vllm row"]);
 }

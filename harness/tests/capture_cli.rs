@@ -4,7 +4,8 @@
 
 mod common;
 
-use common::{assert_bad_input, ok, specula_in};
+use common::capture::{audit_states, capture_tiny_llama as capture};
+use common::{assert_bad_input, specula_in};
 use serde_json::Value;
 use specula_engine::capture_file::{CaptureFile, CaptureMeta, CaptureWriter, StatesSource};
 use std::path::{Path, PathBuf};
@@ -12,22 +13,6 @@ use std::time::Instant;
 
 fn models() -> PathBuf {
     common::repo().join("models/tiny-llama")
-}
-
-/// `specula capture` of tiny-llama into `dir/name` with `extra` flags.
-fn capture(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
-    let out = dir.join(name);
-    let target = models();
-    let mut args = vec![
-        "capture",
-        "--target",
-        target.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    ok(&specula_in(dir, &args));
-    out
 }
 
 fn audit_json(dir: &Path, args: &[&str]) -> (Option<i32>, Value) {
@@ -193,16 +178,7 @@ fn a_capture_never_overwrites_a_file() {
 /// `specula audit --states FILE --draft eagle3-embed`: exit 2 and one line naming `needles`.
 fn assert_audit_refuses(dir: &Path, file: &Path, needles: &[&str]) {
     let draft = models().join("eagle3-embed");
-    let o = specula_in(
-        dir,
-        &[
-            "audit",
-            "--states",
-            file.to_str().unwrap(),
-            "--draft",
-            draft.to_str().unwrap(),
-        ],
-    );
+    let o = audit_states(dir, file.to_str().unwrap(), draft.to_str().unwrap(), &[]);
     assert_bad_input(&o, needles);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");

@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::capture::audit_states;
 use common::{ok, specula_in, Csv};
 use serde_json::Value;
 
@@ -31,18 +32,8 @@ fn a_draft_fed_the_default_layers_is_slower_than_no_speculation_and_the_audit_of
     ));
 
     // 2. The audit of the draft, served the default capture, from the file alone.
-    let o = specula_in(
-        t.path(),
-        &[
-            "audit",
-            "--states",
-            "tiny.capture.safetensors",
-            "--draft",
-            draft_s,
-            "--aux-layers",
-            "2,4,5",
-        ],
-    );
+    let served = ["--aux-layers", "2,4,5"];
+    let o = audit_states(t.path(), "tiny.capture.safetensors", draft_s, &served);
     let text = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "a mismatch exits 1: {text}");
     assert!(
@@ -52,19 +43,8 @@ fn a_draft_fed_the_default_layers_is_slower_than_no_speculation_and_the_audit_of
     assert!(text.contains("but is served [2, 4, 5]"), "{text}");
     let fix_line = r#"fix: "eagle_config": {"eagle_aux_hidden_state_layer_ids": [-1, 2, 4]}, read with the boundary convention"#;
     assert!(text.contains(fix_line), "{text}");
-    let o = specula_in(
-        t.path(),
-        &[
-            "audit",
-            "--states",
-            "tiny.capture.safetensors",
-            "--draft",
-            draft_s,
-            "--aux-layers",
-            "2,4,5",
-            "--json",
-        ],
-    );
+    let served_json = ["--aux-layers", "2,4,5", "--json"];
+    let o = audit_states(t.path(), "tiny.capture.safetensors", draft_s, &served_json);
     let audit: Value = serde_json::from_slice(&o.stdout).unwrap();
     let fix: Vec<String> = audit["fix"]["aux_layer_ids"]
         .as_array()

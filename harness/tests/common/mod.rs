@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod capture;
 pub mod fuzz;
 pub mod raw_http;
 pub mod served;

@@ -275,6 +275,20 @@ impl Checkpoint {
         })
     }
 
+    /// Bytes of every tensor in its safetensors files (what a full load
+    /// reads; PyTorch files count 0).
+    pub fn stored_bytes(&self) -> u64 {
+        self.files
+            .iter()
+            .filter_map(|(_, f)| match f {
+                TensorFile::Safetensors(st) => {
+                    Some(st.tensors().values().map(|t| t.len).sum::<u64>())
+                }
+                TensorFile::Pytorch(_) => None,
+            })
+            .sum()
+    }
+
     /// The file holding `name` (for messages).
     pub fn file_of(&self, name: &str) -> PathBuf {
         self.stored_name(name)

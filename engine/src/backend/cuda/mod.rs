@@ -11,6 +11,7 @@ mod pair;
 mod profile;
 mod recorder;
 mod target;
+mod upload;
 mod weights;
 
 pub use draft::GpuDraft;
@@ -20,6 +21,7 @@ pub use profile::take_profile;
 pub use recorder::GpuRecorder;
 pub use specula_kernels::cuda::{Gpu, INVARIANT_MAX_ROWS};
 pub use target::GpuTarget;
+pub use upload::{LoadOptions, LoadStats};
 
 pub use crate::config::default_draft_config;
 

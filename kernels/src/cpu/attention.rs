@@ -134,73 +134,138 @@ struct Values<'a> {
 
 /// Turns each head's row of `scores` (`[heads, n]`) into softmax weights and
 /// writes the weighted sum of the value rows into its row of `out`
-/// (`[heads, head_dim]`), with AVX2 where the machine has it (the same
-/// operations, so the same bits, in wider registers).
+/// (`[heads, head_dim]`), with AVX2 or AVX-512 registers where the machine
+/// has them (the same operations, so the same bits, in wider registers).
 fn weigh(scores: &mut [f32], values: Values<'_>, out: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
-    if matches!(
-        super::DotKernel::current(),
-        super::DotKernel::Avx2 | super::DotKernel::Avx512
-    ) {
-        // SAFETY: those kernels run only where AVX2 and FMA do.
-        return unsafe { weigh_avx2(scores, values, out) };
+    match super::DotKernel::current() {
+        // SAFETY: this kernel runs only where AVX-512F, AVX2 and FMA do.
+        super::DotKernel::Avx512 => return unsafe { weigh_avx512(scores, values, out) },
+        // SAFETY: this kernel runs only where AVX2 and FMA do.
+        super::DotKernel::Avx2 => return unsafe { weigh_avx2(scores, values, out) },
+        _ => {}
     }
-    weigh_portable(scores, values, out)
+    weigh_portable::<2>(scores, values, out)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn weigh_avx2(scores: &mut [f32], values: Values<'_>, out: &mut [f32]) {
-    weigh_portable(scores, values, out)
+    // Sixteen registers: two heads' 32 sums (eight) beside a value chunk (four).
+    weigh_portable::<2>(scores, values, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+unsafe fn weigh_avx512(scores: &mut [f32], values: Values<'_>, out: &mut [f32]) {
+    // Thirty-two registers: four heads' 32 sums (sixteen) beside a value chunk.
+    weigh_portable::<4>(scores, values, out)
 }
 
 /// [`weigh`]: per head, `p = exp(s - max)` and their sum over the keys in
 /// list order; every output element sums `p * v` over the keys in list
 /// order (from zero, multiply then add), and is scaled by `1 / sum` last.
+/// Up to `H` heads (which read the same value rows) are summed together, so
+/// each value chunk is loaded once for all of them and their sums, which do
+/// not depend on each other, overlap in the pipeline; each element's
+/// operations and their order are the same for any `H`.
 #[inline(always)]
-fn weigh_portable(scores: &mut [f32], values: Values<'_>, out: &mut [f32]) {
+fn weigh_portable<const H: usize>(scores: &mut [f32], values: Values<'_>, out: &mut [f32]) {
     let (n, head_dim) = (values.entries.len(), values.head_dim);
     for row in scores.chunks_exact_mut(n) {
-        let max = row.iter().fold(f32::NEG_INFINITY, |m, &s| m.max(s));
+        let max = max_of(row);
         for s in row.iter_mut() {
             *s = exp(*s - max);
         }
     }
-    // Per head, 32 output elements at a time held in registers over the
-    // whole key list (a fixed-size array), the rest one by one.
+    let heads = out.len() / head_dim;
+    let mut h = 0;
+    while h < heads {
+        let (o, p) = (&mut out[h * head_dim..], &scores[h * n..]);
+        h += match heads - h {
+            1 => weigh_heads::<1>(p, values, o),
+            x if x < H || H < 4 => weigh_heads::<2>(p, values, o),
+            _ => weigh_heads::<4>(p, values, o),
+        };
+    }
+    // Each head's sum runs over its keys in order; H heads' sums side by
+    // side, so that their additions overlap.
+    let mut h = 0;
+    while h < heads {
+        let g = H.min(heads - h);
+        let mut sums = [0f32; H];
+        for i in 0..n {
+            for (d, sum) in sums.iter_mut().enumerate().take(g) {
+                *sum += scores[(h + d) * n + i];
+            }
+        }
+        for (d, sum) in sums.iter().enumerate().take(g) {
+            let inv = 1.0 / sum;
+            for o in out[(h + d) * head_dim..][..head_dim].iter_mut() {
+                *o *= inv;
+            }
+        }
+        h += g;
+    }
+}
+
+/// The largest of `row` (NaN ignored, as `f32::max` does), over eight
+/// running maxima: the maximum of a set is the same whatever the order
+/// (zeros of either sign give the same `exp(s - max)`).
+#[inline(always)]
+fn max_of(row: &[f32]) -> f32 {
+    let mut m = [f32::NEG_INFINITY; 8];
+    let mut chunks = row.chunks_exact(8);
+    for c in &mut chunks {
+        for (a, &b) in m.iter_mut().zip(c) {
+            *a = a.max(b);
+        }
+    }
+    let tail = chunks
+        .remainder()
+        .iter()
+        .fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+    m.iter().fold(tail, |a, &b| a.max(b))
+}
+
+/// The unscaled weighted value sums of `G` heads: `out[g * head_dim + d] =
+/// sum over keys i (in order, from zero) of p[g * n + i] * value(i)[d]`,
+/// 32 elements of every head at a time held in registers over the whole
+/// key list, the rest one by one. Returns `G`, the heads done.
+#[inline(always)]
+fn weigh_heads<const G: usize>(p: &[f32], values: Values<'_>, out: &mut [f32]) -> usize {
     const CHUNK: usize = 32;
+    let (n, head_dim) = (values.entries.len(), values.head_dim);
     let value = |e: usize| &values.cache[e * values.width + values.offset..][..head_dim];
-    for (oh, p) in out.chunks_exact_mut(head_dim).zip(scores.chunks_exact(n)) {
-        let mut chunks = oh.chunks_exact_mut(CHUNK);
-        for (c, oc) in (&mut chunks).enumerate() {
-            let mut acc = [0f32; CHUNK];
-            for (&pe, &e) in p.iter().zip(values.entries) {
-                let v = &value(e)[c * CHUNK..(c + 1) * CHUNK];
-                for (a, x) in acc.iter_mut().zip(v) {
+    let ps: [&[f32]; G] = std::array::from_fn(|g| &p[g * n..(g + 1) * n]);
+    let chunks = head_dim / CHUNK;
+    for c in 0..chunks {
+        let mut acc = [[0f32; CHUNK]; G];
+        for (i, &e) in values.entries.iter().enumerate() {
+            let v: &[f32; CHUNK] = value(e)[c * CHUNK..(c + 1) * CHUNK]
+                .try_into()
+                .expect("a chunk");
+            for g in 0..G {
+                let pe = ps[g][i];
+                for (a, x) in acc[g].iter_mut().zip(v) {
                     *a += pe * x;
                 }
             }
-            oc.copy_from_slice(&acc);
         }
-        let done = head_dim - chunks.into_remainder().len();
-        for (d, o) in oh.iter_mut().enumerate().skip(done) {
+        for (g, a) in acc.iter().enumerate() {
+            out[g * head_dim + c * CHUNK..][..CHUNK].copy_from_slice(a);
+        }
+    }
+    for g in 0..G {
+        for d in chunks * CHUNK..head_dim {
             let mut acc = 0f32;
-            for (&pe, &e) in p.iter().zip(values.entries) {
+            for (&pe, &e) in ps[g].iter().zip(values.entries) {
                 acc += pe * value(e)[d];
             }
-            *o = acc;
+            out[g * head_dim + d] = acc;
         }
     }
-    for (oh, row) in out.chunks_exact_mut(head_dim).zip(scores.chunks_exact(n)) {
-        let mut sum = 0f32;
-        for p in row {
-            sum += p;
-        }
-        let inv = 1.0 / sum;
-        for o in oh.iter_mut() {
-            *o *= inv;
-        }
-    }
+    G
 }
 
 /// `rows[r * n + i] = qs[r] . key(entries[i]) * scale` for the `n` entries:

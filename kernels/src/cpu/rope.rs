@@ -57,6 +57,8 @@ impl Rope {
     }
 
     /// Rotates every head of `x: [heads, head_dim]` (one token) to `position`.
+    /// The angles' sines and cosines are computed once for all heads (the
+    /// same calls, so the same bits, as computing them per head).
     pub fn apply(&self, x: &mut [f32], position: usize) {
         let half = self.head_dim / 2;
         assert_eq!(
@@ -64,14 +66,25 @@ impl Rope {
             0,
             "rope: x is not [heads, head_dim]"
         );
+        // Up to 64 pairs on the stack (head_dim 128), more on the heap.
+        let mut small = [(0f32, 0f32); 64];
+        let mut large = Vec::new();
+        let table: &mut [(f32, f32)] = if half <= small.len() {
+            &mut small[..half]
+        } else {
+            large.resize(half, (0f32, 0f32));
+            &mut large
+        };
+        for (t, f) in table.iter_mut().zip(&self.inv_freq) {
+            let angle = position as f32 * f;
+            *t = angle.sin_cos();
+        }
         for head in x.chunks_exact_mut(self.head_dim) {
-            for (i, f) in self.inv_freq.iter().enumerate() {
-                let angle = position as f32 * f;
-                let (sin, cos) = angle.sin_cos();
-                let a = head[i];
-                let b = head[i + half];
-                head[i] = a * cos - b * sin;
-                head[i + half] = b * cos + a * sin;
+            let (lo, hi) = head.split_at_mut(half);
+            for ((a, b), &(sin, cos)) in lo.iter_mut().zip(hi.iter_mut()).zip(table.iter()) {
+                let (x0, x1) = (*a, *b);
+                *a = x0 * cos - x1 * sin;
+                *b = x1 * cos + x0 * sin;
             }
         }
     }

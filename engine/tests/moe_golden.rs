@@ -177,15 +177,24 @@ fn the_wrapper_reads_its_language_model_and_ignores_the_vision_tensors() {
 }
 
 #[test]
-fn the_cuda_backend_refuses_these_families_in_one_line() {
+fn the_cuda_backend_takes_these_families_and_refuses_beyond_its_limits_in_one_line() {
     use specula_engine::backend::cuda_supports;
     use specula_engine::config::TargetConfig;
     for shape in SHAPES {
         let c = TargetConfig::load(&fixtures().join("moe").join(shape).join("target")).unwrap();
-        let message = cuda_supports(&c).unwrap_err().to_string();
+        assert!(
+            cuda_supports(&c).is_ok(),
+            "{shape}: {:?}",
+            cuda_supports(&c)
+        );
+        let mut wide = c.clone();
+        if let Some(m) = wide.moe.as_mut() {
+            m.n_routed_experts = 1024;
+        }
+        let message = cuda_supports(&wide).unwrap_err().to_string();
         assert!(!message.contains('\n'), "{shape}: one line: {message}");
         assert!(
-            message.contains(c.family.architecture()) && message.contains("CPU backend only"),
+            message.contains("n_routed_experts") && message.contains("CPU backend"),
             "{message}"
         );
     }

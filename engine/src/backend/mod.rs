@@ -12,18 +12,44 @@ use crate::config::{DraftConfig, TargetConfig};
 use crate::error::{EngineError, Result};
 use crate::model::{DraftOutput, ForwardBatch, HiddenInput, TargetOutput};
 
-/// Refuses, in one line, a target family the CUDA backend does not run yet
-/// (latent attention and experts run on the CPU backend only). Needs no
-/// GPU, so a caller can refuse before opening one; the CUDA target calls it
-/// too.
+/// Refuses, in one line, a target the CUDA kernels cannot run: latent
+/// attention whose cache entry (`kv_lora_rank + qk_rope_head_dim`) is wider
+/// than 600 values, or experts beyond the routing kernel's limits (512
+/// routed experts, 16 per token, 64 groups). Needs no GPU, so a caller can
+/// refuse before opening one; the CUDA target calls it too.
 pub fn cuda_supports(c: &TargetConfig) -> Result<()> {
-    if c.family.is_sparse_or_latent() {
-        return Err(EngineError::Device(format!(
-            "{}: {} (latent attention / mixture of experts) runs on the CPU backend only; \
-             the CUDA backend does not run this family yet",
-            c.path.display(),
-            c.family.architecture()
-        )));
+    let refuse = |field: &str, what: String| {
+        Err(EngineError::config(
+            &c.path,
+            field,
+            format!("{what}: beyond what the CUDA backend runs (use the CPU backend)"),
+        ))
+    };
+    if let Some(m) = &c.mla {
+        let entry = m.kv_lora_rank + m.qk_rope_head_dim;
+        if entry > 600 {
+            return refuse(
+                "kv_lora_rank",
+                format!("a latent cache entry of {entry} values (at most 600)"),
+            );
+        }
+    }
+    if let Some(m) = &c.moe {
+        if m.n_routed_experts > 512 {
+            return refuse(
+                "n_routed_experts",
+                format!("{} routed experts (at most 512)", m.n_routed_experts),
+            );
+        }
+        if m.top_k > 16 {
+            return refuse(
+                "num_experts_per_tok",
+                format!("{} experts per token (at most 16)", m.top_k),
+            );
+        }
+        if m.grouping.is_some_and(|g| g.n_group > 64) {
+            return refuse("n_group", "more than 64 expert groups".into());
+        }
     }
     Ok(())
 }

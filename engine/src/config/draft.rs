@@ -321,7 +321,13 @@ pub fn default_draft_config(target: &super::TargetConfig) -> DraftConfig {
         intermediate_size: target.intermediate_size,
         num_attention_heads: target.num_attention_heads,
         num_key_value_heads: target.num_key_value_heads,
-        head_dim: target.head_dim,
+        // Latent attention has no head width of its own: the draft's layer
+        // is a Llama layer (hidden / heads wide heads).
+        head_dim: if target.mla.is_some() {
+            target.hidden_size / target.num_attention_heads
+        } else {
+            target.head_dim
+        },
         rms_norm_eps: target.rms_norm_eps,
         rope_theta: target.rope_theta,
         rope_scaling: target.rope_scaling,

@@ -85,16 +85,6 @@ impl DecoderLayer {
         })
     }
 
-    /// Its grouped-query attention and dense MLP, when it has both (what
-    /// the CUDA backend runs).
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-    pub(crate) fn dense_parts(&self) -> Option<(&Attention, &Mlp)> {
-        match (&self.attn, &self.mlp) {
-            (Mixer::Gqa(a), FeedForward::Dense(m)) => Some((a, m)),
-            _ => None,
-        }
-    }
-
     /// The attention output for the normalised `x` (appending to the caches' `layer`).
     pub(crate) fn attend(
         &self,

@@ -24,7 +24,7 @@ use specula_kernels::cpu::{self, AttentionShape, KeyList};
 const PARALLEL_MIN_WORK: usize = 1 << 16;
 
 /// How queries are projected.
-enum QueryProj {
+pub(crate) enum QueryProj {
     /// `q_proj` (`q_lora_rank` null).
     Plain(Linear),
     /// `q_a_proj`, `q_a_layernorm`, `q_b_proj`.
@@ -33,13 +33,13 @@ enum QueryProj {
 
 /// The latent attention of one decoder layer.
 pub struct MlaAttention {
-    q: QueryProj,
-    kv_a: Linear,
-    kv_norm: Norm,
-    kv_b: Linear,
-    o: Linear,
-    heads: usize,
-    c: MlaConfig,
+    pub(crate) q: QueryProj,
+    pub(crate) kv_a: Linear,
+    pub(crate) kv_norm: Norm,
+    pub(crate) kv_b: Linear,
+    pub(crate) o: Linear,
+    pub(crate) heads: usize,
+    pub(crate) c: MlaConfig,
 }
 
 impl MlaAttention {

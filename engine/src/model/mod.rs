@@ -7,9 +7,9 @@ mod draft;
 pub(crate) mod draft_layout;
 mod draft_model;
 mod eagle_draft;
-mod layer;
-mod mla;
-mod moe;
+pub(crate) mod layer;
+pub(crate) mod mla;
+pub(crate) mod moe;
 mod router;
 mod target;
 

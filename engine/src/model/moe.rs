@@ -14,11 +14,11 @@ use crate::error::Result;
 
 /// The MoE block of one decoder layer.
 pub struct MoeBlock {
-    gate: Linear,
-    bias: Option<Vec<f32>>,
-    experts: Vec<Mlp>,
-    shared: Option<Mlp>,
-    config: MoeConfig,
+    pub(crate) gate: Linear,
+    pub(crate) bias: Option<Vec<f32>>,
+    pub(crate) experts: Vec<Mlp>,
+    pub(crate) shared: Option<Mlp>,
+    pub(crate) config: MoeConfig,
 }
 
 impl MoeBlock {

@@ -1,6 +1,7 @@
-//! `specula-gpu-check [OUT_DIR]`: every CUDA kernel against its CPU reference
-//! on fresh random inputs, the device ceilings, and per-kernel timings of the
-//! Llama-3.1-8B shape; CSV into OUT_DIR, a table on stdout. Exit 1 on any failure.
+//! `specula-gpu-check [OUT_DIR] [--checks-only]`: every CUDA kernel against
+//! its CPU reference on fresh random inputs, the device ceilings, and
+//! per-kernel timings of the Llama-3.1-8B shape (not with `--checks-only`);
+//! CSV into OUT_DIR, a table on stdout. Exit 1 on any failure.
 
 use specula_kernels::cuda::check::{measure_ceilings, run_checks};
 use specula_kernels::cuda::split_sweep::time_linear_splits;
@@ -10,7 +11,12 @@ use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let out = std::env::args().nth(1).map(std::path::PathBuf::from);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let checks_only = args.iter().any(|a| a == "--checks-only");
+    let out = args
+        .iter()
+        .find(|a| !a.starts_with("--"))
+        .map(std::path::PathBuf::from);
     let gpu = match Gpu::new(0) {
         Ok(g) => g,
         Err(e) => {
@@ -70,12 +76,15 @@ fn main() -> ExitCode {
         ceilings.copy_gb_s, ceilings.gemm_tflops
     );
     let mut times = String::from("kernel,rows,time_us,bytes,gb_s,tflops,fraction_of_ceiling\n");
-    println!("per-kernel timings, Llama-3.1-8B shape, bf16 (median of 50, CUDA events):");
-    println!(
-        "{:<28} {:>5} {:>10} {:>10} {:>9} {:>8}",
-        "kernel", "rows", "time us", "GB/s", "TFLOP/s", "ceiling"
-    );
-    for rows in [1usize, 8, 64] {
+    let timed_rows: &[usize] = if checks_only { &[] } else { &[1, 8, 64] };
+    if !checks_only {
+        println!("per-kernel timings, Llama-3.1-8B shape, bf16 (median of 50, CUDA events):");
+        println!(
+            "{:<28} {:>5} {:>10} {:>10} {:>9} {:>8}",
+            "kernel", "rows", "time us", "GB/s", "TFLOP/s", "ceiling"
+        );
+    }
+    for &rows in timed_rows {
         let timings = match time_kernels(&gpu, ModelShape::LLAMA_3_1_8B, rows, 1024) {
             Ok(t) => t,
             Err(e) => {
@@ -106,7 +115,10 @@ fn main() -> ExitCode {
             ));
         }
     }
-    let split = match split_table(&gpu, ceilings.copy_gb_s) {
+    let split = match (!checks_only)
+        .then(|| split_table(&gpu, ceilings.copy_gb_s))
+        .transpose()
+    {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
@@ -122,10 +134,13 @@ fn main() -> ExitCode {
             "measure,value,unit\ncopy_bandwidth,{:.1},GB/s\nbf16_gemm_8192,{:.1},TFLOP/s\n",
             ceilings.copy_gb_s, ceilings.gemm_tflops
         );
-        let written = write("kernel_checks.csv", &csv)
-            .and_then(|_| write("ceilings.csv", &ceil))
-            .and_then(|_| write("kernel_times.csv", &times))
-            .and_then(|_| write("linear_split.csv", &split));
+        let mut written =
+            write("kernel_checks.csv", &csv).and_then(|_| write("ceilings.csv", &ceil));
+        if let Some(split) = &split {
+            written = written
+                .and_then(|_| write("kernel_times.csv", &times))
+                .and_then(|_| write("linear_split.csv", split));
+        }
         if let Err(e) = written {
             eprintln!("error: {}: {e}", dir.display());
             return ExitCode::from(2);

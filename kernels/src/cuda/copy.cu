@@ -20,15 +20,19 @@ __device__ void copy_cols(T* dst, const T* src, int w, int dst_w, int off) {
 }
 
 // kv_commit: for every layer (grid.y) and sequence (grid.x), moves pool rows
-// src[i] -> dst[i] for i in off[s]..off[s+1], in order (dst <= src, ascending).
+// src[i] -> dst[i] for i in off[s]..off[s+1], in order (dst <= src, ascending);
+// vp null: keys only (a latent-attention cache).
 template <typename T>
 __device__ void kv_commit(T* kp, T* vp, const int* src, const int* dst, const int* off, int width, long layer_stride) {
     T* k = kp + blockIdx.y * layer_stride;
-    T* v = vp + blockIdx.y * layer_stride;
+    T* v = vp ? vp + blockIdx.y * layer_stride : nullptr;
     for (int i = off[blockIdx.x]; i < off[blockIdx.x + 1]; i++) {
         size_t s = (size_t)src[i] * width, d = (size_t)dst[i] * width;
         if (s != d) {
-            for (int w = threadIdx.x; w < width; w += blockDim.x) { k[d + w] = k[s + w]; v[d + w] = v[s + w]; }
+            for (int w = threadIdx.x; w < width; w += blockDim.x) {
+                k[d + w] = k[s + w];
+                if (v) v[d + w] = v[s + w];
+            }
         }
         __syncthreads();
     }

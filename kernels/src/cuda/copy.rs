@@ -56,12 +56,13 @@ pub fn copy_cols<T: GpuElement>(
 
 /// Compacts accepted KV rows of every layer: for sequence `s`, rows
 /// `src[i] -> dst[i]` for `i` in `off[s]..off[s + 1]`, in order. Pools hold
-/// `layers` layers of `layer_stride` elements, rows of `width`.
+/// `layers` layers of `layer_stride` elements, rows of `width`; without
+/// `v_pool`, keys only (a latent-attention cache).
 #[allow(clippy::too_many_arguments)]
 pub fn kv_commit<T: GpuElement>(
     gpu: &Gpu,
     k_pool: &mut CudaSlice<T>,
-    v_pool: &mut CudaSlice<T>,
+    v_pool: Option<&mut CudaSlice<T>>,
     src: &CudaSlice<i32>,
     dst: &CudaSlice<i32>,
     off: &CudaSlice<i32>,
@@ -72,13 +73,13 @@ pub fn kv_commit<T: GpuElement>(
     let n_seq = off.len() - 1;
     need(
         k_pool.len() >= layers * layer_stride
-            && v_pool.len() == k_pool.len()
+            && v_pool.as_ref().is_none_or(|v| v.len() == k_pool.len())
             && src.len() == dst.len(),
         || "kv_commit: sizes disagree".into(),
     )?;
     let args = [
         RawArg::slice(gpu, k_pool),
-        RawArg::slice(gpu, v_pool),
+        RawArg::opt(gpu, v_pool.map(|v| &*v)),
         RawArg::slice(gpu, src),
         RawArg::slice(gpu, dst),
         RawArg::slice(gpu, off),

@@ -20,7 +20,9 @@ pub const SOURCE: &str = concat!(
     include_str!("linear_bias.cu"),
     include_str!("linear_fma.cu"),
     include_str!("linear_mma.cu"),
-    include_str!("attention.cu")
+    include_str!("attention.cu"),
+    include_str!("mla.cu"),
+    include_str!("moe.cu")
 );
 
 /// Why the GPU path cannot run.

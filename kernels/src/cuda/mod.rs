@@ -22,6 +22,11 @@
 //!   batch-invariant small-row linear in FMA and on tensor cores, cuBLAS
 //!   above it with its bias pass.
 //! - `attention`: split-K attention over per-row key lists.
+//! - `mla`: latent attention (DeepSeek, Kimi) in the absorbed form over a
+//!   compressed cache: entry and query preparation, per-head absorbed
+//!   products, split-K attention.
+//! - `moe`: mixture of experts: router logits and routing on the device,
+//!   grouped expert products over the routed experts only, the combine.
 //!
 //! Beside them: `device.rs` (opening the device, compiling the source,
 //! element types, event timers), `launch.rs` (the one launch path, as a
@@ -38,6 +43,8 @@ mod copy;
 mod device;
 mod launch;
 mod linear;
+mod mla;
+mod moe;
 mod norm;
 mod random;
 mod rope;
@@ -52,6 +59,8 @@ pub use convert::*;
 pub use copy::*;
 pub use device::{Gpu, GpuElement, GpuError, GpuTimer, SmallRowLinear};
 pub use linear::*;
+pub use mla::*;
+pub use moe::*;
 pub use norm::*;
 pub use random::*;
 pub use rope::*;

@@ -122,6 +122,29 @@ where
         Self::assemble(gpu, config, target_embed, parts, d2t, opts)
     }
 
+    /// Builds the draft from device weights loaded elsewhere (the checkpoint
+    /// loader, `load_model.rs`): fc, input norm, hidden norm, midlayer,
+    /// final norm and LM head.
+    pub(super) fn from_device(
+        gpu: Arc<Gpu>,
+        config: DraftConfig,
+        embed: Arc<CudaSlice<T>>,
+        w: DraftWeights<T>,
+        d2t: Vec<u32>,
+        opts: &GpuOptions,
+    ) -> Result<GpuDraft<T>> {
+        let (fc, input_norm, hidden_norm, block, norm, lm_head) = w;
+        let parts = DraftParts {
+            fc,
+            input_norm,
+            hidden_norm,
+            block,
+            norm,
+            lm_head,
+        };
+        Self::assemble(gpu, config, embed, parts, d2t, opts)
+    }
+
     fn assemble(
         gpu: Arc<Gpu>,
         config: DraftConfig,
@@ -139,6 +162,7 @@ where
             opts.slots,
             opts.capacity,
             c.num_key_value_heads * c.head_dim,
+            false,
         )?;
         Ok(GpuDraft {
             gpu,
@@ -157,6 +181,16 @@ where
         })
     }
 }
+
+/// The draft's device weights in [`GpuDraft::from_device`]'s order.
+pub(super) type DraftWeights<T> = (
+    DeviceLinear<T>,
+    DeviceNorm<T>,
+    DeviceNorm<T>,
+    DeviceBlock<T>,
+    DeviceNorm<T>,
+    DeviceLinear<T>,
+);
 
 struct DraftParts<T> {
     fc: DeviceLinear<T>,

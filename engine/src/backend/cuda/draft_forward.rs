@@ -3,7 +3,7 @@
 //! `graph.rs`).
 
 use super::draft::GpuDraft;
-use super::forward::{block_forward, head_forward, BatchOnDevice, HostBatch};
+use super::forward::{block_forward, head_forward, BatchOnDevice, HostBatch, ScratchSizes};
 use super::graph::Step;
 use super::kv_pool::{GpuCache, KvPool};
 use super::profile::OpClock;
@@ -62,7 +62,7 @@ where
             top_lp: s.alloc_zeros(nl * k.max(1))?,
         };
         let dv = self.config.draft_vocab_size;
-        Step::new(gpu, batch, &self.block, h, dv, own)
+        Step::new(gpu, batch, ScratchSizes::of_block(&self.block, h), dv, own)
     }
 
     /// Launches the draft forward of `st`'s batch (no host synchronisation).

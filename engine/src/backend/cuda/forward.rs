@@ -6,7 +6,7 @@
 use super::graph::Step;
 use super::kv_pool::{GpuCache, KvPool};
 use super::profile::OpClock;
-use super::weights::{DeviceBlock, DeviceLinear, DeviceNorm};
+use super::weights::{DeviceBlock, DeviceGqa, DeviceLinear, DeviceMlp, DeviceNorm};
 use crate::error::Result;
 use crate::model::ForwardBatch;
 use cudarc::cublas::{CudaBlas, Gemm};
@@ -154,6 +154,39 @@ impl BatchOnDevice {
     }
 }
 
+/// Widths the shared work buffers of a forward need (the widest layer's).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ScratchSizes {
+    /// Fused projection outputs per row (q|k|v, or latent attention's q|kv_a).
+    pub(crate) qkv: usize,
+    /// Grouped-query attention's query heads and their outputs per row.
+    pub(crate) q: usize,
+    /// The residual width.
+    pub(crate) hidden: usize,
+    /// Gated units of the widest dense MLP (or shared experts).
+    pub(crate) inner: usize,
+    /// The grouped-query attention's heads (for its split scratch).
+    pub(crate) shape: AttentionShape,
+}
+
+impl ScratchSizes {
+    /// The sizes of `block` with residual width `hidden`.
+    pub(crate) fn of_block<T>(block: &DeviceBlock<T>, hidden: usize) -> ScratchSizes {
+        let l = block.attn.layout;
+        ScratchSizes {
+            qkv: block.attn.qkv.out_dim,
+            q: l.heads * l.head_dim,
+            hidden,
+            inner: block.mlp.inner,
+            shape: AttentionShape {
+                n_heads: l.heads,
+                n_kv_heads: l.kv_heads,
+                head_dim: l.head_dim,
+            },
+        }
+    }
+}
+
 /// Work buffers of one forward, sized for its rows.
 pub(crate) struct Scratch<T> {
     pub(crate) qkv: CudaSlice<T>,
@@ -168,31 +201,26 @@ pub(crate) struct Scratch<T> {
 }
 
 impl<T: GpuElement> Scratch<T> {
-    /// Buffers for `rows` rows of a block with residual width `hidden`.
-    pub(crate) fn new(
-        gpu: &Gpu,
-        b: &BatchOnDevice,
-        block: &DeviceBlock<T>,
-        hidden: usize,
-    ) -> Result<Scratch<T>> {
+    /// Buffers for `b`'s rows of layers of `sizes`.
+    pub(crate) fn new(gpu: &Gpu, b: &BatchOnDevice, sizes: ScratchSizes) -> Result<Scratch<T>> {
         let rows = b.rows;
-        let l = block.layout;
-        let qd = l.heads * l.head_dim;
         let s = &gpu.stream;
-        let shape = AttentionShape {
-            n_heads: l.heads,
-            n_kv_heads: l.kv_heads,
-            head_dim: l.head_dim,
-        };
+        let ScratchSizes {
+            qkv,
+            q,
+            hidden,
+            inner,
+            shape,
+        } = sizes;
         // Every buffer is written before it is read: no zeroing.
         unsafe {
             Ok(Scratch {
-                qkv: s.alloc(rows * block.qkv.out_dim)?,
-                q: s.alloc(rows * qd)?,
-                att: s.alloc(rows * qd)?,
+                qkv: s.alloc(rows * qkv)?,
+                q: s.alloc(rows * q)?,
+                att: s.alloc(rows * q)?,
                 o: s.alloc(rows * hidden)?,
-                gu: s.alloc(rows * 2 * block.inner)?,
-                act: s.alloc(rows * block.inner)?,
+                gu: s.alloc(rows * 2 * inner)?,
+                act: s.alloc(rows * inner)?,
                 mlp: s.alloc(rows * hidden)?,
                 normed: s.alloc(rows * hidden)?,
                 attn: AttentionScratch::new(gpu, &b.keys, shape)?,
@@ -220,10 +248,32 @@ pub(crate) fn block_forward<T: GpuElement>(
 where
     CudaBlas: Gemm<T>,
 {
+    gqa_attention(gpu, &block.attn, input, b, pool, layer, inv_freq, sc, clock)?;
+    post_attention_norm(gpu, &block.post_norm, x, sc, clock)?;
+    dense_mlp(gpu, &block.mlp, b.rows, sc, clock)
+}
+
+/// Grouped-query attention of `input` into `sc.o` (`[rows, hidden]`):
+/// fused q|k|v, RoPE + KV append into the layer's pool, split-K attention
+/// over the key lists, o projection.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gqa_attention<T: GpuElement>(
+    gpu: &Gpu,
+    attn: &DeviceGqa<T>,
+    input: &CudaSlice<T>,
+    b: &BatchOnDevice,
+    pool: &mut KvPool<T>,
+    layer: usize,
+    inv_freq: &CudaSlice<f32>,
+    sc: &mut Scratch<T>,
+    clock: &mut OpClock,
+) -> Result<()>
+where
+    CudaBlas: Gemm<T>,
+{
     let rows = b.rows;
-    let l = block.layout;
-    let hidden = block.o.out_dim;
-    block.qkv.forward(gpu, &mut sc.qkv, input, rows)?;
+    let l = attn.layout;
+    attn.qkv.forward(gpu, &mut sc.qkv, input, rows)?;
     clock.mark(gpu, "linear qkv");
     let offset = pool.layer_offset(layer);
     qkv_rope_append(
@@ -237,7 +287,7 @@ where
         &b.entries,
         offset,
         l,
-        block.head_norm.as_ref().map(|(q, k)| HeadNorm {
+        attn.head_norm.as_ref().map(|(q, k)| HeadNorm {
             q: &q.w,
             k: &k.w,
             eps: q.eps,
@@ -266,23 +316,64 @@ where
         scale,
     )?;
     clock.mark(gpu, "attention");
-    block.o.forward(gpu, &mut sc.o, &sc.att, rows)?;
+    attn.o.forward(gpu, &mut sc.o, &sc.att, rows)?;
     clock.mark(gpu, "linear o");
+    Ok(())
+}
+
+/// `x += sc.o` (the attention output), then `sc.normed = post_norm(x)`.
+pub(crate) fn post_attention_norm<T: GpuElement>(
+    gpu: &Gpu,
+    post_norm: &DeviceNorm<T>,
+    x: &mut CudaSlice<T>,
+    sc: &mut Scratch<T>,
+    clock: &mut OpClock,
+) -> Result<()> {
+    let hidden = post_norm.w.len();
     rms_norm_residual(
         gpu,
         &mut sc.normed,
         x,
         Some(&sc.o),
-        &block.post_norm.w,
-        block.post_norm.eps,
+        &post_norm.w,
+        post_norm.eps,
         hidden,
     )?;
     clock.mark(gpu, "rms_norm_residual");
+    Ok(())
+}
+
+/// The gated MLP of `sc.normed` into `out` (`sc.mlp` for a layer's MLP).
+pub(crate) fn dense_mlp<T: GpuElement>(
+    gpu: &Gpu,
+    mlp: &DeviceMlp<T>,
+    rows: usize,
+    sc: &mut Scratch<T>,
+    clock: &mut OpClock,
+) -> Result<()>
+where
+    CudaBlas: Gemm<T>,
+{
+    mlp_into(gpu, mlp, rows, sc, None, clock)
+}
+
+/// The gated MLP of `sc.normed` into `out`, or `sc.mlp` when `out` is none.
+pub(crate) fn mlp_into<T: GpuElement>(
+    gpu: &Gpu,
+    mlp: &DeviceMlp<T>,
+    rows: usize,
+    sc: &mut Scratch<T>,
+    out: Option<&mut CudaSlice<T>>,
+    clock: &mut OpClock,
+) -> Result<()>
+where
+    CudaBlas: Gemm<T>,
+{
     // gate|up rows are interleaved: SiLU-and-multiply runs in the projection's
     // epilogue on the batch-invariant path (except the FMA form at one row,
     // where one column per warp reads faster) and after it on the cuBLAS
     // path. Both give the same bits.
-    let gu = &block.gate_up;
+    let gu = &mlp.gate_up;
     if rows <= INVARIANT_MAX_ROWS && (rows >= 2 || uses_mma::<T>(gpu, gu.in_dim)) {
         gu.on(gpu).swiglu(&mut sc.act, &sc.normed, rows)?;
         clock.mark(gpu, "linear gate_up + silu");
@@ -293,12 +384,16 @@ where
             &mut sc.act,
             &sc.gu,
             rows,
-            block.inner,
+            mlp.inner,
             GateUpLayout::Interleaved,
         )?;
         clock.mark(gpu, "linear gate_up + silu");
     }
-    block.down.forward(gpu, &mut sc.mlp, &sc.act, rows)?;
+    let out = match out {
+        Some(o) => o,
+        None => &mut sc.mlp,
+    };
+    mlp.down.forward(gpu, out, &sc.act, rows)?;
     clock.mark(gpu, "linear down");
     Ok(())
 }

@@ -6,9 +6,8 @@
 //! graph serves every context length. Only the batch-invariant small-row
 //! path (no cuBLAS) is captured.
 
-use super::forward::{BatchOnDevice, HostBatch, Scratch};
+use super::forward::{BatchOnDevice, HostBatch, Scratch, ScratchSizes};
 use super::profile;
-use super::weights::DeviceBlock;
 use crate::error::{EngineError, Result};
 use cudarc::driver::{sys, CudaGraph, CudaSlice};
 use specula_kernels::cuda::{Gpu, GpuElement, INVARIANT_MAX_ROWS};
@@ -45,22 +44,22 @@ pub(crate) struct Step<T, B> {
 }
 
 impl<T: GpuElement, B> Step<T, B> {
-    /// Buffers for `batch` through blocks shaped like `block` with residual
-    /// width `hidden`, `vocab` logits per logit row, and the model's `own`.
+    /// Buffers for `batch` through layers of `sizes` (residual width
+    /// `sizes.hidden`), `vocab` logits per logit row, and the model's `own`.
     pub(crate) fn new(
         gpu: &Gpu,
         batch: BatchOnDevice,
-        block: &DeviceBlock<T>,
-        hidden: usize,
+        sizes: ScratchSizes,
         vocab: usize,
         own: B,
     ) -> Result<Step<T, B>> {
         let s = &gpu.stream;
         let (rows, nl) = (batch.rows, batch.n_logits.max(1));
+        let hidden = sizes.hidden;
         Ok(Step {
             x: s.alloc_zeros(rows * hidden)?,
             norm_out: s.alloc_zeros(rows * hidden)?,
-            sc: Scratch::new(gpu, &batch, block, hidden)?,
+            sc: Scratch::new(gpu, &batch, sizes)?,
             last: s.alloc_zeros(nl * hidden)?,
             logits: s.alloc_zeros(nl * vocab)?,
             own,

@@ -24,10 +24,13 @@ impl SequenceCache for GpuCache {
     }
 }
 
-/// Keys and values of every layer and slot: `[layers][slots * capacity][width]`.
+/// Keys and values of every layer and slot: `[layers][slots * capacity][width]`
+/// (a latent-attention pool holds its compressed entries in `k` alone; `v`
+/// is then one unused element).
 pub(crate) struct KvPool<T> {
     pub(crate) k: CudaSlice<T>,
     pub(crate) v: CudaSlice<T>,
+    keys_only: bool,
     layers: usize,
     slots: usize,
     pub(crate) capacity: usize,
@@ -36,18 +39,21 @@ pub(crate) struct KvPool<T> {
 }
 
 impl<T: GpuElement> KvPool<T> {
-    /// A pool of `slots` sequences of up to `capacity` entries of `width` per layer.
+    /// A pool of `slots` sequences of up to `capacity` entries of `width` per
+    /// layer, keys and values, or with `keys_only` one row per entry (latent attention).
     pub(crate) fn new(
         gpu: &Gpu,
         layers: usize,
         slots: usize,
         capacity: usize,
         width: usize,
+        keys_only: bool,
     ) -> Result<KvPool<T>> {
         let n = layers * slots * capacity * width;
         Ok(KvPool {
             k: gpu.stream.alloc_zeros(n)?,
-            v: gpu.stream.alloc_zeros(n)?,
+            v: gpu.stream.alloc_zeros(if keys_only { 1 } else { n })?,
+            keys_only,
             layers,
             slots,
             capacity,
@@ -139,7 +145,7 @@ impl<T: GpuElement> KvPool<T> {
             kv_commit(
                 gpu,
                 &mut self.k,
-                &mut self.v,
+                (!self.keys_only).then_some(&mut self.v),
                 &s.clone_htod(&src)?,
                 &s.clone_htod(&dst)?,
                 &s.clone_htod(&off)?,

@@ -1,15 +1,21 @@
 //! The GPU backend: the target and EAGLE-3 draft forwards on an NVIDIA GPU
 //! with the project's CUDA kernels (NVRTC at run time) and cuBLAS, in bf16
-//! or f32, KV pools on the device, and spans timed with CUDA events.
+//! or f32, KV pools on the device, and spans timed with CUDA events. Targets
+//! of every family: grouped-query or latent attention (the absorbed form
+//! over a compressed cache), dense MLPs or experts (`layers.rs`).
 
 mod draft;
 mod draft_forward;
 mod forward;
 mod graph;
 mod kv_pool;
+mod layers;
+mod load;
+mod load_model;
 mod pair;
 mod profile;
 mod recorder;
+mod sparse_weights;
 mod target;
 mod upload;
 mod weights;

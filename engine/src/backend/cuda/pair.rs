@@ -217,11 +217,44 @@ impl GpuModels {
         }
     }
 
-    /// Bytes of target weights one decode step reads.
+    /// Bytes of target weights every decode step reads (all but the routed experts).
     pub fn target_weight_bytes(&self) -> usize {
         match self {
             GpuModels::Bf16(p) => p.target.weight_bytes(),
             GpuModels::F32(p) => p.target.weight_bytes(),
+        }
+    }
+
+    /// Bytes of one routed expert of the target (0 for a dense target).
+    pub fn target_expert_bytes(&self) -> usize {
+        match self {
+            GpuModels::Bf16(p) => p.target.expert_bytes(),
+            GpuModels::F32(p) => p.target.expert_bytes(),
+        }
+    }
+
+    /// Bytes of the target's KV cache per token (every layer).
+    pub fn target_kv_bytes_per_token(&self) -> usize {
+        match self {
+            GpuModels::Bf16(p) => p.target.kv_bytes_per_token(),
+            GpuModels::F32(p) => p.target.kv_bytes_per_token(),
+        }
+    }
+
+    /// Routed experts touched and expert-layer forwards since the last
+    /// [`GpuModels::reset_expert_stats`] (decode and verify forwards).
+    pub fn expert_stats(&self) -> Result<(u64, u64)> {
+        match self {
+            GpuModels::Bf16(p) => p.target.expert_stats(),
+            GpuModels::F32(p) => p.target.expert_stats(),
+        }
+    }
+
+    /// Zeroes the expert counters.
+    pub fn reset_expert_stats(&self) -> Result<()> {
+        match self {
+            GpuModels::Bf16(p) => p.target.reset_expert_stats(),
+            GpuModels::F32(p) => p.target.reset_expert_stats(),
         }
     }
 }

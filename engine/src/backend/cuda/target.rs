@@ -1,43 +1,37 @@
-//! The target model on the GPU (Llama, Qwen2, Qwen3): the CPU model's weights
-//! uploaded as `T` (bf16 or f32), or random weights drawn on the device for
-//! a config's shape.
+//! The target model on the GPU (Llama, Qwen2, Qwen3, Qwen3-MoE, DeepSeek
+//! V2/V3 and Kimi's language model): the CPU model's weights uploaded as
+//! `T` (bf16 or f32), or random weights drawn on the device for a config's
+//! shape.
 
-use super::forward::{block_forward, head_forward, BatchOnDevice, HostBatch};
+use super::forward::{head_forward, BatchOnDevice, HostBatch};
 use super::graph::{Replays, Step};
 use super::kv_pool::{GpuCache, KvPool};
+use super::layers::{
+    layer_forward, scratch_sizes, LayerFfn, LayerInputs, SparseBuffers, TargetLayer,
+};
 use super::profile::OpClock;
-use super::weights::{download, upload, DeviceBlock, DeviceLinear, DeviceNorm, Seeds};
+use super::weights::{download, upload, DeviceLinear, DeviceNorm, Seeds};
 use super::GpuOptions;
 use crate::backend::{cuda_supports, LogitsWanted, TargetBackend};
-use crate::config::{Family, TargetConfig};
-use crate::error::{EngineError, Result};
+use crate::config::TargetConfig;
+use crate::error::Result;
 use crate::model::{ForwardBatch, TargetModel, TargetOutput};
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::Rope;
 use specula_kernels::cuda::{
     argmax_split, copy_cols, embedding_gather, rms_norm_residual, ArgmaxScratch, Gpu, GpuElement,
-    QkvLayout,
+    MlaRope,
 };
 use std::cell::RefCell;
 use std::sync::Arc;
 
-/// Refuses a family the CUDA kernels do not run yet ([`cuda_supports`]).
-fn refuse_sparse(c: &TargetConfig) -> Result<()> {
-    cuda_supports(c)
-}
-
-struct DeviceLayer<T> {
-    input_norm: DeviceNorm<T>,
-    block: DeviceBlock<T>,
-}
-
 /// The target's weights on the device.
-struct TargetWeights<T> {
-    embed: Arc<CudaSlice<T>>,
-    layers: Vec<DeviceLayer<T>>,
-    norm: DeviceNorm<T>,
-    lm_head: DeviceLinear<T>,
+pub(super) struct TargetWeights<T> {
+    pub(super) embed: Arc<CudaSlice<T>>,
+    pub(super) layers: Vec<TargetLayer<T>>,
+    pub(super) norm: DeviceNorm<T>,
+    pub(super) lm_head: DeviceLinear<T>,
 }
 
 /// A target model on the GPU with its KV pool.
@@ -46,6 +40,11 @@ pub struct GpuTarget<T: GpuElement> {
     config: TargetConfig,
     weights: TargetWeights<T>,
     inv_freq: CudaSlice<f32>,
+    /// Latent attention's RoPE inverse frequencies (YaRN-scaled), if any.
+    mla_inv_freq: Option<CudaSlice<f32>>,
+    /// Experts touched and expert-layer forwards, summed on the device over
+    /// decode and verify forwards (at most `INVARIANT_MAX_ROWS` rows).
+    expert_stats: RefCell<CudaSlice<u64>>,
     pool: RefCell<KvPool<T>>,
     replays: Replays<StepKey, T, TargetBuffers<T>>,
 }
@@ -64,6 +63,7 @@ struct TargetBuffers<T> {
     aux: CudaSlice<T>,
     idx: CudaSlice<i32>,
     argmax: ArgmaxScratch,
+    sparse: SparseBuffers<T>,
 }
 
 /// Every buffer one target forward shape uses.
@@ -76,22 +76,11 @@ where
     /// Uploads a CPU-loaded target.
     pub fn from_cpu(gpu: Arc<Gpu>, cpu: &TargetModel, opts: &GpuOptions) -> Result<GpuTarget<T>> {
         let c = cpu.config().clone();
-        refuse_sparse(&c)?;
+        cuda_supports(&c)?;
         let layers = cpu
             .layers
             .iter()
-            .map(|l| {
-                let (attn, mlp) = l.dense_parts().ok_or_else(|| {
-                    EngineError::Device(format!(
-                        "{}: a layer without dense attention and MLP",
-                        c.path.display()
-                    ))
-                })?;
-                Ok(DeviceLayer {
-                    input_norm: DeviceNorm::upload(&gpu, &l.input_norm)?,
-                    block: DeviceBlock::upload(&gpu, attn, &l.post_norm, mlp)?,
-                })
-            })
+            .map(|l| TargetLayer::upload(&gpu, l))
             .collect::<Result<Vec<_>>>()?;
         let weights = TargetWeights {
             embed: Arc::new(upload(&gpu, &cpu.embed)?),
@@ -110,30 +99,11 @@ where
         opts: &GpuOptions,
     ) -> Result<GpuTarget<T>> {
         let c = &config;
-        refuse_sparse(c)?;
+        cuda_supports(c)?;
         let h = c.hidden_size;
         let mut seeds = Seeds(seed);
-        let layout = QkvLayout {
-            heads: c.num_attention_heads,
-            kv_heads: c.num_key_value_heads,
-            head_dim: c.head_dim,
-        };
         let layers = (0..c.num_hidden_layers)
-            .map(|_| {
-                Ok(DeviceLayer {
-                    input_norm: DeviceNorm::ones(&gpu, h, c.rms_norm_eps)?,
-                    block: DeviceBlock::random(
-                        &gpu,
-                        h,
-                        h,
-                        c.intermediate_size,
-                        layout,
-                        c.rms_norm_eps,
-                        (c.family == Family::Qwen3).then_some(c.rms_norm_eps),
-                        &mut seeds,
-                    )?,
-                })
-            })
+            .map(|i| TargetLayer::random(&gpu, c, i, &mut seeds))
             .collect::<Result<Vec<_>>>()?;
         let weights = TargetWeights {
             embed: Arc::new(super::weights::random(
@@ -150,7 +120,7 @@ where
         Self::assemble(gpu, config, weights, opts)
     }
 
-    fn assemble(
+    pub(super) fn assemble(
         gpu: Arc<Gpu>,
         config: TargetConfig,
         weights: TargetWeights<T>,
@@ -159,18 +129,29 @@ where
         let c = &config;
         let rope = Rope::new(c.head_dim, c.rope_theta, c.rope_scaling);
         let inv_freq = gpu.stream.clone_htod(rope.inv_freq())?;
+        let (width, keys_only) = match &c.mla {
+            Some(m) => (m.kv_lora_rank + m.qk_rope_head_dim, true),
+            None => (c.num_key_value_heads * c.head_dim, false),
+        };
+        let mla_inv_freq = match &c.mla {
+            Some(m) => Some(gpu.stream.clone_htod(&m.inv_freq)?),
+            None => None,
+        };
         let pool = KvPool::new(
             &gpu,
             c.num_hidden_layers,
             opts.slots,
             opts.capacity,
-            c.num_key_value_heads * c.head_dim,
+            width,
+            keys_only,
         )?;
         Ok(GpuTarget {
+            expert_stats: RefCell::new(gpu.stream.alloc_zeros(2)?),
             gpu,
             config,
             weights,
             inv_freq,
+            mla_inv_freq,
             replays: Replays::new(opts.graphs, pool.capacity),
             pool: RefCell::new(pool),
         })
@@ -186,9 +167,10 @@ where
             aux: s.alloc_zeros((rows * n_capture * h).max(1))?,
             idx: s.alloc_zeros(nl)?,
             argmax: ArgmaxScratch::new(gpu, nl, vocab)?,
+            sparse: SparseBuffers::new(gpu, &batch, &self.weights.layers)?,
         };
-        let block = &self.weights.layers[0].block;
-        Step::new(gpu, batch, block, h, vocab, own)
+        let sizes = scratch_sizes(&self.weights.layers, h);
+        Step::new(gpu, batch, sizes, vocab, own)
     }
 
     /// Launches the whole forward of `st`'s batch (no host synchronisation).
@@ -215,16 +197,24 @@ where
                 copy_cols(gpu, &mut st.own.aux, &st.x, rows, h, aux_w, slot * h)?;
             }
             clock.mark(gpu, "rms_norm_residual");
-            block_forward(
+            let mut stats = self.expert_stats.borrow_mut();
+            let inputs = LayerInputs {
+                batch: &st.batch,
+                layer: li,
+                inv_freq: &self.inv_freq,
+                mla_rope: self.mla_rope(),
+                stats: Some(&mut *stats),
+            };
+            let sparse = &mut st.own.sparse;
+            layer_forward(
                 gpu,
-                &layer.block,
+                layer,
                 &mut st.x,
                 &st.norm_out,
-                &st.batch,
                 pool,
-                li,
-                &self.inv_freq,
+                inputs,
                 &mut st.sc,
+                sparse,
                 clock,
             )?;
         }
@@ -282,16 +272,64 @@ where
         &self.gpu
     }
 
-    /// Bytes of weights one decode step reads: every layer and the LM head
-    /// (one embedding row per token is negligible).
+    /// Bytes of weights every decode step reads: every layer but the routed
+    /// experts, and the LM head (one embedding row per token is negligible).
     pub fn weight_bytes(&self) -> usize {
         let w = &self.weights;
-        w.layers
-            .iter()
-            .map(|l| l.block.bytes() + l.input_norm.w.len() * T::BYTES)
-            .sum::<usize>()
+        w.layers.iter().map(TargetLayer::fixed_bytes).sum::<usize>()
             + w.lm_head.bytes()
             + w.norm.w.len() * T::BYTES
+    }
+
+    /// Bytes of one routed expert (0 without experts).
+    pub fn expert_bytes(&self) -> usize {
+        self.weights
+            .layers
+            .iter()
+            .find_map(|l| match &l.ffn {
+                LayerFfn::Experts(m) => Some(m.expert_bytes()),
+                LayerFfn::Dense(_) => None,
+            })
+            .unwrap_or(0)
+    }
+
+    /// Bytes of keys and values one cached token holds over every layer.
+    pub fn kv_bytes_per_token(&self) -> usize {
+        let c = &self.config;
+        let per_layer = match &c.mla {
+            Some(m) => m.kv_lora_rank + m.qk_rope_head_dim,
+            None => 2 * c.num_key_value_heads * c.head_dim,
+        };
+        per_layer * c.num_hidden_layers * T::BYTES
+    }
+
+    /// The experts touched and the expert-layer forwards counted since the
+    /// last reset (decode and verify forwards; waits for the GPU).
+    pub fn expert_stats(&self) -> Result<(u64, u64)> {
+        let v = self.gpu.stream.clone_dtoh(&*self.expert_stats.borrow())?;
+        Ok((v[0], v[1]))
+    }
+
+    /// Zeroes the expert counters.
+    pub fn reset_expert_stats(&self) -> Result<()> {
+        self.gpu
+            .stream
+            .memset_zeros(&mut *self.expert_stats.borrow_mut())?;
+        Ok(())
+    }
+
+    /// Latent attention's RoPE and softmax scale, if the model has it.
+    fn mla_rope(&self) -> Option<(MlaRope<'_>, f32)> {
+        let m = self.config.mla.as_ref()?;
+        let inv_freq = self.mla_inv_freq.as_ref()?;
+        Some((
+            MlaRope {
+                inv_freq,
+                interleave: m.rope_interleave,
+                factor: m.rope_attention_factor,
+            },
+            m.softmax_scale,
+        ))
     }
 }
 

@@ -185,17 +185,119 @@ impl<T: GpuElement> DeviceNorm<T> {
     }
 }
 
-/// Attention and MLP of one decoder layer (the target's or the draft's midlayer).
-pub(crate) struct DeviceBlock<T> {
+/// Grouped-query attention on the device: fused q|k|v and o projections.
+pub(crate) struct DeviceGqa<T> {
     pub(crate) qkv: DeviceLinear<T>,
     pub(crate) o: DeviceLinear<T>,
-    pub(crate) post_norm: DeviceNorm<T>,
-    pub(crate) gate_up: DeviceLinear<T>,
-    pub(crate) down: DeviceLinear<T>,
     pub(crate) layout: QkvLayout,
-    pub(crate) inner: usize,
     /// Per-head RMSNorms of q and k before RoPE (Qwen3).
     pub(crate) head_norm: Option<(DeviceNorm<T>, DeviceNorm<T>)>,
+}
+
+impl<T: GpuElement> DeviceGqa<T>
+where
+    CudaBlas: Gemm<T>,
+{
+    /// Uploads a CPU attention block.
+    pub(crate) fn upload(gpu: &Gpu, attn: &Attention) -> Result<DeviceGqa<T>> {
+        Ok(DeviceGqa {
+            qkv: DeviceLinear::upload(gpu, &[&attn.q, &attn.k, &attn.v])?,
+            o: DeviceLinear::upload(gpu, &[&attn.o])?,
+            layout: QkvLayout {
+                heads: attn.shape.n_heads,
+                kv_heads: attn.shape.n_kv_heads,
+                head_dim: attn.shape.head_dim,
+            },
+            head_norm: match (&attn.q_norm, &attn.k_norm) {
+                (Some(q), Some(k)) => {
+                    Some((DeviceNorm::upload(gpu, q)?, DeviceNorm::upload(gpu, k)?))
+                }
+                _ => None,
+            },
+        })
+    }
+
+    /// Random weights for an input of `in_dim` and an output of `hidden`
+    /// (per-head q/k norms of ones with `head_norm_eps`).
+    pub(crate) fn random(
+        gpu: &Gpu,
+        in_dim: usize,
+        hidden: usize,
+        layout: QkvLayout,
+        head_norm_eps: Option<f32>,
+        seeds: &mut Seeds,
+    ) -> Result<DeviceGqa<T>> {
+        let hd = layout.head_dim;
+        let head_norm = match head_norm_eps {
+            Some(e) => Some((DeviceNorm::ones(gpu, hd, e)?, DeviceNorm::ones(gpu, hd, e)?)),
+            None => None,
+        };
+        let qd = layout.heads * layout.head_dim;
+        let qkv_out = (layout.heads + 2 * layout.kv_heads) * layout.head_dim;
+        Ok(DeviceGqa {
+            qkv: DeviceLinear::random(gpu, qkv_out, in_dim, seeds)?,
+            o: DeviceLinear::random(gpu, hidden, qd, seeds)?,
+            layout,
+            head_norm,
+        })
+    }
+
+    /// Bytes of weights read by one forward.
+    pub(crate) fn bytes(&self) -> usize {
+        self.qkv.bytes()
+            + self.o.bytes()
+            + self
+                .head_norm
+                .as_ref()
+                .map_or(0, |(q, k)| (q.w.len() + k.w.len()) * T::BYTES)
+    }
+}
+
+/// The gated MLP on the device: gate|up rows interleaved (SiLU in the epilogue), down.
+pub(crate) struct DeviceMlp<T> {
+    pub(crate) gate_up: DeviceLinear<T>,
+    pub(crate) down: DeviceLinear<T>,
+    pub(crate) inner: usize,
+}
+
+impl<T: GpuElement> DeviceMlp<T>
+where
+    CudaBlas: Gemm<T>,
+{
+    /// Uploads a CPU MLP.
+    pub(crate) fn upload(gpu: &Gpu, mlp: &Mlp) -> Result<DeviceMlp<T>> {
+        Ok(DeviceMlp {
+            gate_up: DeviceLinear::upload_interleaved(gpu, &mlp.gate, &mlp.up)?,
+            down: DeviceLinear::upload(gpu, &[&mlp.down])?,
+            inner: mlp.gate.out_dim,
+        })
+    }
+
+    /// Random weights for a residual of `hidden` and `inner` gated units.
+    pub(crate) fn random(
+        gpu: &Gpu,
+        hidden: usize,
+        inner: usize,
+        seeds: &mut Seeds,
+    ) -> Result<DeviceMlp<T>> {
+        Ok(DeviceMlp {
+            gate_up: DeviceLinear::random(gpu, 2 * inner, hidden, seeds)?,
+            down: DeviceLinear::random(gpu, hidden, inner, seeds)?,
+            inner,
+        })
+    }
+
+    /// Bytes of weights read by one forward.
+    pub(crate) fn bytes(&self) -> usize {
+        self.gate_up.bytes() + self.down.bytes()
+    }
+}
+
+/// Attention and MLP of one decoder layer (the target's or the draft's midlayer).
+pub(crate) struct DeviceBlock<T> {
+    pub(crate) attn: DeviceGqa<T>,
+    pub(crate) post_norm: DeviceNorm<T>,
+    pub(crate) mlp: DeviceMlp<T>,
 }
 
 impl<T: GpuElement> DeviceBlock<T>
@@ -210,23 +312,9 @@ where
         mlp: &Mlp,
     ) -> Result<DeviceBlock<T>> {
         Ok(DeviceBlock {
-            qkv: DeviceLinear::upload(gpu, &[&attn.q, &attn.k, &attn.v])?,
-            o: DeviceLinear::upload(gpu, &[&attn.o])?,
+            attn: DeviceGqa::upload(gpu, attn)?,
             post_norm: DeviceNorm::upload(gpu, post_norm)?,
-            gate_up: DeviceLinear::upload_interleaved(gpu, &mlp.gate, &mlp.up)?,
-            down: DeviceLinear::upload(gpu, &[&mlp.down])?,
-            layout: QkvLayout {
-                heads: attn.shape.n_heads,
-                kv_heads: attn.shape.n_kv_heads,
-                head_dim: attn.shape.head_dim,
-            },
-            inner: mlp.gate.out_dim,
-            head_norm: match (&attn.q_norm, &attn.k_norm) {
-                (Some(q), Some(k)) => {
-                    Some((DeviceNorm::upload(gpu, q)?, DeviceNorm::upload(gpu, k)?))
-                }
-                _ => None,
-            },
+            mlp: DeviceMlp::upload(gpu, mlp)?,
         })
     }
 
@@ -243,31 +331,10 @@ where
         head_norm_eps: Option<f32>,
         seeds: &mut Seeds,
     ) -> Result<DeviceBlock<T>> {
-        let hd = layout.head_dim;
-        let head_norm = match head_norm_eps {
-            Some(e) => Some((DeviceNorm::ones(gpu, hd, e)?, DeviceNorm::ones(gpu, hd, e)?)),
-            None => None,
-        };
-        let qd = layout.heads * layout.head_dim;
-        let qkv_out = (layout.heads + 2 * layout.kv_heads) * layout.head_dim;
         Ok(DeviceBlock {
-            qkv: DeviceLinear::random(gpu, qkv_out, in_dim, seeds)?,
-            o: DeviceLinear::random(gpu, hidden, qd, seeds)?,
+            attn: DeviceGqa::random(gpu, in_dim, hidden, layout, head_norm_eps, seeds)?,
             post_norm: DeviceNorm::ones(gpu, hidden, eps)?,
-            gate_up: DeviceLinear::random(gpu, 2 * inner, hidden, seeds)?,
-            down: DeviceLinear::random(gpu, hidden, inner, seeds)?,
-            layout,
-            inner,
-            head_norm,
+            mlp: DeviceMlp::random(gpu, hidden, inner, seeds)?,
         })
-    }
-
-    /// Bytes of weights read by one forward.
-    pub(crate) fn bytes(&self) -> usize {
-        self.qkv.bytes()
-            + self.o.bytes()
-            + self.gate_up.bytes()
-            + self.down.bytes()
-            + self.post_norm.w.len() * T::BYTES
     }
 }

@@ -1,7 +1,9 @@
 //! `specula gpu bench`: on a checkpoint (`--target`, `--draft`) or a
 //! config.json shape with random weights drawn on the device, (1) baseline
-//! decode: weight bytes read per step over the CUDA-event time of the step,
-//! against the device-to-device copy bandwidth measured in the same run; (2)
+//! decode: bytes read per step (the weights every step reads, the routed
+//! experts the tokens touched as counted on the device, and the KV cache)
+//! over the CUDA-event time of the step, against the device-to-device copy
+//! bandwidth measured in the same run; (2)
 //! synthetic acceptance: measured speedup over the same-run baseline against
 //! the ideal speedup computed from the measured span costs. Rows are marked
 //! synthetic.
@@ -174,6 +176,15 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
     };
     drop(cpu_pair);
     let weight_bytes = models.target_weight_bytes();
+    let expert_bytes = models.target_expert_bytes();
+    let kv_per_token = models.target_kv_bytes_per_token();
+    let moe_layers = target
+        .moe
+        .as_ref()
+        .map_or(0, |m| m.sparse_layers.iter().filter(|&&s| s).count());
+    // A baseline decode step at position p reads p + 1 keys per row: on average
+    // over the run, the prompt and half the generated tokens.
+    let mean_context = a.prompt_len as f64 + (a.max_new_tokens as f64 + 1.0) / 2.0;
     eprintln!(
         "{} {} weights: {:.2} GB read per target step{}",
         if a.target.is_some() {
@@ -201,7 +212,7 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         synthetic: Some(profile.clone()),
         ..base_params.clone()
     };
-    let mut bw = String::from("batch_size,repeat,dtype,cuda_graphs,weight_bytes,step_us_p50,weight_gb_s,copy_gb_s,fraction_of_copy,tok_s\n");
+    let mut bw = String::from("batch_size,repeat,dtype,cuda_graphs,weight_bytes,step_us_p50,weight_gb_s,copy_gb_s,fraction_of_copy,tok_s,experts_per_moe_layer,expert_bytes,kv_bytes,bytes_read,read_gb_s,read_fraction_of_copy\n");
     let mut sp = String::from("batch_size,repeat,synthetic,profile,steps,topk,num_draft_tokens,tau,expected_tau,base_tok_s,spec_tok_s,measured_speedup,base_step_us,draft_us_per_step,verify_us,ideal_speedup,fraction_of_ideal\n");
     let mut spans = format!("{SPANS_HEADER}\n");
     for &batch in &a.batch_sizes {
@@ -231,22 +242,32 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         }
         for repeat in 0..a.repeats {
             specula_engine::backend::cuda::take_profile();
+            models.reset_expert_stats()?;
             let base = measure(&mut models, &gpu, &prompts, &base_params)?;
             print_profile(batch, "baseline");
-            let gb_s = weight_bytes as f64 / (base.verify_us * 1e-6) / 1e9;
+            let (touched, moe_forwards) = models.expert_stats()?;
+            let per_layer = touched as f64 / moe_forwards.max(1) as f64;
+            let experts_read = per_layer * moe_layers as f64 * expert_bytes as f64;
+            let kv_read = batch as f64 * mean_context * kv_per_token as f64;
+            let bytes_read = weight_bytes as f64 + experts_read + kv_read;
+            let step_s = base.verify_us * 1e-6;
+            let gb_s = weight_bytes as f64 / step_s / 1e9;
+            let read_gb_s = bytes_read / step_s / 1e9;
             bw.push_str(&format!(
-                "{batch},{repeat},{},{},{weight_bytes},{:.1},{gb_s:.1},{:.1},{:.4},{:.2}\n",
+                "{batch},{repeat},{},{},{weight_bytes},{:.1},{gb_s:.1},{:.1},{:.4},{:.2},{per_layer:.2},{experts_read:.0},{kv_read:.0},{bytes_read:.0},{read_gb_s:.1},{:.4}\n",
                 dtype.name(),
                 !a.eager,
                 base.verify_us,
                 ceilings.copy_gb_s,
                 gb_s / ceilings.copy_gb_s,
-                base.tok_s
+                base.tok_s,
+                read_gb_s / ceilings.copy_gb_s,
             ));
             eprintln!(
-                "batch {batch} repeat {repeat}: baseline step {:.0} us ({gb_s:.0} GB/s, {:.1}% of copy), {:.1} tok/s",
+                "batch {batch} repeat {repeat}: baseline step {:.0} us: {:.2} GB read ({per_layer:.1} experts per MoE layer), {read_gb_s:.0} GB/s, {:.1}% of copy; {:.1} tok/s",
                 base.verify_us,
-                100.0 * gb_s / ceilings.copy_gb_s,
+                bytes_read / 1e9,
+                100.0 * read_gb_s / ceilings.copy_gb_s,
                 base.tok_s,
             );
             if repeat + 1 == a.repeats {

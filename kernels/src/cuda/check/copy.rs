@@ -58,7 +58,7 @@ pub(super) fn check_kv_commit<T: GpuElement>(
     kv_commit(
         gpu,
         &mut kp,
-        &mut vp,
+        Some(&mut vp),
         &s.clone_htod(&src)?,
         &s.clone_htod(&dst)?,
         &s.clone_htod(&off)?,

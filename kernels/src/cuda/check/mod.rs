@@ -4,7 +4,7 @@
 //!
 //! One file per op family, as the kernels are: `copy.rs`, `norm.rs`,
 //! `rope.rs`, `activation.rs`, `select.rs`, `verify.rs`, `random.rs`,
-//! `linear.rs`, `attention.rs`; `ceilings.rs` the ceilings and the event
+//! `linear.rs`, `attention.rs`, `mla.rs`, `moe.rs`; `ceilings.rs` the ceilings and the event
 //! timer; this file the shared recorder and helpers.
 //!
 //! Error measure: the norm-wise relative error `max|gpu - cpu| / max|cpu|`.
@@ -15,6 +15,8 @@ mod attention;
 mod ceilings;
 mod copy;
 mod linear;
+mod mla;
+mod moe;
 mod norm;
 mod random;
 mod rope;
@@ -102,6 +104,10 @@ pub fn run_checks(gpu: &Gpu, seed: u64) -> Result<Vec<CheckRow>, GpuError> {
             verify::check_verify_greedy_tree as Check,
             attention::check_attention::<f32>,
             attention::check_attention::<bf16>,
+            mla::check_mla::<f32>,
+            mla::check_mla::<bf16>,
+            moe::check_moe::<f32>,
+            moe::check_moe::<bf16>,
         ])
         .chain(model_checks::<f32>())
         .chain(model_checks::<bf16>());

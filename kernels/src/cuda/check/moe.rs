@@ -1,0 +1,322 @@
+//! The mixture-of-experts kernels against CPU references: router logits,
+//! the routing (on the device's own logits: the same experts exactly), the
+//! grouped expert products with the combine (each row's experts summed in
+//! ascending id, the shared output added), and batch invariance bit for bit
+//! (a row alone, in other batches, and with many rows per expert).
+
+use super::{differing, download, normwise_error, random, round, row_recorder, upload, CheckRow};
+use crate::cuda::{
+    moe_combine, moe_grouped, moe_route, moe_routes, ExpertWeights, Gpu, GpuElement, GpuError,
+    MoePlan, RouterSpec,
+};
+use cudarc::driver::CudaSlice;
+use rand_chacha::ChaCha8Rng;
+
+/// The CPU engine's routing of one row (engine/src/model/router.rs): `(expert, weight)` by ascending id.
+fn route_ref(sp: &RouterSpec, logits: &[f32], bias: Option<&[f32]>) -> Vec<(usize, f32)> {
+    let n = sp.experts;
+    let top = |v: &[f32], c: &mut Vec<usize>, k: usize| {
+        c.sort_by(|&a, &b| v[b].total_cmp(&v[a]).then(a.cmp(&b)));
+        c.truncate(k);
+    };
+    let scores: Vec<f32> = if sp.sigmoid {
+        logits.iter().map(|&x| 1.0 / (1.0 + (-x).exp())).collect()
+    } else {
+        let mx = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let e: Vec<f32> = logits.iter().map(|&x| (x - mx).exp()).collect();
+        let sum: f32 = e.iter().sum();
+        e.iter().map(|v| v / sum).collect()
+    };
+    let choice: Vec<f32> = match bias {
+        Some(b) => scores.iter().zip(b).map(|(s, b)| s + b).collect(),
+        None => scores.clone(),
+    };
+    let mut cand = vec![true; n];
+    if sp.n_group > 1 {
+        let size = n / sp.n_group;
+        let gs: Vec<f32> = (0..sp.n_group)
+            .map(|g| {
+                let mut m: Vec<usize> = (g * size..(g + 1) * size).collect();
+                top(&choice, &mut m, 2);
+                if sp.top_two_sum {
+                    choice[m[0]] + choice[m[1]]
+                } else {
+                    choice[m[0]]
+                }
+            })
+            .collect();
+        let mut kept: Vec<usize> = (0..sp.n_group).collect();
+        top(&gs, &mut kept, sp.topk_group);
+        for (e, c) in cand.iter_mut().enumerate() {
+            *c = kept.contains(&(e / size));
+        }
+    }
+    let mut chosen: Vec<usize> = (0..n).filter(|&e| cand[e]).collect();
+    top(&choice, &mut chosen, sp.top_k);
+    let mut w: Vec<f32> = chosen.iter().map(|&e| scores[e]).collect();
+    if sp.norm_topk_prob {
+        let mut sum: f32 = w.iter().sum();
+        if sp.sigmoid {
+            sum += 1e-20;
+        }
+        w.iter_mut().for_each(|v| *v /= sum);
+    }
+    if sp.scaling != 1.0 {
+        w.iter_mut().for_each(|v| *v *= sp.scaling);
+    }
+    let mut r: Vec<(usize, f32)> = chosen.into_iter().zip(w).collect();
+    r.sort_by_key(|e| e.0);
+    r
+}
+
+/// A layer's experts on the device and on the host.
+struct Experts<T> {
+    gate: CudaSlice<T>,
+    bias: Option<CudaSlice<f32>>,
+    gate_up: CudaSlice<T>,
+    down: CudaSlice<T>,
+    shared: CudaSlice<T>,
+    gate_h: Vec<f32>,
+    bias_h: Option<Vec<f32>>,
+    gate_up_h: Vec<f32>,
+    down_h: Vec<f32>,
+    hidden: usize,
+    inner: usize,
+}
+
+/// Routes `x` (`rows` rows) and runs the experts: (logits, ids, weights, output).
+fn run<T: GpuElement>(
+    gpu: &Gpu,
+    sp: RouterSpec,
+    ex: &Experts<T>,
+    x: &CudaSlice<T>,
+    shared: Option<&CudaSlice<T>>,
+    rows: usize,
+) -> Result<(Vec<f32>, Vec<i32>, Vec<f32>, Vec<f32>), GpuError> {
+    let s = &gpu.stream;
+    let (h, inner) = (ex.hidden, ex.inner);
+    let mut plan = MoePlan::new(gpu, rows, sp)?;
+    moe_route(gpu, &mut plan, x, &ex.gate, ex.bias.as_ref(), h, None)?;
+    let pairs = plan.pairs();
+    let mut act = s.alloc_zeros::<T>(pairs * inner)?;
+    let gu = ExpertWeights {
+        w: &ex.gate_up,
+        n: 2 * inner,
+        k: h,
+    };
+    moe_grouped(gpu, &mut act, x, gu, &plan, true, true)?;
+    let mut yexp = s.alloc_zeros::<T>(pairs * h)?;
+    let dn = ExpertWeights {
+        w: &ex.down,
+        n: h,
+        k: inner,
+    };
+    moe_grouped(gpu, &mut yexp, &act, dn, &plan, false, false)?;
+    let mut out = s.alloc_zeros::<T>(rows * h)?;
+    moe_combine(gpu, &mut out, &yexp, shared, &plan, h)?;
+    let (ids, w) = moe_routes(gpu, &plan)?;
+    let logits = s.clone_dtoh(&plan.logits)?;
+    Ok((logits, ids, w, download(gpu, &out)?))
+}
+
+/// Checks the MoE kernels for element type `T` on three routers (DeepSeek-V3's
+/// grouped sigmoid with bias, DeepSeek-V2's grouped softmax by max, Qwen3-MoE's softmax).
+pub(super) fn check_moe<T: GpuElement>(
+    gpu: &Gpu,
+    rng: &mut ChaCha8Rng,
+    rows_out: &mut Vec<CheckRow>,
+) -> Result<(), GpuError> {
+    let v3 = RouterSpec {
+        experts: 16,
+        top_k: 3,
+        sigmoid: true,
+        n_group: 4,
+        topk_group: 2,
+        top_two_sum: true,
+        norm_topk_prob: true,
+        scaling: 2.5,
+    };
+    let v2 = RouterSpec {
+        sigmoid: false,
+        top_two_sum: false,
+        norm_topk_prob: false,
+        scaling: 1.0,
+        top_k: 4,
+        ..v3
+    };
+    let qwen = RouterSpec {
+        n_group: 1,
+        topk_group: 1,
+        norm_topk_prob: true,
+        experts: 12,
+        top_k: 2,
+        ..v2
+    };
+    // bf16 on tensor cores (k multiples of 32) and a scalar-path shape.
+    for (sp, hidden, inner, bias) in [
+        (v3, 256, 96, true),
+        (v2, 256, 64, false),
+        (qwen, 40, 20, false),
+    ] {
+        check_router::<T>(gpu, rng, rows_out, sp, hidden, inner, bias)?;
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_router<T: GpuElement>(
+    gpu: &Gpu,
+    rng: &mut ChaCha8Rng,
+    rows_out: &mut Vec<CheckRow>,
+    sp: RouterSpec,
+    h: usize,
+    inner: usize,
+    with_bias: bool,
+) -> Result<(), GpuError> {
+    let mut row = row_recorder::<T>(rows_out);
+    let s = &gpu.stream;
+    let e = sp.experts;
+    let (gate, gate_h) = upload::<T>(gpu, &random(rng, e * h, 1.0 / (h as f32).sqrt()))?;
+    let bias_h = with_bias.then(|| random(rng, e, 0.3));
+    let (gate_up, gate_up_h) = upload::<T>(
+        gpu,
+        &random(rng, e * 2 * inner * h, 2.0 / (h as f32).sqrt()),
+    )?;
+    let (down, down_h) = upload::<T>(
+        gpu,
+        &random(rng, e * h * inner, 2.0 / (inner as f32).sqrt()),
+    )?;
+    let ex = Experts {
+        gate,
+        bias: match &bias_h {
+            Some(b) => Some(s.clone_htod(b)?),
+            None => None,
+        },
+        gate_up,
+        down,
+        shared: upload::<T>(gpu, &random(rng, 64 * h, 0.5))?.0,
+        gate_h,
+        bias_h,
+        gate_up_h,
+        down_h,
+        hidden: h,
+        inner,
+    };
+    let shared_h = download(gpu, &ex.shared)?;
+    let rows = 64;
+    let (x, x_h) = upload::<T>(gpu, &random(rng, rows * h, 1.0))?;
+    let (logits, ids, w, out) = run(gpu, sp, &ex, &x, Some(&ex.shared), rows)?;
+    let words = format!(
+        "{rows} rows, {e} experts top {} ({}, {} groups keep {}), hidden {h}, inner {inner}",
+        sp.top_k,
+        if sp.sigmoid { "sigmoid" } else { "softmax" },
+        sp.n_group,
+        sp.topk_group
+    );
+    // Logits in f32 from the stored inputs.
+    let mut want_logits = vec![0f32; rows * e];
+    for r in 0..rows {
+        for j in 0..e {
+            want_logits[r * e + j] = (0..h)
+                .map(|i| x_h[r * h + i] as f64 * ex.gate_h[j * h + i] as f64)
+                .sum::<f64>() as f32;
+        }
+    }
+    row(
+        "moe_router_logits",
+        words.clone(),
+        normwise_error(&logits, &want_logits),
+        1e-5,
+    );
+    // Routing of the device's logits: the same experts, weights within f32 rounding.
+    let (mut id_diff, mut w_err) = (0usize, 0f64);
+    let mut routes = Vec::new();
+    for r in 0..rows {
+        let want = route_ref(&sp, &logits[r * e..(r + 1) * e], ex.bias_h.as_deref());
+        for (j, &(id, wt)) in want.iter().enumerate() {
+            id_diff += usize::from(ids[r * sp.top_k + j] != id as i32);
+            w_err = w_err.max(((w[r * sp.top_k + j] - wt) / wt.abs().max(1e-30)).abs() as f64);
+        }
+        routes.push(want);
+    }
+    row(
+        "moe_route_ids",
+        format!("{words}: experts differing from the CPU router"),
+        id_diff as f64,
+        0.0,
+    );
+    row(
+        "moe_route_weights",
+        format!("{words}: largest relative weight error"),
+        w_err,
+        1e-5,
+    );
+    // The experts and the combine against the CPU: gate and up rounded to T, the activation and
+    // each expert's output stored as T, the weighted sum in ascending expert id, then shared.
+    let mut want = vec![0f32; rows * h];
+    for r in 0..rows {
+        let xr = &x_h[r * h..(r + 1) * h];
+        let mut acc = vec![0f32; h];
+        for &(ei, wt) in &routes[r] {
+            let gu = &ex.gate_up_h[ei * 2 * inner * h..(ei + 1) * 2 * inner * h];
+            let act: Vec<f32> = (0..inner)
+                .map(|i| {
+                    let dot = |row: usize| -> f32 {
+                        gu[row * h..(row + 1) * h]
+                            .iter()
+                            .zip(xr)
+                            .map(|(a, b)| a * b)
+                            .sum()
+                    };
+                    let (g, u) = (round::<T>(dot(2 * i)), round::<T>(dot(2 * i + 1)));
+                    round::<T>(g / (1.0 + (-g).exp()) * u)
+                })
+                .collect();
+            let dn = &ex.down_h[ei * h * inner..(ei + 1) * h * inner];
+            for (o, a) in acc.iter_mut().enumerate() {
+                let y: f32 = dn[o * inner..(o + 1) * inner]
+                    .iter()
+                    .zip(&act)
+                    .map(|(p, q)| p * q)
+                    .sum();
+                *a += round::<T>(y) * wt;
+            }
+        }
+        for (o, a) in acc.iter().enumerate() {
+            want[r * h + o] = a + shared_h[r * h + o];
+        }
+    }
+    row(
+        "moe_experts_combine",
+        format!("{words}: grouped gate|up + SiLU, grouped down, combine with shared"),
+        normwise_error(&out, &want),
+        if T::BYTES == 2 { 2e-2 } else { 1e-4 },
+    );
+    // Batch invariance: rows alone, a small batch, and the first 24 rows give the batch's bits.
+    let mut diff = 0;
+    let sub = |idx: &[usize]| -> Vec<f32> {
+        idx.iter()
+            .flat_map(|&r| x_h[r * h..(r + 1) * h].to_vec())
+            .collect()
+    };
+    let sets: [Vec<usize>; 4] = [vec![7], vec![63], vec![40, 3, 22], (0..24).collect()];
+    for idx in &sets {
+        let (xs, _) = upload::<T>(gpu, &sub(idx))?;
+        let sh: Vec<f32> = idx
+            .iter()
+            .flat_map(|&r| shared_h[r * h..(r + 1) * h].to_vec())
+            .collect();
+        let (shd, _) = upload::<T>(gpu, &sh)?;
+        let (_, _, _, o) = run(gpu, sp, &ex, &xs, Some(&shd), idx.len())?;
+        for (i, &r) in idx.iter().enumerate() {
+            diff += differing(&o[i * h..(i + 1) * h], &out[r * h..(r + 1) * h]);
+        }
+    }
+    row(
+        "moe_batch_invariant",
+        format!("{words}: rows alone, 3 rows, 24 rows vs 64: differing values"),
+        diff as f64,
+        0.0,
+    );
+    Ok(())
+}

@@ -1,0 +1,223 @@
+
+// ---------------------------------------------------------------------------
+// Multi-head latent attention (DeepSeek V2/V3, Kimi) in the absorbed form the
+// serving engines use. A layer's cache entry is one row of D = kv_lora + rope
+// values: the normalised compressed latent c and the rotated shared RoPE key.
+// Per query head: q_lat = W_UK^T q_nope (kv_lora wide), score_e =
+// (q_lat . c_e + q_pe . kpe_e) * scale, o_lat = sum_e p_e c_e, and the head's
+// output W_UV o_lat. The query row handed to the attention is [q_lat | q_pe]
+// (D wide), so the score is one D-wide dot product with the cache row.
+
+// The decoupled RoPE of `rd` values from src into dst at position pos (the
+// CPU engine's MlaAttention::rope): de-interleaved first when `interleave`
+// (pairs (2i, 2i+1) -> (i, i + rd/2)), then rotate_half with cos and sin
+// times `factor` (YaRN's attention factor). dst may not alias src.
+template <typename T>
+__device__ __forceinline__ void mla_rope_part(T* dst, const T* src, float pos, const float* inv_freq, int rd,
+                                              int interleave, float factor) {
+    int half = rd / 2;
+    for (int i = threadIdx.x; i < half; i += blockDim.x) {
+        float a = interleave ? ld(&src[2 * i]) : ld(&src[i]);
+        float b = interleave ? ld(&src[2 * i + 1]) : ld(&src[i + half]);
+        float s, c;
+        sincosf(pos * inv_freq[i], &s, &c);
+        c *= factor;
+        s *= factor;
+        st(&dst[i], a * c - b * s);
+        st(&dst[i + half], b * c + a * s);
+    }
+}
+
+// Block (r, h < heads): the rotated q_pe of head h into qcat[r, h, lora..D].
+// Block (r, heads): the cache entry of row r: RMSNorm(latent) * kv_norm, then
+// the rotated RoPE key, at pool row entry[r] (the layer's pool starts
+// pool_offset elements in). q rows are q_stride apart (heads x (nope + rd)
+// each), compressed rows (lora + rd) ckv_stride apart from ckv_offset.
+// grid: (rows, heads + 1).
+template <typename T>
+__device__ void mla_prep(T* qcat, T* pool, const T* q, const T* ckv, long ckv_offset, const T* kv_norm, const int* positions,
+                         const float* inv_freq, const int* entry, long pool_offset, int heads, int q_stride,
+                         int ckv_stride, int nope, int rd, int lora, int interleave, float factor, float eps) {
+    int r = blockIdx.x, h = blockIdx.y, d = lora + rd;
+    float pos = (float)positions[r];
+    if (h < heads) {
+        const T* src = q + (size_t)r * q_stride + (size_t)h * (nope + rd) + nope;
+        mla_rope_part(qcat + ((size_t)r * heads + h) * d + lora, src, pos, inv_freq, rd, interleave, factor);
+        return;
+    }
+    const T* c = ckv + ckv_offset + (size_t)r * ckv_stride;
+    T* e = pool + pool_offset + (size_t)entry[r] * d;
+    float ss = 0.f;
+    for (int i = threadIdx.x; i < lora; i += blockDim.x) {
+        float a = ld(&c[i]);
+        ss += a * a;
+    }
+    float inv = rsqrtf(block_sum(ss) / (float)lora + eps);
+    for (int i = threadIdx.x; i < lora; i += blockDim.x) st(&e[i], ld(&c[i]) * inv * ld(&kv_norm[i]));
+    mla_rope_part(e + lora, c + lora, pos, inv_freq, rd, interleave, factor);
+}
+
+#define P_MLA_PREP(T) (T* qcat, T* pool, const T* q, const T* ckv, long ckv_offset, const T* kv_norm, const int* positions, const float* inv_freq, const int* entry, long pool_offset, int heads, int q_stride, int ckv_stride, int nope, int rd, int lora, int interleave, float factor, float eps)
+BOTH(mla_prep, P_MLA_PREP, (qcat, pool, q, ckv, ckv_offset, kv_norm, positions, inv_freq, entry, pool_offset, heads, q_stride, ckv_stride, nope, rd, lora, interleave, factor, eps))
+
+// a . b over k elements by one warp, the same order for any caller: with
+// `vec`, lane l sums the 16-byte slices l, l + 32, ... (each slice's
+// elements in order), else the elements l, l + 32, ...; then a fixed xor tree.
+// Every lane gets the sum.
+template <typename T>
+__device__ __forceinline__ float warp_dot(const T* a, const T* b, int k, bool vec, int lane) {
+    constexpr int VEC = 16 / sizeof(T);
+    float acc = 0.f;
+    if (vec) {
+        for (int i = lane * VEC; i < k; i += 32 * VEC) {
+            float av[VEC], bv[VEC];
+            ld16(a + i, av);
+            ld16(b + i, bv);
+#pragma unroll
+            for (int j = 0; j < VEC; j++) acc = fmaf(av[j], bv[j], acc);
+        }
+    } else {
+        for (int i = lane; i < k; i += 32) acc = fmaf(ld(&a[i]), ld(&b[i]), acc);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+    return acc;
+}
+
+// Per-head products (the absorbed W_UK^T and W_UV): y[r, h, c] = sum_j
+// w[h, c, j] x[r, h, j] for c < n, j < k; x rows xs apart with heads xh
+// apart, y rows ys apart with heads yh apart. One warp per (head, c) over
+// every row (warp_dot: a row's sums do not depend on the others).
+// `vec`: k, xs and xh are multiples of 16 bytes (16-byte loads).
+template <typename T>
+__device__ void mla_head_linear(T* y, const T* x, const T* w, int rows, int heads, int n, int k, int xs, int xh,
+                                int ys, int yh, int vec) {
+    int gw = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
+    if (gw >= heads * n) return;
+    int h = gw / n, c = gw % n;
+    const T* wr = w + ((size_t)h * n + c) * k;
+    for (int r = blockIdx.y; r < rows; r += gridDim.y) {
+        float acc = warp_dot(wr, x + (size_t)r * xs + (size_t)h * xh, k, vec != 0, lane);
+        if (lane == 0) st(&y[(size_t)r * ys + (size_t)h * yh + c], acc);
+    }
+}
+
+#define P_MLA_HL(T) (T* y, const T* x, const T* w, int rows, int heads, int n, int k, int xs, int xh, int ys, int yh, int vec)
+BOTH(mla_head_linear, P_MLA_HL, (y, x, w, rows, heads, n, k, xs, xh, ys, yh, vec))
+
+// Heads per block of the latent attention.
+#define MLA_HEADS 4
+
+// Split-K latent attention. Block (row r, head group g, split s) takes the
+// keys [s * chunk, (s + 1) * chunk) of row r's key list (as the attention
+// kernel: base[r] + j for j < prefix[r], then base[r] + extra[..]) for heads
+// g * MLA_HEADS ..: the chunk's cache rows are copied to shared memory once;
+// warp w scores keys w, w + 8, ... against each head (warp_dot over D),
+// warp h takes head h's max and sum over the chunk (keys in order, lane
+// partials, xor tree), thread d sums p_e c_e[d] over the chunk's keys in
+// order. Each block writes its unnormalised partial output and (max, sum);
+// the last block of (row, group) merges the splits in split order
+// (attention_merge). A row's result depends only on its own key list.
+// Dynamic shared memory: MLA_HEADS x D + MLA_HEADS x chunk floats, chunk x D of T.
+template <typename T>
+__device__ void mla_attention(T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool,
+                              const int* base, const int* prefix, const int* extra_off, const int* extra, int heads,
+                              int lora, int rd, float scale, int chunk, long pool_offset) {
+    extern __shared__ float smem[];
+    __shared__ int last;
+    constexpr int VEC = 16 / sizeof(T);
+    int d = lora + rd;
+    int r = blockIdx.x, g = blockIdx.y, s = blockIdx.z, splits = gridDim.z;
+    int h0 = g * MLA_HEADS, nh = min(MLA_HEADS, heads - h0);
+    const T* kp = pool + pool_offset;
+    int np = prefix[r], e0 = extra_off[r];
+    int nk = np + extra_off[r + 1] - e0;
+    int start = s * chunk, n = min(nk, start + chunk) - start;
+    float* qs = smem;
+    float* ps = smem + MLA_HEADS * d;
+    T* ks = (T*)(ps + MLA_HEADS * chunk);
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+    size_t first = ((size_t)r * heads + h0) * splits;  // slot of (r, h0, split 0)
+    if (n <= 0) {
+        for (int i = threadIdx.x; i < nh * lora; i += blockDim.x)
+            part_out[(first + (size_t)(i / lora) * splits + s) * lora + i % lora] = 0.f;
+        if (threadIdx.x < nh) {
+            size_t slot = first + (size_t)threadIdx.x * splits + s;
+            part_ml[2 * slot] = -INFINITY;
+            part_ml[2 * slot + 1] = 0.f;
+        }
+    } else {
+        bool vec = d % VEC == 0;
+        int per = vec ? d / VEC : d;
+        for (int i = threadIdx.x; i < n * per; i += blockDim.x) {
+            int j = i / per, c = i % per;
+            const T* row = kp + key_entry(base, extra, r, np, e0, start + j) * d;
+            if (vec) {
+                *(uint4*)(ks + (size_t)j * d + c * VEC) = *(const uint4*)(row + c * VEC);
+            } else {
+                ks[(size_t)j * d + c] = row[c];
+            }
+        }
+        for (int i = threadIdx.x; i < nh * d; i += blockDim.x) qs[i] = ld(&qcat[((size_t)r * heads + h0) * d + i]);
+        __syncthreads();
+        for (int j = warp; j < n; j += nw) {
+            const T* key = ks + (size_t)j * d;
+            for (int hh = 0; hh < nh; hh++) {
+                float acc = 0.f;
+                for (int c = lane; c < d; c += 32) acc = fmaf(qs[hh * d + c], ld(&key[c]), acc);
+#pragma unroll
+                for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+                if (lane == 0) ps[hh * chunk + j] = acc * scale;
+            }
+        }
+        __syncthreads();
+        for (int hh = warp; hh < nh; hh += nw) {
+            float* p = ps + hh * chunk;
+            float mx = -INFINITY;
+            for (int j = lane; j < n; j += 32) mx = fmaxf(mx, p[j]);
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+            float sum = 0.f;
+            for (int j = lane; j < n; j += 32) {
+                float e = expf(p[j] - mx);
+                p[j] = e;
+                sum += e;
+            }
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+            if (lane == 0) {
+                size_t slot = first + (size_t)hh * splits + s;
+                part_ml[2 * slot] = mx;
+                part_ml[2 * slot + 1] = sum;
+            }
+        }
+        __syncthreads();
+        for (int c = threadIdx.x; c < lora; c += blockDim.x) {
+            float acc[MLA_HEADS];
+#pragma unroll
+            for (int hh = 0; hh < MLA_HEADS; hh++) acc[hh] = 0.f;
+            for (int j = 0; j < n; j++) {
+                float v = ld(&ks[(size_t)j * d + c]);
+#pragma unroll
+                for (int hh = 0; hh < MLA_HEADS; hh++) acc[hh] = fmaf(ps[hh * chunk + j], v, acc[hh]);
+            }
+            for (int hh = 0; hh < nh; hh++) part_out[(first + (size_t)hh * splits + s) * lora + c] = acc[hh];
+        }
+    }
+    __threadfence();
+    __syncthreads();
+    int pair = r * gridDim.y + g;
+    if (threadIdx.x == 0) last = atomicAdd(&counters[pair], 1) == splits - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    for (int hh = 0; hh < nh; hh++) {
+        size_t slot = first + (size_t)hh * splits;
+        attention_merge(out + ((size_t)r * heads + h0 + hh) * lora, part_out + slot * lora, part_ml + 2 * slot, lora,
+                        splits);
+    }
+    if (threadIdx.x == 0) counters[pair] = 0;
+}
+
+#define P_MLA_ATT(T) (T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int lora, int rd, float scale, int chunk, long pool_offset)
+BOTH(mla_attention, P_MLA_ATT, (out, part_out, part_ml, counters, qcat, pool, base, prefix, extra_off, extra, heads, lora, rd, scale, chunk, pool_offset))

@@ -1,0 +1,276 @@
+//! Launches of the latent attention (`mla.cu`) in the absorbed form: the
+//! cache-entry and query preparation, the per-head absorbed products
+//! (`W_UK^T`, `W_UV`), and split-K attention over the compressed cache.
+
+use super::attention::KeyLists;
+use super::device::{Gpu, GpuElement, GpuError};
+use super::launch::{cfg, launch, name, need, RawArg, THREADS};
+use cudarc::driver::{CudaSlice, LaunchConfig};
+
+/// Widths of one latent-attention layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MlaShape {
+    /// Query heads.
+    pub heads: usize,
+    /// Compressed key/value width (`kv_lora_rank`).
+    pub lora: usize,
+    /// Decoupled RoPE width (`qk_rope_head_dim`).
+    pub rope: usize,
+    /// Per-head query/key width without position (`qk_nope_head_dim`).
+    pub nope: usize,
+    /// Per-head value width (`v_head_dim`).
+    pub v_dim: usize,
+}
+
+impl MlaShape {
+    /// Width of one cache entry and of one absorbed query head: `lora + rope`.
+    pub fn entry(&self) -> usize {
+        self.lora + self.rope
+    }
+}
+
+/// The decoupled RoPE of a latent-attention layer.
+#[derive(Clone, Copy)]
+pub struct MlaRope<'a> {
+    /// Inverse frequencies, `rope / 2`.
+    pub inv_freq: &'a CudaSlice<f32>,
+    /// The stored RoPE part is pair-interleaved.
+    pub interleave: bool,
+    /// YaRN's factor on cos and sin (1 without YaRN).
+    pub factor: f32,
+}
+
+/// Where a forward's queries and compressed rows come from, and where the
+/// cache rows go.
+pub struct MlaPrepInputs<'a, T> {
+    /// Queries: row `r` at `r * q_stride`, heads of `nope + rope` each.
+    pub q: &'a CudaSlice<T>,
+    /// Elements between query rows.
+    pub q_stride: usize,
+    /// Compressed rows `[latent | rope key]`: row `r` at `ckv_offset + r * ckv_stride`.
+    pub ckv: &'a CudaSlice<T>,
+    /// Element of `ckv` where row 0 starts.
+    pub ckv_offset: usize,
+    /// Elements between compressed rows.
+    pub ckv_stride: usize,
+    /// `kv_a_layernorm` weight (`lora`) and its epsilon.
+    pub kv_norm: (&'a CudaSlice<T>, f32),
+    /// Position of every row.
+    pub positions: &'a CudaSlice<i32>,
+    /// Pool row of every row's cache entry.
+    pub entries: &'a CudaSlice<i32>,
+}
+
+/// For every row: the rotated query RoPE parts into `qcat[r, h, lora..]`,
+/// and the cache entry `[RMSNorm(latent) * kv_norm | rotated RoPE key]` at
+/// pool row `entries[r]` of the layer starting `pool_offset` elements into `pool`.
+pub fn mla_prep<T: GpuElement>(
+    gpu: &Gpu,
+    qcat: &mut CudaSlice<T>,
+    pool: &mut CudaSlice<T>,
+    pool_offset: usize,
+    inputs: &MlaPrepInputs<'_, T>,
+    rope: MlaRope<'_>,
+    shape: MlaShape,
+) -> Result<(), GpuError> {
+    let rows = inputs.positions.len();
+    let d = shape.entry();
+    let qw = shape.heads * (shape.nope + shape.rope);
+    need(
+        rows == inputs.entries.len()
+            && qcat.len() >= rows * shape.heads * d
+            && (rows == 0 || inputs.q.len() >= (rows - 1) * inputs.q_stride + qw)
+            && (rows == 0
+                || inputs.ckv.len() >= inputs.ckv_offset + (rows - 1) * inputs.ckv_stride + d)
+            && inputs.kv_norm.0.len() == shape.lora
+            && rope.inv_freq.len() == shape.rope / 2
+            && shape.rope.is_multiple_of(2)
+            && pool_offset < pool.len(),
+        || format!("mla_prep: sizes disagree ({shape:?}, {rows} rows)"),
+    )?;
+    let args = [
+        RawArg::slice(gpu, qcat),
+        RawArg::slice(gpu, pool),
+        RawArg::slice(gpu, inputs.q),
+        RawArg::slice(gpu, inputs.ckv),
+        RawArg::I64(inputs.ckv_offset as i64),
+        RawArg::slice(gpu, inputs.kv_norm.0),
+        RawArg::slice(gpu, inputs.positions),
+        RawArg::slice(gpu, rope.inv_freq),
+        RawArg::slice(gpu, inputs.entries),
+        RawArg::I64(pool_offset as i64),
+        RawArg::I32(shape.heads as i32),
+        RawArg::I32(inputs.q_stride as i32),
+        RawArg::I32(inputs.ckv_stride as i32),
+        RawArg::I32(shape.nope as i32),
+        RawArg::I32(shape.rope as i32),
+        RawArg::I32(shape.lora as i32),
+        RawArg::I32(i32::from(rope.interleave)),
+        RawArg::F32(rope.factor),
+        RawArg::F32(inputs.kv_norm.1),
+    ];
+    let grid = cfg((rows as u32, shape.heads as u32 + 1), 128, 0);
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch(gpu, &name::<T>("mla_prep"), grid, &args) }
+}
+
+/// Row and head strides (in elements) of a per-head product's input or output.
+#[derive(Debug, Clone, Copy)]
+pub struct HeadStrides {
+    /// Between rows.
+    pub row: usize,
+    /// Between heads of a row.
+    pub head: usize,
+}
+
+/// Per-head products `y[r, h, c] = sum_j w[h, c, j] x[r, h, j]` (`w:
+/// [heads, n, k]`), one warp per `(h, c)` over every row, each sum in an
+/// order fixed by `k` (batch-invariant).
+#[allow(clippy::too_many_arguments)]
+pub fn mla_head_linear<T: GpuElement>(
+    gpu: &Gpu,
+    y: &mut CudaSlice<T>,
+    ys: HeadStrides,
+    x: &CudaSlice<T>,
+    xs: HeadStrides,
+    w: &CudaSlice<T>,
+    rows: usize,
+    heads: usize,
+    n: usize,
+    k: usize,
+) -> Result<(), GpuError> {
+    let last = |s: HeadStrides, w: usize| (rows.max(1) - 1) * s.row + (heads - 1) * s.head + w;
+    need(
+        heads > 0
+            && w.len() == heads * n * k
+            && (rows == 0 || (x.len() >= last(xs, k) && y.len() >= last(ys, n))),
+        || format!("mla_head_linear: sizes disagree (rows {rows}, heads {heads}, n {n}, k {k})"),
+    )?;
+    let vec_elems = 16 / T::BYTES;
+    let vec = [k, xs.row, xs.head]
+        .iter()
+        .all(|v| v.is_multiple_of(vec_elems));
+    let args = [
+        RawArg::slice(gpu, y),
+        RawArg::slice(gpu, x),
+        RawArg::slice(gpu, w),
+        RawArg::I32(rows as i32),
+        RawArg::I32(heads as i32),
+        RawArg::I32(n as i32),
+        RawArg::I32(k as i32),
+        RawArg::I32(xs.row as i32),
+        RawArg::I32(xs.head as i32),
+        RawArg::I32(ys.row as i32),
+        RawArg::I32(ys.head as i32),
+        RawArg::I32(i32::from(vec)),
+    ];
+    let warps_per_block = THREADS as usize / 32;
+    let blocks = (heads * n).div_ceil(warps_per_block) as u32;
+    // Long forwards split their rows over grid.y (each block re-reads its weights through L2).
+    let row_groups = rows.div_ceil(8).clamp(1, 64) as u32;
+    let grid = cfg((blocks, row_groups), THREADS, 0);
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch(gpu, &name::<T>("mla_head_linear"), grid, &args) }
+}
+
+/// Heads one block of the latent attention covers (`MLA_HEADS` in `mla.cu`).
+const MLA_HEADS: usize = 4;
+
+/// Keys one block of the latent attention covers: 16-byte-per-key slices
+/// of shared memory, so 32 for bf16 and 16 for f32 (a function of the
+/// element type alone: a row's splits never depend on the batch).
+pub fn mla_chunk<T: GpuElement>() -> usize {
+    64 / T::BYTES
+}
+
+/// Scratch of the split-K latent attention for a batch's key lists:
+/// partial outputs and (max, sum) `[rows, heads, splits]`, and a counter of
+/// finished splits per (row, head group), zero between launches.
+pub struct MlaScratch {
+    part_out: CudaSlice<f32>,
+    part_ml: CudaSlice<f32>,
+    counters: CudaSlice<i32>,
+    splits: usize,
+}
+
+impl MlaScratch {
+    /// Scratch for `keys` (rows and the longest key list) and `shape`.
+    pub fn new<T: GpuElement>(
+        gpu: &Gpu,
+        keys: &KeyLists,
+        shape: MlaShape,
+    ) -> Result<MlaScratch, GpuError> {
+        let rows = keys.base.len();
+        let splits = keys.max_keys.div_ceil(mla_chunk::<T>()).max(1);
+        let slots = rows * shape.heads * splits;
+        let s = &gpu.stream;
+        Ok(MlaScratch {
+            part_out: s.alloc_zeros(slots * shape.lora)?,
+            part_ml: s.alloc_zeros(2 * slots)?,
+            counters: s.alloc_zeros(rows * shape.heads.div_ceil(MLA_HEADS))?,
+            splits,
+        })
+    }
+}
+
+/// Latent attention: `out[r, h] = sum_e softmax_e(qcat[r, h] . entry_e *
+/// scale) * latent_e` (`out: [rows, heads, lora]`) over each row's key list
+/// in the layer's pool (`[entries, lora + rope]`, starting `pool_offset`
+/// elements in).
+#[allow(clippy::too_many_arguments)]
+pub fn mla_attention<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<T>,
+    qcat: &CudaSlice<T>,
+    pool: &CudaSlice<T>,
+    pool_offset: usize,
+    keys: &KeyLists,
+    scratch: &mut MlaScratch,
+    shape: MlaShape,
+    scale: f32,
+) -> Result<(), GpuError> {
+    let rows = keys.base.len();
+    let d = shape.entry();
+    let chunk = mla_chunk::<T>();
+    let groups = shape.heads.div_ceil(MLA_HEADS);
+    let smem = MLA_HEADS * (d + chunk) * 4 + chunk * d * T::BYTES;
+    need(
+        qcat.len() >= rows * shape.heads * d && out.len() >= rows * shape.heads * shape.lora,
+        || "mla_attention: q/out sizes disagree".into(),
+    )?;
+    need(
+        scratch.splits * chunk >= keys.max_keys
+            && scratch.part_ml.len() >= 2 * rows * shape.heads * scratch.splits
+            && scratch.part_out.len() >= rows * shape.heads * scratch.splits * shape.lora
+            && scratch.counters.len() >= rows * groups,
+        || "mla_attention: scratch made for other key lists".into(),
+    )?;
+    need(smem <= 48 * 1024 && pool_offset < pool.len(), || {
+        format!("mla_attention: an entry of {d} values does not fit the kernel's shared memory")
+    })?;
+    let args = [
+        RawArg::slice(gpu, out),
+        RawArg::slice(gpu, &scratch.part_out),
+        RawArg::slice(gpu, &scratch.part_ml),
+        RawArg::slice(gpu, &scratch.counters),
+        RawArg::slice(gpu, qcat),
+        RawArg::slice(gpu, pool),
+        RawArg::slice(gpu, &keys.base),
+        RawArg::slice(gpu, &keys.prefix),
+        RawArg::slice(gpu, &keys.extra_off),
+        RawArg::slice(gpu, &keys.extra),
+        RawArg::I32(shape.heads as i32),
+        RawArg::I32(shape.lora as i32),
+        RawArg::I32(shape.rope as i32),
+        RawArg::F32(scale),
+        RawArg::I32(chunk as i32),
+        RawArg::I64(pool_offset as i64),
+    ];
+    let grid = LaunchConfig {
+        grid_dim: (rows as u32, groups as u32, scratch.splits as u32),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: smem as u32,
+    };
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch(gpu, &name::<T>("mla_attention"), grid, &args) }
+}

@@ -1,0 +1,346 @@
+
+// ---------------------------------------------------------------------------
+// Mixture of experts (DeepSeek V2/V3, Kimi, Qwen3-MoE) for any number of
+// rows, batch-invariant: router logits in f32 per row; routing per row from
+// its own logits (the CPU engine's router.rs); a plan that lists each
+// expert's (row, slot) pairs in row order; grouped products that read only
+// the routed experts' weights (one launch per projection for every expert);
+// the routed outputs summed per row in ascending expert id.
+
+// logits[r, e] = x[r] . gate[e] in f32 (warp_dot: the order depends on k
+// alone). One warp per expert; row groups over grid.y.
+template <typename T>
+__device__ void moe_router_logits(float* logits, const T* x, const T* gate, int rows, int k, int experts, int vec) {
+    int e = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
+    if (e >= experts) return;
+    const T* w = gate + (size_t)e * k;
+    for (int r = blockIdx.y; r < rows; r += gridDim.y) {
+        float acc = warp_dot(w, x + (size_t)r * k, k, vec != 0, lane);
+        if (lane == 0) logits[(size_t)r * experts + e] = acc;
+    }
+}
+
+#define P_MOE_LOGITS(T) (float* logits, const T* x, const T* gate, int rows, int k, int experts, int vec)
+BOTH(moe_router_logits, P_MOE_LOGITS, (logits, x, gate, rows, k, experts, vec))
+
+// The warp's best of v[i] over i < n with keep(i): the largest value, the
+// lowest index among equals (the CPU's top_k order). Returns the index (-1: none).
+template <typename F>
+__device__ __forceinline__ int warp_best(const float* v, int n, F keep, int lane) {
+    float bv = -INFINITY;
+    int bi = -1;
+    for (int i = lane; i < n; i += 32) {
+        if (keep(i) && (bi < 0 || v[i] > bv)) {
+            bv = v[i];
+            bi = i;
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        float ov = __shfl_xor_sync(0xffffffffu, bv, o);
+        int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+        bool take = oi >= 0 && (bi < 0 || ov > bv || (ov == bv && oi < bi));
+        if (take) {
+            bv = ov;
+            bi = oi;
+        }
+    }
+    return bi;
+}
+
+// Routing settings (flags bit 0: sigmoid scores, else softmax; bit 1: a
+// group scores the sum of its two best, else its best; bit 2: norm_topk_prob).
+// Routes every row (one warp per row at a time: scores, bias-corrected
+// choice, the topk_group best groups when n_group > 1, the top_k best
+// candidates, their unbiased scores renormalised and scaled, sorted by
+// expert id) into ids/wts [rows, top_k]; then lays out the pairs: each
+// expert's pairs in row order from expert_off[e], pair_row[p] its row,
+// pos[r * top_k + j] the pair of row r's slot j, active[0..*n_active] the
+// experts with pairs in ascending id. stats (if not null): += n_active, += 1.
+// One block; dynamic shared memory: warps x 2 x experts floats + warps x
+// n_group floats + experts ints.
+__device__ void moe_route_plan(const float* logits, const float* bias, int rows, int experts, int top_k, int n_group,
+                               int topk_group, int flags, float scaling, int* ids, float* wts, int* pos,
+                               int* expert_off, int* active, int* n_active, int* pair_row,
+                               unsigned long long* stats) {
+    extern __shared__ float smem[];
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+    float* score = smem + (size_t)warp * 2 * experts;
+    float* choice = score + experts;
+    float* gscore = smem + (size_t)nw * 2 * experts + (size_t)warp * n_group;
+    int* counts = (int*)(smem + (size_t)nw * (2 * experts + n_group));
+    bool sigmoid = flags & 1, top2 = flags & 2, norm = flags & 4;
+    int gsize = experts / n_group;
+    for (int r = warp; r < rows; r += nw) {
+        const float* lg = logits + (size_t)r * experts;
+        if (sigmoid) {
+            for (int e = lane; e < experts; e += 32) score[e] = 1.f / (1.f + expf(-lg[e]));
+        } else {
+            float mx = -INFINITY;
+            for (int e = lane; e < experts; e += 32) mx = fmaxf(mx, lg[e]);
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+            float sum = 0.f;
+            for (int e = lane; e < experts; e += 32) {
+                float v = expf(lg[e] - mx);
+                score[e] = v;
+                sum += v;
+            }
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+            __syncwarp();
+            for (int e = lane; e < experts; e += 32) score[e] /= sum;
+        }
+        for (int e = lane; e < experts; e += 32) choice[e] = bias ? score[e] + bias[e] : score[e];
+        __syncwarp();
+        if (n_group > 1) {
+            // Lane g scores group g (its two best, lowest index first among equals).
+            for (int gi = lane; gi < n_group; gi += 32) {
+                int b1 = -1, b2 = -1;
+                for (int e = gi * gsize; e < (gi + 1) * gsize; e++) {
+                    if (b1 < 0 || choice[e] > choice[b1]) {
+                        b2 = b1;
+                        b1 = e;
+                    } else if (b2 < 0 || choice[e] > choice[b2]) {
+                        b2 = e;
+                    }
+                }
+                gscore[gi] = top2 ? (0.f + choice[b1]) + choice[b2] : choice[b1];
+            }
+            __syncwarp();
+            // Keep the topk_group best groups; the experts of the others stop being
+            // candidates (their choice becomes NaN).
+            unsigned long long kept = 0;
+            for (int t = 0; t < topk_group; t++) {
+                int b = warp_best(gscore, n_group, [&](int i) { return !((kept >> i) & 1ull); }, lane);
+                kept |= 1ull << b;
+            }
+            for (int e = lane; e < experts; e += 32)
+                if (!((kept >> (e / gsize)) & 1ull)) choice[e] = __int_as_float(0x7fc00000);
+            __syncwarp();
+        }
+        // The top_k candidates, best first.
+        int chosen[16];
+        unsigned int taken[16];
+        for (int i = 0; i < 16; i++) taken[i] = 0;
+        for (int t = 0; t < top_k; t++) {
+            int b = warp_best(choice, experts, [&](int i) { return !isnan(choice[i]) && !((taken[i >> 5] >> (i & 31)) & 1u); }, lane);
+            chosen[t] = b;
+            taken[b >> 5] |= 1u << (b & 31);
+        }
+        if (lane == 0) {
+            float w[16];
+            float sum = 0.f;
+            for (int t = 0; t < top_k; t++) {
+                w[t] = score[chosen[t]];
+                sum += w[t];
+            }
+            if (sigmoid) sum += 1e-20f;
+            for (int t = 0; t < top_k; t++) {
+                if (norm) w[t] /= sum;
+                if (scaling != 1.f) w[t] *= scaling;
+            }
+            // Ascending expert id (insertion sort of at most 16).
+            for (int a = 1; a < top_k; a++) {
+                int ca = chosen[a];
+                float wa = w[a];
+                int b = a - 1;
+                while (b >= 0 && chosen[b] > ca) {
+                    chosen[b + 1] = chosen[b];
+                    w[b + 1] = w[b];
+                    b--;
+                }
+                chosen[b + 1] = ca;
+                w[b + 1] = wa;
+            }
+            for (int t = 0; t < top_k; t++) {
+                ids[(size_t)r * top_k + t] = chosen[t];
+                wts[(size_t)r * top_k + t] = w[t];
+            }
+        }
+        __syncwarp();
+    }
+    __syncthreads();
+    int pairs = rows * top_k;
+    for (int e = threadIdx.x; e < experts; e += blockDim.x) {
+        int c = 0;
+        for (int i = 0; i < pairs; i++) c += ids[i] == e;
+        counts[e] = c;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        int carry = 0, acarry = 0;
+        for (int b = 0; b < experts; b += 32) {
+            int e = b + lane;
+            int c = e < experts ? counts[e] : 0;
+            int a = c > 0;
+            int ic = c, ia = a;
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                int u = __shfl_up_sync(0xffffffffu, ic, o);
+                int ua = __shfl_up_sync(0xffffffffu, ia, o);
+                if (lane >= o) {
+                    ic += u;
+                    ia += ua;
+                }
+            }
+            if (e < experts) {
+                expert_off[e] = carry + ic - c;
+                if (a) active[acarry + ia - 1] = e;
+            }
+            carry += __shfl_sync(0xffffffffu, ic, 31);
+            acarry += __shfl_sync(0xffffffffu, ia, 31);
+        }
+        if (lane == 0) {
+            expert_off[experts] = carry;
+            *n_active = acarry;
+            if (stats) {
+                atomicAdd(&stats[0], (unsigned long long)acarry);
+                atomicAdd(&stats[1], 1ull);
+            }
+        }
+    }
+    __syncthreads();
+    for (int e = threadIdx.x; e < experts; e += blockDim.x) {
+        int p = expert_off[e];
+        for (int i = 0; i < pairs; i++) {
+            if (ids[i] == e) {
+                pair_row[p] = i / top_k;
+                pos[i] = p;
+                p++;
+            }
+        }
+    }
+}
+
+extern "C" __global__ void moe_route_plan_f32(const float* logits, const float* bias, int rows, int experts,
+                                              int top_k, int n_group, int topk_group, int flags, float scaling,
+                                              int* ids, float* wts, int* pos, int* expert_off, int* active,
+                                              int* n_active, int* pair_row, unsigned long long* stats) {
+    pdl_enter();
+    moe_route_plan(logits, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, pos, expert_off,
+                   active, n_active, pair_row, stats);
+}
+
+// Grouped small-row linear on tensor cores (bf16): block (column tile,
+// slot) computes y[p] = x[row(p)] W_e^T for the pairs p of expert e =
+// active[slot] (none when slot >= *n_active), W_e = w + e * n * k, row(p) =
+// pair_row[p] when gathering, else p. Each 8-pair tile runs linear_mma_tile1's
+// arithmetic (k split in `parts` by the weight's shape, 32-wide chunks in
+// order, weight loads double-buffered), so a pair's result does not depend
+// on how many pairs share its expert. flags bit 0: SiLU-and-mul epilogue
+// (interleaved gate|up rows; y then n / 2 wide).
+extern "C" __global__ void moe_mma_bf16(bf16* y, const bf16* x, const bf16* w, const int* expert_off,
+                                        const int* active, const int* n_active, const int* pair_row, int k, int n,
+                                        int parts, int flags) {
+    constexpr int KU = 8, STAGE = 32 * KU;
+    extern __shared__ float partial[];
+    pdl_launch_dependents();
+    pdl_wait();
+    int slot = blockIdx.y;
+    if (slot >= *n_active) return;
+    int e = active[slot], p0 = expert_off[e], cnt = expert_off[e + 1] - p0;
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    int col0 = blockIdx.x * 16;
+    int part = warp % parts, span = k / parts, kb = part * span;
+    const bf16* we = w + (size_t)e * n * k;
+    const bf16* wlo = we + (size_t)min(col0 + g, n - 1) * k + 8 * t + kb;
+    const bf16* whi = we + (size_t)min(col0 + g + 8, n - 1) * k + 8 * t + kb;
+    bool silu = flags & 1;
+    int yw = silu ? n / 2 : n;
+    const Frag zero{0u, 0u, 0u, 0u};
+    int stages = span / STAGE;
+    for (int m0 = 0; m0 < cnt; m0 += 8) {
+        int mt = min(8, cnt - m0);
+        bool live = g < mt;
+        int p = p0 + m0 + min(g, mt - 1);
+        int row = pair_row ? pair_row[p] : p;
+        const bf16* xr = x + (size_t)row * k + 8 * t + kb;
+        float acc[1][4] = {{0.f, 0.f, 0.f, 0.f}};
+        Frag lo0[KU], hi0[KU], x0[KU], lo1[KU], hi1[KU], x1[KU];
+        auto load_stage = [&](Frag (&lo)[KU], Frag (&hi)[KU], Frag (&xs)[KU], int o) {
+#pragma unroll
+            for (int u = 0; u < KU; u++) {
+                lo[u] = ld_frag(wlo + o + 32 * u);
+                hi[u] = ld_frag(whi + o + 32 * u);
+                xs[u] = live ? ld_frag(xr + o + 32 * u) : zero;
+            }
+        };
+        if (stages > 0) load_stage(lo0, hi0, x0, 0);
+        for (int s = 0; s < stages; s += 2) {
+            int o1 = (s + 1) * STAGE, o2 = (s + 2) * STAGE;
+            if (s + 1 < stages) load_stage(lo1, hi1, x1, o1);
+#pragma unroll
+            for (int u = 0; u < KU; u++) mma_chunk(acc[0], lo0[u], hi0[u], x0[u]);
+            if (s + 2 < stages) load_stage(lo0, hi0, x0, o2);
+            if (s + 1 < stages) {
+#pragma unroll
+                for (int u = 0; u < KU; u++) mma_chunk(acc[0], lo1[u], hi1[u], x1[u]);
+            }
+        }
+        for (int kc = stages * STAGE; kc < span; kc += 32) {
+            Frag lo = ld_frag(wlo + kc), hi = ld_frag(whi + kc), xv = live ? ld_frag(xr + kc) : zero;
+            mma_chunk(acc[0], lo, hi, xv);
+        }
+        mma_store<1>(acc, y + (size_t)(p0 + m0) * yw, nullptr, mt, n, parts, silu, col0, partial);
+    }
+}
+
+// The grouped linear in FMA (f32, or bf16 whose k is not a multiple of 32):
+// one warp per output column (with SILU: per gate|up column pair, the
+// SiLU-and-mul of both rounded to T) of expert active[blockIdx.y], every
+// pair of it in turn (warp_dot: the order depends on k alone).
+template <typename T, bool SILU>
+__device__ void moe_rows(T* y, const T* x, const T* w, const int* expert_off, const int* active, const int* n_active,
+                         const int* pair_row, int k, int n, int vec) {
+    int slot = blockIdx.y;
+    if (slot >= *n_active) return;
+    int cw = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
+    int c0 = SILU ? 2 * cw : cw;
+    if (c0 >= n) return;
+    int e = active[slot], p0 = expert_off[e], cnt = expert_off[e + 1] - p0;
+    const T* w0 = w + ((size_t)e * n + c0) * k;
+    for (int i = 0; i < cnt; i++) {
+        int p = p0 + i;
+        const T* xr = x + (size_t)(pair_row ? pair_row[p] : p) * k;
+        float a = warp_dot(w0, xr, k, vec != 0, lane);
+        if (SILU) {
+            float b = warp_dot(w0 + k, xr, k, vec != 0, lane);
+            T tg, tu;
+            st(&tg, a);
+            st(&tu, b);
+            float gv = ld(&tg), uv = ld(&tu);
+            if (lane == 0) st(&y[(size_t)p * (n / 2) + cw], SILU_AND_MUL(gv, uv));
+        } else if (lane == 0) {
+            st(&y[(size_t)p * n + c0], a);
+        }
+    }
+}
+
+#define MOE_PLAIN(T) <T, false>
+#define MOE_SILU(T) <T, true>
+#define P_MOE_ROWS(T) (T* y, const T* x, const T* w, const int* expert_off, const int* active, const int* n_active, const int* pair_row, int k, int n, int vec)
+#define A_MOE_ROWS (y, x, w, expert_off, active, n_active, pair_row, k, n, vec)
+KERNELS(moe_rows, moe_rows, MOE_PLAIN, P_MOE_ROWS, A_MOE_ROWS)
+KERNELS(moe_rows_silu, moe_rows, MOE_SILU, P_MOE_ROWS, A_MOE_ROWS)
+
+// out[r] = sum_j wts[r, j] * yexp[pos[r, j]] over the slots in order
+// (ascending expert id; multiply, then add: no fusing), then + shared[r]
+// when there are shared experts. grid: rows.
+template <typename T>
+__device__ void moe_combine(T* out, const T* yexp, const T* shared, const int* pos, const float* wts, int top_k,
+                            int hidden) {
+    int r = blockIdx.x;
+    for (int d = threadIdx.x; d < hidden; d += blockDim.x) {
+        float acc = 0.f;
+        for (int j = 0; j < top_k; j++) {
+            size_t i = (size_t)r * top_k + j;
+            acc = __fadd_rn(acc, __fmul_rn(ld(&yexp[(size_t)pos[i] * hidden + d]), wts[i]));
+        }
+        if (shared) acc = __fadd_rn(acc, ld(&shared[(size_t)r * hidden + d]));
+        st(&out[(size_t)r * hidden + d], acc);
+    }
+}
+
+#define P_MOE_COMBINE(T) (T* out, const T* yexp, const T* shared, const int* pos, const float* wts, int top_k, int hidden)
+BOTH(moe_combine, P_MOE_COMBINE, (out, yexp, shared, pos, wts, top_k, hidden))

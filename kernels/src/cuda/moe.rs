@@ -1,0 +1,308 @@
+//! Launches of the mixture-of-experts kernels (`moe.cu`): router logits and
+//! routing with the pairs' layout on the device (no host round trip, so a
+//! forward stays one CUDA graph), grouped expert products that read only
+//! the routed experts' weights, and the per-row combine.
+
+use super::device::{Gpu, GpuElement, GpuError, SmallRowLinear};
+use super::launch::{cfg, launch, name, need, RawArg, THREADS};
+use crate::mma_layout::mma_k_parts;
+use cudarc::driver::CudaSlice;
+
+/// How a router turns logits into experts and weights (the engine's `MoeConfig`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RouterSpec {
+    /// Routed experts (at most 512).
+    pub experts: usize,
+    /// Experts per token (at most 16).
+    pub top_k: usize,
+    /// Sigmoid scores (else a softmax over all experts).
+    pub sigmoid: bool,
+    /// Groups of experts (1: no group limit; at most 64).
+    pub n_group: usize,
+    /// Groups kept per token.
+    pub topk_group: usize,
+    /// A group scores the sum of its two best (else its best).
+    pub top_two_sum: bool,
+    /// The chosen weights are renormalised to sum to 1.
+    pub norm_topk_prob: bool,
+    /// Factor on the weights.
+    pub scaling: f32,
+}
+
+/// A forward's routing on the device, sized for its rows: logits, each
+/// row's experts and weights (ascending expert id), and the pairs laid out
+/// by expert.
+pub struct MoePlan {
+    pub(crate) rows: usize,
+    pub(crate) logits: CudaSlice<f32>,
+    pub(crate) ids: CudaSlice<i32>,
+    pub(crate) weights: CudaSlice<f32>,
+    pub(crate) pos: CudaSlice<i32>,
+    pub(crate) expert_off: CudaSlice<i32>,
+    pub(crate) active: CudaSlice<i32>,
+    pub(crate) n_active: CudaSlice<i32>,
+    pub(crate) pair_row: CudaSlice<i32>,
+    spec: RouterSpec,
+}
+
+impl MoePlan {
+    /// Buffers for `rows` rows routed by `spec`.
+    pub fn new(gpu: &Gpu, rows: usize, spec: RouterSpec) -> Result<MoePlan, GpuError> {
+        need(
+            (1..=512).contains(&spec.experts)
+                && (1..=16).contains(&spec.top_k)
+                && spec.top_k <= spec.experts
+                && (1..=64).contains(&spec.n_group)
+                && spec.experts.is_multiple_of(spec.n_group)
+                && (1..=spec.n_group).contains(&spec.topk_group),
+            || {
+                format!("moe: unsupported router {spec:?} (at most 512 experts, 16 per token, 64 groups)")
+            },
+        )?;
+        let s = &gpu.stream;
+        let pairs = (rows * spec.top_k).max(1);
+        Ok(MoePlan {
+            rows,
+            logits: s.alloc_zeros((rows * spec.experts).max(1))?,
+            ids: s.alloc_zeros(pairs)?,
+            weights: s.alloc_zeros(pairs)?,
+            pos: s.alloc_zeros(pairs)?,
+            expert_off: s.alloc_zeros(spec.experts + 1)?,
+            active: s.alloc_zeros(spec.experts)?,
+            n_active: s.alloc_zeros(1)?,
+            pair_row: s.alloc_zeros(pairs)?,
+            spec,
+        })
+    }
+
+    /// Pairs (row, routed expert) of a forward: `rows * top_k`.
+    pub fn pairs(&self) -> usize {
+        self.rows * self.spec.top_k
+    }
+
+    /// Expert slots a grouped launch covers: at most one per pair, at most every expert.
+    fn slots(&self) -> usize {
+        self.pairs().min(self.spec.experts).max(1)
+    }
+}
+
+/// Routes every row of `x: [rows, k]` through the router `gate: [experts,
+/// k]` (logits in f32) with the optional `e_score_correction_bias`, and lays
+/// the pairs out by expert. `stats` (two counters), when given, gains the
+/// experts touched and one forward.
+pub fn moe_route<T: GpuElement>(
+    gpu: &Gpu,
+    plan: &mut MoePlan,
+    x: &CudaSlice<T>,
+    gate: &CudaSlice<T>,
+    bias: Option<&CudaSlice<f32>>,
+    k: usize,
+    stats: Option<&mut CudaSlice<u64>>,
+) -> Result<(), GpuError> {
+    let sp = plan.spec;
+    let rows = plan.rows;
+    need(
+        x.len() >= rows * k
+            && gate.len() == sp.experts * k
+            && bias.is_none_or(|b| b.len() == sp.experts)
+            && stats.as_ref().is_none_or(|s| s.len() >= 2),
+        || "moe_route: sizes disagree".into(),
+    )?;
+    if rows == 0 {
+        return Ok(());
+    }
+    let vec = k.is_multiple_of(16 / T::BYTES);
+    let args = [
+        RawArg::slice(gpu, &plan.logits),
+        RawArg::slice(gpu, x),
+        RawArg::slice(gpu, gate),
+        RawArg::I32(rows as i32),
+        RawArg::I32(k as i32),
+        RawArg::I32(sp.experts as i32),
+        RawArg::I32(i32::from(vec)),
+    ];
+    let blocks = (sp.experts * 32).div_ceil(THREADS as usize) as u32;
+    let grid = cfg((blocks, rows.div_ceil(4).clamp(1, 256) as u32), THREADS, 0);
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch(gpu, &name::<T>("moe_router_logits"), grid, &args) }?;
+    let flags =
+        i32::from(sp.sigmoid) | i32::from(sp.top_two_sum) << 1 | i32::from(sp.norm_topk_prob) << 2;
+    let warps = THREADS as usize / 32;
+    let smem = (warps * (2 * sp.experts + sp.n_group) + sp.experts) * 4;
+    let args = [
+        RawArg::slice(gpu, &plan.logits),
+        RawArg::opt(gpu, bias),
+        RawArg::I32(rows as i32),
+        RawArg::I32(sp.experts as i32),
+        RawArg::I32(sp.top_k as i32),
+        RawArg::I32(sp.n_group as i32),
+        RawArg::I32(sp.topk_group as i32),
+        RawArg::I32(flags),
+        RawArg::F32(sp.scaling),
+        RawArg::slice(gpu, &plan.ids),
+        RawArg::slice(gpu, &plan.weights),
+        RawArg::slice(gpu, &plan.pos),
+        RawArg::slice(gpu, &plan.expert_off),
+        RawArg::slice(gpu, &plan.active),
+        RawArg::slice(gpu, &plan.n_active),
+        RawArg::slice(gpu, &plan.pair_row),
+        RawArg::opt(gpu, stats.map(|s| &*s)),
+    ];
+    // SAFETY: the kernel's parameters in order; sizes checked above and in MoePlan::new.
+    unsafe {
+        launch(
+            gpu,
+            "moe_route_plan_f32",
+            cfg((1, 1), THREADS, smem as u32),
+            &args,
+        )
+    }
+}
+
+/// Stacked expert weights `[experts, n, k]` (gate|up rows interleaved for
+/// the SiLU epilogue).
+#[derive(Clone, Copy)]
+pub struct ExpertWeights<'a, T> {
+    /// The weights.
+    pub w: &'a CudaSlice<T>,
+    /// Outputs per expert.
+    pub n: usize,
+    /// Inputs per row.
+    pub k: usize,
+}
+
+/// Whether the grouped linear runs a `[n, k]` expert on tensor cores (as
+/// the dense small-row linear: bf16, k a multiple of 32, tensor cores on).
+pub fn moe_uses_mma<T: GpuElement>(gpu: &Gpu, k: usize) -> bool {
+    gpu.small_row_linear == SmallRowLinear::Mma && T::SUFFIX == "bf16" && k.is_multiple_of(32)
+}
+
+/// Slices of k the grouped tensor-core linear sums separately for a `[n, k]`
+/// expert routed `top_k` to a token: a function of the weight's shape and
+/// the router alone (the dense rule for the `top_k` experts one token
+/// reads side by side), never of the rows.
+pub fn moe_k_parts(k: usize, n: usize, top_k: usize) -> usize {
+    mma_k_parts(k, n * top_k)
+}
+
+/// The grouped linear: for every pair `p` of the plan, `y[p] = x[row] W_e^T`
+/// with `e` the pair's expert and `row` the pair's row (`gather`) or `p`
+/// itself (`x` laid out by pair, as the gate|up output is for the down
+/// projection); with `silu`, `y[p] = silu(gate) * up` of interleaved rows
+/// (`n / 2` wide). One launch for every expert; blocks of experts nobody
+/// chose exit at once.
+pub fn moe_grouped<T: GpuElement>(
+    gpu: &Gpu,
+    y: &mut CudaSlice<T>,
+    x: &CudaSlice<T>,
+    experts: ExpertWeights<'_, T>,
+    plan: &MoePlan,
+    gather: bool,
+    silu: bool,
+) -> Result<(), GpuError> {
+    let ExpertWeights { w, n, k } = experts;
+    let pairs = plan.pairs();
+    let width = if silu { n / 2 } else { n };
+    let x_rows = if gather { plan.rows } else { pairs };
+    need(
+        w.len() == plan.spec.experts * n * k
+            && x.len() >= x_rows * k
+            && y.len() >= pairs * width
+            && (!silu || n.is_multiple_of(2)),
+        || format!("moe_grouped: sizes disagree (n {n}, k {k}, {pairs} pairs)"),
+    )?;
+    if pairs == 0 {
+        return Ok(());
+    }
+    let pair_row = if gather {
+        RawArg::slice(gpu, &plan.pair_row)
+    } else {
+        RawArg::Ptr(0)
+    };
+    let mut args = vec![
+        RawArg::slice(gpu, y),
+        RawArg::slice(gpu, x),
+        RawArg::slice(gpu, w),
+        RawArg::slice(gpu, &plan.expert_off),
+        RawArg::slice(gpu, &plan.active),
+        RawArg::slice(gpu, &plan.n_active),
+        pair_row,
+        RawArg::I32(k as i32),
+        RawArg::I32(n as i32),
+    ];
+    let slots = plan.slots() as u32;
+    if moe_uses_mma::<T>(gpu, k) {
+        let parts = moe_k_parts(k, n, plan.spec.top_k);
+        args.push(RawArg::I32(parts as i32));
+        args.push(RawArg::I32(i32::from(silu)));
+        let smem = if parts > 1 { parts * 4 * 32 * 4 } else { 0 };
+        let grid = cfg(
+            (n.div_ceil(16) as u32, slots),
+            (32 * parts) as u32,
+            smem as u32,
+        );
+        // SAFETY: the kernel's parameters in order; sizes checked above.
+        return unsafe { launch(gpu, "moe_mma_bf16", grid, &args) };
+    }
+    args.push(RawArg::I32(i32::from(k.is_multiple_of(16 / T::BYTES))));
+    let cols = if silu { n / 2 } else { n };
+    let grid = cfg(
+        ((cols * 32).div_ceil(THREADS as usize) as u32, slots),
+        THREADS,
+        0,
+    );
+    let kernel = name::<T>(if silu { "moe_rows_silu" } else { "moe_rows" });
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch(gpu, &kernel, grid, &args) }
+}
+
+/// `out[r] = sum_j w[r, j] * yexp[pair(r, j)]` over row `r`'s experts in
+/// ascending id (multiply, then add), plus `shared[r]` when given.
+pub fn moe_combine<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<T>,
+    yexp: &CudaSlice<T>,
+    shared: Option<&CudaSlice<T>>,
+    plan: &MoePlan,
+    hidden: usize,
+) -> Result<(), GpuError> {
+    let rows = plan.rows;
+    need(
+        out.len() >= rows * hidden
+            && yexp.len() >= plan.pairs() * hidden
+            && shared.is_none_or(|s| s.len() >= rows * hidden),
+        || "moe_combine: sizes disagree".into(),
+    )?;
+    if rows == 0 {
+        return Ok(());
+    }
+    let args = [
+        RawArg::slice(gpu, out),
+        RawArg::slice(gpu, yexp),
+        RawArg::opt(gpu, shared),
+        RawArg::slice(gpu, &plan.pos),
+        RawArg::slice(gpu, &plan.weights),
+        RawArg::I32(plan.spec.top_k as i32),
+        RawArg::I32(hidden as i32),
+    ];
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe {
+        launch(
+            gpu,
+            &name::<T>("moe_combine"),
+            cfg((rows as u32, 1), THREADS, 0),
+            &args,
+        )
+    }
+}
+
+/// Each row's experts and weights (ascending id) as the device holds them.
+pub fn moe_routes(gpu: &Gpu, plan: &MoePlan) -> Result<(Vec<i32>, Vec<f32>), GpuError> {
+    let s = &gpu.stream;
+    let n = plan.pairs();
+    let mut ids = s.clone_dtoh(&plan.ids)?;
+    let mut w = s.clone_dtoh(&plan.weights)?;
+    ids.truncate(n);
+    w.truncate(n);
+    Ok((ids, w))
+}

@@ -3,6 +3,7 @@
 mod activation;
 mod attention;
 mod exp;
+mod expf;
 mod linear;
 mod norm;
 mod rope;
@@ -13,6 +14,7 @@ mod tree;
 pub use activation::silu_and_mul;
 pub use attention::{attention, AttentionShape, KeyList};
 pub use exp::exp;
+pub use expf::expf;
 pub use linear::{
     bf16_to_f32, dot, dots, linear, linear_with, products, products_with, DotKernel, Matrix,
     Product,

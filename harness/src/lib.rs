@@ -20,9 +20,11 @@
 pub mod analyze;
 pub mod capture;
 pub mod compare;
+pub mod cost;
 pub mod doc;
 pub mod fault;
 pub mod gate;
+pub mod load;
 pub mod nightly;
 pub mod probe;
 pub mod remote;

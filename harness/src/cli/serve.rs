@@ -4,6 +4,7 @@ use super::speculation::{Speculation, SpeculationArgs};
 use super::CliError;
 use clap::Args;
 use specula::serve::engine::Engine;
+use specula::serve::field_set::{Answers, FieldSet};
 use specula::serve::{serve, InjectedFault, ServeLimits, ServeOptions};
 use specula::sweep::progress::stderr_line;
 use specula_engine::pair::ModelPair;
@@ -57,6 +58,14 @@ pub struct ServeArgs {
     /// Seconds a client has to send a request head (also how long an idle keep-alive connection stays open) and, once it has, its body (408 past it).
     #[arg(long, default_value_t = ServeLimits::default().body_timeout.as_secs_f64())]
     read_timeout_s: f64,
+    /// Field names of the answers: `current` (today's SGLang and vLLM) or
+    /// `legacy` (their older names), to test clients against both.
+    #[arg(long, value_enum, default_value_t = FieldSet::Current)]
+    field_set: FieldSet,
+    /// vLLM's per-request speculative metrics (`metrics.speculative_decoding`
+    /// in each answer, on the last streamed chunk): `summary`.
+    #[arg(long, value_parser = ["summary"])]
+    per_request_spec_decode_metrics: Option<String>,
     /// Test hook: never-healthy, garbage, stall, impossible, panic-in-parse, panic-in-engine or exit-after=N.
     #[arg(long, hide = true)]
     fault: Option<InjectedFault>,
@@ -91,7 +100,11 @@ pub fn run(a: ServeArgs, cpu_threads: Option<usize>) -> Result<(), CliError> {
         .served_model_name
         .unwrap_or_else(|| a.target.display().to_string());
     let tokenizer = TextTokenizer::load(&a.target)?;
-    let engine = Engine::new(pair, tokenizer, speculative, name, a.max_prompt_tokens);
+    let mut engine = Engine::new(pair, tokenizer, speculative, name, a.max_prompt_tokens);
+    engine.answers = Answers {
+        fields: a.field_set,
+        per_request_metrics: a.per_request_spec_decode_metrics.is_some(),
+    };
     let read_timeout = Duration::from_secs_f64(a.read_timeout_s);
     let limits = ServeLimits {
         max_body_bytes: a.max_body_bytes,

@@ -32,7 +32,7 @@ impl EngineKind {
 pub struct ServerSpec {
     /// The launch command of every server (baseline included), with placeholders
     /// `{target}`, `{draft}`, `{steps}`, `{topk}`, `{num_draft_tokens}`,
-    /// `{aux_layers}`, `{host}`, `{port}`, `{model}`.
+    /// `{aux_layers}`, `{method}`, `{host}`, `{port}`, `{model}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
     /// Appended to `command` for a draft config (not for the baseline).

@@ -3,6 +3,7 @@
 //! check the attached `url`.
 
 use super::rows::RemoteRunner;
+use super::served_config;
 use super::server_process::ServerProcess;
 use super::sglang::SglangClient;
 use super::template;
@@ -45,6 +46,12 @@ impl RemoteRunner<'_> {
                 speculative
                     .and_then(|d| d.capture.override_ids.as_ref())
                     .map(|ids| ids.iter().map(i64::to_string).collect::<Vec<_>>().join(","))
+                    .unwrap_or_default(),
+            ),
+            (
+                "method",
+                speculative
+                    .and_then(|d| d.method.clone())
                     .unwrap_or_default(),
             ),
             ("host", self.server.host.clone()),
@@ -107,6 +114,41 @@ impl RemoteRunner<'_> {
             client,
             url,
         })
+    }
+}
+
+impl RemoteRunner<'_> {
+    /// Why the server of config `c` runs something else than the spec asks,
+    /// if it does ([`super::served_config`]).
+    pub(super) fn served_mismatch(
+        &self,
+        m: usize,
+        c: Option<usize>,
+        client: &dyn ServingClient,
+    ) -> Option<String> {
+        let point = c.map(|c| &self.grid.configs[m][c]);
+        match self.kind {
+            EngineKind::Sglang => {
+                let info = client.served_config()?;
+                let method = point.and_then(|p| p.method.as_deref());
+                served_config::sglang_mismatch(&info, point.map(|p| p.speculative), method)
+            }
+            EngineKind::Vllm => {
+                let point = point?;
+                let expected = match &point.capture.override_ids {
+                    Some(ids) => ids.clone(),
+                    None => {
+                        let d = self.grid.models[m].draft_dir.as_ref()?;
+                        specula_engine::model::draft_config(d).ok()?.aux_layer_ids?
+                    }
+                };
+                let log = std::fs::read_to_string(&self.log).ok()?;
+                // This server's part of the log: after the last start line.
+                let own = log.rsplit_once("\n=== ").map_or(log.as_str(), |(_, t)| t);
+                served_config::vllm_mismatch(own, &expected)
+            }
+            EngineKind::Engine => None,
+        }
     }
 }
 

@@ -8,6 +8,17 @@ use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::time::{Duration, Instant};
 
+/// The client-side times of one request.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Timed {
+    /// Sending to the first event carrying output (the whole request when not streamed).
+    pub ttft_s: f64,
+    /// Sending to the last byte.
+    pub e2e_s: f64,
+    /// Gaps between consecutive events carrying output.
+    pub itl_s: Vec<f64>,
+}
+
 /// A client of the server at `base` (`http://host:port`).
 #[derive(Debug, Clone)]
 pub struct Http {
@@ -150,20 +161,20 @@ impl Http {
     /// event handed to `on_event`), else posted and its whole answer handed to
     /// `on_event` once. `on_event` says whether its event carries generated
     /// output; the first one that does fixes the time to first token (the
-    /// whole time when not streamed). Returns (ttft_s, e2e_s).
+    /// whole time when not streamed), the later ones the inter-token gaps.
     pub fn post_timed(
         &self,
         path: &str,
         body: &Value,
         stream: bool,
         mut on_event: impl FnMut(Value) -> Result<bool, RemoteError>,
-    ) -> Result<(f64, f64), RemoteError> {
+    ) -> Result<Timed, RemoteError> {
         let t0 = Instant::now();
-        let mut first = None;
+        let mut arrivals: Vec<f64> = Vec::new();
         if stream {
             self.post_events(path, body, |ev| {
-                if on_event(ev)? && first.is_none() {
-                    first = Some(t0.elapsed().as_secs_f64());
+                if on_event(ev)? {
+                    arrivals.push(t0.elapsed().as_secs_f64());
                 }
                 Ok(())
             })?;
@@ -171,6 +182,10 @@ impl Http {
             on_event(self.post_json(path, body)?)?;
         }
         let e2e_s = t0.elapsed().as_secs_f64();
-        Ok((first.unwrap_or(e2e_s), e2e_s))
+        Ok(Timed {
+            ttft_s: arrivals.first().copied().unwrap_or(e2e_s),
+            e2e_s,
+            itl_s: arrivals.windows(2).map(|w| w[1] - w[0]).collect(),
+        })
     }
 }

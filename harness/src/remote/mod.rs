@@ -12,13 +12,17 @@
 pub mod config;
 pub mod connect;
 pub mod http_client;
+pub mod methods;
 pub mod plausible;
 pub mod prometheus;
 pub mod prompts;
+pub mod records;
 pub mod row;
 pub mod rows;
+pub mod served_config;
 pub mod server_process;
 pub mod sglang;
+pub mod spec_fields;
 pub mod template;
 pub mod vllm;
 
@@ -53,10 +57,25 @@ pub struct RequestOutcome {
     pub text: String,
     /// Generated tokens (the server's count).
     pub completion_tokens: usize,
-    /// Verify steps of the request (SGLang `spec_verify_ct`), when reported.
+    /// Prompt tokens (the server's count), when reported.
+    pub prompt_tokens: Option<usize>,
+    /// Verify steps of the request (SGLang `spec_verify_ct`, vLLM
+    /// `num_spec_steps`), when reported.
     pub verify_steps: Option<usize>,
-    /// Verify steps by accepted draft tokens (SGLang `spec_accept_histogram`), when reported.
+    /// Accepted draft tokens of the request, when reported.
+    pub accepted_drafts: Option<usize>,
+    /// Proposed draft tokens of the request, when reported.
+    pub proposed_drafts: Option<usize>,
+    /// Verify steps by accepted draft tokens (SGLang
+    /// `spec_correct_drafts_histogram`, vLLM `acceptance_histogram`), when reported.
     pub accept_histogram: Option<Vec<u64>>,
+    /// Which field names the server used ([`spec_fields::FieldForm`]).
+    pub field_form: Option<spec_fields::FieldForm>,
+    /// Seconds from the row's start to sending (set by the row runner).
+    pub sent_at_s: f64,
+    /// Seconds between consecutive streamed events carrying output (empty
+    /// when not streamed or when one event carried everything).
+    pub itl_s: Vec<f64>,
     /// Seconds from sending to the first streamed event with generated output
     /// (SGLang: `completion_tokens` > 0; vLLM: a choice); the whole time when not streamed.
     pub ttft_s: f64,
@@ -75,6 +94,9 @@ pub struct Acceptance {
     pub positions: Vec<f64>,
     /// The server's own running acceptance length (SGLang `avg_spec_accept_length`), for a cross-check.
     pub server_tau: Option<f64>,
+    /// Draft tokens proposed, when the server reports them (adaptive
+    /// drafting proposes fewer than verify steps x (num_draft_tokens - 1)).
+    pub proposed: Option<usize>,
 }
 
 impl Acceptance {
@@ -128,4 +150,11 @@ pub trait ServingClient: Sync {
         outcomes: &[RequestOutcome],
         steps: usize,
     ) -> Result<Acceptance, RemoteError>;
+    /// The engine's version as the server reports it (SGLang `/server_info`,
+    /// vLLM `/version`), if it does.
+    fn engine_version(&self) -> Option<String>;
+    /// What the server says it loaded (SGLang `/server_info`), if it says.
+    fn served_config(&self) -> Option<serde_json::Value> {
+        None
+    }
 }

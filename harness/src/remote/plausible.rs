@@ -110,6 +110,7 @@ mod tests {
                 client: Default::default(),
             },
             server_tau: None,
+            requests: Vec::new(),
         }
     }
 

@@ -1,7 +1,10 @@
 //! A small reader of the Prometheus text exposition format (what vLLM's
 //! `/metrics` serves): `name{label="value",...} number [timestamp]` lines,
-//! `#` comments skipped. Counters exported by `prometheus_client` carry a
-//! `_total` suffix; [`Metrics::sum`] accepts the name with or without it.
+//! `#` comments skipped (OpenMetrics' `# EOF` too). Counters exported by
+//! `prometheus_client` carry a `_total` suffix; [`Metrics::sum`] accepts the
+//! name with or without it. An OpenMetrics exemplar after a sample
+//! (`... 12.0 # {trace_id="a}b"} 1.0 1700000000`) is skipped: the label set
+//! ends at the first `}` outside quotes, not at the line's last one.
 
 use std::collections::BTreeMap;
 
@@ -54,6 +57,23 @@ fn parse_labels(s: &str) -> Result<Vec<(String, String)>, String> {
     }
 }
 
+/// The index of the `}` closing the label set opened at `open`: the first
+/// one outside a quoted value.
+fn label_end(line: &str, open: usize) -> Option<usize> {
+    let mut quoted = false;
+    let mut escaped = false;
+    for (i, c) in line[open..].char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            '}' if !quoted => return Some(open + i),
+            _ => {}
+        }
+    }
+    None
+}
+
 fn parse_value(s: &str) -> Result<f64, String> {
     match s {
         "+Inf" | "Inf" => Ok(f64::INFINITY),
@@ -77,10 +97,8 @@ impl Metrics {
             let err = |m: String| format!("line {}: {m}", i + 1);
             let (name, labels, rest) = match line.find('{') {
                 Some(open) => {
-                    let close = line[open..]
-                        .rfind('}')
-                        .map(|c| open + c)
-                        .ok_or_else(|| err("`{` without `}`".into()))?;
+                    let close =
+                        label_end(line, open).ok_or_else(|| err("`{` without `}`".into()))?;
                     (
                         &line[..open],
                         parse_labels(&line[open + 1..close]).map_err(err)?,
@@ -168,6 +186,26 @@ plain 7
         assert_eq!(m.samples[6].labels[0].1, "a\"b,c}");
         let pos = m.sum_by("vllm:spec_decode_num_accepted_tokens_per_pos", "position");
         assert_eq!(pos, BTreeMap::from([("0".into(), 10.0), ("1".into(), 4.0)]));
+    }
+
+    /// vLLM serves OpenMetrics when asked; counters may carry exemplars
+    /// whose labels hold braces.
+    #[test]
+    fn openmetrics_exemplars_and_eof_are_skipped() {
+        let text = "# TYPE vllm:spec_decode_num_drafts counter\n\
+vllm:spec_decode_num_drafts_total{engine=\"0\",model_name=\"m\"} 41.0 # {trace_id=\"ab}c\"} 1.0 1700000000.000\n\
+vllm:spec_decode_num_drafts_created{engine=\"0\",model_name=\"m\"} 1.7e9\n\
+vllm:spec_decode_num_drafts_total{engine=\"1\",model_name=\"m\"} 1.0\n\
+# EOF\n";
+        let m = Metrics::parse(text).unwrap();
+        assert_eq!(m.sum("vllm:spec_decode_num_drafts"), 42.0);
+        assert_eq!(
+            m.samples[0].labels,
+            vec![
+                ("engine".into(), "0".into()),
+                ("model_name".into(), "m".into())
+            ]
+        );
     }
 
     #[test]

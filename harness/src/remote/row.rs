@@ -31,6 +31,8 @@ pub struct RowResult {
     pub interval: SpanInterval,
     /// The server's own acceptance length, when it reports one.
     pub server_tau: Option<f64>,
+    /// Every request, in sending order, with the index of its prompt.
+    pub requests: Vec<(usize, RequestOutcome)>,
 }
 
 /// Sends every prompt, `concurrency` at a time; the first error stops the row.
@@ -40,6 +42,7 @@ pub fn send_all(
     params: &RequestParams,
     concurrency: usize,
 ) -> Result<Vec<RequestOutcome>, RemoteError> {
+    let t0 = Instant::now();
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let results: Vec<Mutex<Option<Result<RequestOutcome, RemoteError>>>> =
@@ -54,7 +57,11 @@ pub fn send_all(
                 if i >= prompts.len() {
                     return;
                 }
-                let r = client.request(&prompts[i], params);
+                let sent_at_s = t0.elapsed().as_secs_f64();
+                let r = client.request(&prompts[i], params).map(|mut o| {
+                    o.sent_at_s = sent_at_s;
+                    o
+                });
                 if r.is_err() {
                     stop.store(true, Ordering::SeqCst);
                 }
@@ -83,28 +90,34 @@ fn ns(s: f64) -> u64 {
     (s.max(0.0) * 1e9) as u64
 }
 
-/// Runs the row: `begin_row`, the prompts, `end_row`, then the measures.
+/// Runs the row: `begin_row`, the prompts (closed loop, or open loop at
+/// the arrival times of `schedule`), `end_row`, then the measures.
 pub fn run_row(
     client: &mut dyn ServingClient,
     prompts: &[PromptInput],
     params: &RequestParams,
     batch_size: usize,
     speculative: (usize, usize),
+    schedule: Option<&[f64]>,
 ) -> Result<RowResult, RemoteError> {
     let (steps, num_draft_tokens) = speculative;
     client.begin_row()?;
     let t0 = Instant::now();
-    let outcomes = send_all(&*client, prompts, params, batch_size)?;
+    let requests: Vec<(usize, RequestOutcome)> = match schedule {
+        Some(at) => {
+            crate::load::open_loop::send_open_loop(&*client, prompts, params, at, batch_size)?
+        }
+        None => send_all(&*client, prompts, params, batch_size)?
+            .into_iter()
+            .enumerate()
+            .collect(),
+    };
     let wall = t0.elapsed();
+    let outcomes: Vec<RequestOutcome> = requests.iter().map(|(_, o)| o.clone()).collect();
     let acc = client.end_row(&outcomes, steps)?;
-    Ok(result(
-        &outcomes,
-        &acc,
-        wall,
-        batch_size,
-        steps,
-        num_draft_tokens,
-    ))
+    let mut r = result(&outcomes, &acc, wall, batch_size, steps, num_draft_tokens);
+    r.requests = requests;
+    Ok(r)
 }
 
 fn result(
@@ -138,7 +151,11 @@ fn result(
     } else {
         (acc.accepted + v) as f64 / v as f64
     };
-    let slots = v * num_draft_tokens.saturating_sub(1);
+    // Drafts proposed: the server's count when it gives one (adaptive
+    // drafting proposes fewer), else every verify step's full tree.
+    let slots = acc
+        .proposed
+        .unwrap_or(v * num_draft_tokens.saturating_sub(1));
     let accept_rate = if slots == 0 {
         0.0
     } else {
@@ -180,5 +197,6 @@ fn result(
             client: client_spans,
         },
         server_tau: acc.server_tau,
+        requests: Vec::new(),
     }
 }

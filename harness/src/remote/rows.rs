@@ -47,6 +47,10 @@ pub struct RemoteRunner<'a> {
     pub written: usize,
     /// Points that failed.
     pub failed: usize,
+    /// Distinct engine versions the servers reported (for meta.json).
+    pub engine_versions: Vec<String>,
+    /// Open-loop settings, when the spec has `[load]`.
+    pub load: Option<crate::load::LoadSpec>,
 }
 
 impl<'a> RemoteRunner<'a> {
@@ -78,6 +82,8 @@ impl<'a> RemoteRunner<'a> {
             base_outputs: HashMap::new(),
             written: 0,
             failed: 0,
+            engine_versions: Vec::new(),
+            load: None,
         })
     }
 
@@ -202,6 +208,17 @@ impl<'a> RemoteRunner<'a> {
                 p.command
             ));
         }
+        if let Some(v) = live.client.engine_version() {
+            if !self.engine_versions.contains(&v) {
+                self.engine_versions.push(v);
+            }
+        }
+        if let Some(why) = self.served_mismatch(m, c, &*live.client) {
+            for &p in rows {
+                self.fail(p, &format!("served config differs from the spec: {why}"))?;
+            }
+            return Ok(());
+        }
         // Unrecorded warm-up batches on the first row's prompts.
         let first = &self.grid.groups[self.grid.points[rows[0]].group];
         let steps = c.map_or(0, |c| self.grid.configs[m][c].speculative.steps);
@@ -243,12 +260,14 @@ impl<'a> RemoteRunner<'a> {
             self.progress.row(&point.key);
             let start_time = SystemTime::now();
             let params = self.params(g.temperature, g.repeat);
+            let schedule = self.schedule(g.request_rate, prompts[&g.prompt_set].len(), g.repeat);
             let result = run_row(
                 &mut *live.client,
                 &prompts[&g.prompt_set],
                 &params,
                 g.batch_size,
                 (steps, speculative.num_draft_tokens),
+                schedule.as_deref(),
             );
             self.progress.tick();
             match result {
@@ -280,6 +299,22 @@ impl<'a> RemoteRunner<'a> {
         Ok(())
     }
 
+    /// The arrival times of an open-loop point (`None`: closed loop).
+    fn schedule(&self, rate: Option<f64>, prompts: usize, repeat: usize) -> Option<Vec<f64>> {
+        let (rate, load) = (rate?, self.load.as_ref()?);
+        let seed = load
+            .seed
+            .unwrap_or(self.info.seed)
+            .wrapping_add(repeat as u64);
+        Some(crate::load::arrivals::schedule(
+            rate,
+            load.num_requests.unwrap_or(prompts),
+            load.arrival,
+            seed,
+            load.duration_s,
+        ))
+    }
+
     fn params(&self, temperature: f64, repeat: usize) -> RequestParams {
         RequestParams {
             max_new_tokens: self.info.max_new_tokens,
@@ -304,7 +339,7 @@ impl<'a> RemoteRunner<'a> {
             steps: speculative.steps,
             num_draft_tokens: speculative.num_draft_tokens,
             max_new_tokens: self.info.max_new_tokens,
-            requests: self.grid.sets[g.prompt_set].prompts.len(),
+            requests: r.requests.len(),
         };
         if let Some(why) = impossible(&r, asked) {
             return self.fail(p, &format!("the server's figures are impossible: {why}"));
@@ -357,7 +392,7 @@ impl<'a> RemoteRunner<'a> {
                 start_time,
                 backend: self.kind.name().to_string(),
                 device: url.to_string(),
-                prompts: self.grid.sets[g.prompt_set].prompts.len(),
+                prompts: r.requests.len(),
                 measures,
                 positions: r.positions,
                 intervals: if point.spans == crate::run_folder::SpanMode::On {
@@ -365,6 +400,7 @@ impl<'a> RemoteRunner<'a> {
                 } else {
                     Vec::new()
                 },
+                requests: super::records::records(self.grid, p, &r.requests, self.kind),
             },
         );
         for w in &mut self.writers {

@@ -2,17 +2,19 @@
 //! `sampling_params {max_new_tokens, temperature, ignore_eos}`, streamed
 //! (`"stream": true`: server-sent events with the cumulative `text` and
 //! `meta_info`) or not; `meta_info` gives `completion_tokens` and, on a
-//! speculative server, `spec_verify_ct` (in the last event) and, in newer
-//! versions, `spec_accept_histogram` (verify steps by accepted drafts).
+//! speculative server, the per-request fields of [`super::spec_fields`]
+//! (current names first, the older aliases as a fallback).
 //!
 //! Row acceptance: tau = tokens emitted by verify steps / verify steps
 //! = (sum of completion_tokens - requests) / sum of spec_verify_ct (each
 //! request's first token comes from prefill, not from a verify step: the
 //! in-process engine's definition); `avg_spec_accept_length` from
-//! `/get_server_info` (or `/server_info`; top level or `internal_states[0]`)
-//! is read for a cross-check.
+//! `/server_info` (else its deprecated alias `/get_server_info`; top level,
+//! or the data-parallel ranks of `internal_states` combined) is read for a
+//! cross-check, and the server's `version` for meta.json.
 
 use super::http_client::Http;
+use super::spec_fields::{sglang_server_tau, version_of, SpecFields};
 use super::{
     decode_tokens, Acceptance, PromptInput, RemoteError, RequestOutcome, RequestParams,
     ServingClient,
@@ -38,18 +40,16 @@ impl SglangClient {
         }
     }
 
+    /// `/server_info`, else the deprecated `/get_server_info`.
+    fn server_info(&self) -> Option<Value> {
+        self.health
+            .get_json("/server_info")
+            .or_else(|_| self.health.get_json("/get_server_info"))
+            .ok()
+    }
+
     fn server_tau(&self) -> Option<f64> {
-        let info = self
-            .health
-            .get_json("/get_server_info")
-            .or_else(|_| self.health.get_json("/server_info"))
-            .ok()?;
-        info.get("avg_spec_accept_length")
-            .and_then(Value::as_f64)
-            .or_else(|| {
-                info.pointer("/internal_states/0/avg_spec_accept_length")?
-                    .as_f64()
-            })
+        sglang_server_tau(&self.server_info()?)
     }
 }
 
@@ -85,12 +85,13 @@ fn read_answer(v: &Value, out: &mut RequestOutcome) -> Result<(), RemoteError> {
         .to_string();
     out.completion_tokens = field_usize(meta, "completion_tokens")
         .ok_or_else(|| bad("no `meta_info.completion_tokens`"))?;
-    if let Some(n) = field_usize(meta, "spec_verify_ct") {
-        out.verify_steps = Some(n);
-    }
-    if let Some(h) = meta.get("spec_accept_histogram").and_then(Value::as_array) {
-        out.accept_histogram = Some(h.iter().map(|x| x.as_u64().unwrap_or(0)).collect());
-    }
+    out.prompt_tokens = field_usize(meta, "prompt_tokens");
+    let f = SpecFields::sglang(meta);
+    out.verify_steps = f.verify_steps;
+    out.accepted_drafts = f.accepted;
+    out.proposed_drafts = f.proposed;
+    out.accept_histogram = f.histogram;
+    out.field_form = f.form;
     Ok(())
 }
 
@@ -129,7 +130,7 @@ impl ServingClient for SglangClient {
         }
         let mut last = None;
         let mut text = String::new();
-        let (ttft_s, e2e_s) = self
+        let timed = self
             .http
             .post_timed("/generate", &body, self.stream, |ev| {
                 let generated = ev
@@ -144,8 +145,9 @@ impl ServingClient for SglangClient {
             })?;
         let last = last.ok_or_else(|| RemoteError("/generate: the stream held no event".into()))?;
         let mut out = RequestOutcome {
-            ttft_s,
-            e2e_s,
+            ttft_s: timed.ttft_s,
+            e2e_s: timed.e2e_s,
+            itl_s: timed.itl_s,
             ..RequestOutcome::default()
         };
         read_answer(&last, &mut out)?;
@@ -179,12 +181,26 @@ impl ServingClient for SglangClient {
                 positions.push(reach as f64 / verify as f64);
             }
         }
+        // With adaptive drafting the proposed count is the server's, not steps x (n - 1).
+        let proposed = outcomes
+            .iter()
+            .map(|o| o.proposed_drafts)
+            .sum::<Option<usize>>();
         Ok(Acceptance {
             verify_steps: verify,
             accepted: decode_tokens.saturating_sub(verify),
             positions,
             server_tau: self.server_tau(),
+            proposed,
         })
+    }
+
+    fn engine_version(&self) -> Option<String> {
+        version_of(&self.server_info()?)
+    }
+
+    fn served_config(&self) -> Option<Value> {
+        self.server_info()
     }
 }
 

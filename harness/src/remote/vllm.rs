@@ -7,10 +7,17 @@
 //! `vllm:spec_decode_num_drafts`, `vllm:spec_decode_num_draft_tokens`,
 //! `vllm:spec_decode_num_accepted_tokens`,
 //! `vllm:spec_decode_num_accepted_tokens_per_pos{position="0".."k-1"}`.
-//! tau = 1 + accepted / drafts; a_k = accepted_per_pos[k-1] / drafts.
+//! tau = 1 + accepted / drafts; a_k = accepted_per_pos[k-1] / drafts; the
+//! accept rate = accepted / `vllm:spec_decode_num_draft_tokens` (the drafts
+//! proposed, also under dynamic drafting). A server run with
+//! `--per-request-spec-decode-metrics` also answers each request's
+//! `metrics.speculative_decoding` on its last chunk ([`super::spec_fields`]):
+//! read into the request's record (requests.csv). `/version` gives the
+//! engine's version for meta.json.
 
 use super::http_client::Http;
 use super::prometheus::Metrics;
+use super::spec_fields::{version_of, SpecFields};
 use super::{
     decode_tokens, Acceptance, PromptInput, RemoteError, RequestOutcome, RequestParams,
     ServingClient,
@@ -20,6 +27,7 @@ use std::time::Duration;
 
 const DRAFTS: &str = "vllm:spec_decode_num_drafts";
 const ACCEPTED: &str = "vllm:spec_decode_num_accepted_tokens";
+const DRAFT_TOKENS: &str = "vllm:spec_decode_num_draft_tokens";
 const PER_POS: &str = "vllm:spec_decode_num_accepted_tokens_per_pos";
 
 /// A client of one vLLM server.
@@ -112,19 +120,28 @@ impl ServingClient for VllmClient {
             PromptInput::Text(t) => body["prompt"] = json!(t),
         }
         let mut usage = None;
+        let mut prompt_tokens = None;
+        let mut spec = None;
         let mut text = String::new();
-        let (ttft_s, e2e_s) =
-            self.http
-                .post_timed("/v1/completions", &body, self.stream, |ev| {
-                    if let Some(n) = completion_tokens(&ev) {
-                        usage = Some(n);
-                    }
-                    text.push_str(&text_of(&ev)?);
-                    Ok(ev
-                        .get("choices")
-                        .and_then(Value::as_array)
-                        .is_some_and(|c| !c.is_empty()))
-                })?;
+        let timed = self
+            .http
+            .post_timed("/v1/completions", &body, self.stream, |ev| {
+                if let Some(n) = completion_tokens(&ev) {
+                    usage = Some(n);
+                    prompt_tokens = ev
+                        .pointer("/usage/prompt_tokens")
+                        .and_then(Value::as_u64)
+                        .map(|n| n as usize);
+                }
+                if let Some(f) = SpecFields::vllm(&ev) {
+                    spec = Some(f);
+                }
+                text.push_str(&text_of(&ev)?);
+                Ok(ev
+                    .get("choices")
+                    .and_then(Value::as_array)
+                    .is_some_and(|c| !c.is_empty()))
+            })?;
         let completion_tokens = usage.ok_or_else(|| {
             RemoteError(if self.stream {
                 "/v1/completions: the stream ended without `usage` (stream_options.include_usage)"
@@ -133,11 +150,19 @@ impl ServingClient for VllmClient {
                 "/v1/completions: no `usage.completion_tokens`".into()
             })
         })?;
+        let spec = spec.unwrap_or_default();
         Ok(RequestOutcome {
             text,
             completion_tokens,
-            ttft_s,
-            e2e_s,
+            prompt_tokens,
+            verify_steps: spec.verify_steps,
+            accepted_drafts: spec.accepted,
+            proposed_drafts: spec.proposed,
+            accept_histogram: spec.histogram,
+            field_form: spec.form,
+            ttft_s: timed.ttft_s,
+            e2e_s: timed.e2e_s,
+            itl_s: timed.itl_s,
             ..RequestOutcome::default()
         })
     }
@@ -192,6 +217,13 @@ impl ServingClient for VllmClient {
             accepted: accepted as usize,
             positions,
             server_tau: None,
+            proposed: after
+                .has(DRAFT_TOKENS)
+                .then(|| delta(DRAFT_TOKENS) as usize),
         })
+    }
+
+    fn engine_version(&self) -> Option<String> {
+        version_of(&self.health.get_json("/version").ok()?)
     }
 }

@@ -95,6 +95,9 @@ impl RunDir {
             Box::new(PositionsCsv::open(&self.file(POSITIONS_CSV))?),
             Box::new(KernelsCsv::open(&self.file(KERNELS_CSV))?),
             Box::new(HistogramLogs::open(&self.file(HISTOGRAMS))?),
+            Box::new(super::RequestsCsv::open(
+                &self.file(super::requests_csv::REQUESTS_CSV),
+            )?),
             Box::new(RunsCsv::open(&self.file(RUNS_CSV))?),
         ])
     }

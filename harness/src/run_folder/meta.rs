@@ -212,6 +212,11 @@ pub struct Meta {
     /// Regressions planted on purpose by `--inject-*` test hooks (absent normally).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test_hooks: Option<TestHooks>,
+    /// Served runs: the engine version the servers reported (SGLang
+    /// `/server_info` `version`, vLLM `/version`), distinct values joined by
+    /// `; ` (absent when none said, and in runs before this field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_version: Option<String>,
 }
 
 /// A draft config of the spec that does not run, and why (meta.json `skipped`).

@@ -109,6 +109,8 @@ pub struct Row {
     pub positions: Vec<f64>,
     /// Span samples per `generate` call (empty when spans are off).
     pub intervals: Vec<SpanInterval>,
+    /// One record per request (requests.csv).
+    pub requests: Vec<super::RequestRecord>,
 }
 
 /// The measured columns of a row.

@@ -105,6 +105,10 @@ pub struct Summary {
     pub rows: Vec<SummaryRow>,
     /// The cost of recording spans, when the run measured it.
     pub span_recording: Option<SpanRecording>,
+    /// Served runs: per row, `vllm bench serve` and bench_serving figures
+    /// from requests.csv ([`super::serving`]); absent otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub serving: Vec<super::serving::ServingPoint>,
 }
 
 /// Throughput with spans over throughput without, per row pair (same key but `.nospans`), sorted.
@@ -192,7 +196,30 @@ impl Summary {
             contended_rows: rows.iter().filter(|r| r.contended).count(),
             rows,
             span_recording: span_recording(t),
+            serving: Vec::new(),
         }
+    }
+
+    /// With the serving figures of the served rows of `dir`'s requests.csv
+    /// (the goodput SLO from its meta.json's `spec.load.goodput`).
+    pub fn with_serving(mut self, dir: &Path) -> Summary {
+        let Ok(t) = Table::read(&dir.join(super::requests_csv::REQUESTS_CSV)) else {
+            return self;
+        };
+        let slo = std::fs::read_to_string(dir.join(super::schema::META_JSON))
+            .ok()
+            .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
+            .and_then(|m| m.pointer("/spec/load/goodput").cloned())
+            .map(|g| {
+                let b = |k: &str| g.get(k).and_then(serde_json::Value::as_f64);
+                (b("ttft_ms"), b("tpot_ms"), b("e2el_ms"))
+            });
+        let served = |b: &str| b == "sglang" || b == "vllm";
+        self.serving = super::serving::serving_points(&t, slo)
+            .into_iter()
+            .filter(|p| served(&p.backend))
+            .collect();
+        self
     }
 
     /// The summary of a run read with [`Run::read`].

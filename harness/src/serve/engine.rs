@@ -88,6 +88,10 @@ pub struct Engine {
     pub name: String,
     /// Counters since start.
     pub counters: Mutex<Counters>,
+    /// Which field names answers use (set after [`Engine::new`]).
+    pub answers: super::field_set::Answers,
+    /// The speculative algorithm `/server_info` names (SGLang's spelling).
+    pub algorithm: String,
 }
 
 impl Engine {
@@ -115,6 +119,8 @@ impl Engine {
             speculative,
             name,
             counters: Mutex::new(Counters::default()),
+            answers: Default::default(),
+            algorithm: "EAGLE3".into(),
         }
     }
 

@@ -3,6 +3,7 @@
 //! `prometheus_client` writes counters: `_total` suffix, `position` label
 //! 0-based) and SGLang's running `avg_spec_accept_length`.
 
+use super::field_set::FieldSet;
 use specula_engine::generation::SequenceResult;
 use specula_engine::speculative::SpeculativeConfig;
 use std::fmt::Write;
@@ -65,15 +66,26 @@ impl Counters {
         (self.drafts > 0).then(|| self.emitted as f64 / self.drafts as f64)
     }
 
-    /// The Prometheus text of `/metrics` (spec-decode counters only when speculating).
-    pub fn prometheus(&self, model: &str, speculative: SpeculativeConfig) -> String {
+    /// The Prometheus text of `/metrics` (spec-decode counters only when
+    /// speculating): current vLLM's `_total` names with `engine` and
+    /// `model_name` labels, or (legacy) bare names with `model_name` only.
+    pub fn prometheus(
+        &self,
+        model: &str,
+        speculative: SpeculativeConfig,
+        fields: FieldSet,
+    ) -> String {
         let mut out = String::new();
-        let labels = format!("engine=\"0\",model_name=\"{}\"", model.replace('"', "\\\""));
+        let model = model.replace('"', "\\\"");
+        let (labels, suffix) = match fields {
+            FieldSet::Current => (format!("engine=\"0\",model_name=\"{model}\""), "_total"),
+            FieldSet::Legacy => (format!("model_name=\"{model}\""), ""),
+        };
         let mut counter = |name: &str, help: &str, samples: &[(String, u64)]| {
-            let _ = writeln!(out, "# HELP {name}_total {help}");
-            let _ = writeln!(out, "# TYPE {name}_total counter");
+            let _ = writeln!(out, "# HELP {name}{suffix} {help}");
+            let _ = writeln!(out, "# TYPE {name}{suffix} counter");
             for (extra, v) in samples {
-                let _ = writeln!(out, "{name}_total{{{labels}{extra}}} {v}.0");
+                let _ = writeln!(out, "{name}{suffix}{{{labels}{extra}}} {v}.0");
             }
         };
         let one = |v: u64| vec![(String::new(), v)];
@@ -147,17 +159,22 @@ mod tests {
         assert_eq!((c.drafts, c.draft_tokens, c.accepted), (3, 9, 4));
         assert_eq!(c.accepted_per_pos, vec![2, 1, 1]);
         assert_eq!(c.avg_accept_length(), Some(7.0 / 3.0));
-        let m = Metrics::parse(&c.prometheus("m", speculative)).unwrap();
+        let m = Metrics::parse(&c.prometheus("m", speculative, FieldSet::Current)).unwrap();
+        let legacy = Metrics::parse(&c.prometheus("m", speculative, FieldSet::Legacy)).unwrap();
+        assert_eq!(legacy.sum("vllm:spec_decode_num_drafts"), 3.0);
+        assert!(!legacy.samples.iter().any(|s| s.name.ends_with("_total")));
         assert_eq!(m.sum("vllm:spec_decode_num_drafts"), 3.0);
         assert_eq!(m.sum("vllm:spec_decode_num_accepted_tokens"), 4.0);
         let pos = m.sum_by("vllm:spec_decode_num_accepted_tokens_per_pos", "position");
         assert_eq!(pos["0"], 2.0);
         assert_eq!(pos["2"], 1.0);
         // A baseline server has no spec-decode counters, as vLLM without a speculative config.
-        assert!(
-            !Metrics::parse(&c.prometheus("m", SpeculativeConfig::BASELINE))
-                .unwrap()
-                .has("vllm:spec_decode_num_drafts")
-        );
+        assert!(!Metrics::parse(&c.prometheus(
+            "m",
+            SpeculativeConfig::BASELINE,
+            FieldSet::Current
+        ))
+        .unwrap()
+        .has("vllm:spec_decode_num_drafts"));
     }
 }

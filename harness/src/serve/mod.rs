@@ -22,6 +22,7 @@
 pub mod batcher;
 pub mod engine;
 pub mod events;
+pub mod field_set;
 pub mod fields;
 pub mod injected;
 pub mod limits;

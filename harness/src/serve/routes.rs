@@ -87,7 +87,8 @@ pub fn router(service: Arc<Service>) -> Router {
         .route("/health", get(health))
         .route("/health_generate", get(health_generate))
         .route("/get_server_info", get(server_info))
-        .route("/server_info", get(server_info))
+        .route("/server_info", get(current_server_info))
+        .route("/version", get(version))
         .route("/get_model_info", get(model_info))
         .route("/v1/models", get(models))
         .route("/metrics", get(metrics))
@@ -208,6 +209,23 @@ async fn server_info(State(s): Shared) -> Response {
     json_response(200, &sglang_api::server_info(&s.engine))
 }
 
+/// `GET /server_info`: what `/get_server_info` answers; absent (404) in the
+/// legacy field set, as on SGLang versions before the rename.
+async fn current_server_info(State(s): Shared) -> Response {
+    if s.engine.answers.fields == super::field_set::FieldSet::Legacy {
+        return error_response((404, "no route /server_info".into()));
+    }
+    json_response(200, &sglang_api::server_info(&s.engine))
+}
+
+/// `GET /version` (vLLM's).
+async fn version(State(_s): Shared) -> Response {
+    json_response(
+        200,
+        &json!({"version": format!("specula {}", env!("CARGO_PKG_VERSION"))}),
+    )
+}
+
 /// `GET /get_model_info`.
 async fn model_info(State(s): Shared) -> Response {
     json_response(
@@ -228,6 +246,6 @@ async fn metrics(State(s): Shared) -> Response {
         .counters
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .prometheus(&e.name, e.speculative);
+        .prometheus(&e.name, e.speculative, e.answers.fields);
     respond(200, "text/plain; version=0.0.4", text)
 }

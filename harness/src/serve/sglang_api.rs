@@ -2,13 +2,19 @@
 //! `input_ids` (one prompt) and `sampling_params {max_new_tokens,
 //! temperature, ignore_eos, sampling_seed}`, answering `text`, `output_ids`
 //! and `meta_info {id, prompt_tokens, completion_tokens, finish_reason,
-//! e2e_latency}` plus, when speculating, `spec_verify_ct`,
-//! `spec_accept_histogram` (verify steps by accepted draft tokens),
-//! `spec_accept_length` and `spec_accept_rate`; and `GET /get_server_info`
-//! with `avg_spec_accept_length` (top level and in `internal_states[0]`)
-//! and this server's own `specula_batches` and `specula_largest_batch`.
+//! e2e_latency}` plus, when speculating, the current field set
+//! (`spec_verify_ct`, `spec_num_correct_drafts`, `spec_num_proposed_drafts`,
+//! `spec_correct_drafts_histogram`, `spec_accept_length` = completion tokens
+//! / verify steps as SGLang computes it, `spec_accept_rate`, and the aliases
+//! SGLang still sends) or, with `--field-set legacy`, the older one
+//! (`spec_verify_ct`, `spec_accept_histogram`); and `GET /server_info` (alias
+//! `/get_server_info`; legacy: only the alias) with `avg_spec_accept_length`
+//! (top level and per data-parallel rank in `internal_states`, with the
+//! rank's `num_reqs`), the speculative settings it runs, its `version`, and
+//! this server's own `specula_batches` and `specula_largest_batch`.
 
 use super::engine::{Done, Engine, Failure, Job};
+use super::field_set::FieldSet;
 use super::fields::{self, present};
 use serde_json::{json, Value};
 use specula_engine::generation::FinishReason;
@@ -73,25 +79,46 @@ pub fn answer(engine: &Engine, done: &Done, elapsed_s: f64) -> Value {
         "e2e_latency": elapsed_s,
     });
     if !engine.speculative.is_baseline() {
-        let mut hist = vec![0u64; engine.speculative.steps + 1];
-        for &a in &r.accepted_per_step {
-            hist[(a as usize).min(engine.speculative.steps)] += 1;
-        }
-        let accepted: u64 = r.accepted_per_step.iter().map(|&a| a as u64).sum();
-        let slots = (r.verify_steps * engine.speculative.num_draft_tokens.saturating_sub(1)) as f64;
-        meta["spec_verify_ct"] = json!(r.verify_steps);
-        meta["spec_accept_histogram"] = json!(hist);
-        meta["spec_accept_length"] = json!(r.tau());
-        meta["spec_accept_rate"] = json!(if slots > 0.0 {
-            accepted as f64 / slots
-        } else {
-            0.0
-        });
+        spec_fields(engine, done, &mut meta);
     }
     json!({"text": done.text, "output_ids": r.output, "meta_info": meta})
 }
 
-/// `GET /get_server_info`.
+/// Verify steps by accepted draft tokens (index j: steps that accepted j).
+pub fn histogram(engine: &Engine, done: &Done) -> Vec<u64> {
+    let steps = engine.speculative.steps;
+    let mut hist = vec![0u64; steps + 1];
+    for &a in &done.result.accepted_per_step {
+        hist[(a as usize).min(steps)] += 1;
+    }
+    hist
+}
+
+/// Writes the speculative fields of `done` into `meta` in the engine's field set.
+pub fn spec_fields(engine: &Engine, done: &Done, meta: &mut Value) {
+    let r = &done.result;
+    let hist = histogram(engine, done);
+    meta["spec_verify_ct"] = json!(r.verify_steps);
+    if engine.answers.fields == FieldSet::Legacy {
+        meta["spec_accept_histogram"] = json!(hist);
+        return;
+    }
+    let correct: u64 = r.accepted_per_step.iter().map(|&a| a as u64).sum();
+    let proposed = (r.verify_steps * engine.speculative.num_draft_tokens.saturating_sub(1)) as u64;
+    meta["spec_num_correct_drafts"] = json!(correct);
+    meta["spec_num_proposed_drafts"] = json!(proposed);
+    meta["spec_correct_drafts_histogram"] = json!(hist);
+    if proposed > 0 {
+        meta["spec_accept_rate"] = json!(correct as f64 / proposed as f64);
+        meta["spec_accept_length"] = json!(r.output.len() as f64 / r.verify_steps as f64);
+    }
+    // SGLang still sends these aliases, marked for removal.
+    meta["spec_accepted_drafts"] = json!(correct);
+    meta["spec_proposed_drafts"] = json!(proposed);
+    meta["spec_accept_histogram"] = json!(hist);
+}
+
+/// `GET /server_info` (and `/get_server_info`).
 pub fn server_info(engine: &Engine) -> Value {
     let c = engine
         .counters
@@ -102,12 +129,12 @@ pub fn server_info(engine: &Engine) -> Value {
     let s = engine.speculative;
     json!({
         "model_path": engine.name,
-        "speculative_algorithm": if s.is_baseline() { Value::Null } else { json!("EAGLE3") },
-        "speculative_num_steps": s.steps,
-        "speculative_eagle_topk": s.topk,
-        "speculative_num_draft_tokens": s.num_draft_tokens,
+        "speculative_algorithm": if s.is_baseline() { Value::Null } else { json!(engine.algorithm) },
+        "speculative_num_steps": if s.is_baseline() { Value::Null } else { json!(s.steps) },
+        "speculative_eagle_topk": if s.is_baseline() { Value::Null } else { json!(s.topk) },
+        "speculative_num_draft_tokens": if s.is_baseline() { Value::Null } else { json!(s.num_draft_tokens) },
         "avg_spec_accept_length": avg,
-        "internal_states": [{"avg_spec_accept_length": avg}],
+        "internal_states": [{"avg_spec_accept_length": avg, "num_reqs": c.requests}],
         "specula_batches": c.batches,
         "specula_largest_batch": c.largest_batch,
         "version": format!("specula {}", env!("CARGO_PKG_VERSION")),

@@ -5,6 +5,7 @@
 //! `GET /v1/models`. The spec-decode counters are on `/metrics` ([`super::metrics`]).
 
 use super::engine::{Done, Engine, Failure, Job};
+use super::field_set::FieldSet;
 use super::fields;
 use serde_json::{json, Value};
 use specula_engine::generation::FinishReason;
@@ -95,11 +96,38 @@ fn usage(done: &Done) -> Value {
     })
 }
 
+/// vLLM's per-request `metrics` object (`--per-request-spec-decode-metrics
+/// summary`), when this server answers with it and speculates.
+fn per_request_metrics(engine: &Engine, done: &Done) -> Option<Value> {
+    let a = engine.answers;
+    if !a.per_request_metrics || a.fields != FieldSet::Current || engine.speculative.is_baseline() {
+        return None;
+    }
+    let r = &done.result;
+    let accepted: u64 = r.accepted_per_step.iter().map(|&x| x as u64).sum();
+    let k = engine.speculative.num_draft_tokens.saturating_sub(1);
+    let drafted = (r.verify_steps * k) as u64;
+    let steps = r.verify_steps.max(1) as f64;
+    Some(json!({"speculative_decoding": {
+        "mean_acceptance_length": 1.0 + accepted as f64 / steps,
+        "draft_acceptance_rate": if drafted > 0 { accepted as f64 / drafted as f64 } else { 0.0 },
+        "acceptance_histogram": super::sglang_api::histogram(engine, done),
+        "num_spec_steps": r.verify_steps,
+        "num_accepted_draft_tokens": accepted,
+        "num_draft_tokens": drafted,
+        "num_spec_tokens": k,
+    }}))
+}
+
 /// The answer to `POST /v1/completions`.
 pub fn answer(engine: &Engine, done: &Done) -> Value {
     let choice =
         json!([{"index": 0, "text": done.text, "logprobs": null, "finish_reason": finish(done)}]);
-    head(engine, choice, usage(done))
+    let mut v = head(engine, choice, usage(done));
+    if let Some(m) = per_request_metrics(engine, done) {
+        v["metrics"] = m;
+    }
+    v
 }
 
 /// The streamed events after the first: the text, then `usage` when asked for.
@@ -113,6 +141,10 @@ pub fn last_events(engine: &Engine, done: &Done, body: &Value) -> Vec<Value> {
         .unwrap_or(false)
     {
         events.push(head(engine, json!([]), usage(done)));
+    }
+    // vLLM sends the per-request metrics on the last chunk.
+    if let (Some(m), Some(last)) = (per_request_metrics(engine, done), events.last_mut()) {
+        last["metrics"] = m;
     }
     events
 }

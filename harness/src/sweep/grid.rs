@@ -6,7 +6,7 @@
 
 use super::spec::{ModelSpec, SpanMode, SweepSpec};
 use super::SweepError;
-use crate::remote::EngineKind;
+use crate::remote::{methods, EngineKind};
 use crate::run_folder::row_key::{config_label, sanitize, RowKey, BASELINE_CONFIG};
 use crate::run_folder::SkippedConfig;
 use specula_datasets::{PromptSet, PromptSource};
@@ -45,8 +45,11 @@ pub struct DraftPoint {
     pub capture: CaptureChoice,
     /// The resolved capture points, `a;b;c` (the `aux_layers_resolved` column).
     pub aux_points: String,
-    /// Its part of the row key, e.g. `s5k1n6` or `s3k2n7-auxm1_2_4-legacy`.
+    /// Its part of the row key, e.g. `s5k1n6` or `s3k2n7-auxm1_2_4-legacy`
+    /// (`-<method>` appended when the spec names one).
     pub label: String,
+    /// The speculative method as the backend spells it (`{method}`), when given.
+    pub method: Option<String>,
 }
 
 /// Rows that share a baseline: the baseline first, then the draft configs.
@@ -62,6 +65,8 @@ pub struct Group {
     pub temperature: f64,
     /// Repeat index (0-based).
     pub repeat: usize,
+    /// Requests per second offered (open loop, `[load]`); `None`: closed loop.
+    pub request_rate: Option<f64>,
     /// Indices into [`Grid::points`], the baseline(s) first (one per span mode).
     pub points: Vec<usize>,
 }
@@ -143,6 +148,14 @@ impl Grid {
     /// Expands `spec`, reading model configs and prompt sets; relative paths
     /// are resolved against `base`, the spec file's folder.
     pub fn expand(spec: &SweepSpec, base: &Path) -> Result<Grid, SweepError> {
+        if let Some(load) = &spec.load {
+            load.validate().map_err(SweepError::Input)?;
+            if spec.backend == EngineKind::Engine {
+                return Err(SweepError::Input(
+                    "[load] (open-loop request rates) needs a served backend: backend = \"sglang\" or \"vllm\"".into(),
+                ));
+            }
+        }
         let mut models = Vec::new();
         let mut configs = Vec::new();
         let mut skipped = Vec::new();
@@ -189,92 +202,133 @@ impl Grid {
                 let d = d.get_ref();
                 let convention = d.convention().map_err(SweepError::Input)?;
                 let served_as = d.served_as().map_err(SweepError::Input)?;
-                for &steps in &d.steps.0 {
-                    for &topk in &d.topk.0 {
-                        let ndts = match &d.num_draft_tokens {
-                            Some(n) => n.0.clone(),
-                            None => vec![steps * topk + 1],
-                        };
-                        for ndt in ndts {
-                            let mut written =
-                                format!("steps={steps} topk={topk} num_draft_tokens={ndt}");
-                            if let Some(ids) = &d.aux_layers {
-                                written.push_str(&format!(" aux_layers={ids:?}"));
-                            }
-                            if d.id_convention.is_some() {
-                                written.push_str(&format!(" id_convention={}", convention.name()));
-                            }
-                            if let Some(s) = &d.served_as {
-                                written.push_str(&format!(" served_as={s}"));
-                            }
-                            let skip = |reason: String| SkippedConfig {
-                                model: info.name.clone(),
-                                config: written.clone(),
-                                reason,
+                let methods: Vec<Option<String>> = match &d.method {
+                    None => vec![None],
+                    Some(list) => list
+                        .0
+                        .iter()
+                        .map(|w| methods::resolve(spec.backend, w).map(Some))
+                        .collect::<Result<_, _>>()
+                        .map_err(SweepError::Input)?,
+                };
+                for method in &methods {
+                    for &steps in &d.steps.0 {
+                        for &topk in &d.topk.0 {
+                            let ndts = match &d.num_draft_tokens {
+                                Some(n) => n.0.clone(),
+                                None => vec![steps * topk + 1],
                             };
-                            if steps == 0 {
-                                skipped.push(skip(
+                            for ndt in ndts {
+                                let mut written =
+                                    format!("steps={steps} topk={topk} num_draft_tokens={ndt}");
+                                if let Some(ids) = &d.aux_layers {
+                                    written.push_str(&format!(" aux_layers={ids:?}"));
+                                }
+                                if d.id_convention.is_some() {
+                                    written
+                                        .push_str(&format!(" id_convention={}", convention.name()));
+                                }
+                                if let Some(s) = &d.served_as {
+                                    written.push_str(&format!(" served_as={s}"));
+                                }
+                                if let Some(m) = method {
+                                    written.push_str(&format!(" method={m}"));
+                                }
+                                let label_of = |capture: &CaptureChoice| {
+                                    let base = config_label(steps, topk, ndt, capture);
+                                    match method {
+                                        Some(m) => {
+                                            format!("{base}-{}", sanitize(&m.to_ascii_lowercase()))
+                                        }
+                                        None => base,
+                                    }
+                                };
+                                let skip = |reason: String| SkippedConfig {
+                                    model: info.name.clone(),
+                                    config: written.clone(),
+                                    reason,
+                                };
+                                if steps == 0 {
+                                    skipped.push(skip(
                                     "steps = 0 is the baseline, which runs in every group anyway"
                                         .into(),
                                 ));
-                                continue;
-                            }
-                            let sc = match SpeculativeConfig::new(steps, topk, ndt) {
-                                Ok(sc) => sc,
-                                Err(e) => {
-                                    skipped.push(skip(e.to_string()));
-                                    refused += 1;
                                     continue;
                                 }
-                            };
-                            let Some(ids) = &draft_ids else {
-                                skipped.push(skip(format!(
-                                    "model `{}` has no `draft`; only its baselines run",
-                                    info.name
-                                )));
-                                continue;
-                            };
-                            // Served as its own generation is the same config as not saying so.
-                            let capture = CaptureChoice {
-                                override_ids: d.aux_layers.clone(),
-                                convention,
-                                served_as: served_as.filter(|k| *k != draft_kind),
-                            };
-                            let (Some(tcfg), true) = (&tcfg, capture_known) else {
+                                let sc = match SpeculativeConfig::new(steps, topk, ndt) {
+                                    Ok(sc) => sc,
+                                    Err(e) => {
+                                        skipped.push(skip(e.to_string()));
+                                        refused += 1;
+                                        continue;
+                                    }
+                                };
+                                let lookup = method.as_deref().is_some_and(methods::needs_no_draft);
+                                let Some(ids) = draft_ids.as_ref().or(lookup.then_some(&None))
+                                else {
+                                    skipped.push(skip(format!(
+                                        "model `{}` has no `draft`; only its baselines run",
+                                        info.name
+                                    )));
+                                    continue;
+                                };
+                                // Served as its own generation is the same config as not saying so.
+                                let capture = CaptureChoice {
+                                    override_ids: d.aux_layers.clone(),
+                                    convention,
+                                    served_as: served_as
+                                        .or(match (spec.backend, method.as_deref()) {
+                                            (EngineKind::Engine, Some("eagle")) => {
+                                                Some(DraftKind::Eagle)
+                                            }
+                                            (EngineKind::Engine, Some("eagle3")) => {
+                                                Some(DraftKind::Eagle3)
+                                            }
+                                            _ => None,
+                                        })
+                                        .filter(|k| *k != draft_kind),
+                                };
+                                let (Some(tcfg), true, false) = (&tcfg, capture_known, lookup)
+                                else {
+                                    list.push(DraftPoint {
+                                        speculative: sc,
+                                        label: label_of(&capture),
+                                        capture,
+                                        aux_points: String::new(),
+                                        method: method.clone(),
+                                    });
+                                    continue;
+                                };
+                                let resolved = capture.resolve_for(
+                                    draft_kind,
+                                    ids.as_deref(),
+                                    tcfg.num_hidden_layers,
+                                );
+                                let cap = match resolved {
+                                    Ok(c) => c,
+                                    Err(e) => {
+                                        skipped.push(skip(e.to_string()));
+                                        refused += 1;
+                                        continue;
+                                    }
+                                };
+                                if list.iter().any(|p| {
+                                    p.speculative == sc
+                                        && p.capture == capture
+                                        && &p.method == method
+                                }) {
+                                    skipped
+                                        .push(skip("duplicate of an earlier draft config".into()));
+                                    continue;
+                                }
                                 list.push(DraftPoint {
                                     speculative: sc,
-                                    label: config_label(steps, topk, ndt, &capture),
+                                    label: label_of(&capture),
                                     capture,
-                                    aux_points: String::new(),
+                                    aux_points: cap.points_label(),
+                                    method: method.clone(),
                                 });
-                                continue;
-                            };
-                            let resolved = capture.resolve_for(
-                                draft_kind,
-                                ids.as_deref(),
-                                tcfg.num_hidden_layers,
-                            );
-                            let cap = match resolved {
-                                Ok(c) => c,
-                                Err(e) => {
-                                    skipped.push(skip(e.to_string()));
-                                    refused += 1;
-                                    continue;
-                                }
-                            };
-                            if list
-                                .iter()
-                                .any(|p| p.speculative == sc && p.capture == capture)
-                            {
-                                skipped.push(skip("duplicate of an earlier draft config".into()));
-                                continue;
                             }
-                            list.push(DraftPoint {
-                                speculative: sc,
-                                label: config_label(steps, topk, ndt, &capture),
-                                capture,
-                                aux_points: cap.points_label(),
-                            });
                         }
                     }
                 }
@@ -316,54 +370,73 @@ impl Grid {
         modes.dedup();
         for (mi, m) in self.models.iter().enumerate() {
             for (si, set) in self.sets.iter().enumerate() {
+                let rates: Vec<Option<f64>> = match &spec.load {
+                    Some(l) => l.request_rates.0.iter().copied().map(Some).collect(),
+                    None => vec![None],
+                };
                 for &batch_size in &spec.batch_sizes.get_ref().0 {
-                    for &temperature in &spec.temperatures.get_ref().0 {
-                        for repeat in 0..spec.repeats {
-                            let gi = self.groups.len();
-                            let mut order = modes.clone();
-                            if repeat % 2 == 1 {
-                                order.reverse();
-                            }
-                            let labels = std::iter::once((None, BASELINE_CONFIG.to_string()))
-                                .chain(
-                                    self.configs[mi]
-                                        .iter()
-                                        .enumerate()
-                                        .map(|(ci, c)| (Some(ci), c.label.clone())),
-                                );
-                            let mut points = Vec::new();
-                            for (config, label) in labels {
-                                for &spans in &order {
-                                    let key = RowKey {
-                                        model: &m.name,
-                                        config: &label,
-                                        batch_size,
-                                        prompt_set: &set.name,
-                                        temperature,
-                                        repeat,
-                                        spans,
-                                    }
-                                    .format();
-                                    if !keys.insert(key.clone()) {
-                                        return Err(SweepError::Input(format!("two grid points share the row key `{key}`: give models and prompt sets distinct `name`s")));
-                                    }
-                                    points.push(self.points.len());
-                                    self.points.push(Point {
-                                        key,
-                                        group: gi,
-                                        config,
-                                        spans,
-                                    });
+                    for &request_rate in &rates {
+                        for &temperature in &spec.temperatures.get_ref().0 {
+                            for repeat in 0..spec.repeats {
+                                let gi = self.groups.len();
+                                let mut order = modes.clone();
+                                if repeat % 2 == 1 {
+                                    order.reverse();
                                 }
+                                let labels = std::iter::once((None, BASELINE_CONFIG.to_string()))
+                                    .chain(
+                                        self.configs[mi]
+                                            .iter()
+                                            .enumerate()
+                                            .map(|(ci, c)| (Some(ci), c.label.clone())),
+                                    );
+                                let mut points = Vec::new();
+                                for (config, label) in labels {
+                                    for &spans in &order {
+                                        let key = RowKey {
+                                            model: &m.name,
+                                            config: &label,
+                                            batch_size,
+                                            prompt_set: &set.name,
+                                            temperature,
+                                            repeat,
+                                            spans,
+                                        }
+                                        .format();
+                                        // Open loop: the rate joins the batch part (`b4-rr2`).
+                                        let key = match request_rate {
+                                            Some(r) => key.replacen(
+                                                &format!(".b{batch_size}."),
+                                                &format!(
+                                                    ".b{batch_size}-rr{}.",
+                                                    format!("{r}").replace('.', "p")
+                                                ),
+                                                1,
+                                            ),
+                                            None => key,
+                                        };
+                                        if !keys.insert(key.clone()) {
+                                            return Err(SweepError::Input(format!("two grid points share the row key `{key}`: give models and prompt sets distinct `name`s")));
+                                        }
+                                        points.push(self.points.len());
+                                        self.points.push(Point {
+                                            key,
+                                            group: gi,
+                                            config,
+                                            spans,
+                                        });
+                                    }
+                                }
+                                self.groups.push(Group {
+                                    model: mi,
+                                    prompt_set: si,
+                                    batch_size,
+                                    temperature,
+                                    repeat,
+                                    request_rate,
+                                    points,
+                                });
                             }
-                            self.groups.push(Group {
-                                model: mi,
-                                prompt_set: si,
-                                batch_size,
-                                temperature,
-                                repeat,
-                                points,
-                            });
                         }
                     }
                 }

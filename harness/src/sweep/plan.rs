@@ -181,6 +181,7 @@ impl SweepPlan {
             columns: schema::columns(),
             merged_from: Vec::new(),
             test_hooks: Some(start.hooks).filter(TestHooks::any),
+            engine_version: None,
         };
         Ok(Sweep {
             plan: self,
@@ -290,6 +291,7 @@ impl Sweep {
                     &progress,
                     done,
                 )?;
+                runner.load = spec.load.clone();
                 progress.set_total(runner.pending_rows());
                 let mut result = runner.run();
                 if result.is_ok() && runner.failed > 0 {
@@ -298,6 +300,9 @@ impl Sweep {
                         runner.failed,
                         dir.file(FAILURES_CSV).display()
                     )));
+                }
+                if !runner.engine_versions.is_empty() {
+                    meta.engine_version = Some(runner.engine_versions.join("; "));
                 }
                 (result, runner.written)
             }
@@ -321,7 +326,7 @@ impl Sweep {
         meta.write(&dir.file(META_JSON))?;
         // summary.json covers the finished rows however the sweep stopped.
         let summary = Table::read(&dir.file(RUNS_CSV))
-            .map(|t| Summary::of(&t))
+            .map(|t| Summary::of(&t).with_serving(dir.path()))
             .and_then(|s| s.write(dir.path()).map(|_| s));
         if let Err(e) = result {
             if matches!(e, SweepError::Interrupted(_)) {

@@ -5,7 +5,7 @@ use super::grid::Grid;
 use super::measure::{join, measures};
 use super::runner::RunInfo;
 use crate::run_folder::meta::rfc3339;
-use crate::run_folder::{Measures, Row, SpanInterval};
+use crate::run_folder::{Measures, RequestRecord, Row, SpanInterval};
 use specula_engine::generation::Generation;
 use std::time::{Instant, SystemTime};
 
@@ -45,8 +45,20 @@ impl RowCalls {
         let point = &grid.points[p];
         let start_time = self.start.map_or_else(SystemTime::now, |s| s.0);
         let speculative = grid.speculative_of(point);
+        // Each call's start: the earlier calls' times summed (back to back).
+        let mut t = 0.0;
+        let starts: Vec<(f64, usize)> = self
+            .gens
+            .iter()
+            .map(|g| {
+                let start = t;
+                t += g.prefill_s + g.decode_s;
+                (start, g.sequences.len())
+            })
+            .collect();
         let joined = join(self.gens, speculative);
         let outputs = joined.sequences.iter().map(|s| s.output.clone()).collect();
+        let requests = engine_requests(grid, p, &joined.sequences, speculative.steps, &starts);
         let decode_tokens = joined
             .output_tokens()
             .saturating_sub(joined.sequences.len());
@@ -71,10 +83,64 @@ impl RowCalls {
                 measures,
                 positions: joined.per_position_acceptance(),
                 intervals: self.intervals,
+                requests,
             },
         );
         Outcome { row, outputs }
     }
+}
+
+/// The requests.csv records of an in-process row: each sequence of each
+/// call, its times from its call's start (TTFT = the call's prefill), its
+/// acceptance from the engine's own count.
+fn engine_requests(
+    grid: &Grid,
+    p: usize,
+    sequences: &[specula_engine::generation::SequenceResult],
+    steps: usize,
+    starts: &[(f64, usize)],
+) -> Vec<RequestRecord> {
+    let point = &grid.points[p];
+    let g = &grid.groups[point.group];
+    let set = &grid.sets[g.prompt_set];
+    let config = grid.config_of(point);
+    let sent: Vec<f64> = starts
+        .iter()
+        .flat_map(|&(t, n)| std::iter::repeat_n(t, n))
+        .collect();
+    sequences
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let prompt = set.prompts.get(i);
+            let reached = (steps > 0).then(|| {
+                (1..=steps)
+                    .map(|k| s.accepted_per_step.iter().filter(|&&a| a as usize >= k).count() as u64)
+                    .collect()
+            });
+            let accepted: usize = s.accepted_per_step.iter().map(|&a| a as usize).sum();
+            RequestRecord {
+                method: config.and_then(|c| c.method.clone()).unwrap_or_default(),
+                category: prompt.map(|p| p.category.clone()).unwrap_or_default(),
+                prompt_id: prompt.map(|p| p.id.clone()).unwrap_or_default(),
+                prompt_tokens: Some(s.prompt_len),
+                output_tokens: s.output.len(),
+                verify_steps: Some(s.verify_steps),
+                accepted_drafts: (steps > 0).then_some(accepted),
+                proposed_drafts: config.map(|c| {
+                    s.verify_steps * c.speculative.num_draft_tokens.saturating_sub(1)
+                }),
+                reached,
+                sent_at_s: sent.get(i).copied().unwrap_or(0.0),
+                ttft_s: s.ttft_s,
+                e2e_s: s.finished_s,
+                itl_s: Vec::new(),
+                request_rate: None,
+                concurrency: g.batch_size,
+                field_form: String::new(),
+            }
+        })
+        .collect()
 }
 
 /// How and where a row ran, and what it measured: the part of a [`Row`]
@@ -94,6 +160,8 @@ pub struct RowRan {
     pub positions: Vec<f64>,
     /// Span intervals (with spans on).
     pub intervals: Vec<SpanInterval>,
+    /// One record per request.
+    pub requests: Vec<RequestRecord>,
 }
 
 /// Row `p` of `grid` in the run `info`: its identity from the grid point,
@@ -138,5 +206,6 @@ pub fn grid_row(grid: &Grid, info: &RunInfo, p: usize, ran: RowRan) -> Row {
         row_key: point.key.clone(),
         positions: ran.positions,
         intervals: ran.intervals,
+        requests: ran.requests,
     }
 }

@@ -71,6 +71,10 @@ pub struct DraftSpec {
     /// EAGLE-3 draft served as `eagle` is fed the target's last hidden state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served_as: Option<String>,
+    /// The speculative method(s) the server runs, crossed with the other
+    /// lists (`{method}` in the `[server]` command; [`crate::remote::methods`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<OneOrMany<String>>,
 }
 
 fn one_topk() -> OneOrMany<usize> {
@@ -154,6 +158,10 @@ pub struct SweepSpec {
     /// How to start or reach the servers of the `sglang` and `vllm` backends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<Spanned<ServerSpec>>,
+    /// Open-loop load (`[load]`: request rates, arrivals, bounds, goodput
+    /// SLO); absent: closed loop, `batch_sizes` requests in flight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<crate::load::LoadSpec>,
     /// Where the engine backend runs: `cpu` (default) or `cuda` (a build with `--features cuda`).
     #[serde(default, skip_serializing_if = "is_cpu")]
     pub device: EngineDevice,
@@ -200,6 +208,7 @@ fn default_drafts() -> Vec<Spanned<DraftSpec>> {
         aux_layers: None,
         id_convention: None,
         served_as: None,
+        method: None,
     })]
 }
 fn default_prompt_sets() -> Vec<Spanned<PromptSetSpec>> {

@@ -248,8 +248,9 @@ impl<'g> Uploader<'g> {
                     at.cols * es
                 )));
             }
-            let slot = &mut self.slots[self.next];
-            self.next = (self.next + 1) % self.slots.len();
+            let i = self.next;
+            self.next = (i + 1) % self.slots.len();
+            let slot = &mut self.slots[i];
             // The copy out of this buffer two chunks ago must be done.
             slot.copied.synchronize()?;
             // SAFETY: the buffer holds STAGING_BYTES >= n bytes, and no copy

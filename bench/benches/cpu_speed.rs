@@ -11,8 +11,10 @@
 //!   today's kernel (bfloat16 weights) and with the kernel before issue 19
 //!   (bench/src/legacy_linear.rs: scalar, f32 weights), one row and six.
 //!
-//! Then it runs all of them round after round in one process and prints the
-//! ratios of their medians (verify6 / decode, draft / decode, legacy / new),
+//! Then it runs all of them round after round in one process, with the
+//! linears also on paired bfloat16 weights (`pair_bf16`, which the engine
+//! does not use), and prints the ratios of their medians (verify6 / decode,
+//! draft / decode, legacy / new, new / paired),
 //! also written to target/criterion/cpu_speed_ratios.csv.
 //!
 //! `cargo bench -p specula-bench --bench cpu_speed`
@@ -25,7 +27,7 @@ use specula_engine::capture::CaptureChoice;
 use specula_engine::kv_cache::KvCache;
 use specula_engine::model::{Eagle3Draft, ForwardBatch, HiddenInput, TargetModel};
 use specula_engine::pair::ModelPair;
-use specula_kernels::cpu::{default_cpu_threads, linear, Matrix};
+use specula_kernels::cpu::{default_cpu_threads, linear, pair_bf16, Matrix};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -107,11 +109,25 @@ fn draft_step(p: &Prefilled, cache: &mut KvCache) -> f32 {
     out.logits[0]
 }
 
+/// How the linears' weights are laid out.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// Plain bfloat16, as the engine keeps them.
+    Plain,
+    /// Paired bfloat16 ([`pair_bf16`]), which the engine does not use (see
+    /// DESIGN.md 6.4).
+    Paired,
+    /// f32, through the pre-issue-19 kernel.
+    Legacy,
+}
+
 /// Every linear of one target forward: `(out, in)` shapes and their weights
 /// as bfloat16 (today's memory layout) and f32 (the legacy layout).
 struct Linears {
     shapes: Vec<(usize, usize)>,
     bf16: Vec<Vec<u16>>,
+    /// `bf16` in the paired layout ([`pair_bf16`]).
+    paired: Vec<Vec<u16>>,
     f32: Vec<Vec<f32>>,
 }
 
@@ -144,16 +160,50 @@ fn linears(target: &TargetModel) -> Linears {
                 .collect()
         })
         .collect();
-    Linears { shapes, bf16, f32 }
+    let paired = bf16
+        .iter()
+        .zip(&shapes)
+        .map(|(w, &(_, k))| pair_bf16(w, k))
+        .collect();
+    Linears {
+        shapes,
+        bf16,
+        paired,
+        f32,
+    }
 }
 
 impl Linears {
     /// Runs every linear on `rows` rows with today's kernel or the legacy one.
     fn run(&self, rows: usize, legacy: bool, x: &[f32], out: &mut [f32]) {
+        self.run_as(
+            rows,
+            if legacy {
+                Layout::Legacy
+            } else {
+                Layout::Plain
+            },
+            x,
+            out,
+        )
+    }
+
+    /// Runs every linear on `rows` rows with weights in `layout`.
+    fn run_as(&self, rows: usize, layout: Layout, x: &[f32], out: &mut [f32]) {
         for (j, &(n, k)) in self.shapes.iter().enumerate() {
             let (x, out) = (&x[..rows * k], &mut out[..rows * n]);
-            if legacy {
+            if layout == Layout::Legacy {
                 legacy_linear::linear(x, rows, k, &self.f32[j], n, out);
+            } else if layout == Layout::Paired {
+                linear(
+                    x,
+                    rows,
+                    k,
+                    Matrix::Bf16Paired(&self.paired[j]),
+                    n,
+                    None,
+                    out,
+                );
             } else {
                 linear(x, rows, k, Matrix::Bf16(&self.bf16[j]), n, None, out);
             }
@@ -234,7 +284,9 @@ fn ratios(p: &Prefilled, lin: &Linears, x: &[f32]) {
     let mut tc = p.target_cache.clone();
     let mut tc6 = p.target_cache.clone();
     let mut dc = p.draft_cache.clone();
-    let (mut o1, mut o2, mut o3, mut o4) = (
+    let (mut o1, mut o2, mut o3, mut o4, mut o5, mut o6) = (
+        vec![0f32; VERIFY_ROWS * n_max],
+        vec![0f32; VERIFY_ROWS * n_max],
         vec![0f32; VERIFY_ROWS * n_max],
         vec![0f32; VERIFY_ROWS * n_max],
         vec![0f32; VERIFY_ROWS * n_max],
@@ -269,6 +321,14 @@ fn ratios(p: &Prefilled, lin: &Linears, x: &[f32]) {
             run: Box::new(|| lin.run(VERIFY_ROWS, false, x, &mut o2)),
         },
         Case {
+            name: "linears_paired_m1",
+            run: Box::new(|| lin.run_as(1, Layout::Paired, x, &mut o5)),
+        },
+        Case {
+            name: "linears_paired_m6",
+            run: Box::new(|| lin.run_as(VERIFY_ROWS, Layout::Paired, x, &mut o6)),
+        },
+        Case {
             name: "linears_legacy_m1",
             run: Box::new(|| lin.run(1, true, x, &mut o3)),
         },
@@ -291,6 +351,14 @@ fn ratios(p: &Prefilled, lin: &Linears, x: &[f32]) {
         (
             "linears m6 / m1 (legacy)",
             at("linears_legacy_m6") / at("linears_legacy_m1"),
+        ),
+        (
+            "new / paired, linears m1",
+            at("linears_new_m1") / at("linears_paired_m1"),
+        ),
+        (
+            "new / paired, linears m6",
+            at("linears_new_m6") / at("linears_paired_m6"),
         ),
         (
             "legacy / new, linears m1",

@@ -6,7 +6,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use specula_kernels::cpu::{
-    bf16_to_f32, dot, linear_with, products_with, DotKernel, Matrix, Product,
+    bf16_to_f32, dot, linear_with, pair_bf16, products_with, DotKernel, Matrix, Product,
 };
 
 fn random(rng: &mut ChaCha8Rng, n: usize) -> Vec<f32> {
@@ -152,6 +152,75 @@ fn products_together_are_each_product_alone() {
                 linear_with(kernel, &x, m, k, Matrix::Bf16(&ws[i]), n, bias, &mut alone);
                 assert_eq!(outs[i], alone, "{kernel:?}: product {i} at m={m}");
             }
+        }
+    }
+}
+
+#[test]
+fn paired_bfloat16_weights_give_the_plain_bits_on_every_kernel() {
+    let mut rng = ChaCha8Rng::seed_from_u64(15);
+    // k below, at and past the paired blocks of 16, with and without a
+    // last group of eight and a scalar tail; m past every row block.
+    for &(m, k, n) in &[
+        (1, 7, 5),
+        (2, 8, 9),
+        (3, 15, 9),
+        (6, 16, 13),
+        (5, 24, 33),
+        (7, 31, 17),
+        (1, 32, 70),
+        (6, 40, 21),
+        (13, 256, 70),
+        (6, 259, 41),
+        (1, 768, 130),
+        (6, 768, 64),
+    ] {
+        let x = random(&mut rng, m * k);
+        let wb = bf16(&mut rng, n * k);
+        let paired = pair_bf16(&wb, k);
+        let want = run(DotKernel::Portable, &x, m, k, Matrix::Bf16(&wb), n);
+        for kernel in available() {
+            let got = run(kernel, &x, m, k, Matrix::Bf16Paired(&paired), n);
+            let same = got
+                .iter()
+                .zip(&want)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(
+                same,
+                "{kernel:?} paired differs from plain portable at m={m} k={k} n={n}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_paired_row_is_the_same_bits_alone_in_any_batch_and_on_any_thread_count() {
+    let mut rng = ChaCha8Rng::seed_from_u64(16);
+    let (k, n) = (384, 1100);
+    let wb = bf16(&mut rng, n * k);
+    let paired = pair_bf16(&wb, k);
+    let w = Matrix::Bf16Paired(&paired);
+    let x = random(&mut rng, 19 * k);
+    let one_thread = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    for kernel in available() {
+        let all = run(kernel, &x, 19, k, w, n);
+        let serial = one_thread.install(|| run(kernel, &x, 19, k, w, n));
+        assert_eq!(all, serial, "{kernel:?}: one thread vs the pool");
+        assert_eq!(
+            all,
+            run(kernel, &x, 19, k, Matrix::Bf16(&wb), n),
+            "{kernel:?}: plain"
+        );
+        for (i0, m) in [(0, 1), (3, 2), (5, 3), (8, 6), (0, 16), (18, 1)] {
+            let part = run(kernel, &x[i0 * k..(i0 + m) * k], m, k, w, n);
+            assert_eq!(
+                part,
+                all[i0 * n..(i0 + m) * n],
+                "{kernel:?}: rows {i0}.. in a batch of {m}"
+            );
         }
     }
 }

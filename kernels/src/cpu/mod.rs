@@ -16,8 +16,8 @@ pub use attention::{attention, AttentionShape, KeyList};
 pub use exp::exp;
 pub use expf::expf;
 pub use linear::{
-    bf16_to_f32, dot, dots, linear, linear_with, products, products_with, DotKernel, Matrix,
-    Product,
+    bf16_to_f32, dot, dots, linear, linear_with, pair_bf16, products, products_with, unpair_bf16,
+    DotKernel, Matrix, Product, PAIR_BLOCK,
 };
 pub use norm::{add_inplace, rms_norm};
 pub use rope::{Llama3RopeScaling, Rope};

@@ -14,10 +14,12 @@
 mod canonical;
 #[cfg(target_arch = "aarch64")]
 mod neon;
+mod paired;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
 pub use canonical::bf16_to_f32;
+pub use paired::{pair_bf16, unpair_bf16, PAIR_BLOCK};
 
 use rayon::prelude::*;
 use std::sync::OnceLock;
@@ -38,6 +40,10 @@ pub enum Matrix<'a> {
     F32(&'a [f32]),
     /// bfloat16 elements (the top half of an f32's bits), widened in registers.
     Bf16(&'a [u16]),
+    /// bfloat16 elements in the paired layout of [`pair_bf16`] (rows of
+    /// `k`, the product's input width): the bits of the plain matrix,
+    /// widened with fewer instructions by the x86 kernels.
+    Bf16Paired(&'a [u16]),
 }
 
 impl Matrix<'_> {
@@ -45,7 +51,7 @@ impl Matrix<'_> {
     pub fn len(&self) -> usize {
         match self {
             Matrix::F32(w) => w.len(),
-            Matrix::Bf16(w) => w.len(),
+            Matrix::Bf16(w) | Matrix::Bf16Paired(w) => w.len(),
         }
     }
 
@@ -141,6 +147,35 @@ fn block<const R: usize, const C: usize>(
     match w {
         Matrix::F32(w) => slices_f32(kernel, xs, cols.map(|j| &w[j * k..(j + 1) * k]), ahead),
         Matrix::Bf16(w) => slices_bf16(kernel, xs, cols.map(|j| &w[j * k..(j + 1) * k]), ahead),
+        Matrix::Bf16Paired(w) => {
+            slices_bf16_paired(kernel, xs, cols.map(|j| &w[j * k..(j + 1) * k]), ahead)
+        }
+    }
+}
+
+/// `out[r][c] = xs[r] . ws[c]` for paired bfloat16 rows `ws` (all `k`
+/// long) by `kernel` (which must be available); kernels without a paired
+/// loop run the portable one.
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
+fn slices_bf16_paired<const R: usize, const C: usize>(
+    kernel: DotKernel,
+    xs: [&[f32]; R],
+    ws: [&[u16]; C],
+    ahead: usize,
+) -> [[f32; C]; R] {
+    let k = xs.first().map_or(0, |x| x.len());
+    assert!(
+        xs.iter().all(|x| x.len() == k) && ws.iter().all(|w| w.len() == k),
+        "dot: lengths differ"
+    );
+    match kernel {
+        // SAFETY: `kernel` is available, so the CPU has the instructions
+        // the function is compiled for; every slice is `k` long.
+        #[cfg(target_arch = "x86_64")]
+        DotKernel::Avx2 => unsafe { x86::block_avx2_bf16_paired(xs, ws, ahead) },
+        #[cfg(target_arch = "x86_64")]
+        DotKernel::Avx512 => unsafe { x86::block_avx512_bf16_paired(xs, ws, ahead) },
+        _ => xs.map(|x| ws.map(|w| paired::dot_bf16_paired(x, w))),
     }
 }
 
@@ -227,7 +262,7 @@ fn columns(
     // Every weight load feeds `R` rows of x, every accumulator stays in a
     // register, and a block's dot products finish eight at a time: (1, 8)
     // for a decode row, (4, 2) for more rows with AVX2's sixteen registers,
-    // (6, 4) with AVX-512's thirty-two. A block's weight rows are read from
+    // (6, 4) with AVX-512's thirty-two ((6, 3) for paired weights). A block's weight rows are read from
     // memory once; the next row blocks over the same columns find them in L1.
     macro_rules! rows_of {
         ($c:literal, $j:expr, $($r:literal)+) => {{
@@ -253,6 +288,13 @@ fn columns(
         while j + 8 <= j1 {
             rows_of!(8, j, 1);
             j += 8;
+        }
+    } else if kernel == DotKernel::Avx512 && matches!(w, Matrix::Bf16Paired(_)) {
+        // A paired block's two halves need registers a plain one's do not:
+        // (6, 4) spills its accumulators, (6, 3) does not.
+        while j + 3 <= j1 {
+            rows_of!(3, j, 6 5 4 3 2 1);
+            j += 3;
         }
     } else if kernel == DotKernel::Avx512 {
         while j + 4 <= j1 {

@@ -11,6 +11,7 @@
 #![allow(unsafe_op_in_unsafe_fn)]
 
 use super::canonical::{bf16_to_f32, LANES};
+use super::paired::PAIR_BLOCK;
 use std::arch::x86_64::*;
 
 /// Eight f32 at `p`.
@@ -178,6 +179,87 @@ macro_rules! block {
         }
     };
 }
+
+/// The words of a paired block ([`super::paired`]) whose high halves are
+/// the block's first eight elements.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn high_halves() -> __m256i {
+    _mm256_set1_epi32(0xffff_0000_u32 as i32)
+}
+
+macro_rules! paired_block {
+    ($name:ident, $features:literal) => {
+        /// [`block!`]'s dot products for paired bfloat16 weight rows
+        /// ([`super::paired`]): each 256-bit load of sixteen weights is
+        /// widened by an AND (elements 0..8, the first group's step) and a
+        /// shift (elements 8..16, the next group's), the same multiply-adds
+        /// in the same order as a plain row's.
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn $name<const R: usize, const C: usize>(
+            xs: [&[f32]; R],
+            ws: [&[u16]; C],
+            ahead: usize,
+        ) -> [[f32; C]; R] {
+            let k = ws[0].len();
+            let blocks = k / PAIR_BLOCK;
+            let mask = high_halves();
+            let mut acc = [[_mm256_setzero_ps(); C]; R];
+            for b in 0..blocks {
+                let at = b * PAIR_BLOCK;
+                // Two blocks in one 64-byte cache line: prefetch the line
+                // `ahead` elements on once per line.
+                if ahead > 0 && b % 2 == 0 {
+                    for w in ws {
+                        let p = w.as_ptr().wrapping_add(ahead + at);
+                        _mm_prefetch::<_MM_HINT_T0>(p.cast());
+                    }
+                }
+                let xv: [__m256; R] = std::array::from_fn(|r| f32x8(xs[r].as_ptr().add(at)));
+                for c in 0..C {
+                    let v = _mm256_loadu_si256(ws[c].as_ptr().add(at).cast());
+                    let wv = _mm256_castsi256_ps(_mm256_and_si256(v, mask));
+                    for r in 0..R {
+                        acc[r][c] = _mm256_fmadd_ps(xv[r], wv, acc[r][c]);
+                    }
+                }
+                let xv: [__m256; R] =
+                    std::array::from_fn(|r| f32x8(xs[r].as_ptr().add(at + LANES)));
+                for c in 0..C {
+                    let v = _mm256_loadu_si256(ws[c].as_ptr().add(at).cast());
+                    let wv = _mm256_castsi256_ps(_mm256_slli_epi32::<16>(v));
+                    for r in 0..R {
+                        acc[r][c] = _mm256_fmadd_ps(xv[r], wv, acc[r][c]);
+                    }
+                }
+            }
+            // A last group of eight past the blocks, as it is.
+            let mut done = blocks * PAIR_BLOCK;
+            if k - done >= LANES {
+                let xv: [__m256; R] = std::array::from_fn(|r| f32x8(xs[r].as_ptr().add(done)));
+                for c in 0..C {
+                    let wv = bf16x8(ws[c].as_ptr().add(done));
+                    for r in 0..R {
+                        acc[r][c] = _mm256_fmadd_ps(xv[r], wv, acc[r][c]);
+                    }
+                }
+                done += LANES;
+            }
+            let mut tails = [[0f32; C]; R];
+            for r in 0..R {
+                for c in 0..C {
+                    for i in done..k {
+                        tails[r][c] = xs[r][i].mul_add(bf16_to_f32(ws[c][i]), tails[r][c]);
+                    }
+                }
+            }
+            finish_block(acc, tails)
+        }
+    };
+}
+
+paired_block!(block_avx2_bf16_paired, "avx2,fma");
+paired_block!(block_avx512_bf16_paired, "avx512f,avx512vl,avx2,fma");
 
 block!(block_avx2_f32, "avx2,fma", f32, f32x8, same);
 block!(block_avx2_bf16, "avx2,fma", u16, bf16x8, bf16_to_f32);

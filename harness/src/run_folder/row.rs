@@ -105,6 +105,12 @@ pub struct Row {
     pub spans: SpanMode,
     /// Unique key of the row (positions.csv, kernels.csv, histogram files).
     pub row_key: String,
+    /// The speculative method as the backend spells it (`{method}` of the
+    /// server command, `eagle`/`eagle3` in process); empty when the spec
+    /// names none (the backend's default for the draft).
+    pub method: String,
+    /// Requests per second offered (open loop, `[load]`); `None`: closed loop.
+    pub request_rate: Option<f64>,
     /// a_k for k = 1..=steps.
     pub positions: Vec<f64>,
     /// Span samples per `generate` call (empty when spans are off).

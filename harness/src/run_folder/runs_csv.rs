@@ -63,6 +63,8 @@ pub fn record(r: &Row) -> Vec<String> {
         fixed(m.decode_cpu_s, 6),
         fixed(m.cpu_tok_s, 3),
         opt_fixed(m.cpu_speedup, 4),
+        r.method.clone(),
+        r.request_rate.map(|x| x.to_string()).unwrap_or_default(),
     ]
 }
 

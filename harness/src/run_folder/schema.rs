@@ -81,7 +81,7 @@ impl Column {
 
 /// runs.csv, in column order: the identity and measures of docs/DESIGN.md
 /// first, then this tool's extra columns (from `repeat` on).
-pub const RUNS: [Column; 39] = [
+pub const RUNS: [Column; 41] = [
     Column::text("run_id"),
     Column::text("git_rev"),
     Column::text("started_at"),
@@ -121,6 +121,8 @@ pub const RUNS: [Column; 39] = [
     Column::number("decode_cpu_s"),
     Column::number("cpu_tok_s"),
     Column::number("cpu_speedup"),
+    Column::text("method").identity(),
+    Column::number("request_rate").identity(),
 ];
 
 /// Which of a column's lists [`names`] collects.
@@ -157,10 +159,10 @@ const fn names<const N: usize>(list: List) -> [&'static str; N] {
 }
 
 /// The header of runs.csv.
-pub const RUNS_COLUMNS: [&str; 39] = names(List::All);
+pub const RUNS_COLUMNS: [&str; 41] = names(List::All);
 
 /// The runs.csv columns whose cells are numbers (or empty).
-pub const NUMERIC_COLUMNS: [&str; 23] = names(List::Numbers);
+pub const NUMERIC_COLUMNS: [&str; 24] = names(List::Numbers);
 
 /// The runs.csv columns that count things: their cells are whole numbers (or empty).
 pub const WHOLE_COLUMNS: [&str; 10] = names(List::Whole);
@@ -180,9 +182,10 @@ pub const FAILURES_COLUMNS: [&str; 4] = ["run_id", "row_key", "backend", "error"
 /// The runs.csv columns that identify a row across runs: every identity
 /// column except where and when it ran (`run_id`, `git_rev`, `started_at`,
 /// `machine`, `device`), plus the extras that shape the numbers (`repeat`,
-/// `seed`, `max_new_tokens`, `id_convention`, `spans`). A row's *group* is
+/// `seed`, `max_new_tokens`, `id_convention`, `spans`, `method`,
+/// `request_rate`). A row's *group* is
 /// the same without [`REPEAT_COLUMNS`]: its repeats.
-pub const IDENTITY: [&str; 17] = names(List::Identity);
+pub const IDENTITY: [&str; 19] = names(List::Identity);
 
 /// The measures two runs of one build agree on exactly (temperature 0,
 /// fixed seeds): they depend only on the models, the config and the prompts.
@@ -255,10 +258,16 @@ mod tests {
         }
         assert_eq!(&RUNS_COLUMNS[..2], ["run_id", "git_rev"]);
         assert_eq!(
-            RUNS_COLUMNS[RUNS_COLUMNS.len() - 1],
-            "cpu_speedup",
+            RUNS_COLUMNS[RUNS_COLUMNS.len() - 2..],
+            ["method", "request_rate"],
             "added last"
         );
+        for c in ["method", "request_rate"] {
+            assert!(
+                IDENTITY.contains(&c),
+                "{c}: rows differing in it are different points"
+            );
+        }
     }
 
     /// The design contract lists runs.csv's columns in a table of numbered

@@ -115,7 +115,12 @@ fn engine_requests(
             let prompt = set.prompts.get(i);
             let reached = (steps > 0).then(|| {
                 (1..=steps)
-                    .map(|k| s.accepted_per_step.iter().filter(|&&a| a as usize >= k).count() as u64)
+                    .map(|k| {
+                        s.accepted_per_step
+                            .iter()
+                            .filter(|&&a| a as usize >= k)
+                            .count() as u64
+                    })
                     .collect()
             });
             let accepted: usize = s.accepted_per_step.iter().map(|&a| a as usize).sum();
@@ -127,9 +132,8 @@ fn engine_requests(
                 output_tokens: s.output.len(),
                 verify_steps: Some(s.verify_steps),
                 accepted_drafts: (steps > 0).then_some(accepted),
-                proposed_drafts: config.map(|c| {
-                    s.verify_steps * c.speculative.num_draft_tokens.saturating_sub(1)
-                }),
+                proposed_drafts: config
+                    .map(|c| s.verify_steps * c.speculative.num_draft_tokens.saturating_sub(1)),
                 reached,
                 sent_at_s: sent.get(i).copied().unwrap_or(0.0),
                 ttft_s: s.ttft_s,
@@ -204,6 +208,8 @@ pub fn grid_row(grid: &Grid, info: &RunInfo, p: usize, ran: RowRan) -> Row {
             .unwrap_or_default(),
         spans: point.spans,
         row_key: point.key.clone(),
+        method: config.and_then(|c| c.method.clone()).unwrap_or_default(),
+        request_rate: g.request_rate,
         positions: ran.positions,
         intervals: ran.intervals,
         requests: ran.requests,

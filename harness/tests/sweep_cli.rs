@@ -170,6 +170,11 @@ fn four_shards_merged_equal_one_unsharded_run() {
         histogram_counts(&t.path().join("merged")),
         "every (row, span) histogram has the same sample count"
     );
+    assert_eq!(
+        requests_per_row(&t.path().join("whole")),
+        requests_per_row(&t.path().join("merged")),
+        "the merged requests.csv has every shard's lines"
+    );
 
     // A shard given twice is a duplicate, refused with its row key.
     let again = specula_in(t.path(), &["merge", "shard-0", "shard-0", "--out", "twice"]);
@@ -271,6 +276,24 @@ fn kill_and_resume(signal: i32, expect_code: Option<i32>) {
         .map(|r| r["steps"].parse::<usize>().unwrap())
         .sum();
     assert_eq!(positions.rows.len(), steps);
+    assert_eq!(
+        requests_per_row(&run),
+        after
+            .rows
+            .iter()
+            .map(|r| (r["row_key"].clone(), r["prompts"].parse::<usize>().unwrap()))
+            .collect(),
+        "requests.csv: one line per prompt of each finished row, none of a dropped row"
+    );
+}
+
+/// requests.csv's lines per row key.
+fn requests_per_row(run: &Path) -> std::collections::BTreeMap<String, usize> {
+    let mut n = std::collections::BTreeMap::new();
+    for r in Csv::read(&run.join("requests.csv")).rows {
+        *n.entry(r["row_key"].clone()).or_insert(0) += 1;
+    }
+    n
 }
 
 #[test]

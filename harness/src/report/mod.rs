@@ -192,6 +192,6 @@ pub fn write(run_dir: &Path, out: &Path) -> Result<Vec<PathBuf>, ReportError> {
         doc.push(Block::Figure(f));
     }
     let mut written = write_pages(&doc, out, "report")?;
-    written.push(Summary::of_run(&run).write(out)?);
+    written.push(Summary::of_run(&run).with_serving(&run.dir).write(out)?);
     Ok(written)
 }

@@ -8,6 +8,7 @@
 use super::csv_file::{AppendCsv, Table};
 use super::histograms::read_log;
 use super::meta::{rfc3339, Meta};
+use super::requests_csv::{REQUESTS_COLUMNS, REQUESTS_CSV};
 use super::schema::{
     HISTOGRAMS, KERNELS_COLUMNS, KERNELS_CSV, META_JSON, POSITIONS_COLUMNS, POSITIONS_CSV,
     RUNS_COLUMNS, RUNS_CSV, SPEC_TOML,
@@ -186,11 +187,13 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, RunFolderError> {
     refuse_duplicates(&runs)?;
     let positions = gather(dirs, POSITIONS_CSV, &POSITIONS_COLUMNS)?;
     let kernels = gather(dirs, KERNELS_CSV, &KERNELS_COLUMNS)?;
+    let requests = gather(dirs, REQUESTS_CSV, &REQUESTS_COLUMNS)?;
     let logs = logs_of(dirs)?;
     let dir = RunDir::create(out)?;
     let rows = copy_rows(&runs, &dir.file(RUNS_CSV), &RUNS_COLUMNS)?;
     copy_rows(&positions, &dir.file(POSITIONS_CSV), &POSITIONS_COLUMNS)?;
     copy_rows(&kernels, &dir.file(KERNELS_CSV), &KERNELS_COLUMNS)?;
+    copy_rows(&requests, &dir.file(REQUESTS_CSV), &REQUESTS_COLUMNS)?;
     let hist = dir.file(HISTOGRAMS);
     std::fs::create_dir_all(&hist).map_err(|e| RunFolderError::write(&hist, e))?;
     for p in &logs {
@@ -208,7 +211,9 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, RunFolderError> {
         std::fs::write(&to, spec).map_err(|e| RunFolderError::write(&to, e))?;
     }
     merged_meta(&metas, dirs, rows).write(&dir.file(META_JSON))?;
-    Summary::of(&Table::read(&dir.file(RUNS_CSV))?).write(dir.path())?;
+    Summary::of(&Table::read(&dir.file(RUNS_CSV))?)
+        .with_serving(dir.path())
+        .write(dir.path())?;
     Ok(Merged {
         dir: dir.path().to_path_buf(),
         rows,

@@ -2,11 +2,12 @@
 //!
 //! A row is finished exactly when its line is in runs.csv (written last, in
 //! one append). After a kill, the folder may hold a partial last line, or
-//! positions/kernels lines and a histogram log of the row that was in
-//! flight; repair drops all of those, so the resumed run appends each
+//! positions/kernels/requests lines and a histogram log of the row that was
+//! in flight; repair drops all of those, so the resumed run appends each
 //! remaining row once and no finished row is lost or duplicated.
 
 use super::csv_file::{AppendCsv, Table};
+use super::requests_csv::{REQUESTS_COLUMNS, REQUESTS_CSV};
 use super::schema::{
     HISTOGRAMS, KERNELS_COLUMNS, KERNELS_CSV, POSITIONS_COLUMNS, POSITIONS_CSV, RUNS_COLUMNS,
     RUNS_CSV,
@@ -103,6 +104,7 @@ pub fn repair(dir: &Path) -> Result<Finished, RunFolderError> {
     }
     keep_finished(&dir.join(POSITIONS_CSV), &POSITIONS_COLUMNS, &done)?;
     keep_finished(&dir.join(KERNELS_CSV), &KERNELS_COLUMNS, &done)?;
+    keep_finished(&dir.join(REQUESTS_CSV), &REQUESTS_COLUMNS, &done)?;
     let hist = dir.join(HISTOGRAMS);
     if let Ok(entries) = std::fs::read_dir(&hist) {
         for e in entries.flatten() {
@@ -130,5 +132,42 @@ mod tests {
         std::fs::write(&p, "a,b\n1,2\n3,").unwrap();
         drop_partial_line(&p).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "a,b\n1,2\n");
+    }
+
+    /// Regression: requests.csv lines of the row in flight at a kill
+    /// survived the repair, so the resumed row wrote them a second time.
+    #[test]
+    fn requests_lines_of_an_unfinished_row_are_dropped() {
+        let t = tempfile::tempdir().unwrap();
+        let row = |key: &str| -> Vec<String> {
+            RUNS_COLUMNS
+                .iter()
+                .map(|c| match *c {
+                    "row_key" => key.to_string(),
+                    "throughput_tok_s" | "cpu_tok_s" => "1".to_string(),
+                    _ => String::new(),
+                })
+                .collect()
+        };
+        AppendCsv::open(&t.path().join(RUNS_CSV), &RUNS_COLUMNS)
+            .unwrap()
+            .append(&[row("done")])
+            .unwrap();
+        let request = |key: &str| -> Vec<String> {
+            REQUESTS_COLUMNS
+                .iter()
+                .map(|c| if *c == "row_key" { key } else { "" }.to_string())
+                .collect()
+        };
+        let requests = t.path().join(REQUESTS_CSV);
+        AppendCsv::open(&requests, &REQUESTS_COLUMNS)
+            .unwrap()
+            .append(&[request("done"), request("done"), request("in-flight")])
+            .unwrap();
+        repair(t.path()).unwrap();
+        let kept = Table::read(&requests).unwrap();
+        let k = kept.require("row_key", &requests).unwrap();
+        let keys: Vec<&str> = kept.rows.iter().map(|r| r[k].as_str()).collect();
+        assert_eq!(keys, ["done", "done"]);
     }
 }

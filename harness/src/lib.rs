@@ -26,6 +26,7 @@ pub mod gate;
 pub mod load;
 pub mod nightly;
 pub mod probe;
+pub mod process_stats;
 pub mod remote;
 pub mod report;
 pub mod run_folder;

@@ -217,6 +217,31 @@ pub struct Meta {
     /// `; ` (absent when none said, and in runs before this field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_version: Option<String>,
+    /// In-process runs: each target load, in order (one per target, dtype
+    /// and device: model entries over the same target share it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub model_loads: Vec<ModelLoad>,
+}
+
+/// One target load of an in-process run (meta.json `model_loads`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ModelLoad {
+    /// The target path as the spec writes it.
+    pub target: String,
+    /// `cpu` or `cuda`.
+    pub device: String,
+    /// Storage dtype named by the target config.
+    pub dtype: String,
+    /// Seconds from the first file read to the model ready (tokenizer included).
+    pub seconds: f64,
+    /// Bytes moved to the GPU (0 on the CPU).
+    pub bytes: u64,
+    /// `bytes / seconds`, GB/s (0 on the CPU).
+    pub gb_s: f64,
+    /// The process's peak resident memory once loaded (`ru_maxrss`), bytes.
+    pub peak_host_memory_bytes: u64,
+    /// The model entries (`name`) that ran on this load.
+    pub models: Vec<String>,
 }
 
 /// A draft config of the spec that does not run, and why (meta.json `skipped`).

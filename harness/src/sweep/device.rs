@@ -1,6 +1,6 @@
 //! Where a sweep's in-process engine runs: the CPU (default) or, in a build
-//! with `--features cuda`, the GPU (bf16, the same weights uploaded from the
-//! CPU-loaded pair, spans timed with CUDA events).
+//! with `--features cuda`, the GPU (bf16, the weights loaded straight from
+//! the checkpoint to the device, spans timed with CUDA events).
 
 use serde::{Deserialize, Serialize};
 
@@ -38,43 +38,52 @@ pub use gpu::GpuSide;
 
 #[cfg(feature = "cuda")]
 mod gpu {
+    use super::super::loaded::DrafterKey;
     use super::super::SweepError;
-    use specula_engine::backend::cuda::{Gpu, GpuDtype, GpuModels, GpuOptions, GpuRecorder};
+    use specula_engine::backend::cuda::{
+        Gpu, GpuDtype, GpuModels, GpuOptions, GpuRecorder, LoadOptions, LoadStats,
+    };
     use specula_engine::capture::CaptureChoice;
     use specula_engine::generate::GenerateParams;
     use specula_engine::generation::Generation;
-    use specula_engine::model::TargetModel;
-    use specula_engine::pair::ModelPair;
-    use specula_engine::speculative::EagleDrafter;
     use specula_engine::timing::SpanRecorder;
+    use std::path::Path;
     use std::sync::Arc;
 
-    /// The GPU half of a loaded model pair: the target and one drafter per capture choice.
+    /// A target on the GPU, loaded straight from its checkpoint, and one
+    /// drafter per draft folder and capture choice.
     pub struct GpuSide {
         models: GpuModels,
         opts: GpuOptions,
-        drafters: Vec<(CaptureChoice, usize)>,
+        load: LoadOptions,
+        drafters: Vec<(DrafterKey, usize)>,
     }
 
     impl GpuSide {
-        /// Uploads `pair`'s target to GPU 0, with KV room for `slots` sequences of `capacity` entries.
+        /// Loads the target in `dir` onto GPU 0 in bf16, with KV room for
+        /// `slots` sequences of `capacity` entries.
         pub fn load(
-            pair: &ModelPair,
+            dir: &Path,
             slots: usize,
             capacity: usize,
-        ) -> Result<GpuSide, SweepError> {
+            quiet: bool,
+        ) -> Result<(GpuSide, LoadStats), SweepError> {
             let gpu = Gpu::new(0).map_err(|e| SweepError::Input(format!("GPU: {e}")))?;
             let opts = GpuOptions {
                 slots,
                 capacity,
                 graphs: true,
             };
-            let models = GpuModels::from_cpu(Arc::new(gpu), pair, GpuDtype::Bf16, &opts)?;
-            Ok(GpuSide {
+            let load = LoadOptions { quiet };
+            let (models, stats) =
+                GpuModels::load(Arc::new(gpu), dir, GpuDtype::Bf16, &opts, &load)?;
+            let side = GpuSide {
                 models,
                 opts,
+                load,
                 drafters: Vec::new(),
-            })
+            };
+            Ok((side, stats))
         }
 
         /// The device's name (the `device` column).
@@ -82,18 +91,17 @@ mod gpu {
             self.models.gpu().name.clone()
         }
 
-        /// The GPU drafter of `key`, uploaded from the CPU drafter on first use.
-        pub fn drafter(
-            &mut self,
-            key: &CaptureChoice,
-            cpu: &EagleDrafter,
-            target: &TargetModel,
-        ) -> Result<usize, SweepError> {
-            if let Some((_, i)) = self.drafters.iter().find(|(k, _)| k == key) {
+        /// The GPU drafter of the draft in `dir` fed as `choice`, loaded
+        /// straight from its checkpoint on first use.
+        pub fn drafter(&mut self, dir: &Path, choice: &CaptureChoice) -> Result<usize, SweepError> {
+            let key = (Some(dir.to_path_buf()), choice.clone());
+            if let Some((_, i)) = self.drafters.iter().find(|(k, _)| *k == key) {
                 return Ok(*i);
             }
-            let i = self.models.add_drafter(cpu, target, &self.opts)?;
-            self.drafters.push((key.clone(), i));
+            let (i, _) = self
+                .models
+                .load_drafter(dir, choice, &self.opts, &self.load)?;
+            self.drafters.push((key, i));
             Ok(i)
         }
 

@@ -182,6 +182,7 @@ impl SweepPlan {
             merged_from: Vec::new(),
             test_hooks: Some(start.hooks).filter(TestHooks::any),
             engine_version: None,
+            model_loads: Vec::new(),
         };
         Ok(Sweep {
             plan: self,
@@ -309,7 +310,9 @@ impl Sweep {
             _ => {
                 let mut runner = Runner::new(grid, &info, writers, &progress, done);
                 progress.set_total(runner.pending_batches());
-                (runner.run(), runner.written)
+                let result = runner.run();
+                meta.model_loads.extend(runner.loads.iter().cloned());
+                (result, runner.written)
             }
         };
         progress.finish();

@@ -51,6 +51,11 @@ impl Progress {
         self.bar.inc(1);
     }
 
+    /// Whether it was asked to be quiet (no progress lines of any kind).
+    pub fn quiet(&self) -> bool {
+        self.quiet
+    }
+
     /// A line above the bar (nothing when quiet).
     pub fn note(&self, line: &str) {
         if self.quiet {

@@ -1,11 +1,13 @@
 //! Runs the grid points of this shard in process, group by group: load a
-//! model pair once ([`super::loaded`]), run the group's baseline, then each
-//! draft config against it, and hand every finished row to the writers.
+//! target once ([`super::loaded`]; model entries over the same target,
+//! dtype and device share the load, run one after the other), run the
+//! group's baseline, then each draft config against it, and hand every
+//! finished row to the writers.
 
 use super::cpu_clock::{process_cpu_s, PrefillCpu};
 use super::grid::{Grid, Point};
 use super::hooks::{effective, DelayVerify};
-use super::loaded::{drafter, planted_drafter, Loaded};
+use super::loaded::{drafter, planted_drafter, LoadKey, Loaded};
 use super::planted::PlantedTarget;
 use super::progress::Progress;
 use super::row_calls::{Outcome, RowCalls};
@@ -28,6 +30,8 @@ pub struct Runner<'a> {
     done: Finished,
     /// Rows written by this process.
     pub written: usize,
+    /// Every target load, in order (meta.json `model_loads`).
+    pub loads: Vec<crate::run_folder::meta::ModelLoad>,
 }
 
 impl<'a> Runner<'a> {
@@ -46,6 +50,7 @@ impl<'a> Runner<'a> {
             progress,
             done,
             written: 0,
+            loads: Vec::new(),
         }
     }
 
@@ -83,27 +88,57 @@ impl<'a> Runner<'a> {
     /// Runs every pending row of the shard.
     pub fn run(&mut self) -> Result<(), SweepError> {
         let pending = self.pending_groups();
-        for mi in 0..self.grid.models.len() {
-            let groups: Vec<usize> = pending
+        let models = &self.grid.models;
+        let keys: Vec<LoadKey> = models.iter().map(|m| LoadKey::of(m, self.info)).collect();
+        // Entries over the same target run one after the other (in the order
+        // their target first appears), on one load.
+        let mut order: Vec<usize> = (0..models.len()).collect();
+        order.sort_by_key(|&mi| keys.iter().position(|k| *k == keys[mi]));
+        let groups_of = |mi: usize| -> Vec<usize> {
+            pending
                 .iter()
                 .copied()
                 .filter(|&g| self.grid.groups[g].model == mi)
-                .collect();
+                .collect()
+        };
+        let mut loaded: Option<Loaded> = None;
+        for mi in order {
+            let groups = groups_of(mi);
             if groups.is_empty() {
                 continue;
             }
-            let m = &self.grid.models[mi];
-            self.progress
-                .note(&format!("loading {}", m.target.display()));
-            let slots = groups
-                .iter()
-                .map(|&g| self.grid.groups[g].batch_size)
-                .max()
-                .unwrap_or(1);
-            let mut loaded = Loaded::load(m, self.info, slots)?;
-            self.warm_up(&mut loaded, groups[0])?;
+            let m = &models[mi];
+            let reuse = loaded.as_ref().is_some_and(|l| l.key == keys[mi]);
+            if reuse {
+                self.progress.note(&format!(
+                    "{}: the target {} is loaded already",
+                    m.name,
+                    m.target.display()
+                ));
+                if let Some(r) = self.loads.last_mut() {
+                    r.models.push(m.name.clone());
+                }
+            } else {
+                if let Some(l) = loaded.take() {
+                    drop(l);
+                }
+                self.progress
+                    .note(&format!("loading {}", m.target.display()));
+                // KV room for the largest batch of every entry sharing the load.
+                let slots = (0..models.len())
+                    .filter(|&o| keys[o] == keys[mi])
+                    .flat_map(groups_of)
+                    .map(|g| self.grid.groups[g].batch_size)
+                    .max()
+                    .unwrap_or(1);
+                let l = Loaded::load(m, self.info, slots, self.progress.quiet())?;
+                self.loads.push(l.record.clone());
+                loaded = Some(l);
+            }
+            let l = loaded.as_mut().expect("loaded above");
+            self.warm_up(l, groups[0])?;
             for g in groups {
-                self.run_group(&mut loaded, g)?;
+                self.run_group(l, g)?;
             }
         }
         Ok(())
@@ -161,30 +196,31 @@ impl<'a> Runner<'a> {
         };
         let mut rec = PrefillCpu::new(rec);
         let config = self.grid.config_of(point);
-        let drafter = match config {
-            Some(c) => Some(drafter(
-                &mut l.drafters,
-                &l.pair.target,
-                &self.grid.models[g.model],
-                &c.capture,
-            )?),
-            None => None,
-        };
         #[cfg(feature = "cuda")]
         if let Some(gpu) = l.gpu.as_mut() {
-            let index = match (config, drafter) {
-                (Some(c), Some(d)) => Some(gpu.drafter(&c.capture, d, &l.pair.target)?),
+            let index = match (config, &self.grid.models[g.model].draft_dir) {
+                (Some(c), Some(dir)) => Some(gpu.drafter(dir, &c.capture)?),
                 _ => None,
             };
             let gen = gpu.generate(index, batch, &params, &mut rec)?;
             return Ok((gen, rec.prefill_cpu_s));
         }
+        let cpu = Loaded::cpu_target(&l.cpu)?;
+        let drafter = match config {
+            Some(c) => Some(drafter(
+                &mut l.drafters,
+                cpu,
+                &self.grid.models[g.model],
+                &c.capture,
+            )?),
+            None => None,
+        };
         let hooks = &self.info.hooks;
         let drafter: Option<&mut dyn Drafter> = match (config, hooks.draft_work_pct) {
             (Some(c), Some(pct)) => {
                 let d = planted_drafter(
                     &mut l.planted_drafters,
-                    &l.pair.target,
+                    cpu,
                     &self.grid.models[g.model],
                     &c.capture,
                 )?;
@@ -199,7 +235,7 @@ impl<'a> Runner<'a> {
             (None, None) => None,
             (t, v) => Some(t.unwrap_or(0.0) + v.unwrap_or(0.0)),
         };
-        let target = PlantedTarget::new(&l.pair.target, decode_pct, &l.planted_prefills);
+        let target = PlantedTarget::new(cpu, decode_pct, &l.planted_prefills);
         let gen = generate(&target, batch, &params, drafter, &mut rec)?;
         Ok((gen, rec.prefill_cpu_s))
     }

@@ -15,13 +15,13 @@ use crate::cli::CliError;
 use clap::Args;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use specula::process_stats::{peak_rss_bytes, process_age_s};
 use specula_engine::backend::cuda::{
-    default_draft_config, GpuDtype, GpuModels, GpuOptions, GpuRecorder,
+    default_draft_config, GpuDtype, GpuModels, GpuOptions, GpuRecorder, LoadOptions,
 };
 use specula_engine::capture::CaptureChoice;
 use specula_engine::config::TargetConfig;
 use specula_engine::generate::GenerateParams;
-use specula_engine::pair::ModelPair;
 use specula_engine::speculative::{SpeculativeConfig, SyntheticAcceptance};
 use specula_engine::timing::Span;
 use specula_kernels::cuda::check::measure_ceilings;
@@ -76,9 +76,12 @@ pub struct BenchArgs {
     /// Launch every forward eagerly instead of replaying CUDA graphs.
     #[arg(long)]
     eager: bool,
-    /// Folder for the CSV files.
+    /// Folder for the CSV files and meta.json (load time, peak host memory).
     #[arg(long, default_value = "results/gpu")]
     out: PathBuf,
+    /// No loading progress line.
+    #[arg(long)]
+    quiet: bool,
 }
 
 struct Measured {
@@ -120,29 +123,24 @@ fn measure(
 
 /// Runs the benchmark.
 pub fn run(a: BenchArgs) -> Result<(), CliError> {
-    let cpu_pair = match (&a.config, &a.target) {
+    match (&a.config, &a.target) {
         (Some(_), None) if !a.random_weights => {
             return Err(CliError::Usage(
                 "--config gives only a shape: add --random-weights, or pass --target CHECKPOINT"
                     .into(),
             ))
         }
-        (Some(_), None) => None,
-        (None, Some(t)) => Some(ModelPair::load(
-            t,
-            a.draft.as_deref(),
-            &CaptureChoice::default(),
-        )?),
+        (Some(_), None) | (None, Some(_)) => {}
         _ => return Err(CliError::Usage(
             "pass --target CHECKPOINT [--draft DRAFT], or --config CONFIG.json --random-weights"
                 .into(),
         )),
     };
-    let target = match &cpu_pair {
-        Some(p) => p.target.config().clone(),
+    let target = match &a.target {
+        Some(t) => TargetConfig::load(t)?,
         None => TargetConfig::load_file(a.config.as_deref().expect("checked above"))?,
     };
-    let synthetic = cpu_pair.as_ref().is_none_or(|p| p.drafter.is_some());
+    let synthetic = a.target.is_none() || a.draft.is_some();
     let dtype = if a.dtype == "f32" {
         GpuDtype::F32
     } else {
@@ -163,18 +161,30 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         capacity: a.prompt_len + a.max_new_tokens + ndt + 8,
         graphs: !a.eager,
     };
-    let mut models = match &cpu_pair {
-        Some(p) => GpuModels::from_cpu(gpu.clone(), p, dtype, &opts)?,
-        None => GpuModels::random(
-            gpu.clone(),
-            target.clone(),
-            Some(default_draft_config(&target)),
-            dtype,
-            a.seed,
-            &opts,
-        )?,
+    // Straight from the checkpoint's files to the device (host memory: the
+    // staging buffers), or random weights drawn on the device.
+    let load_opts = LoadOptions { quiet: a.quiet };
+    let (mut models, load) = match &a.target {
+        Some(t) => {
+            let (mut m, mut load) = GpuModels::load(gpu.clone(), t, dtype, &opts, &load_opts)?;
+            if let Some(d) = &a.draft {
+                let (_, s) = m.load_drafter(d, &CaptureChoice::default(), &opts, &load_opts)?;
+                load = load.plus(s);
+            }
+            (m, Some(load))
+        }
+        None => (
+            GpuModels::random(
+                gpu.clone(),
+                target.clone(),
+                Some(default_draft_config(&target)),
+                dtype,
+                a.seed,
+                &opts,
+            )?,
+            None,
+        ),
     };
-    drop(cpu_pair);
     let weight_bytes = models.target_weight_bytes();
     let expert_bytes = models.target_expert_bytes();
     let kv_per_token = models.target_kv_bytes_per_token();
@@ -212,6 +222,31 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         synthetic: Some(profile.clone()),
         ..base_params.clone()
     };
+    // The first decoded token (one prompt, one new token), timed from the
+    // process's start: what a user waits before the model answers.
+    let mut first_rng = ChaCha8Rng::seed_from_u64(a.seed ^ 0xF157);
+    let first: Vec<Vec<u32>> = vec![(0..a.prompt_len)
+        .map(|_| first_rng.random_range(0..target.vocab_size as u32))
+        .collect()];
+    let one = GenerateParams {
+        max_new_tokens: 1,
+        ..base_params.clone()
+    };
+    measure(&mut models, &gpu, &first, &one)?;
+    let first_token_s = process_age_s();
+    let rss_after_load = peak_rss_bytes();
+    if let Some(l) = &load {
+        eprintln!(
+            "load: {:.2} GB in {:.2} s ({:.1} GB/s); first token {}; peak host memory {:.2} GB",
+            l.bytes as f64 / 1e9,
+            l.seconds,
+            l.gb_s(),
+            first_token_s.map_or("at an unknown time".into(), |s| format!(
+                "{s:.2} s after the process started"
+            )),
+            rss_after_load as f64 / 1e9
+        );
+    }
     let mut bw = String::from("batch_size,repeat,dtype,cuda_graphs,weight_bytes,step_us_p50,weight_gb_s,copy_gb_s,fraction_of_copy,tok_s,experts_per_moe_layer,expert_bytes,kv_bytes,bytes_read,read_gb_s,read_fraction_of_copy\n");
     let mut sp = String::from("batch_size,repeat,synthetic,profile,steps,topk,num_draft_tokens,tau,expected_tau,base_tok_s,spec_tok_s,measured_speedup,base_step_us,draft_us_per_step,verify_us,ideal_speedup,fraction_of_ideal\n");
     let mut spans = format!("{SPANS_HEADER}\n");
@@ -313,6 +348,26 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         write(&a.out, "synthetic_speedup.csv", &sp)?;
     }
     write(&a.out, "spans.csv", &spans)?;
+    let meta = serde_json::json!({
+        "target": a.target.as_ref().map(|p| p.display().to_string()),
+        "draft": a.draft.as_ref().map(|p| p.display().to_string()),
+        "dtype": dtype.name(),
+        "device": gpu.name,
+        "copy_gb_s": ceilings.copy_gb_s,
+        "load_s": load.map(|l| l.seconds),
+        "load_bytes": load.map(|l| l.bytes),
+        "load_tensors": load.map(|l| l.tensors),
+        "load_gb_s": load.map(|l| l.gb_s()),
+        "first_token_s": first_token_s,
+        "peak_host_memory_after_load_bytes": rss_after_load,
+        "peak_host_memory_bytes": peak_rss_bytes(),
+    });
+    let text = serde_json::to_string_pretty(&meta).expect("a JSON value serializes");
+    write(&a.out, "meta.json", &format!("{text}\n"))?;
+    eprintln!(
+        "peak host memory {:.2} GB (meta.json)",
+        peak_rss_bytes() as f64 / 1e9
+    );
     if synthetic {
         outln!("{bw}\n{sp}\n{spans}");
     } else {

@@ -196,3 +196,35 @@ fn help_explains_the_knobs() {
         assert!(help.contains(k), "{k} missing from --help");
     }
 }
+
+/// Regression: the in-process engine decoded past the target's
+/// max_position_embeddings (positions it never saw) where a serving engine
+/// refuses the request.
+#[test]
+fn a_prompt_and_new_tokens_past_max_position_embeddings_are_refused() {
+    let t = tempfile::tempdir().unwrap();
+    write_fixture(t.path(), "1");
+    let target = t.path().join("target");
+    let limit = serde_json::from_str::<serde_json::Value>(
+        &std::fs::read_to_string(target.join("config.json")).unwrap(),
+    )
+    .unwrap()["max_position_embeddings"]
+        .as_u64()
+        .unwrap();
+    let too_many = limit.to_string();
+    let out = specula(&[
+        "generate",
+        "--target",
+        target.to_str().unwrap(),
+        "--prompt",
+        "Once upon a time",
+        "--max-new-tokens",
+        &too_many,
+        "--ignore-eos",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("max_position_embeddings"), "{err}");
+    assert!(err.contains(&format!("of {limit}")), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}

@@ -74,6 +74,34 @@ fn check_prompts(prompts: &[Vec<u32>], vocab: usize) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a prompt whose tokens and `max_new_tokens` would run past the
+/// target's `max_position_embeddings` (positions it was never trained on;
+/// serving engines refuse such a request too).
+fn check_positions(
+    prompts: &[Vec<u32>],
+    max_new_tokens: usize,
+    limit: Option<usize>,
+) -> Result<()> {
+    let Some(limit) = limit else {
+        return Ok(());
+    };
+    match prompts
+        .iter()
+        .enumerate()
+        .find(|(_, p)| p.len() + max_new_tokens > limit)
+    {
+        Some((i, p)) => Err(EngineError::setting(
+            "max_position_embeddings",
+            format!(
+                "prompt {i} has {} tokens; with max_new_tokens {max_new_tokens} it would reach position {}, past the target's max_position_embeddings of {limit}",
+                p.len(),
+                p.len() + max_new_tokens
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Generates a continuation of every prompt, speculatively when
 /// `params.speculative` has steps (then `drafter` is required).
 pub fn generate<B: TargetBackend + ?Sized>(
@@ -104,6 +132,11 @@ pub fn generate_until<B: TargetBackend + ?Sized>(
     if params.max_new_tokens == 0 {
         return Err(EngineError::setting("max_new_tokens", "must be at least 1"));
     }
+    check_positions(
+        prompts,
+        params.max_new_tokens,
+        target.config().max_position_embeddings,
+    )?;
     if let Some(seeds) = &params.sequence_seeds {
         if seeds.len() != prompts.len() {
             return Err(EngineError::setting(

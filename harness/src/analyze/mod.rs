@@ -5,6 +5,7 @@
 //! gives), beside both speedups and whether they say the machine was
 //! contended.
 
+pub mod slices;
 pub mod training;
 
 use crate::run_folder::row_key::baseline_of;
@@ -52,6 +53,8 @@ pub struct RowAnalysis {
     pub status: VerdictKind,
     /// The verdict, in words.
     pub verdict: String,
+    /// Acceptance by prompt category and by context length (requests.csv).
+    pub slices: slices::RowSlices,
 }
 
 /// What the analysis concludes about a row.
@@ -168,6 +171,7 @@ const COLUMNS: [&str; 5] = ["row_key", "steps", "tau", "speedup", "draft"];
 pub fn analyze(run: &Run) -> Result<Vec<RowAnalysis>, RunFolderError> {
     run.require(&COLUMNS)?;
     let mut trained: HashMap<&str, Option<Vec<f64>>> = HashMap::new();
+    let mut by_row = slices::row_slices(&run.dir)?;
     let mut out = Vec::new();
     for (i, row) in run.rows.iter().enumerate().filter(|(_, r)| r.speculative()) {
         let key = row.key();
@@ -228,6 +232,7 @@ pub fn analyze(run: &Run) -> Result<Vec<RowAnalysis>, RunFolderError> {
             likely_misconfigured: tau <= TAU_CONFIG_ERROR,
             status: VerdictKind::NoTiming,
             verdict: String::new(),
+            slices: by_row.remove(key).unwrap_or_default(),
         };
         (a.status, a.verdict) = verdict(&a);
         out.push(a);
@@ -261,6 +266,7 @@ mod tests {
             likely_misconfigured: false,
             status: VerdictKind::NoTiming,
             verdict: String::new(),
+            slices: Default::default(),
         }
     }
 

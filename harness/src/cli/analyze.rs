@@ -4,13 +4,14 @@ use super::output::outln;
 use super::CliError;
 use clap::Args;
 use specula::analyze::analyze;
+use specula::analyze::slices::AcceptanceSlice;
 use specula::run_folder::summary::CONTENTION_RATIO;
 use specula::run_folder::Run;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "For every speculative row: measured tau beside the tau its per-position acceptance implies (1 + sum a_k), live acceptance per depth beside the draft's teacher-forced training accuracy (from training_report.json beside the draft), the break-even tau from the measured span costs, both speedups (rows where they disagree by more than 25% are marked contended: other jobs took the cores), and a verdict (none when the break-even tau is below 1, which only disturbed timings give).\n\nExample:\n  specula analyze results/runs/default-20261129T120000Z"
+    after_help = "For every speculative row: measured tau beside the tau its per-position acceptance implies (1 + sum a_k), live acceptance per depth beside the draft's teacher-forced training accuracy (from training_report.json beside the draft), the break-even tau from the measured span costs, both speedups (rows where they disagree by more than 25% are marked contended: other jobs took the cores), and a verdict (none when the break-even tau is below 1, which only disturbed timings give). Where requests.csv splits a row's requests into several prompt categories or context lengths (prompt tokens <512, 512-2k, 2k-8k, 8k-32k, 32k+), tau and a_1 per category and per context length.\n\nExample:\n  specula analyze results/runs/default-20261129T120000Z"
 )]
 pub struct AnalyzeArgs {
     /// A run folder written by `specula sweep` (runs.csv, positions.csv, kernels.csv).
@@ -18,6 +19,19 @@ pub struct AnalyzeArgs {
     /// Print one JSON array of row analyses instead of text.
     #[arg(long)]
     json: bool,
+}
+
+/// `name: tau 2.31, a_1 71% (12 requests)`.
+fn describe_slice(s: &AcceptanceSlice) -> String {
+    format!(
+        "{}: tau {}, a_1 {} ({} requests)",
+        s.slice,
+        s.tau.map_or("-".into(), |t| format!("{t:.2}")),
+        s.per_position
+            .first()
+            .map_or("-".into(), |a| format!("{:.0}%", a * 100.0)),
+        s.requests
+    )
 }
 
 /// Runs `specula analyze`.
@@ -88,6 +102,15 @@ pub fn run(a: AnalyzeArgs) -> Result<(), CliError> {
             "  live acceptance given the previous depth: {}",
             depth.join(", ")
         );
+        for (what, slices) in [
+            ("category", &r.slices.by_category),
+            ("context length", &r.slices.by_context),
+        ] {
+            if slices.len() > 1 {
+                let parts: Vec<String> = slices.iter().map(describe_slice).collect();
+                outln!("  by {what}: {}", parts.join("; "));
+            }
+        }
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! apart as likely configuration errors), and the acceptance analysis.
 
 use super::data::RowView;
+use crate::analyze::slices::AcceptanceSlice;
 use crate::analyze::RowAnalysis;
 use crate::doc::{Block, Document, Table};
 use crate::run_folder::Run;
@@ -117,6 +118,7 @@ pub fn analysis(doc: &mut Document, rows: &[RowAnalysis]) {
         ]);
     }
     doc.push(Block::Table(t));
+    slices(doc, rows);
     let depth = rows.iter().map(|r| r.conditional.len()).max().unwrap_or(0);
     if depth == 0 {
         return;
@@ -147,6 +149,60 @@ pub fn analysis(doc: &mut Document, rows: &[RowAnalysis]) {
             });
         }
         t.push(cells);
+    }
+    doc.push(Block::Table(t));
+}
+
+/// Acceptance by prompt category and by context length, for the rows whose
+/// requests fall in more than one of either.
+fn slices(doc: &mut Document, rows: &[RowAnalysis]) {
+    let split: Vec<(&RowAnalysis, &str, &AcceptanceSlice)> = rows
+        .iter()
+        .flat_map(|r| {
+            [
+                ("category", &r.slices.by_category),
+                ("context", &r.slices.by_context),
+            ]
+            .into_iter()
+            .filter(|(_, s)| s.len() > 1)
+            .flat_map(move |(by, s)| s.iter().map(move |x| (r, by, x)))
+        })
+        .collect();
+    if split.is_empty() {
+        return;
+    }
+    doc.heading(3, "Acceptance by prompt category and by context length");
+    doc.para(
+        "From requests.csv: tau and a_k over each slice's requests (context = prompt tokens).",
+    );
+    let mut t = Table::new(&[
+        "row",
+        "by",
+        "slice",
+        "requests",
+        "prompt tokens",
+        "tau",
+        "a_1",
+        "a_2",
+        "a_3",
+    ]);
+    for (r, by, s) in split {
+        let a = |k: usize| {
+            s.per_position
+                .get(k)
+                .map_or("-".into(), |a| format!("{:.0}%", a * 100.0))
+        };
+        t.push(vec![
+            r.row_key.clone(),
+            by.into(),
+            s.slice.clone(),
+            s.requests.to_string(),
+            opt(s.prompt_tokens_mean, 0),
+            opt(s.tau, 2),
+            a(0),
+            a(1),
+            a(2),
+        ]);
     }
     doc.push(Block::Table(t));
 }

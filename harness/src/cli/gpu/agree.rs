@@ -6,7 +6,7 @@ use super::{open_gpu, write};
 use crate::cli::output::outln;
 use crate::cli::CliError;
 use clap::Args;
-use specula_engine::backend::cuda::{GpuDtype, GpuModels, GpuOptions};
+use specula_engine::backend::cuda::{GpuDtype, GpuModels, GpuOptions, LoadOptions};
 use specula_engine::capture::CaptureChoice;
 use specula_engine::generate::GenerateParams;
 use specula_engine::pair::ModelPair;
@@ -71,8 +71,23 @@ pub fn run(a: AgreeArgs) -> Result<(), CliError> {
     let mut csv = String::from("check,dtype,steps,topk,num_draft_tokens,batch_size,sequences,identical,first_divergence,tau,required,pass\n");
     let mut failed = 0;
     for dtype in [GpuDtype::F32, GpuDtype::Bf16] {
-        let mut models =
-            GpuModels::from_cpu(gpu.clone(), &cpu_pair, dtype, &GpuOptions::default())?;
+        // Loaded straight from the checkpoints (the loader users run); the
+        // eager copy below is uploaded from the CPU model, so the graph-vs-eager
+        // checks also hold the two load paths to the same weights.
+        let quiet = LoadOptions { quiet: true };
+        let (mut models, _) = GpuModels::load(
+            gpu.clone(),
+            &a.target,
+            dtype,
+            &GpuOptions::default(),
+            &quiet,
+        )?;
+        models.load_drafter(
+            &a.draft,
+            &CaptureChoice::default(),
+            &GpuOptions::default(),
+            &quiet,
+        )?;
         let base = models.generate(
             &prompts,
             &params(SpeculativeConfig::BASELINE, a.max_new_tokens),

@@ -4,10 +4,11 @@
 //! draft config and span mode. Invalid configs are collected with their
 //! reason, never dropped silently.
 
+use super::draft_points::{expand_drafts, ModelDrafts};
 use super::spec::{ModelSpec, SpanMode, SweepSpec};
 use super::SweepError;
-use crate::remote::{methods, EngineKind};
-use crate::run_folder::row_key::{config_label, sanitize, RowKey, BASELINE_CONFIG};
+use crate::remote::EngineKind;
+use crate::run_folder::row_key::{sanitize, RowKey, BASELINE_CONFIG};
 use crate::run_folder::SkippedConfig;
 use specula_datasets::{PromptSet, PromptSource};
 use specula_engine::capture::CaptureChoice;
@@ -197,142 +198,19 @@ impl Grid {
                 dtype: tcfg.as_ref().map(|c| c.dtype.clone()).unwrap_or_default(),
                 chat_template: m.chat_template == super::spec::ChatTemplateMode::Auto,
             };
-            let mut list: Vec<DraftPoint> = Vec::new();
-            for d in &spec.drafts {
-                let d = d.get_ref();
-                let convention = d.convention().map_err(SweepError::Input)?;
-                let served_as = d.served_as().map_err(SweepError::Input)?;
-                let methods: Vec<Option<String>> = match &d.method {
-                    None => vec![None],
-                    Some(list) => list
-                        .0
-                        .iter()
-                        .map(|w| methods::resolve(spec.backend, w).map(Some))
-                        .collect::<Result<_, _>>()
-                        .map_err(SweepError::Input)?,
-                };
-                for method in &methods {
-                    for &steps in &d.steps.0 {
-                        for &topk in &d.topk.0 {
-                            let ndts = match &d.num_draft_tokens {
-                                Some(n) => n.0.clone(),
-                                None => vec![steps * topk + 1],
-                            };
-                            for ndt in ndts {
-                                let mut written =
-                                    format!("steps={steps} topk={topk} num_draft_tokens={ndt}");
-                                if let Some(ids) = &d.aux_layers {
-                                    written.push_str(&format!(" aux_layers={ids:?}"));
-                                }
-                                if d.id_convention.is_some() {
-                                    written
-                                        .push_str(&format!(" id_convention={}", convention.name()));
-                                }
-                                if let Some(s) = &d.served_as {
-                                    written.push_str(&format!(" served_as={s}"));
-                                }
-                                if let Some(m) = method {
-                                    written.push_str(&format!(" method={m}"));
-                                }
-                                let label_of = |capture: &CaptureChoice| {
-                                    let base = config_label(steps, topk, ndt, capture);
-                                    match method {
-                                        Some(m) => {
-                                            format!("{base}-{}", sanitize(&m.to_ascii_lowercase()))
-                                        }
-                                        None => base,
-                                    }
-                                };
-                                let skip = |reason: String| SkippedConfig {
-                                    model: info.name.clone(),
-                                    config: written.clone(),
-                                    reason,
-                                };
-                                if steps == 0 {
-                                    skipped.push(skip(
-                                    "steps = 0 is the baseline, which runs in every group anyway"
-                                        .into(),
-                                ));
-                                    continue;
-                                }
-                                let sc = match SpeculativeConfig::new(steps, topk, ndt) {
-                                    Ok(sc) => sc,
-                                    Err(e) => {
-                                        skipped.push(skip(e.to_string()));
-                                        refused += 1;
-                                        continue;
-                                    }
-                                };
-                                let lookup = method.as_deref().is_some_and(methods::needs_no_draft);
-                                let Some(ids) = draft_ids.as_ref().or(lookup.then_some(&None))
-                                else {
-                                    skipped.push(skip(format!(
-                                        "model `{}` has no `draft`; only its baselines run",
-                                        info.name
-                                    )));
-                                    continue;
-                                };
-                                // Served as its own generation is the same config as not saying so.
-                                let capture = CaptureChoice {
-                                    override_ids: d.aux_layers.clone(),
-                                    convention,
-                                    served_as: served_as
-                                        .or(match (spec.backend, method.as_deref()) {
-                                            (EngineKind::Engine, Some("eagle")) => {
-                                                Some(DraftKind::Eagle)
-                                            }
-                                            (EngineKind::Engine, Some("eagle3")) => {
-                                                Some(DraftKind::Eagle3)
-                                            }
-                                            _ => None,
-                                        })
-                                        .filter(|k| *k != draft_kind),
-                                };
-                                let (Some(tcfg), true, false) = (&tcfg, capture_known, lookup)
-                                else {
-                                    list.push(DraftPoint {
-                                        speculative: sc,
-                                        label: label_of(&capture),
-                                        capture,
-                                        aux_points: String::new(),
-                                        method: method.clone(),
-                                    });
-                                    continue;
-                                };
-                                let resolved = capture.resolve_for(
-                                    draft_kind,
-                                    ids.as_deref(),
-                                    tcfg.num_hidden_layers,
-                                );
-                                let cap = match resolved {
-                                    Ok(c) => c,
-                                    Err(e) => {
-                                        skipped.push(skip(e.to_string()));
-                                        refused += 1;
-                                        continue;
-                                    }
-                                };
-                                if list.iter().any(|p| {
-                                    p.speculative == sc
-                                        && p.capture == capture
-                                        && &p.method == method
-                                }) {
-                                    skipped
-                                        .push(skip("duplicate of an earlier draft config".into()));
-                                    continue;
-                                }
-                                list.push(DraftPoint {
-                                    speculative: sc,
-                                    label: label_of(&capture),
-                                    capture,
-                                    aux_points: cap.points_label(),
-                                    method: method.clone(),
-                                });
-                            }
-                        }
-                    }
-                }
-            }
+            let expanded = expand_drafts(
+                spec,
+                &ModelDrafts {
+                    info: &info,
+                    target: tcfg.as_ref(),
+                    capture_known,
+                    draft_kind,
+                    draft_ids,
+                },
+            )?;
+            skipped.extend(expanded.skipped);
+            refused += expanded.refused;
+            let list = expanded.points;
             models.push(info);
             configs.push(list);
         }

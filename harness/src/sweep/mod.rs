@@ -17,6 +17,7 @@
 
 pub mod cpu_clock;
 pub mod device;
+pub mod draft_points;
 pub mod grid;
 pub mod hooks;
 pub mod interrupt;

@@ -62,7 +62,7 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
         }
         let LinearLayer { gpu, w, bias, k, n } = self;
         need(
-            x.len() == m * k && bias.is_none_or(|b| b.len() == n),
+            x.len() >= m * k && bias.is_none_or(|b| b.len() == n),
             || "linear_auto: x or bias has the wrong size".into(),
         )?;
         linear(gpu, y, x, w, m, k, n)?;
@@ -229,7 +229,8 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
     }
 }
 
-/// `y[m, n] = x[m, k] W[n, k]^T` through cuBLAS (bf16 inputs accumulate in f32).
+/// `y[m, n] = x[m, k] W[n, k]^T` through cuBLAS (bf16 inputs accumulate in
+/// f32); `x` may be a larger buffer whose first `m * k` elements are the rows.
 pub fn linear<T: GpuElement>(
     gpu: &Gpu,
     y: &mut CudaSlice<T>,
@@ -243,7 +244,7 @@ where
     CudaBlas: Gemm<T>,
 {
     need(
-        x.len() == m * k && w.len() == n * k && y.len() >= m * n,
+        x.len() >= m * k && w.len() == n * k && y.len() >= m * n,
         || "linear: sizes disagree".into(),
     )?;
     // Row-major y = x W^T is column-major y^T = W^T' x^T: cuBLAS sees W as [k, n] transposed.

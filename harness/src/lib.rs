@@ -20,6 +20,7 @@
 pub mod analyze;
 pub mod capture;
 pub mod compare;
+pub mod cost;
 pub mod doc;
 pub mod fault;
 pub mod gate;

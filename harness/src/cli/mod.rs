@@ -7,6 +7,7 @@ mod analyze;
 mod audit;
 mod capture;
 mod compare;
+mod cost;
 mod datasets;
 mod fixtures;
 mod gate;
@@ -69,6 +70,9 @@ pub enum CliError {
     /// A served run could not be probed.
     #[error(transparent)]
     Probe(#[from] ProbeError),
+    /// Instruction counts could not be made or read.
+    #[error(transparent)]
+    Cost(#[from] specula::cost::CostError),
     /// A flag or combination of flags that cannot be used.
     #[error("{0}")]
     Usage(String),
@@ -112,6 +116,7 @@ impl CliError {
             CliError::Serve(e) => e.fault(),
             CliError::Capture(e) => e.fault(),
             CliError::Probe(e) => e.fault(),
+            CliError::Cost(e) => e.fault(),
             CliError::Write { .. } | CliError::Found(_) => Fault::Failed,
             CliError::Inconclusive(_) => Fault::Inconclusive,
         }
@@ -185,6 +190,9 @@ enum Command {
     /// CI performance gate: deterministic measures exactly, speedup by a bootstrap
     /// interval over repeats; exit 0 pass, 1 regression, 2 unusable input, 3 inconclusive.
     Gate(gate::GateArgs),
+    /// Deterministic cost: instruction counts (valgrind's callgrind) per prefill, draft
+    /// forward, verify forward, decode step and token of every row of a spec, into costs.csv.
+    Cost(cost::CostArgs),
     /// Plots (SVG, PNG), a self-contained report.html and a report.md of a run, with its acceptance analysis.
     Report(report::ReportArgs),
     /// Compare two runs row by row: changes with intervals, a verdict per row, A-vs-B plots.
@@ -240,6 +248,7 @@ fn command(command: Command, cpu_threads: Option<usize>) -> Result<(), CliError>
         Command::Compare(a) => compare::run(a),
         Command::Nightly(a) => gate_outcome(nightly::run(a)?),
         Command::Gate(a) => gate_outcome(gate::run(a)?),
+        Command::Cost(a) => cost::run(a),
         Command::Capture(a) => capture::run(a),
         Command::Audit(a) => found(audit::run(a)?, "the audit found a problem"),
     }

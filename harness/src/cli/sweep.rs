@@ -96,6 +96,10 @@ pub struct SweepArgs {
     /// forwards twice (the baseline's included).
     #[arg(long, hide = true, value_name = "PCT", conflicts_with = "resume", value_parser = work_pct)]
     inject_target_work_pct: Option<f64>,
+    /// Internal (`specula cost`): count the recorded calls' spans through
+    /// callgrind client requests; only under valgrind.
+    #[arg(long, hide = true, conflicts_with = "resume")]
+    cost_probe: bool,
 }
 
 /// A share of calls in percent: a number in (0, 100].
@@ -193,6 +197,14 @@ fn print_skipped(skipped: &[SkippedConfig]) {
 /// Runs the sweep; `cpu_threads` is the global `--cpu-threads` flag.
 pub fn run(mut a: SweepArgs, cpu_threads: Option<usize>) -> Result<(), CliError> {
     a.cpu_threads = cpu_threads;
+    if a.cost_probe {
+        if !specula::cost::client_request::running_on_valgrind() {
+            return Err(CliError::Usage(
+                "--cost-probe counts through valgrind: run `specula cost` instead".into(),
+            ));
+        }
+        specula::cost::recorder::set_probing();
+    }
     let Some(sweep) = a.sweep()? else {
         return Ok(());
     };

@@ -59,6 +59,14 @@ pub enum NotJudged {
     },
     /// No positive values to take a ratio of.
     NoPositiveValues,
+    /// The baseline has instruction counts (costs.csv) and the current run none.
+    NoCosts,
+    /// The runs' counts were made under other settings (valgrind, build profile, prompts, tokens).
+    CostSettingsDiffer,
+    /// GPU step times of two different GPU models.
+    DeviceDiffers,
+    /// No span times (kernels.csv) in the current run.
+    NoSpans,
 }
 
 /// The text of a check in the Markdown summary.

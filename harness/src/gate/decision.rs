@@ -329,6 +329,9 @@ pub fn decide(baseline: &Run, current: &Run, policy: &Policy) -> Decision {
     let mut checks = Vec::new();
     for (key, label, pairs) in &groups {
         checks.extend(deterministic(policy, baseline, current, label, pairs));
+        checks.extend(super::gpu_spans::checks(
+            policy, baseline, current, label, pairs,
+        ));
         if policy.checks(Measure::Speedup) {
             let pace = pace_change(policy, baseline, current, pairs);
             checks.push(speedup(policy, label, key, pairs, pace));

@@ -27,7 +27,7 @@ fn needed(policy: &Policy) -> Vec<&str> {
                     "cpu_tok_s"
                 });
             }
-            Measure::Positions => {}
+            Measure::Positions | Measure::Cost | Measure::GpuSpans => {}
         }
     }
     cols

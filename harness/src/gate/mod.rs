@@ -5,11 +5,15 @@
 //! - [`policy`]: what is checked and how strictly (TOML, with defaults);
 //! - [`inputs`]: refusing unusable input (missing columns, other schemas, empty runs, unmatched rows);
 //! - [`decision`]: deterministic measures exactly, speedup by a bootstrap interval;
+//! - [`costs`]: instruction counts (costs.csv) within a small tolerance;
+//! - [`gpu_spans`]: absolute CUDA-event step times per span, on GPU runs;
 //! - [`pace`]: whether the machine ran the baselines at the same pace in both runs;
 //! - [`summary`]: the Markdown summary for a CI job page.
 
 pub mod check;
+pub mod costs;
 pub mod decision;
+pub mod gpu_spans;
 pub mod inputs;
 pub mod pace;
 pub mod policy;
@@ -127,7 +131,10 @@ pub fn judge(baseline: &Path, current: &Path, policy: &Policy) -> Result<Judgeme
     let b = Run::read(baseline)?;
     let c = Run::read(current)?;
     inputs::check(&b, &c, policy)?;
-    let decision = decide(&b, &c, policy);
+    let mut decision = decide(&b, &c, policy);
+    let (counts, notes) = costs::checks(&b, &c, policy)?;
+    decision.checks.extend(counts);
+    decision.notes.extend(notes);
     let environment = differences(&b, &c, ["the baseline", "the current run"]);
     let markdown = Markdown.render(&summary::document(&b, &c, policy, &decision, &environment));
     Ok(Judgement {

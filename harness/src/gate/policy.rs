@@ -22,6 +22,10 @@ pub enum Measure {
     Lossless,
     /// The same-run timing ratio (`timing_column`), over repeats.
     Speedup,
+    /// Instruction counts per call from costs.csv (`specula cost`), where the baseline has them.
+    Cost,
+    /// Absolute CUDA-event time per call of the prefill, draft and verify spans (GPU runs only).
+    GpuSpans,
 }
 
 impl Measure {
@@ -33,6 +37,8 @@ impl Measure {
             Measure::Positions => "positions",
             Measure::Lossless => "lossless",
             Measure::Speedup => "speedup",
+            Measure::Cost => "cost",
+            Measure::GpuSpans => "gpu_spans",
         }
     }
 }
@@ -52,7 +58,7 @@ pub enum OnInconclusive {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Policy {
-    /// The measures checked (default: all five).
+    /// The measures checked (default: all seven).
     pub measures: Vec<Measure>,
     /// Largest allowed absolute drop of tau (default 0: exact).
     pub tau_tolerance: f64,
@@ -82,6 +88,12 @@ pub struct Policy {
     /// What a run whose timings could not be judged exits with (default
     /// `fail`: exit 3; `pass`: exit 0, still marked INCONCLUSIVE).
     pub on_inconclusive: OnInconclusive,
+    /// Largest allowed relative rise of an instruction count per call
+    /// (costs.csv; default 0.005 = 0.5%); a fall beyond it is an improvement.
+    pub cost_tolerance: f64,
+    /// Largest allowed relative rise of a GPU span's mean time per call
+    /// (GPU runs; default 0.03 = 3%, three times the run-to-run spread of one GPU model).
+    pub gpu_span_tolerance: f64,
 }
 
 impl Default for Policy {
@@ -94,6 +106,8 @@ impl Default for Policy {
                 Measure::Positions,
                 Measure::Lossless,
                 Measure::Speedup,
+                Measure::Cost,
+                Measure::GpuSpans,
             ],
             tau_tolerance: 0.0,
             accept_rate_tolerance: 0.0,
@@ -106,6 +120,8 @@ impl Default for Policy {
             timing_column: "cpu_speedup".into(),
             pace_tolerance: 0.10,
             on_inconclusive: OnInconclusive::Fail,
+            cost_tolerance: 0.005,
+            gpu_span_tolerance: 0.03,
         }
     }
 }
@@ -135,6 +151,8 @@ impl Policy {
             ("tau_tolerance", self.tau_tolerance),
             ("accept_rate_tolerance", self.accept_rate_tolerance),
             ("position_tolerance", self.position_tolerance),
+            ("cost_tolerance", self.cost_tolerance),
+            ("gpu_span_tolerance", self.gpu_span_tolerance),
         ] {
             if t < 0.0 || t.is_nan() {
                 return Err(format!("{name}: must be >= 0"));

@@ -45,10 +45,11 @@ pub fn document(
     ));
     if verdict == GateVerdict::Inconclusive {
         doc.para(format!(
-            "**Inconclusive**: nothing regressed, but {} timing checks could not be judged \
-             (the reason is in each row's change column). What to do: rerun the current run \
-             when the machine is as loaded as when the baseline was made, or with more \
-             `--repeats`; or make a new baseline on this machine. This policy {} \
+            "**Inconclusive**: nothing regressed, but {} checks could not be judged \
+             (the reason is in each row's change column). What to do: for timings, rerun the \
+             current run when the machine is as loaded as when the baseline was made, or with \
+             more `--repeats`; or make a new baseline on this machine; for instruction counts, \
+             run `specula cost` with the baseline's spec and settings. This policy {} \
              (`on_inconclusive`).",
             count(Status::NotJudged),
             match policy.on_inconclusive {
@@ -73,6 +74,10 @@ pub fn document(
             policy.resamples,
             policy.seed,
             100.0 * policy.noise_threshold
+        ),
+        format!(
+            "instructions (costs.csv, `specula cost`): the count per call may rise by at most {:.1}%, whatever the load",
+            100.0 * policy.cost_tolerance
         ),
     ]));
     if !environment.is_empty() {

@@ -256,6 +256,12 @@ impl<'a> Runner<'a> {
             }
             return Ok((out, rec.log));
         }
+        if crate::cost::recorder::probing() {
+            let mut rec = crate::cost::recorder::CountingRecorder::new(&point.key);
+            let out = self.call(l, point, batch, &mut rec)?;
+            rec.finish();
+            return Ok((out, SpanLog::default()));
+        }
         let mut rec = HostRecorder::default();
         let out = self.call(l, point, batch, &mut rec)?;
         Ok((out, rec.log))

@@ -17,6 +17,7 @@
 
 #![warn(missing_docs)]
 
+pub mod ab;
 pub mod analyze;
 pub mod capture;
 pub mod compare;

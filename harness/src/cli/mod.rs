@@ -3,6 +3,7 @@
 //! report, a gate judgement, ...) and printing what comes back. Errors are
 //! gathered in [`CliError`], whose `fault()` `main` turns into the exit code.
 
+mod ab;
 mod analyze;
 mod audit;
 mod capture;
@@ -193,6 +194,9 @@ enum Command {
     /// Deterministic cost: instruction counts (valgrind's callgrind) per prefill, draft
     /// forward, verify forward, decode step and token of every row of a spec, into costs.csv.
     Cost(cost::CostArgs),
+    /// Paired, interleaved timing comparison of a control and variants (flags or builds):
+    /// more rounds until each is decided; exit 0 pass, 1 regression, 3 inconclusive.
+    Ab(ab::AbArgs),
     /// Plots (SVG, PNG), a self-contained report.html and a report.md of a run, with its acceptance analysis.
     Report(report::ReportArgs),
     /// Compare two runs row by row: changes with intervals, a verdict per row, A-vs-B plots.
@@ -249,6 +253,7 @@ fn command(command: Command, cpu_threads: Option<usize>) -> Result<(), CliError>
         Command::Nightly(a) => gate_outcome(nightly::run(a)?),
         Command::Gate(a) => gate_outcome(gate::run(a)?),
         Command::Cost(a) => cost::run(a),
+        Command::Ab(a) => ab::run(a),
         Command::Capture(a) => capture::run(a),
         Command::Audit(a) => found(audit::run(a)?, "the audit found a problem"),
     }

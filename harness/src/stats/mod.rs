@@ -4,6 +4,7 @@
 //! threshold ([`verdict`]).
 
 pub mod bootstrap;
+pub mod paired;
 pub mod verdict;
 
 pub use bootstrap::{relative_change, Bootstrap, Interval};

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Power of the paired timing gate (`specula ab`, docs/DESIGN.md 10.4) under
+# background load: for each load of 0, 1 and 2 busy cores (a bounded load
+# generator: busy shell loops killed at the end, and by `timeout` at the
+# latest), TRIALS trials; one trial is one `specula ab` of
+# bench/sweeps/gate-power.toml with all eight arms interleaved round by
+# round: the control A, a second A (the A/A false-alarm arm), and planted
+# slowdowns of 10% and 20% in the verify forward, the draft forward, and
+# the whole target forward (the baseline's rows included), each real extra
+# work (`--inject-*-work-pct`: that share of forwards run twice).
+#
+#   bash bench/gate_power.sh [TRIALS=20] [SPECULA=target/release/specula] [OUT=results/gate_power] [LOADS="0 1 2"]
+#
+# Writes OUT/power.csv (load, trial, arm, verdict, rounds) and OUT/power.md
+# (per arm and load: trials the gate called a regression; for A2 those are
+# false alarms), and prints the table. A trial takes 8 arms x 4-12 rounds
+# of one short process each (about 0.5 s natively).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+trials=${1:-20}
+bin=${2:-target/release/specula}
+out=${3:-results/gate_power}
+loads=${4:-"0 1 2"}
+arms=(--arm A= --arm A2=
+  --arm verify10="--inject-verify-work-pct 10" --arm verify20="--inject-verify-work-pct 20"
+  --arm draft10="--inject-draft-work-pct 10" --arm draft20="--inject-draft-work-pct 20"
+  --arm target10="--inject-target-work-pct 10" --arm target20="--inject-target-work-pct 20")
+mkdir -p "$out/runs"
+csv="$out/power.csv"
+[ -f "$csv" ] || echo "load,trial,arm,verdict,rounds" > "$csv"
+pids=()
+stop_load() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; pids=(); }
+trap stop_load EXIT
+for load in $loads; do
+  for _ in $(seq 1 "$load"); do
+    timeout 7200 sh -c 'while :; do :; done' &
+    pids+=($!)
+  done
+  for t in $(seq 1 "$trials"); do
+    dir="$out/runs/load$load-trial$t"
+    rm -rf "$dir"
+    "$bin" ab bench/sweeps/gate-power.toml --out "$dir" "${arms[@]}" > "$dir.txt" 2>/dev/null || true
+    # "ARM: VERDICT after N rounds (...)"
+    awk -v l="$load" -v t="$t" -F'[: ]+' '/ after [0-9]+ rounds/ {print l "," t "," $1 "," $2 "," $4}' "$dir.txt" >> "$csv"
+    rm -rf "$dir"
+    echo "load $load trial $t: $(awk -F'[: ]+' '/ after / {printf "%s=%s ", $1, $2}' "$dir.txt")"
+  done
+  stop_load
+done
+awk -F, 'NR > 1 {n[$2 FS $3]++; k[$3]; L[$1]; key=$1 FS $3; tot[key]++; if ($4 == "regression") reg[key]++; if ($4 == "inconclusive") inc[key]++}
+  END {
+    printf "| arm | what is planted |"; for (l in L) printf " load %s: regression / trials (inconclusive) |", l; print "";
+    printf "|---|---|"; for (l in L) printf "---|"; print "";
+    split("A2 verify10 verify20 draft10 draft20 target10 target20", order, " ");
+    what["A2"]="nothing (A/A: false alarms)"; what["verify10"]="10% verify"; what["verify20"]="20% verify";
+    what["draft10"]="10% draft"; what["draft20"]="20% draft"; what["target10"]="10% target forward"; what["target20"]="20% target forward";
+    for (i = 1; i <= 7; i++) { a = order[i]; printf "| %s | %s |", a, what[a];
+      for (l in L) { key = l FS a; printf " %d / %d (%d) |", reg[key], tot[key], inc[key] }; print "" }
+  }' "$csv" | tee "$out/power.md"

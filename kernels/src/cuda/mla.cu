@@ -108,6 +108,54 @@ BOTH(mla_head_linear, P_MLA_HL, (y, x, w, rows, heads, n, k, xs, xh, ys, yh, vec
 // Heads per block of the latent attention.
 #define MLA_HEADS 4
 
+// attention_merge for the nh heads of a block at once (the same arithmetic:
+// m the max of the splits' maxima, l = sum_s l_s e^(m_s - m) and o[d] =
+// (sum_s po_s[d] e^(m_s - m)) / l, both sums in split order): warp h reads
+// head h's (max, sum) pairs with lanes over splits and its lane 0 sums them
+// in order from registers; then thread (h, d) sums its outputs. Heads' parts
+// are splits apart: po [nh][splits][lora], ml [nh][splits][2]. Uses
+// MLA_HEADS x (splits + 1) floats of `scratch` (shared memory).
+template <typename T>
+__device__ void mla_merge_t(T* o, const float* po, const float* ml, int nh, int lora, int splits, float* scratch) {
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+    float* wgt = scratch;                   // [MLA_HEADS][splits]: e^(m_s - m)
+    float* inv = scratch + MLA_HEADS * splits;  // [MLA_HEADS]: l
+    __syncthreads();  // the block's own partials are no longer read from scratch
+    for (int hh = warp; hh < nh; hh += nw) {
+        const float* mh = ml + (size_t)hh * splits * 2;
+        float m = -INFINITY;
+        for (int s0 = 0; s0 < splits; s0 += 32) {
+            float v = s0 + lane < splits ? __ldcg(&mh[2 * (s0 + lane)]) : -INFINITY;
+#pragma unroll
+            for (int o2 = 16; o2 > 0; o2 >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o2));
+            m = fmaxf(m, v);
+        }
+        float l = 0.f;
+        for (int s0 = 0; s0 < splits; s0 += 32) {
+            int sl = s0 + lane;
+            float ms = sl < splits ? __ldcg(&mh[2 * sl]) : 0.f;
+            float ls = sl < splits ? __ldcg(&mh[2 * sl + 1]) : 0.f;
+            float e = expf(ms - m);
+            if (sl < splits) wgt[hh * splits + sl] = e;
+            for (int t = 0; t < 32 && s0 + t < splits; t++) {
+                float lt = __shfl_sync(0xffffffffu, ls, t), et = __shfl_sync(0xffffffffu, e, t);
+                l += lt * et;
+            }
+        }
+        if (lane == 0) inv[hh] = l;
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < nh * lora; i += blockDim.x) {
+        int hh = i / lora, d = i % lora;
+        const float* p = po + (size_t)hh * splits * lora + d;
+        const float* w = wgt + hh * splits;
+        float acc = 0.f;
+#pragma unroll 8
+        for (int s2 = 0; s2 < splits; s2++) acc += __ldcg(&p[(size_t)s2 * lora]) * w[s2];
+        st(&o[(size_t)hh * lora + d], acc / inv[hh]);
+    }
+}
+
 // Split-K latent attention. Block (row r, head group g, split s) takes the
 // keys [s * chunk, (s + 1) * chunk) of row r's key list (as the attention
 // kernel: base[r] + j for j < prefix[r], then base[r] + extra[..]) for heads
@@ -149,6 +197,7 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
     } else {
         bool vec = d % VEC == 0;
         int per = vec ? d / VEC : d;
+#pragma unroll 4
         for (int i = threadIdx.x; i < n * per; i += blockDim.x) {
             int j = i / per, c = i % per;
             const T* row = kp + key_entry(base, extra, r, np, e0, start + j) * d;
@@ -158,16 +207,27 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
                 ks[(size_t)j * d + c] = row[c];
             }
         }
+#pragma unroll 4
         for (int i = threadIdx.x; i < nh * d; i += blockDim.x) qs[i] = ld(&qcat[((size_t)r * heads + h0) * d + i]);
         __syncthreads();
         for (int j = warp; j < n; j += nw) {
+            // The heads' sums side by side (independent chains; each the same
+            // order: lane's elements ascending, then the xor tree).
             const T* key = ks + (size_t)j * d;
-            for (int hh = 0; hh < nh; hh++) {
-                float acc = 0.f;
-                for (int c = lane; c < d; c += 32) acc = fmaf(qs[hh * d + c], ld(&key[c]), acc);
+            float acc[MLA_HEADS];
 #pragma unroll
-                for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-                if (lane == 0) ps[hh * chunk + j] = acc * scale;
+            for (int hh = 0; hh < MLA_HEADS; hh++) acc[hh] = 0.f;
+            for (int c = lane; c < d; c += 32) {
+                float kv = ld(&key[c]);
+#pragma unroll
+                for (int hh = 0; hh < MLA_HEADS; hh++)
+                    if (hh < nh) acc[hh] = fmaf(qs[hh * d + c], kv, acc[hh]);
+            }
+#pragma unroll
+            for (int hh = 0; hh < MLA_HEADS; hh++) {
+#pragma unroll
+                for (int o = 16; o > 0; o >>= 1) acc[hh] += __shfl_xor_sync(0xffffffffu, acc[hh], o);
+                if (lane == 0 && hh < nh) ps[hh * chunk + j] = acc[hh] * scale;
             }
         }
         __syncthreads();
@@ -211,11 +271,8 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
     __syncthreads();
     if (!last) return;
     __threadfence();
-    for (int hh = 0; hh < nh; hh++) {
-        size_t slot = first + (size_t)hh * splits;
-        attention_merge(out + ((size_t)r * heads + h0 + hh) * lora, part_out + slot * lora, part_ml + 2 * slot, lora,
-                        splits);
-    }
+    mla_merge_t(out + ((size_t)r * heads + h0) * lora, part_out + first * lora, part_ml + 2 * first, nh, lora, splits,
+              smem);
     if (threadIdx.x == 0) counters[pair] = 0;
 }
 

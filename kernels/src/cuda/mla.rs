@@ -233,7 +233,10 @@ pub fn mla_attention<T: GpuElement>(
     let d = shape.entry();
     let chunk = mla_chunk::<T>();
     let groups = shape.heads.div_ceil(MLA_HEADS);
-    let smem = MLA_HEADS * (d + chunk) * 4 + chunk * d * T::BYTES;
+    // Query heads, scores and the chunk's entries; the merge reuses it for
+    // its per-split weights.
+    let smem = (MLA_HEADS * (d + chunk) * 4 + chunk * d * T::BYTES)
+        .max(MLA_HEADS * (scratch.splits + 1) * 4);
     need(
         qcat.len() >= rows * shape.heads * d && out.len() >= rows * shape.heads * shape.lora,
         || "mla_attention: q/out sizes disagree".into(),

@@ -21,7 +21,8 @@ use specula_kernels::cuda::{
     MlaScratch, MoePlan, QkvLayout, INVARIANT_MAX_ROWS,
 };
 
-/// A layer's attention.
+/// A layer's attention (a few per model: the variants' sizes do not matter).
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum LayerAttention<T> {
     /// Grouped-query attention.
     Gqa(DeviceGqa<T>),
@@ -29,7 +30,8 @@ pub(crate) enum LayerAttention<T> {
     Latent(DeviceMla<T>),
 }
 
-/// A layer's feed-forward.
+/// A layer's feed-forward (a few per model: the variants' sizes do not matter).
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum LayerFfn<T> {
     /// The gated MLP.
     Dense(DeviceMlp<T>),
@@ -245,6 +247,7 @@ pub(crate) struct LayerInputs<'a> {
 /// Runs one layer on `input` (its input norm's output): `x += attention`,
 /// `sc.normed = post_norm(x)`, `sc.mlp = feed_forward(sc.normed)` (added to
 /// `x` by the next norm).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn layer_forward<T: GpuElement>(
     gpu: &Gpu,
     l: &TargetLayer<T>,

@@ -14,7 +14,9 @@ use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cuda::{Gpu, GpuElement, MlaShape, RouterSpec};
 
-/// How a latent-attention layer projects its queries.
+/// How a latent-attention layer projects its queries (one per layer: the
+/// variants' sizes do not matter).
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum DeviceMlaQuery<T> {
     /// `q_proj` and `kv_a_proj_with_mqa` fused: `[heads * qk | lora + rope]` per row.
     Plain(DeviceLinear<T>),

@@ -84,7 +84,15 @@ struct Experts<T> {
     inner: usize,
 }
 
-/// Routes `x` (`rows` rows) and runs the experts: (logits, ids, weights, output).
+/// What one MoE run gives back: logits, each row's experts and weights, the output.
+struct MoeRun {
+    logits: Vec<f32>,
+    ids: Vec<i32>,
+    weights: Vec<f32>,
+    out: Vec<f32>,
+}
+
+/// Routes `x` (`rows` rows) and runs the experts.
 fn run<T: GpuElement>(
     gpu: &Gpu,
     sp: RouterSpec,
@@ -92,7 +100,7 @@ fn run<T: GpuElement>(
     x: &CudaSlice<T>,
     shared: Option<&CudaSlice<T>>,
     rows: usize,
-) -> Result<(Vec<f32>, Vec<i32>, Vec<f32>, Vec<f32>), GpuError> {
+) -> Result<MoeRun, GpuError> {
     let s = &gpu.stream;
     let (h, inner) = (ex.hidden, ex.inner);
     let mut plan = MoePlan::new(gpu, rows, sp)?;
@@ -114,9 +122,13 @@ fn run<T: GpuElement>(
     moe_grouped(gpu, &mut yexp, &act, dn, &plan, false, false)?;
     let mut out = s.alloc_zeros::<T>(rows * h)?;
     moe_combine(gpu, &mut out, &yexp, shared, &plan, h)?;
-    let (ids, w) = moe_routes(gpu, &plan)?;
-    let logits = s.clone_dtoh(&plan.logits)?;
-    Ok((logits, ids, w, download(gpu, &out)?))
+    let (ids, weights) = moe_routes(gpu, &plan)?;
+    Ok(MoeRun {
+        logits: s.clone_dtoh(&plan.logits)?,
+        ids,
+        weights,
+        out: download(gpu, &out)?,
+    })
 }
 
 /// Checks the MoE kernels for element type `T` on three routers (DeepSeek-V3's
@@ -205,7 +217,12 @@ fn check_router<T: GpuElement>(
     let shared_h = download(gpu, &ex.shared)?;
     let rows = 64;
     let (x, x_h) = upload::<T>(gpu, &random(rng, rows * h, 1.0))?;
-    let (logits, ids, w, out) = run(gpu, sp, &ex, &x, Some(&ex.shared), rows)?;
+    let MoeRun {
+        logits,
+        ids,
+        weights: w,
+        out,
+    } = run(gpu, sp, &ex, &x, Some(&ex.shared), rows)?;
     let words = format!(
         "{rows} rows, {e} experts top {} ({}, {} groups keep {}), hidden {h}, inner {inner}",
         sp.top_k,
@@ -307,7 +324,7 @@ fn check_router<T: GpuElement>(
             .flat_map(|&r| shared_h[r * h..(r + 1) * h].to_vec())
             .collect();
         let (shd, _) = upload::<T>(gpu, &sh)?;
-        let (_, _, _, o) = run(gpu, sp, &ex, &xs, Some(&shd), idx.len())?;
+        let o = run(gpu, sp, &ex, &xs, Some(&shd), idx.len())?.out;
         for (i, &r) in idx.iter().enumerate() {
             diff += differing(&o[i * h..(i + 1) * h], &out[r * h..(r + 1) * h]);
         }

@@ -3,10 +3,11 @@
 //! and added to the residual (the CPU model's `DecoderLayer`).
 
 use super::forward::{
-    dense_mlp, gqa_attention, mlp_into, post_attention_norm, BatchOnDevice, Scratch, ScratchSizes,
+    dense_mlp, gqa_attention, post_attention_norm, BatchOnDevice, Scratch, ScratchSizes,
 };
 use super::kv_pool::KvPool;
 use super::profile::OpClock;
+use super::sparse_forward::{experts, latent_attention, SparseBuffers};
 use super::sparse_weights::{DeviceMla, DeviceMlaQuery, DeviceMoe};
 use super::weights::{DeviceGqa, DeviceMlp, DeviceNorm, Seeds};
 use crate::config::TargetConfig;
@@ -15,11 +16,7 @@ use crate::model::layer::{DecoderLayer, FeedForward, Mixer};
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::AttentionShape;
-use specula_kernels::cuda::{
-    mla_attention, mla_head_linear, mla_prep, moe_combine, moe_grouped, moe_route,
-    rms_norm_residual, ExpertWeights, Gpu, GpuElement, HeadStrides, MlaPrepInputs, MlaRope,
-    MlaScratch, MoePlan, QkvLayout, INVARIANT_MAX_ROWS,
-};
+use specula_kernels::cuda::{Gpu, GpuElement, MlaRope, QkvLayout, INVARIANT_MAX_ROWS};
 
 /// A layer's attention (a few per model: the variants' sizes do not matter).
 #[allow(clippy::large_enum_variant)]
@@ -157,81 +154,6 @@ pub(crate) fn scratch_sizes<T>(layers: &[TargetLayer<T>], hidden: usize) -> Scra
     s
 }
 
-/// Latent attention's buffers of one forward shape.
-pub(crate) struct MlaBuffers<T> {
-    qa: CudaSlice<T>,
-    qa_normed: CudaSlice<T>,
-    q: CudaSlice<T>,
-    ckv: CudaSlice<T>,
-    qcat: CudaSlice<T>,
-    olat: CudaSlice<T>,
-    heads_out: CudaSlice<T>,
-    scratch: MlaScratch,
-}
-
-/// The experts' buffers of one forward shape.
-pub(crate) struct MoeBuffers<T> {
-    plan: MoePlan,
-    act: CudaSlice<T>,
-    yexp: CudaSlice<T>,
-    shared_out: CudaSlice<T>,
-}
-
-/// The buffers latent attention and experts add to a forward shape.
-pub(crate) struct SparseBuffers<T> {
-    mla: Option<MlaBuffers<T>>,
-    moe: Option<MoeBuffers<T>>,
-}
-
-impl<T: GpuElement> SparseBuffers<T> {
-    /// Buffers for `b`'s rows through `layers` (none for a dense model).
-    pub(crate) fn new(gpu: &Gpu, b: &BatchOnDevice, layers: &[TargetLayer<T>]) -> Result<Self> {
-        let rows = b.rows;
-        let s = &gpu.stream;
-        let mla = match layers.iter().find_map(|l| match &l.attn {
-            LayerAttention::Latent(a) => Some(a),
-            _ => None,
-        }) {
-            None => None,
-            Some(a) => {
-                let sh = a.shape;
-                let (qk, d) = (sh.nope + sh.rope, sh.entry());
-                let qa_w = match &a.q {
-                    DeviceMlaQuery::Lora { q_a, .. } => q_a.out_dim,
-                    DeviceMlaQuery::Plain(_) => 1,
-                };
-                Some(MlaBuffers {
-                    qa: s.alloc_zeros(rows * qa_w)?,
-                    qa_normed: s.alloc_zeros(rows * qa_w)?,
-                    q: s.alloc_zeros(rows * sh.heads * qk)?,
-                    ckv: s.alloc_zeros(rows * d)?,
-                    qcat: s.alloc_zeros(rows * sh.heads * d)?,
-                    olat: s.alloc_zeros(rows * sh.heads * sh.lora)?,
-                    heads_out: s.alloc_zeros(rows * sh.heads * sh.v_dim)?,
-                    scratch: MlaScratch::new::<T>(gpu, &b.keys, sh)?,
-                })
-            }
-        };
-        let moe = match layers.iter().find_map(|l| match &l.ffn {
-            LayerFfn::Experts(m) => Some(m),
-            _ => None,
-        }) {
-            None => None,
-            Some(m) => {
-                let plan = MoePlan::new(gpu, rows, m.spec)?;
-                let pairs = plan.pairs().max(1);
-                Some(MoeBuffers {
-                    act: s.alloc_zeros(pairs * m.inner)?,
-                    yexp: s.alloc_zeros(pairs * m.hidden)?,
-                    shared_out: s.alloc_zeros(rows.max(1) * m.hidden)?,
-                    plan,
-                })
-            }
-        };
-        Ok(SparseBuffers { mla, moe })
-    }
-}
-
 /// What one layer's forward reads besides its weights.
 pub(crate) struct LayerInputs<'a> {
     pub(crate) batch: &'a BatchOnDevice,
@@ -290,173 +212,4 @@ where
             experts(gpu, m, b.rows, sc, buf, stats, clock)
         }
     }
-}
-
-/// Latent attention of `input` into `sc.o`: queries and the compressed
-/// row, the cache entry and the rotated query parts, `q_lat = W_UK^T
-/// q_nope`, attention over the compressed cache, `W_UV`, o projection.
-#[allow(clippy::too_many_arguments)]
-fn latent_attention<T: GpuElement>(
-    gpu: &Gpu,
-    a: &DeviceMla<T>,
-    input: &CudaSlice<T>,
-    b: &BatchOnDevice,
-    pool: &mut KvPool<T>,
-    layer: usize,
-    rope: MlaRope<'_>,
-    scale: f32,
-    sc: &mut Scratch<T>,
-    buf: &mut MlaBuffers<T>,
-    clock: &mut OpClock,
-) -> Result<()>
-where
-    CudaBlas: Gemm<T>,
-{
-    let rows = b.rows;
-    let sh = a.shape;
-    let (qk, d, nh) = (sh.nope + sh.rope, sh.entry(), sh.heads);
-    let (q, q_stride, ckv, ckv_offset, ckv_stride) = match &a.q {
-        DeviceMlaQuery::Plain(fused) => {
-            fused.forward(gpu, &mut sc.qkv, input, rows)?;
-            let w = fused.out_dim;
-            (&sc.qkv, w, &sc.qkv, nh * qk, w)
-        }
-        DeviceMlaQuery::Lora {
-            q_a,
-            q_norm,
-            q_b,
-            kv_a,
-        } => {
-            q_a.forward(gpu, &mut buf.qa, input, rows)?;
-            let r = q_a.out_dim;
-            rms_norm_residual(
-                gpu,
-                &mut buf.qa_normed,
-                &mut buf.qa,
-                None,
-                &q_norm.w,
-                q_norm.eps,
-                r,
-            )?;
-            q_b.forward(gpu, &mut buf.q, &buf.qa_normed, rows)?;
-            kv_a.forward(gpu, &mut buf.ckv, input, rows)?;
-            (&buf.q, nh * qk, &buf.ckv, 0, d)
-        }
-    };
-    clock.mark(gpu, "latent q + kv_a");
-    let offset = pool.layer_offset(layer);
-    let inputs = MlaPrepInputs {
-        q,
-        q_stride,
-        ckv,
-        ckv_offset,
-        ckv_stride,
-        kv_norm: (&a.kv_norm.w, a.kv_norm.eps),
-        positions: &b.positions,
-        entries: &b.entries,
-    };
-    mla_prep(gpu, &mut buf.qcat, &mut pool.k, offset, &inputs, rope, sh)?;
-    let qs = HeadStrides {
-        row: q_stride,
-        head: qk,
-    };
-    let cs = HeadStrides {
-        row: nh * d,
-        head: d,
-    };
-    mla_head_linear(
-        gpu,
-        &mut buf.qcat,
-        cs,
-        q,
-        qs,
-        &a.w_ukt,
-        rows,
-        nh,
-        sh.lora,
-        sh.nope,
-    )?;
-    clock.mark(gpu, "latent prep + W_UK");
-    mla_attention(
-        gpu,
-        &mut buf.olat,
-        &buf.qcat,
-        &pool.k,
-        offset,
-        &b.keys,
-        &mut buf.scratch,
-        sh,
-        scale,
-    )?;
-    clock.mark(gpu, "latent attention");
-    let ls = HeadStrides {
-        row: nh * sh.lora,
-        head: sh.lora,
-    };
-    let vs = HeadStrides {
-        row: nh * sh.v_dim,
-        head: sh.v_dim,
-    };
-    mla_head_linear(
-        gpu,
-        &mut buf.heads_out,
-        vs,
-        &buf.olat,
-        ls,
-        &a.w_uv,
-        rows,
-        nh,
-        sh.v_dim,
-        sh.lora,
-    )?;
-    a.o.forward(gpu, &mut sc.o, &buf.heads_out, rows)?;
-    clock.mark(gpu, "W_UV + linear o");
-    Ok(())
-}
-
-/// The experts of `sc.normed` into `sc.mlp`: routing, grouped gate|up with
-/// SiLU, grouped down, the shared experts, the combine.
-fn experts<T: GpuElement>(
-    gpu: &Gpu,
-    m: &DeviceMoe<T>,
-    rows: usize,
-    sc: &mut Scratch<T>,
-    buf: &mut MoeBuffers<T>,
-    stats: Option<&mut CudaSlice<u64>>,
-    clock: &mut OpClock,
-) -> Result<()>
-where
-    CudaBlas: Gemm<T>,
-{
-    let h = m.hidden;
-    moe_route(
-        gpu,
-        &mut buf.plan,
-        &sc.normed,
-        &m.gate,
-        m.bias.as_ref(),
-        h,
-        stats,
-    )?;
-    clock.mark(gpu, "router");
-    let gu = ExpertWeights {
-        w: &m.gate_up,
-        n: 2 * m.inner,
-        k: h,
-    };
-    moe_grouped(gpu, &mut buf.act, &sc.normed, gu, &buf.plan, true, true)?;
-    let dn = ExpertWeights {
-        w: &m.down,
-        n: h,
-        k: m.inner,
-    };
-    moe_grouped(gpu, &mut buf.yexp, &buf.act, dn, &buf.plan, false, false)?;
-    clock.mark(gpu, "routed experts");
-    if let Some(shared) = &m.shared {
-        mlp_into(gpu, shared, rows, sc, Some(&mut buf.shared_out), clock)?;
-    }
-    let shared = m.shared.as_ref().map(|_| &buf.shared_out);
-    moe_combine(gpu, &mut sc.mlp, &buf.yexp, shared, &buf.plan, h)?;
-    clock.mark(gpu, "combine");
-    Ok(())
 }

@@ -15,6 +15,7 @@ mod load_model;
 mod pair;
 mod profile;
 mod recorder;
+mod sparse_forward;
 mod sparse_weights;
 mod target;
 mod upload;

@@ -6,10 +6,9 @@
 use super::forward::{head_forward, BatchOnDevice, HostBatch};
 use super::graph::{Replays, Step};
 use super::kv_pool::{GpuCache, KvPool};
-use super::layers::{
-    layer_forward, scratch_sizes, LayerFfn, LayerInputs, SparseBuffers, TargetLayer,
-};
+use super::layers::{layer_forward, scratch_sizes, LayerFfn, LayerInputs, TargetLayer};
 use super::profile::OpClock;
+use super::sparse_forward::SparseBuffers;
 use super::weights::{download, upload, DeviceLinear, DeviceNorm, Seeds};
 use super::GpuOptions;
 use crate::backend::{cuda_supports, LogitsWanted, TargetBackend};

@@ -3,8 +3,9 @@
 //! regressions, or another `specula` binary) on one sweep spec. Each round
 //! runs every arm once as its own short `specula sweep` process, the order
 //! rotating from round to round, so the arms share the machine's state of
-//! that moment; per row group it reads the mean time per call of the
-//! prefill, draft and verify spans (kernels.csv) and the decode CPU time
+//! that moment; per row group it reads the mean thread-CPU time per call of
+//! the prefill, draft and verify spans (kernels.csv, `--span-clock
+//! thread-cpu`: preemption left out) and the decode CPU time
 //! per token (runs.csv), and judges each variant's per-round ratios to the
 //! control with [`crate::stats::paired`]: more rounds while an interval is
 //! too wide to decide, up to `max_rounds` (then inconclusive).
@@ -85,7 +86,7 @@ fn run_arm(s: &AbSettings, arm: &Arm, round: usize) -> Result<BTreeMap<String, f
     let o = Command::new(&arm.binary)
         .arg("sweep")
         .arg(&s.spec)
-        .args(["--quiet", "--out"])
+        .args(["--quiet", "--span-clock", "thread-cpu", "--out"])
         .arg(&dir)
         .args(&arm.flags)
         .output()

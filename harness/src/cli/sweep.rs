@@ -100,6 +100,10 @@ pub struct SweepArgs {
     /// callgrind client requests; only under valgrind.
     #[arg(long, hide = true, conflicts_with = "resume")]
     cost_probe: bool,
+    /// Clock of recorded CPU spans: `host` (wall, the default) or
+    /// `thread-cpu` (the thread's CPU time: preemption left out; `specula ab`).
+    #[arg(long, value_name = "CLOCK", default_value = "host", value_parser = ["host", "thread-cpu"])]
+    span_clock: String,
 }
 
 /// A share of calls in percent: a number in (0, 100].
@@ -197,6 +201,9 @@ fn print_skipped(skipped: &[SkippedConfig]) {
 /// Runs the sweep; `cpu_threads` is the global `--cpu-threads` flag.
 pub fn run(mut a: SweepArgs, cpu_threads: Option<usize>) -> Result<(), CliError> {
     a.cpu_threads = cpu_threads;
+    if a.span_clock == "thread-cpu" {
+        specula::sweep::thread_clock::use_thread_cpu_clock();
+    }
     if a.cost_probe {
         if !specula::cost::client_request::running_on_valgrind() {
             return Err(CliError::Usage(

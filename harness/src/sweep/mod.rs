@@ -34,6 +34,7 @@ pub mod shard;
 pub mod spec;
 pub mod spec_source;
 pub mod summary;
+pub mod thread_clock;
 pub mod values;
 
 use crate::run_folder::RunFolderError;

@@ -262,6 +262,11 @@ impl<'a> Runner<'a> {
             rec.finish();
             return Ok((out, SpanLog::default()));
         }
+        if super::thread_clock::thread_cpu_clock() {
+            let mut rec = super::thread_clock::ThreadCpuRecorder::default();
+            let out = self.call(l, point, batch, &mut rec)?;
+            return Ok((out, rec.log));
+        }
         let mut rec = HostRecorder::default();
         let out = self.call(l, point, batch, &mut rec)?;
         Ok((out, rec.log))

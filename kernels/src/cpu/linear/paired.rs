@@ -34,7 +34,10 @@ pub fn paired_index(i: usize, k: usize) -> usize {
 
 /// The paired copy of `w`, rows of `k` bfloat16 elements each.
 pub fn pair_bf16(w: &[u16], k: usize) -> Vec<u16> {
-    assert!(k > 0 && w.len().is_multiple_of(k), "pair_bf16: w is not [n, {k}]");
+    assert!(
+        k > 0 && w.len().is_multiple_of(k),
+        "pair_bf16: w is not [n, {k}]"
+    );
     let mut out = vec![0u16; w.len()];
     for (src, dst) in w.chunks_exact(k).zip(out.chunks_exact_mut(k)) {
         for (i, &v) in src.iter().enumerate() {
@@ -46,7 +49,10 @@ pub fn pair_bf16(w: &[u16], k: usize) -> Vec<u16> {
 
 /// The plain copy of a paired `w`, rows of `k` elements each.
 pub fn unpair_bf16(w: &[u16], k: usize) -> Vec<u16> {
-    assert!(k > 0 && w.len().is_multiple_of(k), "unpair_bf16: w is not [n, {k}]");
+    assert!(
+        k > 0 && w.len().is_multiple_of(k),
+        "unpair_bf16: w is not [n, {k}]"
+    );
     let mut out = vec![0u16; w.len()];
     for (src, dst) in w.chunks_exact(k).zip(out.chunks_exact_mut(k)) {
         for (i, d) in dst.iter_mut().enumerate() {

@@ -33,14 +33,8 @@ fn mean_us(run: &Run, rows: &[&Record], span: &str) -> Option<(f64, f64)> {
 
 /// Status of a time per call: slower beyond `tol` regresses, faster improves.
 pub fn time_status(baseline_us: f64, current_us: f64, tol: f64) -> Status {
-    let change = current_us / baseline_us - 1.0;
-    if !change.is_finite() || change > tol {
-        Status::Regressed
-    } else if change < -tol {
-        Status::Improved
-    } else {
-        Status::Pass
-    }
+    // The instruction counts' rule: a relative change beyond the tolerance.
+    super::costs::cost_status(baseline_us, current_us, tol)
 }
 
 /// The span checks of one row group (`pairs`), when both runs ran on CUDA.

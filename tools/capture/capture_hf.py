@@ -21,7 +21,7 @@ file order (give `specula capture --samples 0` the same file to compare).
 Tokens: the model folder's tokenizer.json through the `tokenizers` library
 with special tokens (as specula does), else AutoTokenizer.
 
-Example (the test fixture of harness/tests/capture_parity.rs):
+Example (the test fixture of harness/tests/cli/capture_parity.rs):
   python tools/capture/capture_hf.py --model models/tiny-llama \
       --prompts tools/capture/parity_prompts.txt --max-new-tokens 16 \
       --dtype float32 --device-map cpu --attn-implementation eager \

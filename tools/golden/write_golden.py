@@ -1,6 +1,6 @@
 """Golden outputs of transformers for specula's tiny MoE / latent-attention
 fixtures (issue 16): greedy tokens and last-position logits, in float32 on
-the CPU, which engine/tests/moe_golden.rs compares the Rust engine against.
+the CPU, which engine/tests/integration/moe_golden.rs compares the Rust engine against.
 
     python3 tools/golden/write_golden.py --out engine/tests/fixtures/golden \
         engine/tests/fixtures/moe/tiny-deepseek-v3 engine/tests/fixtures/moe/tiny-kimi-k25 \

@@ -2,7 +2,7 @@
 `touch specula-ran-pickle-code` through os.system if the reader executed
 pickle code (torch.load without weights_only would). specula's reader
 interprets the pickle's opcodes itself, so loading it must run nothing and
-fail with one line (harness/tests/draft_layouts_cli.rs).
+fail with one line (harness/tests/cli/draft_layouts_cli.rs).
 
     python3 tools/pytorch_fixtures/write_malicious.py OUT_DIR
 

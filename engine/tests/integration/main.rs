@@ -1,0 +1,17 @@
+//! Integration tests of the engine: goldens, losslessness, capture, sampling, families.
+//!
+//! One test binary for the whole folder: one link instead of one per file,
+//! which keeps CI's build time and disk small.
+
+mod common;
+mod capture;
+mod capture_file_memory;
+mod draft_layouts;
+mod families;
+mod golden;
+mod lossless;
+mod lossless_sparse;
+mod moe_golden;
+mod pytorch_checkpoints;
+mod sampling;
+mod sparse_config;

@@ -1,11 +1,11 @@
 //! Integration tests of the engine: goldens, losslessness, capture, sampling, families.
 //!
 //! One test binary for the whole folder: one link instead of one per file,
-//! which keeps CI's build time and disk small.
+//! which keeps CI's build time and disk small. (`../capture_file_memory.rs`
+//! counts the process's allocations, so it keeps a process of its own.)
 
 mod common;
 mod capture;
-mod capture_file_memory;
 mod draft_layouts;
 mod families;
 mod golden;

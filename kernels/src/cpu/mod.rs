@@ -3,6 +3,7 @@
 mod activation;
 mod attention;
 mod exp;
+mod exp64;
 mod expf;
 mod linear;
 mod norm;

@@ -1,5 +1,7 @@
 //! Token selection: argmax, top-k, softmax.
 
+use super::exp64::sum_exp_shifted;
+
 /// Index of the largest value; the lowest index wins a tie. `None` for an empty slice.
 /// (A NaN never wins, but a NaN first element is kept: nothing is larger.)
 pub fn argmax(x: &[f32]) -> Option<usize> {
@@ -53,10 +55,12 @@ pub fn top_k(x: &[f32], k: usize) -> Vec<(usize, f32)> {
     idx.into_iter().map(|i| (i, x[i])).collect()
 }
 
-/// `log(softmax(x))`, computed in f64 for the normaliser.
+/// `log(softmax(x))`, computed in f64 for the normaliser: the sum of
+/// `e^(x_i - max)` in index order, each term the bits of the library's
+/// `exp` ([`sum_exp_shifted`]: inline where that is glibc's).
 pub fn log_softmax(x: &[f32]) -> Vec<f32> {
     let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let sum: f64 = x.iter().map(|&v| ((v - max) as f64).exp()).sum();
+    let sum = sum_exp_shifted(x, max);
     let log_sum = sum.ln() as f32;
     x.iter().map(|&v| v - max - log_sum).collect()
 }

@@ -2,9 +2,11 @@
 
 use super::{DraftBackend, LogitsWanted, SequenceCache, TargetBackend};
 use crate::config::{DraftConfig, TargetConfig};
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 use crate::kv_cache::KvCache;
+use crate::model::blocks::gather_rows;
 use crate::model::{DraftModel, DraftOutput, ForwardBatch, HiddenInput, TargetModel, TargetOutput};
+use specula_kernels::cpu::argmax;
 
 impl SequenceCache for KvCache {
     fn len(&self) -> usize {
@@ -36,6 +38,36 @@ impl TargetBackend for TargetModel {
         _wanted: LogitsWanted,
     ) -> Result<TargetOutput> {
         Ok(TargetModel::forward(self, batch, caches, capture))
+    }
+
+    fn forward_trunk(
+        &self,
+        batch: &ForwardBatch,
+        caches: &mut [KvCache],
+        capture: &[usize],
+    ) -> Result<Option<(TargetOutput, Vec<f32>)>> {
+        Ok(Some(TargetModel::forward_trunk(
+            self, batch, caches, capture,
+        )))
+    }
+
+    fn head_argmax(&self, finals: &[f32], rows: &[usize]) -> Result<Vec<u32>> {
+        let h = self.config().hidden_size;
+        let vocab = self.config().vocab_size;
+        let picked = gather_rows(finals, h, rows.iter().copied());
+        let logits = self.head(&picked);
+        if let Some(i) = logits.iter().position(|v| !v.is_finite()) {
+            return Err(EngineError::NonFinite(format!(
+                "the target's logits hold {} (row {}, token id {})",
+                logits[i],
+                rows[i / vocab],
+                i % vocab
+            )));
+        }
+        Ok(logits
+            .chunks_exact(vocab)
+            .map(|r| argmax(r).unwrap_or(0) as u32)
+            .collect())
     }
 
     fn commit(&self, caches: &mut [&mut KvCache], keeps: &[Vec<usize>]) -> Result<()> {

@@ -98,6 +98,33 @@ pub trait TargetBackend {
         wanted: LogitsWanted,
     ) -> Result<TargetOutput>;
 
+    /// [`TargetBackend::forward`] leaving the language-model head for
+    /// [`TargetBackend::head_argmax`]: the output without logits or argmax,
+    /// and the final hidden states of `batch.logit_rows`, so that greedy
+    /// verification runs the head over the tree positions its walk reaches
+    /// only. `None` (the default): this backend runs its head in `forward`.
+    fn forward_trunk(
+        &self,
+        batch: &ForwardBatch,
+        caches: &mut [Self::Cache],
+        capture: &[usize],
+    ) -> Result<Option<(TargetOutput, Vec<f32>)>> {
+        let _ = (batch, caches, capture);
+        Ok(None)
+    }
+
+    /// The argmax of the logits of the final hidden states `finals[rows[i]]`
+    /// (rows of [`TargetBackend::forward_trunk`]'s states): the ids
+    /// `forward` would give those rows. Logits holding a NaN or infinity
+    /// are an error.
+    fn head_argmax(&self, finals: &[f32], rows: &[usize]) -> Result<Vec<u32>> {
+        let _ = (finals, rows);
+        Err(EngineError::setting(
+            "head_argmax",
+            "this backend runs its head in forward",
+        ))
+    }
+
     /// Keeps scratch entries `keep` (ascending) as the next committed entries
     /// of each cache and drops the rest of its scratch; `keeps[i]` is for `caches[i]`.
     fn commit(&self, caches: &mut [&mut Self::Cache], keeps: &[Vec<usize>]) -> Result<()>;

@@ -15,6 +15,7 @@ use choice::{choose, Choices};
 use sequence::{release, take_caches, Sequence};
 
 mod choice;
+mod head;
 mod sequence;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -303,31 +304,63 @@ pub fn generate_until<B: TargetBackend + ?Sized>(
             }
         }
         let mut caches = take_caches(&mut seqs, &active);
-        let out = timed(rec, Span::Verify, || {
-            target.forward(&batch, &mut caches, &capture, wanted)
+        // Greedy verification on a backend that defers its head runs the
+        // head over the positions the walk reaches only (head.rs).
+        let deferred = params.temperature <= 0.0 && params.synthetic.is_none();
+        let (out, finals) = timed(rec, Span::Verify, || -> Result<_> {
+            if deferred {
+                if let Some((out, finals)) = target.forward_trunk(&batch, &mut caches, &capture)? {
+                    return Ok((out, Some(finals)));
+                }
+            }
+            Ok((target.forward(&batch, &mut caches, &capture, wanted)?, None))
         })?;
-        let choices = timed(rec, Span::Sample, || {
-            choose(&out, vocab, params.temperature)
-        })?;
-        let accepts: Vec<Acceptance> = timed(rec, Span::Accept, || {
-            active
-                .iter()
-                .zip(&trees)
-                .enumerate()
-                .map(|(b, (&i, tree))| {
-                    let range = starts[b]..starts[b] + tree.len() + 1;
-                    match (&choices, &params.synthetic) {
-                        (Choices::Greedy(ids), Some(profile)) => {
-                            profile.accept(tree, &ids[range], &mut seqs[i].rng)
-                        }
-                        (Choices::Greedy(ids), None) => verify_greedy(tree, &ids[range]),
-                        (Choices::Probs(p), _) => {
-                            verify_sampling(tree, &p[range], &mut seqs[i].rng)
-                        }
-                    }
+        let accepts: Vec<Acceptance> = match finals {
+            Some(finals) => {
+                let walks = timed(rec, Span::Sample, || {
+                    head::greedy_walks(target, &finals, &trees, &starts)
+                })?;
+                timed(rec, Span::Accept, || {
+                    walks
+                        .into_iter()
+                        .zip(&trees)
+                        .map(|(w, tree)| Acceptance {
+                            tokens: w
+                                .accepted
+                                .iter()
+                                .map(|&n| tree.nodes[n].token)
+                                .chain(w.bonus)
+                                .collect(),
+                            accepted: w.accepted,
+                        })
+                        .collect()
                 })
-                .collect()
-        });
+            }
+            None => {
+                let choices = timed(rec, Span::Sample, || {
+                    choose(&out, vocab, params.temperature)
+                })?;
+                timed(rec, Span::Accept, || {
+                    active
+                        .iter()
+                        .zip(&trees)
+                        .enumerate()
+                        .map(|(b, (&i, tree))| {
+                            let range = starts[b]..starts[b] + tree.len() + 1;
+                            match (&choices, &params.synthetic) {
+                                (Choices::Greedy(ids), Some(profile)) => {
+                                    profile.accept(tree, &ids[range], &mut seqs[i].rng)
+                                }
+                                (Choices::Greedy(ids), None) => verify_greedy(tree, &ids[range]),
+                                (Choices::Probs(p), _) => {
+                                    verify_sampling(tree, &p[range], &mut seqs[i].rng)
+                                }
+                            }
+                        })
+                        .collect()
+                })
+            }
+        };
         rec.begin(Span::KvCommit);
         let now = t0.elapsed().as_secs_f64();
         let keeps: Vec<Vec<usize>> = caches

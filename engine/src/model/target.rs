@@ -135,6 +135,20 @@ impl TargetModel {
         caches: &mut [KvCache],
         capture: &[usize],
     ) -> TargetOutput {
+        let (mut out, last) = self.forward_trunk(batch, caches, capture);
+        out.logits = self.lm_head.forward(&last);
+        out
+    }
+
+    /// [`TargetModel::forward`] without the language-model head: the output
+    /// with no logits, and the final (normed) hidden states of
+    /// `batch.logit_rows`, `[logit_rows, hidden]`, for [`TargetModel::head`].
+    pub fn forward_trunk(
+        &self,
+        batch: &ForwardBatch,
+        caches: &mut [KvCache],
+        capture: &[usize],
+    ) -> (TargetOutput, Vec<f32>) {
         let h = self.config.hidden_size;
         let rows = batch.len();
         let mut x = embed(&self.embed, h, batch.rows.iter().map(|r| r.token));
@@ -177,10 +191,18 @@ impl TargetModel {
         if !capture.contains(&layers) {
             self.norm.apply_inplace(&mut last);
         }
-        TargetOutput {
-            logits: self.lm_head.forward(&last),
+        let out = TargetOutput {
+            logits: Vec::new(),
             aux,
             argmax: Vec::new(),
-        }
+        };
+        (out, last)
+    }
+
+    /// The logits of final hidden states `rows` (`[n, hidden]`, from
+    /// [`TargetModel::forward_trunk`]), `[n, vocab]`: each row the bits
+    /// [`TargetModel::forward`] gives it, whatever the other rows.
+    pub fn head(&self, rows: &[f32]) -> Vec<f32> {
+        self.lm_head.forward(rows)
     }
 }

@@ -1,49 +1,23 @@
-//! Sending an open-loop point: request `i` leaves at `schedule[i]` seconds
-//! after the start, on its own thread (the harness's clients are blocking),
-//! so arrivals never wait for answers; only the concurrency bound can hold
-//! an arrival back (then it leaves when a slot frees, as `vllm bench serve
-//! --max-concurrency` does). Each outcome records when it was really sent.
+//! Sending an open-loop point: request `i` is due at `schedule[i]` seconds
+//! after the start (the seeded Poisson or constant schedule of
+//! [`super::arrivals`]), and leaves then on the client's runtime, whatever
+//! the requests in flight are doing; only the concurrency bound can hold an
+//! arrival back (then it leaves when a slot frees, as `vllm bench serve
+//! --max-concurrency` does). Each outcome records when it was due and when
+//! it really left, so the send lag is in requests.csv. An interrupt drops
+//! the requests in flight (their connections close) and the point with them.
 
 use crate::remote::{PromptInput, RemoteError, RequestOutcome, RequestParams, ServingClient};
 use crate::sweep::interrupt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex};
-use std::time::{Duration, Instant};
-
-/// Slots of in-flight requests.
-struct Slots {
-    free: Mutex<usize>,
-    freed: Condvar,
-}
-
-impl Slots {
-    fn take(&self, stop: &AtomicBool) -> bool {
-        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        while *free == 0 {
-            if stop.load(Ordering::SeqCst) || interrupt::requested() {
-                return false;
-            }
-            free = self
-                .freed
-                .wait_timeout(free, Duration::from_millis(50))
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-        *free -= 1;
-        true
-    }
-
-    fn give(&self) {
-        *self.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        self.freed.notify_one();
-    }
-}
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use std::time::Duration;
+use tokio::time::{sleep_until, Instant};
 
 /// Sends `prompts[i % prompts.len()]` at `schedule[i]`, at most
-/// `concurrency` in flight; the first error stops the arrivals. Returns the
-/// outcomes in arrival order, each with `sent_at_s` set, and the prompt
-/// index each one used.
-pub fn send_open_loop(
+/// `concurrency` in flight; the first error stops the arrivals and drops
+/// the requests in flight. Returns the outcomes in arrival order, each with
+/// `sent_at_s` and `scheduled_at_s` set, and the prompt index each one used.
+pub async fn send_open_loop(
     client: &dyn ServingClient,
     prompts: &[PromptInput],
     params: &RequestParams,
@@ -53,49 +27,41 @@ pub fn send_open_loop(
     if prompts.is_empty() {
         return Ok(Vec::new());
     }
-    let slots = Slots {
-        free: Mutex::new(concurrency.max(1)),
-        freed: Condvar::new(),
-    };
-    let stop = AtomicBool::new(false);
-    let results: Vec<Mutex<Option<Result<RequestOutcome, RemoteError>>>> =
-        schedule.iter().map(|_| Mutex::new(None)).collect();
+    let width = concurrency.max(1);
     let t0 = Instant::now();
-    std::thread::scope(|s| {
-        for (i, &at) in schedule.iter().enumerate() {
-            let wait = Duration::from_secs_f64(at).saturating_sub(t0.elapsed());
-            std::thread::sleep(wait);
-            if stop.load(Ordering::SeqCst) || interrupt::requested() || !slots.take(&stop) {
-                break;
-            }
+    let due = |i: usize| t0 + Duration::from_secs_f64(schedule[i]);
+    let mut results: Vec<Option<RequestOutcome>> = vec![None; schedule.len()];
+    let mut in_flight = FuturesUnordered::new();
+    let mut next = 0;
+    loop {
+        while next < schedule.len() && in_flight.len() < width && Instant::now() >= due(next) {
+            let (i, prompt) = (next, &prompts[next % prompts.len()]);
+            next += 1;
             let sent_at_s = t0.elapsed().as_secs_f64();
-            let (slots, stop, slot) = (&slots, &stop, &results[i]);
-            let prompt = &prompts[i % prompts.len()];
-            s.spawn(move || {
-                let r = client.request(prompt, params).map(|mut o| {
-                    o.sent_at_s = sent_at_s;
-                    o
-                });
-                if r.is_err() {
-                    stop.store(true, Ordering::SeqCst);
-                }
-                *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-                slots.give();
-            });
+            in_flight.push(async move { (i, sent_at_s, client.request(prompt, params).await) });
         }
-    });
-    let mut out = Vec::with_capacity(schedule.len());
-    for (i, r) in results.into_iter().enumerate() {
-        match r.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            Some(Ok(o)) => out.push((i % prompts.len(), o)),
-            Some(Err(e)) => return Err(RemoteError(format!("request #{i}: {e}"))),
-            None if interrupt::requested() => return Err(RemoteError("interrupted".into())),
-            None => {
-                return Err(RemoteError(
-                    "the point stopped before every request was sent".into(),
-                ))
-            }
+        if next == schedule.len() && in_flight.is_empty() {
+            break;
+        }
+        // The next arrival's timer runs only while a slot is free for it.
+        let waiting = next < schedule.len() && in_flight.len() < width;
+        let wake = if waiting { due(next) } else { t0 };
+        tokio::select! {
+            _ = sleep_until(wake), if waiting => {}
+            Some((i, sent_at_s, r)) = in_flight.next(), if !in_flight.is_empty() => match r {
+                Ok(mut o) => {
+                    o.sent_at_s = sent_at_s;
+                    o.scheduled_at_s = Some(schedule[i]);
+                    results[i] = Some(o);
+                }
+                Err(e) => return Err(RemoteError(format!("request #{i}: {e}"))),
+            },
+            _ = interrupt::asked() => return Err(RemoteError("interrupted".into())),
         }
     }
-    Ok(out)
+    Ok(results
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, o)| Some((i % prompts.len(), o?)))
+        .collect())
 }

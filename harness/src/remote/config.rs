@@ -26,6 +26,18 @@ impl EngineKind {
     }
 }
 
+/// Which SGLang endpoint a sweep's requests go to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SglangEndpoint {
+    /// The native `POST /generate` (`meta_info` per answer).
+    #[default]
+    Generate,
+    /// The OpenAI-compatible `POST /v1/completions` with
+    /// `return_spec_tokens_details` (`sglext.spec_tokens_details`).
+    Openai,
+}
+
 /// How to reach a server: start one per draft config from `command`, or attach to `url`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -59,6 +71,13 @@ pub struct ServerSpec {
     /// Stream responses (real TTFT); off sends plain requests.
     #[serde(default = "default_stream")]
     pub stream: bool,
+    /// SGLang only: `generate` (default) or `openai`.
+    #[serde(default, skip_serializing_if = "is_generate")]
+    pub endpoint: SglangEndpoint,
+}
+
+fn is_generate(e: &SglangEndpoint) -> bool {
+    *e == SglangEndpoint::Generate
 }
 
 fn default_host() -> String {

@@ -71,7 +71,20 @@ impl RemoteRunner<'_> {
                     .unwrap_or_else(|| self.grid.models[m].target.display().to_string());
                 Box::new(VllmClient::new(url, &model, timeout, self.server.stream))
             }
-            _ => Box::new(SglangClient::new(url, timeout, self.server.stream)),
+            _ => {
+                let model = self
+                    .server
+                    .model
+                    .clone()
+                    .unwrap_or_else(|| self.grid.models[m].target.display().to_string());
+                Box::new(SglangClient::new(
+                    url,
+                    timeout,
+                    self.server.stream,
+                    self.server.endpoint,
+                    &model,
+                ))
+            }
         }
     }
 
@@ -79,7 +92,7 @@ impl RemoteRunner<'_> {
     pub(super) fn connect(&self, m: usize, c: Option<usize>) -> Result<Live, RemoteError> {
         if let Some(url) = &self.server.url {
             let client = self.client(url, m);
-            if !client.healthy() {
+            if !self.rt.block_on(client.healthy()) {
                 return Err(RemoteError(format!("{url}/health does not answer 200")));
             }
             return Ok(Live {
@@ -107,7 +120,7 @@ impl RemoteRunner<'_> {
         let client = self.client(&url, m);
         process.wait_healthy(
             Duration::from_secs_f64(self.server.startup_timeout_s),
-            || client.healthy(),
+            || self.rt.block_on(client.healthy()),
         )?;
         Ok(Live {
             process: Some(process),
@@ -129,7 +142,7 @@ impl RemoteRunner<'_> {
         let point = c.map(|c| &self.grid.configs[m][c]);
         match self.kind {
             EngineKind::Sglang => {
-                let info = client.served_config()?;
+                let info = self.rt.block_on(client.served_config())?;
                 let method = point.and_then(|p| p.method.as_deref());
                 served_config::sglang_mismatch(&info, point.map(|p| p.speculative), method)
             }

@@ -1,11 +1,13 @@
-//! Blocking HTTP/1.1 calls to one server (ureq, plain HTTP): JSON in and
-//! out, Prometheus text, and server-sent events. Every call is bounded by the
-//! client's timeout (connect, headers and the whole body), so a stalled
-//! server fails the call instead of hanging the sweep.
+//! HTTP/1.1 calls to one server (reqwest on tokio, plain HTTP): JSON in and
+//! out, Prometheus text, and server-sent events read as their chunks arrive
+//! ([`super::sse`]). Every call is bounded by the client's timeout (connect,
+//! headers and the whole body), so a stalled server fails the call instead of
+//! hanging the sweep; dropping a call's future closes its connection, which
+//! is how an interrupted point cancels the requests it has in flight.
 
+use super::sse::{SseLine, SseLines};
 use super::RemoteError;
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::time::{Duration, Instant};
 
 /// The client-side times of one request.
@@ -22,7 +24,8 @@ pub struct Timed {
 /// A client of the server at `base` (`http://host:port`).
 #[derive(Debug, Clone)]
 pub struct Http {
-    agent: ureq::Agent,
+    client: reqwest::Client,
+    timeout: Duration,
     /// Base URL, without a trailing slash.
     pub base: String,
 }
@@ -38,13 +41,14 @@ fn clip(s: &str) -> String {
 impl Http {
     /// A client whose every call ends within `timeout`.
     pub fn new(base: &str, timeout: Duration) -> Http {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(timeout))
-            .http_status_as_error(false)
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout)
             .build()
-            .into();
+            .unwrap_or_default();
         Http {
-            agent,
+            client,
+            timeout,
             base: base.trim_end_matches('/').to_string(),
         }
     }
@@ -57,24 +61,44 @@ impl Http {
         RemoteError(format!("{}: {e}", self.url(path)))
     }
 
+    /// A transport error in words: a timeout says so and names the limit;
+    /// others give their cause (reqwest's own text names only the URL).
+    fn transport(&self, path: &str, e: reqwest::Error) -> RemoteError {
+        if e.is_timeout() {
+            return self.fail(
+                path,
+                format!(
+                    "timed out after {:.1} s (request_timeout_s)",
+                    self.timeout.as_secs_f64()
+                ),
+            );
+        }
+        let e = e.without_url();
+        let mut text = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            text = format!("{text}: {s}");
+            source = s.source();
+        }
+        self.fail(path, text)
+    }
+
     /// GET `path`: the status and the body.
-    pub fn get_text(&self, path: &str) -> Result<(u16, String), RemoteError> {
-        let mut r = self
-            .agent
+    pub async fn get_text(&self, path: &str) -> Result<(u16, String), RemoteError> {
+        let r = self
+            .client
             .get(self.url(path))
-            .call()
-            .map_err(|e| self.fail(path, e))?;
+            .send()
+            .await
+            .map_err(|e| self.transport(path, e))?;
         let status = r.status().as_u16();
-        let body = r
-            .body_mut()
-            .read_to_string()
-            .map_err(|e| self.fail(path, e))?;
+        let body = r.text().await.map_err(|e| self.transport(path, e))?;
         Ok((status, body))
     }
 
     /// GET `path`, expecting 200 and a JSON body.
-    pub fn get_json(&self, path: &str) -> Result<Value, RemoteError> {
-        let (status, body) = self.get_text(path)?;
+    pub async fn get_json(&self, path: &str) -> Result<Value, RemoteError> {
+        let (status, body) = self.get_text(path).await?;
         self.json(path, status, &body)
     }
 
@@ -86,75 +110,79 @@ impl Http {
             .map_err(|e| self.fail(path, format!("malformed JSON ({e}): {}", clip(body))))
     }
 
-    /// POST `body` as JSON to `path`, expecting 200 and a JSON answer.
-    pub fn post_json(&self, path: &str, body: &Value) -> Result<Value, RemoteError> {
-        let mut r = self
-            .agent
+    fn post(&self, path: &str, body: &Value) -> reqwest::RequestBuilder {
+        self.client
             .post(self.url(path))
             .header("Content-Type", "application/json")
-            .send(body.to_string())
-            .map_err(|e| self.fail(path, e))?;
+            .body(body.to_string())
+    }
+
+    /// POST `body` as JSON to `path`, expecting 200 and a JSON answer.
+    pub async fn post_json(&self, path: &str, body: &Value) -> Result<Value, RemoteError> {
+        let r = self
+            .post(path, body)
+            .send()
+            .await
+            .map_err(|e| self.transport(path, e))?;
         let status = r.status().as_u16();
-        let text = r
-            .body_mut()
-            .read_to_string()
-            .map_err(|e| self.fail(path, e))?;
+        let text = r.text().await.map_err(|e| self.transport(path, e))?;
         self.json(path, status, &text)
     }
 
     /// POST `body` to `path` and hand each server-sent event's JSON `data` to
-    /// `on_event`, until `data: [DONE]` or the end of the stream.
-    pub fn post_events(
+    /// `on_event` as its chunk arrives, until `data: [DONE]` or the end of
+    /// the stream.
+    pub async fn post_events(
         &self,
         path: &str,
         body: &Value,
         mut on_event: impl FnMut(Value) -> Result<(), RemoteError>,
     ) -> Result<(), RemoteError> {
-        let r = self
-            .agent
-            .post(self.url(path))
-            .header("Content-Type", "application/json")
+        let mut r = self
+            .post(path, body)
             .header("Accept", "text/event-stream")
-            .send(body.to_string())
-            .map_err(|e| self.fail(path, e))?;
+            .send()
+            .await
+            .map_err(|e| self.transport(path, e))?;
         let status = r.status().as_u16();
-        let mut reader = BufReader::new(r.into_body().into_reader());
         if status != 200 {
-            let mut text = String::new();
-            let _ = std::io::Read::read_to_string(&mut reader, &mut text);
+            let text = r.text().await.unwrap_or_default();
             return Err(self.fail(path, format!("HTTP {status}: {}", clip(&text))));
         }
-        let mut line = String::new();
+        let mut lines = SseLines::default();
         loop {
-            line.clear();
-            let n = reader
-                .read_line(&mut line)
-                .map_err(|e| self.fail(path, format!("reading the stream: {e}")))?;
-            if n == 0 {
-                return Ok(());
-            }
-            let trimmed = line.trim_end();
-            let Some(data) = trimmed.strip_prefix("data:") else {
-                let field = ["event:", "id:", "retry:", ":"];
-                if trimmed.is_empty() || field.iter().any(|f| trimmed.starts_with(f)) {
-                    continue;
-                }
-                return Err(self.fail(path, format!("malformed event stream: {}", clip(trimmed))));
-            };
-            let data = data.trim();
-            if data == "[DONE]" {
-                return Ok(());
-            }
-            let v: Value = serde_json::from_str(data).map_err(|e| {
-                self.fail(path, format!("malformed JSON event ({e}): {}", clip(data)))
+            let chunk = r.chunk().await.map_err(|e| {
+                let e = self.transport(path, e);
+                RemoteError(format!("reading the stream: {}", e.0))
             })?;
-            on_event(v)?;
+            let batch = match &chunk {
+                Some(bytes) => lines.push(bytes),
+                None => lines.finish().into_iter().collect(),
+            };
+            for line in batch {
+                match line {
+                    SseLine::Other => {}
+                    SseLine::Malformed(l) => {
+                        return Err(self.fail(path, format!("malformed event stream: {}", clip(&l))))
+                    }
+                    SseLine::Data(d) if d == "[DONE]" => return Ok(()),
+                    SseLine::Data(d) => {
+                        let v: Value = serde_json::from_str(&d).map_err(|e| {
+                            self.fail(path, format!("malformed JSON event ({e}): {}", clip(&d)))
+                        })?;
+                        on_event(v)?;
+                    }
+                }
+            }
+            if chunk.is_none() {
+                return Ok(());
+            }
         }
     }
 
     /// Whether `GET /health` answers 200 (both protocols' health check).
-    pub fn healthy(&self) -> bool {
-        matches!(self.get_text("/health"), Ok((200, _)))
+    pub async fn healthy(&self) -> bool {
+        matches!(self.get_text("/health").await, Ok((200, _)))
     }
 
     /// One timed request: `body` streamed to `path` when `stream` (each
@@ -162,7 +190,7 @@ impl Http {
     /// `on_event` once. `on_event` says whether its event carries generated
     /// output; the first one that does fixes the time to first token (the
     /// whole time when not streamed), the later ones the inter-token gaps.
-    pub fn post_timed(
+    pub async fn post_timed(
         &self,
         path: &str,
         body: &Value,
@@ -177,9 +205,10 @@ impl Http {
                     arrivals.push(t0.elapsed().as_secs_f64());
                 }
                 Ok(())
-            })?;
+            })
+            .await?;
         } else {
-            on_event(self.post_json(path, body)?)?;
+            on_event(self.post_json(path, body).await?)?;
         }
         let e2e_s = t0.elapsed().as_secs_f64();
         Ok(Timed {

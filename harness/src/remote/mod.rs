@@ -13,6 +13,7 @@ pub mod config;
 pub mod connect;
 pub mod http_client;
 pub mod methods;
+pub mod openai;
 pub mod plausible;
 pub mod prometheus;
 pub mod prompts;
@@ -23,10 +24,17 @@ pub mod served_config;
 pub mod server_process;
 pub mod sglang;
 pub mod spec_fields;
+pub mod sse;
 pub mod template;
 pub mod vllm;
 
-pub use config::{EngineKind, ServerSpec};
+pub use config::{EngineKind, ServerSpec, SglangEndpoint};
+
+use futures_util::future::LocalBoxFuture;
+
+/// What a client call answers, later: the client runs on a tokio runtime of
+/// the runner's ([`rows`]), one thread polling every request in flight.
+pub type Reply<'a, T> = LocalBoxFuture<'a, Result<T, RemoteError>>;
 
 /// What a prompt is sent as.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,6 +81,10 @@ pub struct RequestOutcome {
     pub field_form: Option<spec_fields::FieldForm>,
     /// Seconds from the row's start to sending (set by the row runner).
     pub sent_at_s: f64,
+    /// Seconds from the row's start at which the open-loop schedule had the
+    /// request leave (`None` in a closed loop): `sent_at_s` minus this is the
+    /// send lag (a full concurrency bound, or a late wake-up).
+    pub scheduled_at_s: Option<f64>,
     /// Seconds between consecutive streamed events carrying output (empty
     /// when not streamed or when one event carried everything).
     pub itl_s: Vec<f64>,
@@ -130,31 +142,33 @@ impl RemoteError {
     }
 }
 
-/// A client of one serving protocol, called by the row runner.
-pub trait ServingClient: Sync {
+/// A client of one serving protocol, called by the row runner. Calls are
+/// futures: a row keeps many requests in flight on one thread, and dropping a
+/// call's future (an interrupt) closes its connection.
+pub trait ServingClient {
     /// The `backend` column (`sglang`, `vllm`).
     fn name(&self) -> &'static str;
     /// Whether the server answers its health check.
-    fn healthy(&self) -> bool;
+    fn healthy(&self) -> LocalBoxFuture<'_, bool>;
     /// Called before a row's first request (e.g. reads counters).
-    fn begin_row(&mut self) -> Result<(), RemoteError>;
+    fn begin_row(&mut self) -> Reply<'_, ()>;
     /// Sends one prompt and waits for the whole answer (streamed where the protocol allows).
-    fn request(
-        &self,
-        prompt: &PromptInput,
-        params: &RequestParams,
-    ) -> Result<RequestOutcome, RemoteError>;
+    fn request<'a>(
+        &'a self,
+        prompt: &'a PromptInput,
+        params: &'a RequestParams,
+    ) -> Reply<'a, RequestOutcome>;
     /// Called after a row's last request: the row's acceptance.
-    fn end_row(
-        &mut self,
-        outcomes: &[RequestOutcome],
+    fn end_row<'a>(
+        &'a mut self,
+        outcomes: &'a [RequestOutcome],
         steps: usize,
-    ) -> Result<Acceptance, RemoteError>;
+    ) -> Reply<'a, Acceptance>;
     /// The engine's version as the server reports it (SGLang `/server_info`,
     /// vLLM `/version`), if it does.
-    fn engine_version(&self) -> Option<String>;
+    fn engine_version(&self) -> LocalBoxFuture<'_, Option<String>>;
     /// What the server says it loaded (SGLang `/server_info`), if it says.
-    fn served_config(&self) -> Option<serde_json::Value> {
-        None
+    fn served_config(&self) -> LocalBoxFuture<'_, Option<serde_json::Value>> {
+        Box::pin(async { None })
     }
 }

@@ -47,6 +47,7 @@ pub fn records(
                 proposed_drafts: o.proposed_drafts.filter(|_| steps > 0),
                 reached,
                 sent_at_s: o.sent_at_s,
+                scheduled_at_s: o.scheduled_at_s,
                 ttft_s: o.ttft_s,
                 e2e_s: o.e2e_s,
                 itl_s: o.itl_s.clone(),

@@ -13,9 +13,8 @@ use super::{Acceptance, PromptInput, RemoteError, RequestOutcome, RequestParams,
 use crate::run_folder::{Measures, SpanInterval};
 use crate::sweep::interrupt;
 use crate::sweep::measure::median;
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// What a finished row produced.
@@ -35,55 +34,42 @@ pub struct RowResult {
     pub requests: Vec<(usize, RequestOutcome)>,
 }
 
-/// Sends every prompt, `concurrency` at a time; the first error stops the row.
-pub fn send_all(
+/// Sends every prompt, `concurrency` in flight at a time (the next prompt
+/// leaves when an answer comes back); the first error stops the row and
+/// drops the requests still in flight, and so does an interrupt.
+pub async fn send_all(
     client: &dyn ServingClient,
     prompts: &[PromptInput],
     params: &RequestParams,
     concurrency: usize,
 ) -> Result<Vec<RequestOutcome>, RemoteError> {
     let t0 = Instant::now();
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    let results: Vec<Mutex<Option<Result<RequestOutcome, RemoteError>>>> =
-        prompts.iter().map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|s| {
-        for _ in 0..concurrency.clamp(1, prompts.len().max(1)) {
-            s.spawn(|| loop {
-                if stop.load(Ordering::SeqCst) || interrupt::requested() {
-                    return;
-                }
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                if i >= prompts.len() {
-                    return;
-                }
-                let sent_at_s = t0.elapsed().as_secs_f64();
-                let r = client.request(&prompts[i], params).map(|mut o| {
+    let width = concurrency.clamp(1, prompts.len().max(1));
+    let mut results: Vec<Option<RequestOutcome>> = vec![None; prompts.len()];
+    let mut in_flight = FuturesUnordered::new();
+    let mut next = 0;
+    loop {
+        while next < prompts.len() && in_flight.len() < width {
+            let (i, prompt) = (next, &prompts[next]);
+            next += 1;
+            let sent_at_s = t0.elapsed().as_secs_f64();
+            in_flight.push(async move { (i, sent_at_s, client.request(prompt, params).await) });
+        }
+        if in_flight.is_empty() {
+            break;
+        }
+        tokio::select! {
+            Some((i, sent_at_s, r)) = in_flight.next() => match r {
+                Ok(mut o) => {
                     o.sent_at_s = sent_at_s;
-                    o
-                });
-                if r.is_err() {
-                    stop.store(true, Ordering::SeqCst);
+                    results[i] = Some(o);
                 }
-                *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-            });
-        }
-    });
-    let mut out = Vec::with_capacity(prompts.len());
-    for (i, r) in results.into_iter().enumerate() {
-        match r.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            Some(Ok(o)) => out.push(o),
-            Some(Err(e)) => return Err(RemoteError(format!("prompt #{i}: {e}"))),
-            None if interrupt::requested() => return Err(RemoteError("interrupted".into())),
-            None => continue,
+                Err(e) => return Err(RemoteError(format!("prompt #{i}: {e}"))),
+            },
+            _ = interrupt::asked() => return Err(RemoteError("interrupted".into())),
         }
     }
-    if out.len() < prompts.len() {
-        return Err(RemoteError(
-            "the row stopped before every prompt was sent".into(),
-        ));
-    }
-    Ok(out)
+    Ok(results.into_iter().flatten().collect())
 }
 
 fn ns(s: f64) -> u64 {
@@ -92,7 +78,7 @@ fn ns(s: f64) -> u64 {
 
 /// Runs the row: `begin_row`, the prompts (closed loop, or open loop at
 /// the arrival times of `schedule`), `end_row`, then the measures.
-pub fn run_row(
+pub async fn run_row(
     client: &mut dyn ServingClient,
     prompts: &[PromptInput],
     params: &RequestParams,
@@ -101,20 +87,22 @@ pub fn run_row(
     schedule: Option<&[f64]>,
 ) -> Result<RowResult, RemoteError> {
     let (steps, num_draft_tokens) = speculative;
-    client.begin_row()?;
+    client.begin_row().await?;
     let t0 = Instant::now();
     let requests: Vec<(usize, RequestOutcome)> = match schedule {
         Some(at) => {
-            crate::load::open_loop::send_open_loop(&*client, prompts, params, at, batch_size)?
+            crate::load::open_loop::send_open_loop(&*client, prompts, params, at, batch_size)
+                .await?
         }
-        None => send_all(&*client, prompts, params, batch_size)?
+        None => send_all(&*client, prompts, params, batch_size)
+            .await?
             .into_iter()
             .enumerate()
             .collect(),
     };
     let wall = t0.elapsed();
     let outcomes: Vec<RequestOutcome> = requests.iter().map(|(_, o)| o.clone()).collect();
-    let acc = client.end_row(&outcomes, steps)?;
+    let acc = client.end_row(&outcomes, steps).await?;
     let mut r = result(&outcomes, &acc, wall, batch_size, steps, num_draft_tokens);
     r.requests = requests;
     Ok(r)

@@ -51,6 +51,8 @@ pub struct RemoteRunner<'a> {
     pub engine_versions: Vec<String>,
     /// Open-loop settings, when the spec has `[load]`.
     pub load: Option<crate::load::LoadSpec>,
+    /// The clients' runtime: one thread polls every request in flight.
+    pub(super) rt: tokio::runtime::Runtime,
 }
 
 impl<'a> RemoteRunner<'a> {
@@ -84,6 +86,12 @@ impl<'a> RemoteRunner<'a> {
             failed: 0,
             engine_versions: Vec::new(),
             load: None,
+            rt: tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| {
+                    SweepError::Input(format!("starting the HTTP client's runtime: {e}"))
+                })?,
         })
     }
 
@@ -208,7 +216,7 @@ impl<'a> RemoteRunner<'a> {
                 p.command
             ));
         }
-        if let Some(v) = live.client.engine_version() {
+        if let Some(v) = self.rt.block_on(live.client.engine_version()) {
             if !self.engine_versions.contains(&v) {
                 self.engine_versions.push(v);
             }
@@ -229,7 +237,8 @@ impl<'a> RemoteRunner<'a> {
                 .cloned()
                 .collect();
             let params = self.params(first.temperature, first.repeat);
-            if let Err(e) = super::row::send_all(&*live.client, &batch, &params, first.batch_size) {
+            let sent = super::row::send_all(&*live.client, &batch, &params, first.batch_size);
+            if let Err(e) = self.rt.block_on(sent) {
                 if interrupt::requested() {
                     return Err(SweepError::Interrupted(e.0));
                 }
@@ -261,14 +270,14 @@ impl<'a> RemoteRunner<'a> {
             let start_time = SystemTime::now();
             let params = self.params(g.temperature, g.repeat);
             let schedule = self.schedule(g.request_rate, prompts[&g.prompt_set].len(), g.repeat);
-            let result = run_row(
+            let result = self.rt.block_on(run_row(
                 &mut *live.client,
                 &prompts[&g.prompt_set],
                 &params,
                 g.batch_size,
                 (steps, speculative.num_draft_tokens),
                 schedule.as_deref(),
-            );
+            ));
             self.progress.tick();
             match result {
                 Ok(r) => self.finish(p, r, start_time, &live.url)?,

@@ -12,7 +12,8 @@
 //! - vLLM OpenAI endpoints (`--per-request-spec-decode-metrics`):
 //!   `metrics.speculative_decoding` with `num_spec_steps`,
 //!   `num_accepted_draft_tokens`, `num_draft_tokens`, `acceptance_histogram`,
-//!   on the last streamed chunk;
+//!   and in the `detailed` mode each step's `per_step_accepted` and
+//!   `per_step_drafted`, on the last streamed chunk;
 //! - SGLang `/server_info` (alias `/get_server_info`): the running
 //!   `avg_spec_accept_length`, per data-parallel rank in `internal_states`.
 
@@ -121,14 +122,31 @@ impl SpecFields {
     }
 
     /// vLLM's per-request `metrics.speculative_decoding` (absent unless the
-    /// server runs with `--per-request-spec-decode-metrics`).
+    /// server runs with `--per-request-spec-decode-metrics`). In its
+    /// `detailed` mode each step's accepted and drafted counts
+    /// (`per_step_accepted`, `per_step_drafted`) are there too: the
+    /// histogram and the totals are built from them where the summary
+    /// fields are missing, so per-position acceptance is read either way.
     pub fn vllm(answer: &Value) -> Option<SpecFields> {
         let s = answer.pointer("/metrics/speculative_decoding")?;
+        let per_step_accepted = list(s, "per_step_accepted");
+        let per_step_drafted = list(s, "per_step_drafted");
+        let histogram = list(s, "acceptance_histogram").or_else(|| {
+            let steps = per_step_accepted.as_ref()?;
+            let deepest = steps.iter().copied().max().unwrap_or(0) as usize;
+            let mut h = vec![0u64; deepest + 1];
+            for &a in steps {
+                h[a as usize] += 1;
+            }
+            Some(h)
+        });
+        let total = |v: &Option<Vec<u64>>| v.as_ref().map(|v| v.iter().sum::<u64>() as usize);
         Some(SpecFields {
-            verify_steps: count(s, "num_spec_steps"),
-            accepted: count(s, "num_accepted_draft_tokens"),
-            proposed: count(s, "num_draft_tokens"),
-            histogram: list(s, "acceptance_histogram"),
+            verify_steps: count(s, "num_spec_steps")
+                .or_else(|| per_step_accepted.as_ref().map(Vec::len)),
+            accepted: count(s, "num_accepted_draft_tokens").or_else(|| total(&per_step_accepted)),
+            proposed: count(s, "num_draft_tokens").or_else(|| total(&per_step_drafted)),
+            histogram,
             form: Some(FieldForm::Current),
         })
     }

@@ -110,3 +110,36 @@ fn sglang_data_parallel_ranks_are_combined_weighted_by_requests() {
     assert_eq!(sglang_server_tau(&json!({"internal_states": []})), None);
     assert_eq!(version_of(&info).as_deref(), Some("0.5.9"));
 }
+
+#[test]
+fn vllm_detailed_per_step_counts_give_per_position_acceptance_when_the_summary_is_missing() {
+    // The `detailed` mode's fields (vLLM's per-request spec-decode metrics
+    // test checks num_spec_steps = sum(histogram) = len(per_step_accepted)).
+    let detailed = json!({"metrics": {"speculative_decoding": {
+        "per_step_accepted": [3, 0, 1, 3, 2],
+        "per_step_drafted": [3, 3, 3, 3, 2]
+    }}});
+    let f = SpecFields::vllm(&detailed).unwrap();
+    assert_eq!(
+        (f.verify_steps, f.accepted, f.proposed),
+        (Some(5), Some(9), Some(14))
+    );
+    assert_eq!(f.histogram, Some(vec![1, 1, 1, 2]));
+    assert_eq!(f.reached(3), Some(vec![4, 3, 2]), "depth 1: 4 of 5 steps");
+}
+
+#[test]
+fn vllm_summary_fields_win_over_the_per_step_lists_when_both_are_there() {
+    let both = json!({"metrics": {"speculative_decoding": {
+        "num_spec_steps": 2, "num_accepted_draft_tokens": 3, "num_draft_tokens": 6,
+        "acceptance_histogram": [0, 1, 1, 0],
+        "per_step_accepted": [1, 2], "per_step_drafted": [3, 3]
+    }}});
+    let f = SpecFields::vllm(&both).unwrap();
+    assert_eq!(f.histogram, Some(vec![0, 1, 1, 0]));
+    assert_eq!(f.reached(3), Some(vec![2, 1, 0]));
+    assert_eq!(
+        (f.verify_steps, f.accepted, f.proposed),
+        (Some(2), Some(3), Some(6))
+    );
+}

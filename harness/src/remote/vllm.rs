@@ -16,13 +16,15 @@
 //! engine's version for meta.json.
 
 use super::http_client::Http;
+use super::openai::Completion;
 use super::prometheus::Metrics;
 use super::spec_fields::{version_of, SpecFields};
 use super::{
-    decode_tokens, Acceptance, PromptInput, RemoteError, RequestOutcome, RequestParams,
+    decode_tokens, Acceptance, PromptInput, RemoteError, Reply, RequestOutcome, RequestParams,
     ServingClient,
 };
-use serde_json::{json, Value};
+use futures_util::future::LocalBoxFuture;
+use serde_json::json;
 use std::time::Duration;
 
 const DRAFTS: &str = "vllm:spec_decode_num_drafts";
@@ -52,8 +54,8 @@ impl VllmClient {
         }
     }
 
-    fn scrape(&self) -> Result<Metrics, RemoteError> {
-        let (status, text) = self.http.get_text("/metrics")?;
+    async fn scrape(&self) -> Result<Metrics, RemoteError> {
+        let (status, text) = self.http.get_text("/metrics").await?;
         if status != 200 {
             return Err(RemoteError(format!(
                 "{}/metrics: HTTP {status}",
@@ -64,110 +66,75 @@ impl VllmClient {
     }
 }
 
-fn text_of(v: &Value) -> Result<String, RemoteError> {
-    let choices = v.get("choices").and_then(Value::as_array).ok_or_else(|| {
-        RemoteError(format!(
-            "/v1/completions: no `choices`: {}",
-            v.to_string().chars().take(200).collect::<String>()
-        ))
-    })?;
-    Ok(choices
-        .iter()
-        .filter_map(|c| c.get("text").and_then(Value::as_str))
-        .collect())
-}
-
-fn completion_tokens(v: &Value) -> Option<usize> {
-    v.pointer("/usage/completion_tokens")
-        .and_then(Value::as_u64)
-        .map(|n| n as usize)
-}
-
 impl ServingClient for VllmClient {
     fn name(&self) -> &'static str {
         "vllm"
     }
 
-    fn healthy(&self) -> bool {
-        self.health.healthy()
+    fn healthy(&self) -> LocalBoxFuture<'_, bool> {
+        Box::pin(self.health.healthy())
     }
 
-    fn begin_row(&mut self) -> Result<(), RemoteError> {
-        self.before = Some(self.scrape()?);
-        Ok(())
-    }
-
-    fn request(
-        &self,
-        prompt: &PromptInput,
-        p: &RequestParams,
-    ) -> Result<RequestOutcome, RemoteError> {
-        let mut body = json!({
-            "model": self.model,
-            "max_tokens": p.max_new_tokens,
-            "temperature": p.temperature,
-            "ignore_eos": p.ignore_eos,
-            "stream": self.stream,
-        });
-        if p.temperature > 0.0 {
-            body["seed"] = json!(p.seed);
-        }
-        if self.stream {
-            body["stream_options"] = json!({"include_usage": true});
-        }
-        match prompt {
-            PromptInput::Ids(ids) => body["prompt"] = json!(ids),
-            PromptInput::Text(t) => body["prompt"] = json!(t),
-        }
-        let mut usage = None;
-        let mut prompt_tokens = None;
-        let mut spec = None;
-        let mut text = String::new();
-        let timed = self
-            .http
-            .post_timed("/v1/completions", &body, self.stream, |ev| {
-                if let Some(n) = completion_tokens(&ev) {
-                    usage = Some(n);
-                    prompt_tokens = ev
-                        .pointer("/usage/prompt_tokens")
-                        .and_then(Value::as_u64)
-                        .map(|n| n as usize);
-                }
-                if let Some(f) = SpecFields::vllm(&ev) {
-                    spec = Some(f);
-                }
-                text.push_str(&text_of(&ev)?);
-                Ok(ev
-                    .get("choices")
-                    .and_then(Value::as_array)
-                    .is_some_and(|c| !c.is_empty()))
-            })?;
-        let completion_tokens = usage.ok_or_else(|| {
-            RemoteError(if self.stream {
-                "/v1/completions: the stream ended without `usage` (stream_options.include_usage)"
-                    .into()
-            } else {
-                "/v1/completions: no `usage.completion_tokens`".into()
-            })
-        })?;
-        let spec = spec.unwrap_or_default();
-        Ok(RequestOutcome {
-            text,
-            completion_tokens,
-            prompt_tokens,
-            verify_steps: spec.verify_steps,
-            accepted_drafts: spec.accepted,
-            proposed_drafts: spec.proposed,
-            accept_histogram: spec.histogram,
-            field_form: spec.form,
-            ttft_s: timed.ttft_s,
-            e2e_s: timed.e2e_s,
-            itl_s: timed.itl_s,
-            ..RequestOutcome::default()
+    fn begin_row(&mut self) -> Reply<'_, ()> {
+        Box::pin(async {
+            self.before = Some(self.scrape().await?);
+            Ok(())
         })
     }
 
-    fn end_row(
+    fn request<'a>(
+        &'a self,
+        prompt: &'a PromptInput,
+        p: &'a RequestParams,
+    ) -> Reply<'a, RequestOutcome> {
+        Box::pin(async move {
+            let mut body = json!({
+                "model": self.model,
+                "max_tokens": p.max_new_tokens,
+                "temperature": p.temperature,
+                "ignore_eos": p.ignore_eos,
+                "stream": self.stream,
+            });
+            if p.temperature > 0.0 {
+                body["seed"] = json!(p.seed);
+            }
+            if self.stream {
+                body["stream_options"] = json!({"include_usage": true});
+            }
+            body["prompt"] = match prompt {
+                PromptInput::Ids(ids) => json!(ids),
+                PromptInput::Text(t) => json!(t),
+            };
+            let mut got = Completion::default();
+            let timed = self
+                .http
+                .post_timed("/v1/completions", &body, self.stream, |ev| {
+                    if let Some(f) = SpecFields::vllm(&ev) {
+                        got.spec = Some(f);
+                    }
+                    got.read_event(&ev)
+                })
+                .await?;
+            got.outcome(timed, self.stream)
+        })
+    }
+
+    fn end_row<'a>(
+        &'a mut self,
+        outcomes: &'a [RequestOutcome],
+        steps: usize,
+    ) -> Reply<'a, Acceptance> {
+        Box::pin(self.row_acceptance(outcomes, steps))
+    }
+
+    fn engine_version(&self) -> LocalBoxFuture<'_, Option<String>> {
+        Box::pin(async { version_of(&self.health.get_json("/version").await.ok()?) })
+    }
+}
+
+impl VllmClient {
+    /// The row's acceptance from the counters' change since `begin_row`.
+    async fn row_acceptance(
         &mut self,
         outcomes: &[RequestOutcome],
         steps: usize,
@@ -178,10 +145,10 @@ impl ServingClient for VllmClient {
         }
         // The counters are updated as the engine's steps are reported: read
         // until two scrapes agree (bounded).
-        let mut after = self.scrape()?;
+        let mut after = self.scrape().await?;
         for _ in 0..10 {
-            std::thread::sleep(Duration::from_millis(100));
-            let again = self.scrape()?;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let again = self.scrape().await?;
             if again == after {
                 break;
             }
@@ -221,9 +188,5 @@ impl ServingClient for VllmClient {
                 .has(DRAFT_TOKENS)
                 .then(|| delta(DRAFT_TOKENS) as usize),
         })
-    }
-
-    fn engine_version(&self) -> Option<String> {
-        version_of(&self.health.get_json("/version").ok()?)
     }
 }

@@ -15,7 +15,7 @@ use std::path::Path;
 pub const REQUESTS_CSV: &str = "requests.csv";
 
 /// The columns of requests.csv.
-pub const REQUESTS_COLUMNS: [&str; 26] = [
+pub const REQUESTS_COLUMNS: [&str; 27] = [
     "run_id",
     "row_key",
     "backend",
@@ -42,6 +42,7 @@ pub const REQUESTS_COLUMNS: [&str; 26] = [
     "concurrency",
     "field_form",
     "itl_ms",
+    "scheduled_at_s",
 ];
 
 /// One request, as a row hands it to the writer (absent figures empty).
@@ -67,6 +68,9 @@ pub struct RequestRecord {
     pub reached: Option<Vec<u64>>,
     /// Seconds from the row's start to sending.
     pub sent_at_s: f64,
+    /// Seconds from the row's start at which the open-loop schedule had it
+    /// leave (`None`: closed loop); `sent_at_s` minus this is the send lag.
+    pub scheduled_at_s: Option<f64>,
     /// Seconds to the first token.
     pub ttft_s: f64,
     /// Seconds from sending to the last byte.
@@ -146,6 +150,9 @@ impl RequestRecord {
                 .map(|g| format!("{:.3}", g * 1e3))
                 .collect::<Vec<_>>()
                 .join(";"),
+            self.scheduled_at_s
+                .map(|t| format!("{t:.6}"))
+                .unwrap_or_default(),
         ]
     }
 }

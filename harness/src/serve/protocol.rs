@@ -39,11 +39,11 @@ impl Protocol {
 }
 
 impl Answering {
-    /// The whole answer of a finished job.
-    pub fn answer(self, engine: &Engine, done: &Done, elapsed_s: f64) -> Value {
+    /// The whole answer of a finished job (`body`: the request's).
+    pub fn answer(self, engine: &Engine, done: &Done, body: &Value, elapsed_s: f64) -> Value {
         match self.protocol {
             Protocol::Sglang => self.tamper(sglang_api::answer(engine, done, elapsed_s)),
-            Protocol::Vllm => vllm_api::answer(engine, done),
+            Protocol::Vllm => vllm_api::answer(engine, done, body),
         }
     }
 
@@ -64,7 +64,7 @@ impl Answering {
         elapsed_s: f64,
     ) -> Vec<Value> {
         match (result, self.protocol) {
-            (Ok(done), Protocol::Sglang) => vec![self.answer(engine, &done, elapsed_s)],
+            (Ok(done), Protocol::Sglang) => vec![self.answer(engine, &done, body, elapsed_s)],
             (Ok(done), Protocol::Vllm) => vllm_api::last_events(engine, &done, body),
             (Err(f), _) => vec![error_body(&f)],
         }

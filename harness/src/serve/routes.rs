@@ -162,7 +162,7 @@ async fn generate(State(s): Shared, req: Request, protocol: Protocol) -> Respons
     match ticket.finished().await {
         Ok(done) => json_response(
             200,
-            &answering.answer(&s.engine, &done, t0.elapsed().as_secs_f64()),
+            &answering.answer(&s.engine, &done, &v, t0.elapsed().as_secs_f64()),
         ),
         Err(f) => error_response(f),
     }

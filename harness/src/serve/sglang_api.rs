@@ -118,6 +118,23 @@ pub fn spec_fields(engine: &Engine, done: &Done, meta: &mut Value) {
     meta["spec_accept_histogram"] = json!(hist);
 }
 
+/// SGLang's `sglext` object of an OpenAI-compatible answer when the request
+/// carried `return_spec_tokens_details` and the server speculates: the
+/// `meta_info` speculative fields under `spec_tokens_details` (SGLang's
+/// `entrypoints/openai/utils.py` `spec_tokens_details_from_meta_info`).
+pub fn sglext(engine: &Engine, done: &Done, body: &Value) -> Option<Value> {
+    let asked = body
+        .get("return_spec_tokens_details")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if !asked || engine.speculative.is_baseline() {
+        return None;
+    }
+    let mut details = json!({});
+    spec_fields(engine, done, &mut details);
+    Some(json!({"spec_tokens_details": details}))
+}
+
 /// `GET /server_info` (and `/get_server_info`).
 pub fn server_info(engine: &Engine) -> Value {
     let c = engine

@@ -119,13 +119,17 @@ fn per_request_metrics(engine: &Engine, done: &Done) -> Option<Value> {
     }}))
 }
 
-/// The answer to `POST /v1/completions`.
-pub fn answer(engine: &Engine, done: &Done) -> Value {
+/// The answer to `POST /v1/completions` (with SGLang's `sglext` when the
+/// request asked for `return_spec_tokens_details`).
+pub fn answer(engine: &Engine, done: &Done, body: &Value) -> Value {
     let choice =
         json!([{"index": 0, "text": done.text, "logprobs": null, "finish_reason": finish(done)}]);
     let mut v = head(engine, choice, usage(done));
     if let Some(m) = per_request_metrics(engine, done) {
         v["metrics"] = m;
+    }
+    if let Some(x) = super::sglang_api::sglext(engine, done, body) {
+        v["sglext"] = x;
     }
     v
 }
@@ -142,9 +146,16 @@ pub fn last_events(engine: &Engine, done: &Done, body: &Value) -> Vec<Value> {
     {
         events.push(head(engine, json!([]), usage(done)));
     }
-    // vLLM sends the per-request metrics on the last chunk.
+    // vLLM sends the per-request metrics on the last chunk; SGLang's
+    // `sglext` goes there too.
     if let (Some(m), Some(last)) = (per_request_metrics(engine, done), events.last_mut()) {
         last["metrics"] = m;
+    }
+    if let (Some(x), Some(last)) = (
+        super::sglang_api::sglext(engine, done, body),
+        events.last_mut(),
+    ) {
+        last["sglext"] = x;
     }
     events
 }

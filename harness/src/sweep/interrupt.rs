@@ -48,3 +48,11 @@ pub fn install() {
 pub fn requested() -> bool {
     REQUESTED.load(Ordering::SeqCst)
 }
+
+/// Resolves once a stop is asked for (looked at every 50 ms): the branch
+/// of an async loop that drops the requests in flight on Ctrl-C.
+pub async fn asked() {
+    while !requested() {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}

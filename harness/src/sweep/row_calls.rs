@@ -136,6 +136,7 @@ fn engine_requests(
                     .map(|c| s.verify_steps * c.speculative.num_draft_tokens.saturating_sub(1)),
                 reached,
                 sent_at_s: sent.get(i).copied().unwrap_or(0.0),
+                scheduled_at_s: None,
                 ttft_s: s.ttft_s,
                 e2e_s: s.finished_s,
                 itl_s: Vec::new(),

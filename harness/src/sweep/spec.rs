@@ -316,10 +316,15 @@ impl SweepSpec {
                 top("backend"),
                 format!("backend `{}` needs a [server] table with `command` or `url`", b.name()),
             )),
-            (Some(s), _) => s
-                .get_ref()
-                .validate()
-                .map_err(|m| src.error(s.span(), m)),
+            (Some(s), b) => {
+                if b == EngineKind::Vllm && s.get_ref().endpoint != crate::remote::SglangEndpoint::Generate {
+                    return Err(src.error(
+                        s.span(),
+                        "[server] `endpoint` picks SGLang's endpoint; backend `vllm` always uses /v1/completions",
+                    ));
+                }
+                s.get_ref().validate().map_err(|m| src.error(s.span(), m))
+            }
         }
     }
 }

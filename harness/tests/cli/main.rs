@@ -27,6 +27,7 @@ mod serve_attacks;
 mod serve_backends;
 mod serve_faults;
 mod serve_load;
+mod serve_streams;
 mod sparse_targets_cli;
 mod speedup_trust;
 mod sweep_cli;

@@ -1,0 +1,86 @@
+//! What an OpenAI-compatible `/v1/completions` answer says, read event by
+//! event (vLLM's client, and SGLang's with `endpoint = "openai"`): the
+//! choices' text, `usage` (on the last streamed event with
+//! `stream_options.include_usage`), and the per-request speculative fields
+//! the caller finds (vLLM `metrics.speculative_decoding`, SGLang
+//! `sglext.spec_tokens_details`).
+
+use super::http_client::Timed;
+use super::spec_fields::SpecFields;
+use super::{RemoteError, RequestOutcome};
+use serde_json::Value;
+
+/// A completion as its events arrive.
+#[derive(Debug, Clone, Default)]
+pub struct Completion {
+    /// The text so far (each event carries a new piece).
+    pub text: String,
+    /// `usage.completion_tokens`, once an event carried it.
+    pub completion_tokens: Option<usize>,
+    /// `usage.prompt_tokens`, with it.
+    pub prompt_tokens: Option<usize>,
+    /// The speculative fields, once an event carried them.
+    pub spec: Option<SpecFields>,
+}
+
+fn text_of(v: &Value) -> Result<String, RemoteError> {
+    let choices = v.get("choices").and_then(Value::as_array).ok_or_else(|| {
+        RemoteError(format!(
+            "/v1/completions: no `choices`: {}",
+            v.to_string().chars().take(200).collect::<String>()
+        ))
+    })?;
+    Ok(choices
+        .iter()
+        .filter_map(|c| c.get("text").and_then(Value::as_str))
+        .collect())
+}
+
+impl Completion {
+    /// Reads one event (or the whole answer); says whether it carried output
+    /// (a choice), which times the first token and the inter-token gaps.
+    pub fn read_event(&mut self, ev: &Value) -> Result<bool, RemoteError> {
+        if let Some(n) = ev
+            .pointer("/usage/completion_tokens")
+            .and_then(Value::as_u64)
+        {
+            self.completion_tokens = Some(n as usize);
+            self.prompt_tokens = ev
+                .pointer("/usage/prompt_tokens")
+                .and_then(Value::as_u64)
+                .map(|n| n as usize);
+        }
+        self.text.push_str(&text_of(ev)?);
+        Ok(ev
+            .get("choices")
+            .and_then(Value::as_array)
+            .is_some_and(|c| !c.is_empty()))
+    }
+
+    /// The finished request; an answer without `usage` is an error.
+    pub fn outcome(self, timed: Timed, stream: bool) -> Result<RequestOutcome, RemoteError> {
+        let completion_tokens = self.completion_tokens.ok_or_else(|| {
+            RemoteError(if stream {
+                "/v1/completions: the stream ended without `usage` (stream_options.include_usage)"
+                    .into()
+            } else {
+                "/v1/completions: no `usage.completion_tokens`".into()
+            })
+        })?;
+        let spec = self.spec.unwrap_or_default();
+        Ok(RequestOutcome {
+            text: self.text,
+            completion_tokens,
+            prompt_tokens: self.prompt_tokens,
+            verify_steps: spec.verify_steps,
+            accepted_drafts: spec.accepted,
+            proposed_drafts: spec.proposed,
+            accept_histogram: spec.histogram,
+            field_form: spec.form,
+            ttft_s: timed.ttft_s,
+            e2e_s: timed.e2e_s,
+            itl_s: timed.itl_s,
+            ..RequestOutcome::default()
+        })
+    }
+}

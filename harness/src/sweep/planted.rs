@@ -107,6 +107,39 @@ impl<B: TargetBackend + ?Sized> TargetBackend for PlantedTarget<'_, B> {
         self.inner.forward(batch, caches, capture, wanted)
     }
 
+    /// The inner backend's forward without its head, repeated on the same
+    /// share of calls as [`PlantedTarget::forward`]; a call the inner
+    /// backend does not defer counts nothing (its `forward` counts it).
+    fn forward_trunk(
+        &self,
+        batch: &ForwardBatch,
+        caches: &mut [Self::Cache],
+        capture: &[usize],
+    ) -> Result<Option<(TargetOutput, Vec<f32>)>> {
+        let decode = caches.iter().any(|c| c.committed() > 0);
+        let share = if decode { &self.decode } else { self.prefill };
+        let before = share.get();
+        let repeat = due(share);
+        if repeat && caches.iter().all(|c| c.len() == c.committed()) {
+            if self.inner.forward_trunk(batch, caches, capture)?.is_none() {
+                share.set(before);
+                return Ok(None);
+            }
+            let mut refs: Vec<&mut Self::Cache> = caches.iter_mut().collect();
+            let keeps = vec![Vec::new(); refs.len()];
+            self.inner.commit(&mut refs, &keeps)?;
+        }
+        let out = self.inner.forward_trunk(batch, caches, capture)?;
+        if out.is_none() {
+            share.set(before);
+        }
+        Ok(out)
+    }
+
+    fn head_argmax(&self, finals: &[f32], rows: &[usize]) -> Result<Vec<u32>> {
+        self.inner.head_argmax(finals, rows)
+    }
+
     fn commit(&self, caches: &mut [&mut Self::Cache], keeps: &[Vec<usize>]) -> Result<()> {
         self.inner.commit(caches, keeps)
     }

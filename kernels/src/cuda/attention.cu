@@ -154,12 +154,14 @@ __device__ void attention_merge(T* o, const float* part_out, const float* part_m
 template <typename T, bool AHEAD>
 __device__ void attention(T* out, float* part_out, float* part_ml, int* counters, const T* q, const T* kp,
                           const T* vp, const int* base, const int* prefix, const int* extra_off, const int* extra,
-                          int heads, int kv_heads, int head_dim, float scale, int chunk, long pool_offset) {
+                          int heads, int kv_heads, int head_dim, float scale, int chunk, long pool_offset, int skip_causal) {
     extern __shared__ float smem[];
     __shared__ int last;
     kp += pool_offset;
     vp += pool_offset;
     int r = blockIdx.x, h = blockIdx.y, s = blockIdx.z, splits = gridDim.z;
+    // Causal (prefill) rows are flash_prefill.cu's, unless skip_causal is 0.
+    if (skip_causal && extra_off[r + 1] == extra_off[r]) return;
     int nk = prefix[r] + extra_off[r + 1] - extra_off[r];
     int start = s * chunk, end = min(nk, start + chunk);
     size_t pair = (size_t)r * heads + h, first = pair * splits;
@@ -183,8 +185,8 @@ __device__ void attention(T* out, float* part_out, float* part_ml, int* counters
     if (threadIdx.x == 0) counters[pair] = 0;
 }
 
-#define P_ATT(T) (T* out, float* part_out, float* part_ml, int* counters, const T* q, const T* kp, const T* vp, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int kv_heads, int head_dim, float scale, int chunk, long pool_offset)
-#define A_ATT (out, part_out, part_ml, counters, q, kp, vp, base, prefix, extra_off, extra, heads, kv_heads, head_dim, scale, chunk, pool_offset)
+#define P_ATT(T) (T* out, float* part_out, float* part_ml, int* counters, const T* q, const T* kp, const T* vp, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int kv_heads, int head_dim, float scale, int chunk, long pool_offset, int skip_causal)
+#define A_ATT (out, part_out, part_ml, counters, q, kp, vp, base, prefix, extra_off, extra, heads, kv_heads, head_dim, scale, chunk, pool_offset, skip_causal)
 // attention_ahead_{f32,bf16} load ahead, attention_lean_{f32,bf16} do not.
 #define ATT_AHEAD(T) <T, true>
 #define ATT_LEAN(T) <T, false>

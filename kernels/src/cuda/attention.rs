@@ -1,7 +1,13 @@
-//! The attention launch (`attention.cu`): split-K over each row's key list
-//! (flash decoding), the last block of each (row, head) merging the splits.
+//! The attention launch: causal rows through the flash prefill kernels
+//! (`flash_prefill.cu`), tree rows (decode, verification) through the
+//! tree kernel in bf16 (`tree_attention.cu`: each sequence's cache read once
+//! for all its rows) or, in f32 and other head sizes, the split-K kernel of
+//! `attention.cu` (flash decoding over each row's key list, the last block
+//! of each (row, head) merging the splits). See `attention_plan.rs`.
 
+use super::attention_plan::{AttentionPlan, PlanRow};
 use super::device::{Gpu, GpuElement, GpuError};
+use super::flash_attention::{flash_prefill, tree_attention, uses_tree_kernel};
 use super::launch::{launch, name, need, RawArg};
 use crate::cpu::AttentionShape;
 use cudarc::driver::{CudaSlice, LaunchConfig};
@@ -20,6 +26,16 @@ pub struct KeyLists {
     pub extra: CudaSlice<i32>,
     /// The longest key list of any row.
     pub max_keys: usize,
+    /// Prefill tiles `(first row, rows)` (see [`AttentionPlan`]).
+    pub tiles: CudaSlice<i32>,
+    /// Tree groups `(first row, rows, prefix)` (see [`AttentionPlan`]).
+    pub groups: CudaSlice<i32>,
+    /// The longest key list of a tree row these buffers are sized for.
+    pub max_tree_keys: usize,
+    /// Whether the current batch has causal rows (launches the prefill kernel).
+    pub has_causal: bool,
+    /// Whether the current batch has tree rows (launches the tree kernel).
+    pub has_tree: bool,
 }
 
 impl KeyLists {
@@ -35,12 +51,22 @@ impl KeyLists {
             extra.push(0); // cudarc refuses empty allocations
         }
         let s = &gpu.stream;
+        let plan = AttentionPlan::new(rows.iter().map(|r| PlanRow {
+            base: r.0,
+            prefix: r.1,
+            extra: r.2.len(),
+        }));
         Ok(KeyLists {
             base: s.clone_htod(&rows.iter().map(|r| r.0 as i32).collect::<Vec<_>>())?,
             prefix: s.clone_htod(&rows.iter().map(|r| r.1 as i32).collect::<Vec<_>>())?,
             extra_off: s.clone_htod(&off)?,
             extra: s.clone_htod(&extra)?,
             max_keys: rows.iter().map(|r| r.1 + r.2.len()).max().unwrap_or(0),
+            tiles: s.clone_htod(&plan.tiles_padded(plan.n_tiles()))?,
+            groups: s.clone_htod(&plan.groups_padded(plan.n_groups()))?,
+            max_tree_keys: plan.max_tree_keys,
+            has_causal: plan.causal_rows > 0,
+            has_tree: plan.tree_rows > 0,
         })
     }
 }
@@ -80,8 +106,14 @@ impl AttentionScratch {
         keys: &KeyLists,
         shape: AttentionShape,
     ) -> Result<AttentionScratch, GpuError> {
-        let rows = keys.base.len();
-        let splits = keys.max_keys.div_ceil(ATTENTION_CHUNK).max(1);
+        // Only tree rows use the splits (causal rows run the flash kernels).
+        let split_keys = if split_only() {
+            keys.max_keys
+        } else {
+            keys.max_tree_keys
+        };
+        let rows = if split_keys == 0 { 1 } else { keys.base.len() };
+        let splits = split_keys.div_ceil(ATTENTION_CHUNK).max(1);
         let slots = rows * shape.n_heads * splits;
         Ok(AttentionScratch {
             part_out: gpu.stream.alloc_zeros(slots * shape.head_dim)?,
@@ -111,9 +143,9 @@ pub struct KvPools<'a, T> {
     pub offset: usize,
 }
 
-/// Attention of `q: [rows, heads, head_dim]` over the pools: split-K over
-/// the key list (flash decoding), the last block of each (row, head) merging
-/// the splits, in one launch of the kernel the scratch says (see
+/// Attention of `q: [rows, heads, head_dim]` over the pools: causal rows
+/// through the flash prefill kernel, tree rows through the tree kernel
+/// (bf16, head_dim 32/64/128) or the split-K kernel the scratch says (see
 /// [`AttentionScratch::force_kernel`]).
 #[allow(clippy::too_many_arguments)]
 pub fn attention<T: GpuElement>(
@@ -127,21 +159,77 @@ pub fn attention<T: GpuElement>(
     scale: f32,
 ) -> Result<(), GpuError> {
     let rows = keys.base.len();
+    need(
+        q.len() == rows * shape.n_heads * shape.head_dim && out.len() >= q.len(),
+        || "attention: q/out sizes disagree".into(),
+    )?;
+    need(
+        pools.k.len() == pools.v.len() && pools.offset < pools.k.len(),
+        || "attention: pool offset outside the pools".into(),
+    )?;
+    let split_only = split_only();
+    if keys.has_causal && !split_only {
+        flash_prefill(gpu, out, q, &pools, keys, shape, scale)?;
+    }
+    if !keys.has_tree && !split_only {
+        return Ok(());
+    }
+    let split_keys = if split_only {
+        keys.max_keys
+    } else {
+        keys.max_tree_keys
+    };
+    need(
+        scratch.splits * ATTENTION_CHUNK >= split_keys
+            && scratch.part_ml.len() >= 2 * rows * shape.n_heads * scratch.splits
+            && scratch.counters.len() >= rows * shape.n_heads,
+        || "attention: scratch made for other key lists".into(),
+    )?;
+    if uses_tree_kernel::<T>(shape) && scratch.kernel.is_none() && !split_only {
+        let parts = (&scratch.part_out, &scratch.part_ml, &scratch.counters);
+        return tree_attention(
+            gpu,
+            out,
+            q,
+            &pools,
+            keys,
+            parts,
+            scratch.splits,
+            shape,
+            scale,
+        );
+    }
+    split_attention(gpu, out, q, pools, keys, scratch, shape, scale, split_only)
+}
+
+/// Whether `SPECULA_ATTENTION=split` sends every row, causal ones too,
+/// through the split-K kernel (the attention before the flash prefill and
+/// tree kernels, whose scratch grows with rows x keys: a fallback to compare
+/// against, not for long prompts).
+pub fn split_only() -> bool {
+    static SPLIT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SPLIT.get_or_init(|| std::env::var("SPECULA_ATTENTION").is_ok_and(|v| v == "split"))
+}
+
+/// The split-K kernel of `attention.cu` over the tree rows.
+#[allow(clippy::too_many_arguments)]
+fn split_attention<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<T>,
+    q: &CudaSlice<T>,
+    pools: KvPools<'_, T>,
+    keys: &KeyLists,
+    scratch: &mut AttentionScratch,
+    shape: AttentionShape,
+    scale: f32,
+    with_causal: bool,
+) -> Result<(), GpuError> {
+    let rows = keys.base.len();
     let AttentionShape {
         n_heads,
         n_kv_heads,
         head_dim,
     } = shape;
-    need(
-        q.len() == rows * n_heads * head_dim && out.len() >= q.len(),
-        || "attention: q/out sizes disagree".into(),
-    )?;
-    need(
-        scratch.splits * ATTENTION_CHUNK >= keys.max_keys
-            && scratch.part_ml.len() >= 2 * rows * n_heads * scratch.splits
-            && scratch.counters.len() >= rows * n_heads,
-        || "attention: scratch made for other key lists".into(),
-    )?;
     // Query, scores, then the value pass's per-key-group partial sums (128 threads x 8).
     let smem = ((head_dim + ATTENTION_CHUNK + 128 * 8) * 4) as u32;
     let (h, kvh, d, chunk) = (
@@ -150,10 +238,6 @@ pub fn attention<T: GpuElement>(
         head_dim as i32,
         ATTENTION_CHUNK as i32,
     );
-    need(
-        pools.k.len() == pools.v.len() && pools.offset < pools.k.len(),
-        || "attention: pool offset outside the pools".into(),
-    )?;
     let blocks = rows * n_heads * scratch.splits;
     let kernel = match scratch.kernel {
         None if blocks <= ATTENTION_AHEAD_MAX_BLOCKS => "attention_ahead",
@@ -179,6 +263,7 @@ pub fn attention<T: GpuElement>(
         RawArg::F32(scale),
         RawArg::I32(chunk),
         RawArg::I64(pools.offset as i64),
+        RawArg::I32(i32::from(!with_causal)),
     ];
     let grid = LaunchConfig {
         grid_dim: (rows as u32, n_heads as u32, scratch.splits as u32),

@@ -26,6 +26,8 @@ pub(crate) struct DraftStepKey {
     n_logits: usize,
     from_aux: bool,
     top_k: Option<usize>,
+    /// (causal rows, tree rows): which attention kernels the graph launches.
+    attention_kinds: (bool, bool),
 }
 
 /// The draft's own buffers of one forward shape.
@@ -215,6 +217,7 @@ where
             n_logits: host.n_logits,
             from_aux,
             top_k,
+            attention_kinds: host.attention_kinds(),
         };
         self.replays.replay(
             gpu,

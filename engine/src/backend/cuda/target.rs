@@ -55,6 +55,8 @@ struct StepKey {
     n_logits: usize,
     capture: Vec<usize>,
     wanted: LogitsWanted,
+    /// (causal rows, tree rows): which attention kernels the graph launches.
+    attention_kinds: (bool, bool),
 }
 
 /// The target's own buffers of one forward shape.
@@ -371,6 +373,7 @@ where
             n_logits: host.n_logits,
             capture: capture.to_vec(),
             wanted,
+            attention_kinds: host.attention_kinds(),
         };
         self.replays.replay(
             gpu,

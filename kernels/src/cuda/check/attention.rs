@@ -1,14 +1,123 @@
 //! The attention launch against its CPU reference (decode, tree and prefill
-//! rows over one pool), and its two kernel forms against each other.
+//! rows over one pool), its split-K forms against each other, and the
+//! invariances the lossless contract needs, bit for bit: a tree row gives
+//! the same bits alone or in any batch, a verify chain row the same bits as
+//! the decode row with the same keys, a prefill row the same bits in any
+//! tile. Run for the 8B shape (32/8 heads x 128) and tiny-llama's (8/2 x 32).
 
 use super::{
     differing, download, normwise_error, random, row_recorder, tolerance, upload, CheckRow,
 };
 use crate::cpu;
 use crate::cuda::{
-    attention, AttentionKernel, AttentionScratch, Gpu, GpuElement, GpuError, KeyLists, KvPools,
+    attention, uses_tree_kernel, AttentionKernel, AttentionScratch, Gpu, GpuElement, GpuError,
+    KeyLists, KvPools,
 };
+use cudarc::driver::CudaSlice;
 use rand_chacha::ChaCha8Rng;
+
+/// One row of a check batch: its query's id and `(base, prefix, extra)`.
+type Row = (usize, (usize, usize, Vec<usize>));
+
+/// A pool of random keys and values and random queries by id.
+struct Case<T: GpuElement> {
+    shape: cpu::AttentionShape,
+    kp: CudaSlice<T>,
+    vp: CudaSlice<T>,
+    kp_h: Vec<f32>,
+    vp_h: Vec<f32>,
+    q_h: Vec<f32>,
+    scale: f32,
+}
+
+impl<T: GpuElement> Case<T> {
+    fn new(
+        gpu: &Gpu,
+        rng: &mut ChaCha8Rng,
+        shape: cpu::AttentionShape,
+        entries: usize,
+        queries: usize,
+    ) -> Result<Self, GpuError> {
+        let (kp, kp_h) = upload::<T>(gpu, &random(rng, entries * shape.kv_width(), 1.0))?;
+        let (vp, vp_h) = upload::<T>(gpu, &random(rng, entries * shape.kv_width(), 1.0))?;
+        let q_h = random(rng, queries * shape.n_heads * shape.head_dim, 1.0)
+            .into_iter()
+            .map(super::round::<T>)
+            .collect();
+        Ok(Case {
+            shape,
+            kp,
+            vp,
+            kp_h,
+            vp_h,
+            q_h,
+            scale: 1.0 / (shape.head_dim as f32).sqrt(),
+        })
+    }
+
+    fn qd(&self) -> usize {
+        self.shape.n_heads * self.shape.head_dim
+    }
+
+    /// The GPU's outputs of `rows` (poisoned first: an unwritten value fails).
+    fn gpu(
+        &self,
+        gpu: &Gpu,
+        rows: &[Row],
+        kernel: Option<AttentionKernel>,
+    ) -> Result<Vec<f32>, GpuError> {
+        let qd = self.qd();
+        let lists: Vec<_> = rows.iter().map(|r| r.1.clone()).collect();
+        let q: Vec<f32> = rows
+            .iter()
+            .flat_map(|r| self.q_h[r.0 * qd..(r.0 + 1) * qd].iter().copied())
+            .collect();
+        let (q, _) = upload::<T>(gpu, &q)?;
+        let keys = KeyLists::upload(gpu, &lists)?;
+        let mut scratch = AttentionScratch::new(gpu, &keys, self.shape)?;
+        if let Some(k) = kernel {
+            scratch.force_kernel(k);
+        }
+        let (mut out, _) = upload::<T>(gpu, &vec![3e38; rows.len() * qd])?;
+        let pools = KvPools {
+            k: &self.kp,
+            v: &self.vp,
+            offset: 0,
+        };
+        attention(
+            gpu,
+            &mut out,
+            &q,
+            pools,
+            &keys,
+            &mut scratch,
+            self.shape,
+            self.scale,
+        )?;
+        download(gpu, &out)
+    }
+
+    /// The CPU reference of `rows`.
+    fn cpu(&self, rows: &[Row]) -> Vec<f32> {
+        let (qd, w) = (self.qd(), self.shape.kv_width());
+        let mut want = vec![0f32; rows.len() * qd];
+        for (i, (id, (base, prefix, extra))) in rows.iter().enumerate() {
+            cpu::attention(
+                &self.q_h[id * qd..(id + 1) * qd],
+                &self.kp_h[base * w..],
+                &self.vp_h[base * w..],
+                cpu::KeyList {
+                    prefix: *prefix,
+                    extra,
+                },
+                self.shape,
+                self.scale,
+                &mut want[i * qd..(i + 1) * qd],
+            );
+        }
+        want
+    }
+}
 
 /// Checks the attention for element type `T` into `rows_out`.
 pub(super) fn check_attention<T: GpuElement>(
@@ -16,84 +125,123 @@ pub(super) fn check_attention<T: GpuElement>(
     rng: &mut ChaCha8Rng,
     rows_out: &mut Vec<CheckRow>,
 ) -> Result<(), GpuError> {
-    let mut row = row_recorder::<T>(rows_out);
-    let s = &gpu.stream;
-    // Attention: three sequences in one pool; decode, tree and prefill rows.
-    let shape = cpu::AttentionShape {
-        n_heads: 32,
-        n_kv_heads: 8,
-        head_dim: 128,
-    };
-    let lens = [700usize, 300, 60];
-    let bases: Vec<usize> = lens
-        .iter()
-        .scan(0, |acc, l| {
-            let b = *acc;
-            *acc += l;
-            Some(b)
-        })
-        .collect();
-    let total: usize = lens.iter().sum();
-    let (kp, kp_h) = upload::<T>(gpu, &random(rng, total * shape.kv_width(), 1.0))?;
-    let (vp, vp_h) = upload::<T>(gpu, &random(rng, total * shape.kv_width(), 1.0))?;
-    let lists: Vec<(usize, usize, Vec<usize>)> = vec![
-        (bases[0], 700, vec![]),              // decode: sees all
-        (bases[1], 290, vec![290]),           // tree root
-        (bases[1], 290, vec![290, 292, 295]), // tree node at depth 3
-        (bases[2], 31, vec![]),               // causal prefill row
-        (bases[2], 0, vec![0, 7, 59]),        // only extras
-    ];
-    let (q, q_h) = upload::<T>(
-        gpu,
-        &random(rng, lists.len() * shape.n_heads * shape.head_dim, 1.0),
-    )?;
-    let keys = KeyLists::upload(gpu, &lists)?;
-    let scale = 1.0 / (shape.head_dim as f32).sqrt();
-    let mut scratch = AttentionScratch::new(gpu, &keys, shape)?;
-    // Lean, then loads ahead, on one scratch.
-    let mut run = |kernel: AttentionKernel| -> Result<Vec<f32>, GpuError> {
-        let mut out = s.alloc_zeros::<T>(q_h.len())?;
-        let pools = KvPools {
-            k: &kp,
-            v: &vp,
-            offset: 0,
+    for (heads, kv_heads, head_dim) in [(32, 8, 128), (8, 2, 32)] {
+        let shape = cpu::AttentionShape {
+            n_heads: heads,
+            n_kv_heads: kv_heads,
+            head_dim,
         };
-        scratch.force_kernel(kernel);
-        attention(gpu, &mut out, &q, pools, &keys, &mut scratch, shape, scale)?;
-        download(gpu, &out)
-    };
-    let first = run(AttentionKernel::Lean)?;
-    let qd = shape.n_heads * shape.head_dim;
-    let w = shape.kv_width();
-    let mut want = vec![0f32; q_h.len()];
-    for (r, (base, prefix, extra)) in lists.iter().enumerate() {
-        let (kc, vc) = (&kp_h[base * w..], &vp_h[base * w..]);
-        cpu::attention(
-            &q_h[r * qd..(r + 1) * qd],
-            kc,
-            vc,
-            cpu::KeyList {
-                prefix: *prefix,
-                extra,
-            },
-            shape,
-            scale,
-            &mut want[r * qd..(r + 1) * qd],
-        );
+        check_shape::<T>(gpu, rng, shape, rows_out)?;
     }
+    Ok(())
+}
+
+fn check_shape<T: GpuElement>(
+    gpu: &Gpu,
+    rng: &mut ChaCha8Rng,
+    shape: cpu::AttentionShape,
+    rows_out: &mut Vec<CheckRow>,
+) -> Result<(), GpuError> {
+    let mut row = row_recorder::<T>(rows_out);
+    let what = format!(
+        "{}/{} heads x {}",
+        shape.n_heads, shape.n_kv_heads, shape.head_dim
+    );
+    let tree_kernel = if uses_tree_kernel::<T>(shape) {
+        "tree kernel"
+    } else {
+        "split-K kernel"
+    };
+    // Pool: A = prefix 1000 + a 16-node binary tree (1017 entries) at 0;
+    // B = 700 decode entries at 1100; C = prefix 500 + a 6-token chain at
+    // 1900; D = a 300-token prompt at 2500, E = a 70-token one at 2900.
+    let (a, b, c, d, e) = (0usize, 1100usize, 1900usize, 2500usize, 2900usize);
+    let case = Case::<T>::new(gpu, rng, shape, 3000, 600)?;
+    let mut verify: Vec<Row> = vec![(0, (b, 699, vec![699]))];
+    verify.push((1, (a, 1000, vec![1000])));
+    for n in 1..=16usize {
+        let mut path = vec![n];
+        while let Some(&p) = path.last().filter(|&&p| p > 0) {
+            path.push((p - 1) / 2);
+        }
+        path.reverse(); // root (node 0) .. n
+        let extra = path.iter().map(|&i| 1000 + i).collect();
+        verify.push((1 + n, (a, 1000, extra)));
+    }
+    for i in 0..6usize {
+        verify.push((20 + i, (c, 500, (500..=500 + i).collect())));
+    }
+    let got = case.gpu(gpu, &verify, None)?;
     row(
         "attention_tree",
-        "5 rows (decode, tree, prefill), 32/8 heads x 128, 1060 pool entries".into(),
-        normwise_error(&first, &want),
+        format!("{} decode/verify rows (16-node tree, 6-chain) over 1000-entry prefixes, {what}, {tree_kernel}", verify.len()),
+        normwise_error(&got, &case.cpu(&verify)),
         tolerance::<T>(),
     );
-    // Again on the same scratch with the loads-ahead kernel: the per-(row,
-    // head) counters are back at zero, and whichever kernel ran and whichever
-    // block merged, the bits are the same.
+    // Every row alone, and the batch reversed: the same bits.
+    let qd = case.qd();
+    let mut alone = Vec::new();
+    for r in &verify {
+        alone.extend(case.gpu(gpu, std::slice::from_ref(r), None)?);
+    }
+    let rev: Vec<Row> = verify.iter().rev().cloned().collect();
+    let mut back: Vec<f32> = Vec::new();
+    for chunk in case.gpu(gpu, &rev, None)?.chunks(qd).rev() {
+        back.extend_from_slice(chunk);
+    }
+    row(
+        "attention_tree_invariance",
+        format!("{what}: each row alone and the batch reversed vs the batch: differing values"),
+        (differing(&alone, &got) + differing(&back, &got)) as f64,
+        0.0,
+    );
+    // The chain's rows against decode rows over the same keys (prefix 500 + i).
+    let decode: Vec<Row> = (0..6usize)
+        .map(|i| (20 + i, (c, 500 + i, vec![500 + i])))
+        .collect();
+    let chain = &got[(verify.len() - 6) * qd..];
+    row(
+        "attention_decode_vs_verify",
+        format!("{what}: 6-token chain verify rows vs decode rows, same keys: differing values"),
+        differing(&case.gpu(gpu, &decode, None)?, chain) as f64,
+        0.0,
+    );
+    // The split-K kernel in both forms (what f32 tree rows run).
+    let lean = case.gpu(gpu, &verify, Some(AttentionKernel::Lean))?;
+    row(
+        "attention_split_k",
+        format!("{what}: split-K kernel (lean) on the verify rows vs CPU"),
+        normwise_error(&lean, &case.cpu(&verify)),
+        tolerance::<T>(),
+    );
     row(
         "attention_ahead",
-        "loads-ahead kernel vs lean, same scratch again: differing values".into(),
-        differing(&run(AttentionKernel::Ahead)?, &first) as f64,
+        format!("{what}: split-K loads-ahead kernel vs lean: differing values"),
+        differing(
+            &case.gpu(gpu, &verify, Some(AttentionKernel::Ahead))?,
+            &lean,
+        ) as f64,
+        0.0,
+    );
+    // Prefill: two prompts' causal rows (and a tree row between them).
+    let mut prefill: Vec<Row> = (0..300usize)
+        .map(|i| (100 + i, (d, i + 1, vec![])))
+        .collect();
+    prefill.push((0, (b, 699, vec![699])));
+    prefill.extend((0..70usize).map(|i| (400 + i, (e, i + 1, vec![]))));
+    let full = case.gpu(gpu, &prefill, None)?;
+    row(
+        "flash_prefill",
+        format!("{what}: 300- and 70-token prompts' causal rows and a decode row vs CPU"),
+        normwise_error(&full, &case.cpu(&prefill)),
+        tolerance::<T>(),
+    );
+    // Rows 100..130 of the first prompt as their own batch (other tiles).
+    let part = case.gpu(gpu, &prefill[100..130], None)?;
+    row(
+        "flash_prefill_invariance",
+        format!("{what}: prompt rows 100..130 alone vs in the whole prefill: differing values"),
+        differing(&part, &full[100 * qd..130 * qd]) as f64,
         0.0,
     );
     Ok(())

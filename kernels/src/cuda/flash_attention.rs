@@ -1,0 +1,140 @@
+//! Launches of the flash prefill kernels (`flash_prefill.cu`: causal rows,
+//! O(rows) memory) and of the bf16 tree kernel (`tree_attention.cu`:
+//! decode and verification rows, each sequence's cache read once for all of
+//! its rows, split over the context in fixed 64-key splits).
+
+use super::attention::{KeyLists, KvPools};
+use super::attention_plan::PREFILL_TILE_ROWS;
+use super::device::{Gpu, GpuElement, GpuError};
+use super::launch::{launch, name, need, RawArg};
+use crate::cpu::AttentionShape;
+use cudarc::driver::{CudaSlice, LaunchConfig};
+
+/// Threads of the tensor-core attention kernels (`AT_THREADS`).
+const MMA_THREADS: u32 = 128;
+
+/// Whether bf16 tensor-core kernels exist for `shape`.
+fn mma_head_dim<T: GpuElement>(shape: AttentionShape) -> bool {
+    T::SUFFIX == "bf16" && matches!(shape.head_dim, 32 | 64 | 128)
+}
+
+/// Whether tree rows of `shape` in `T` run the tree kernel.
+pub fn uses_tree_kernel<T: GpuElement>(shape: AttentionShape) -> bool {
+    mma_head_dim::<T>(shape) && shape.n_heads.is_multiple_of(shape.n_kv_heads)
+}
+
+/// Causal rows of the batch (the others are skipped): on tensor cores by
+/// tiles of the plan in bf16, else one warp per (row, head).
+pub(crate) fn flash_prefill<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<T>,
+    q: &CudaSlice<T>,
+    pools: &KvPools<'_, T>,
+    keys: &KeyLists,
+    shape: AttentionShape,
+    scale: f32,
+) -> Result<(), GpuError> {
+    let rows = keys.base.len();
+    let AttentionShape {
+        n_heads,
+        n_kv_heads,
+        head_dim,
+    } = shape;
+    let common = |args: &mut Vec<RawArg>| {
+        args.extend([RawArg::I32(n_heads as i32), RawArg::I32(n_kv_heads as i32)]);
+    };
+    if mma_head_dim::<T>(shape) {
+        let tiles = keys.tiles.len() / 2;
+        let mut args = vec![
+            RawArg::slice(gpu, out),
+            RawArg::slice(gpu, q),
+            RawArg::slice(gpu, pools.k),
+            RawArg::slice(gpu, pools.v),
+            RawArg::slice(gpu, &keys.base),
+            RawArg::slice(gpu, &keys.prefix),
+            RawArg::slice(gpu, &keys.tiles),
+        ];
+        common(&mut args);
+        args.extend([RawArg::F32(scale), RawArg::I64(pools.offset as i64)]);
+        let cfg = LaunchConfig {
+            grid_dim: (tiles as u32, n_heads as u32, 1),
+            block_dim: (MMA_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let kernel = format!("flash_prefill_mma_{head_dim}_bf16");
+        const { assert!(PREFILL_TILE_ROWS == 64) };
+        // SAFETY: the kernel's parameters in order; sizes checked by the caller.
+        return unsafe { launch(gpu, &kernel, cfg, &args) };
+    }
+    need(head_dim <= 256, || {
+        format!("attention: head_dim {head_dim} above 256 has no prefill kernel")
+    })?;
+    let mut args = vec![
+        RawArg::slice(gpu, out),
+        RawArg::slice(gpu, q),
+        RawArg::slice(gpu, pools.k),
+        RawArg::slice(gpu, pools.v),
+        RawArg::slice(gpu, &keys.base),
+        RawArg::slice(gpu, &keys.prefix),
+        RawArg::slice(gpu, &keys.extra_off),
+        RawArg::I32(rows as i32),
+    ];
+    common(&mut args);
+    args.extend([
+        RawArg::I32(head_dim as i32),
+        RawArg::F32(scale),
+        RawArg::I64(pools.offset as i64),
+    ]);
+    let cfg = LaunchConfig {
+        grid_dim: (rows.div_ceil(4) as u32, n_heads as u32, 1),
+        block_dim: (MMA_THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the kernel's parameters in order; sizes checked by the caller.
+    unsafe { launch(gpu, &name::<T>("flash_rows"), cfg, &args) }
+}
+
+/// Tree rows of the batch through the tree kernel, with the split scratch
+/// `parts` (partial outputs, their (max, sum), counters at zero) of `splits`
+/// splits per (row, head).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn tree_attention<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<T>,
+    q: &CudaSlice<T>,
+    pools: &KvPools<'_, T>,
+    keys: &KeyLists,
+    parts: (&CudaSlice<f32>, &CudaSlice<f32>, &CudaSlice<i32>),
+    splits: usize,
+    shape: AttentionShape,
+    scale: f32,
+) -> Result<(), GpuError> {
+    let groups = keys.groups.len() / 3;
+    let args = [
+        RawArg::slice(gpu, out),
+        RawArg::slice(gpu, parts.0),
+        RawArg::slice(gpu, parts.1),
+        RawArg::slice(gpu, parts.2),
+        RawArg::slice(gpu, q),
+        RawArg::slice(gpu, pools.k),
+        RawArg::slice(gpu, pools.v),
+        RawArg::slice(gpu, &keys.base),
+        RawArg::slice(gpu, &keys.prefix),
+        RawArg::slice(gpu, &keys.extra_off),
+        RawArg::slice(gpu, &keys.extra),
+        RawArg::slice(gpu, &keys.groups),
+        RawArg::I32(shape.n_heads as i32),
+        RawArg::I32(shape.n_kv_heads as i32),
+        RawArg::F32(scale),
+        RawArg::I32(splits as i32),
+        RawArg::I64(pools.offset as i64),
+    ];
+    let cfg = LaunchConfig {
+        grid_dim: (groups as u32, shape.n_kv_heads as u32, splits as u32),
+        block_dim: (MMA_THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let kernel = format!("tree_attention_{}_bf16", shape.head_dim);
+    // SAFETY: the kernel's parameters in order; sizes checked by the caller.
+    unsafe { launch(gpu, &kernel, cfg, &args) }
+}

@@ -6,6 +6,9 @@
 //! this bench times, at a 128-token context:
 //! - `forward/decode`: one target forward of one row (a decode step);
 //! - `forward/verify6`: one target forward of a 6-token chain (steps 5);
+//! - `verify6_walk2` (interleaved run only): the same forward without its
+//!   head, then the head over 2 rows, as greedy verification's first round
+//!   runs it on the CPU (engine/src/generate/head.rs);
 //! - `forward/draft`: one EAGLE-3 draft forward of one row;
 //! - `linears/{new,legacy}/m{1,6}`: every linear of one target forward, with
 //!   today's kernel (bfloat16 weights) and with the kernel before issue 19
@@ -94,6 +97,25 @@ fn target_step(target: &TargetModel, cache: &mut KvCache, rows: usize) -> f32 {
     let out = target.forward(&batch, std::slice::from_mut(cache), &[]);
     cache.rollback();
     out.logits[0]
+}
+
+/// [`target_step`] as greedy verification runs it on the CPU: the forward
+/// without its head, then the head over the first `head_rows` rows (the
+/// first round of the walk, engine/src/generate/head.rs).
+fn target_step_walk(
+    target: &TargetModel,
+    cache: &mut KvCache,
+    rows: usize,
+    head_rows: usize,
+) -> f32 {
+    let tokens: Vec<u32> = (0..rows as u32).map(|i| 7 + i).collect();
+    let mut batch = ForwardBatch::default();
+    batch.push_causal(0, CONTEXT, &tokens, CONTEXT, false);
+    batch.logit_rows = (0..rows).collect();
+    let (_, finals) = target.forward_trunk(&batch, std::slice::from_mut(cache), &[]);
+    cache.rollback();
+    let h = target.config().hidden_size;
+    target.head(&finals[..head_rows * h])[0]
 }
 
 /// One draft forward of one row after the prefill (a drafting step).
@@ -283,6 +305,7 @@ fn ratios(p: &Prefilled, lin: &Linears, x: &[f32]) {
     let (_, n_max) = lin.widest();
     let mut tc = p.target_cache.clone();
     let mut tc6 = p.target_cache.clone();
+    let mut tc62 = p.target_cache.clone();
     let mut dc = p.draft_cache.clone();
     let (mut o1, mut o2, mut o3, mut o4, mut o5, mut o6) = (
         vec![0f32; VERIFY_ROWS * n_max],
@@ -304,6 +327,12 @@ fn ratios(p: &Prefilled, lin: &Linears, x: &[f32]) {
             name: "verify6",
             run: Box::new(|| {
                 target_step(target, &mut tc6, VERIFY_ROWS);
+            }),
+        },
+        Case {
+            name: "verify6_walk2",
+            run: Box::new(|| {
+                target_step_walk(target, &mut tc62, VERIFY_ROWS, 2);
             }),
         },
         Case {
@@ -343,6 +372,10 @@ fn ratios(p: &Prefilled, lin: &Linears, x: &[f32]) {
     let at = |n: &str| t[names.iter().position(|x| x == n).expect("a case")];
     let rows = [
         ("verify6 / decode", at("verify6") / at("decode")),
+        (
+            "verify6, head of 2 rows / decode",
+            at("verify6_walk2") / at("decode"),
+        ),
         ("draft / decode", at("draft") / at("decode")),
         (
             "linears m6 / m1 (new)",

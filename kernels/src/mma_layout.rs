@@ -85,6 +85,86 @@ impl MmaLaunch {
     }
 }
 
+/// The block tiles (output columns x tokens) the tiled tensor-core linear
+/// (`linear_tiles.cu`) is compiled for.
+pub const TILE_SHAPES: [(usize, usize); 7] = [
+    (64, 16),
+    (128, 16),
+    (64, 32),
+    (128, 32),
+    (64, 64),
+    (128, 64),
+    (128, 128),
+];
+
+/// Blocks below which [`TileLaunch::for_shape`] takes 64-column tiles (about
+/// one per multiprocessor of an H100/H200).
+const TILE_TARGET_BLOCKS: usize = 128;
+
+/// One launch of the tiled tensor-core linear: blocks of `bn` output columns
+/// x `bm` tokens, k in `parts` slices summed by the blocks of one cluster.
+/// Only `parts` changes the arithmetic ([`mma_k_parts`], the shape's);
+/// the tile follows the rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TileLaunch {
+    /// Slices of k (1, 2, 4 or 8), as [`mma_k_parts`] gives them.
+    pub parts: usize,
+    /// Output columns per block.
+    pub bn: usize,
+    /// Tokens per block.
+    pub bm: usize,
+}
+
+impl TileLaunch {
+    /// The tile for `m` rows of a `[n, k]` weight: the smallest token tile
+    /// holding the rows (up to 64; 128 from 256 rows on), and 128 columns
+    /// unless that leaves the GPU short of blocks.
+    pub fn for_shape(m: usize, k: usize, n: usize) -> TileLaunch {
+        let parts = mma_k_parts(k, n);
+        let bm = match m {
+            0..=16 => 16,
+            17..=32 => 32,
+            33..=255 => 64,
+            _ => 128,
+        };
+        let blocks = n.div_ceil(128) * parts * m.div_ceil(bm);
+        let bn = if bm < 128 && blocks < TILE_TARGET_BLOCKS {
+            64
+        } else {
+            128
+        };
+        TileLaunch { parts, bn, bm }
+    }
+}
+
+/// Which kernel runs a bf16 tensor-core linear of `m` rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MmaForm {
+    /// `linear_mma.cu` (weights straight into registers): one token tile.
+    Small(MmaLaunch),
+    /// `linear_tiles.cu` (tiles through shared memory): more rows.
+    Tiles(TileLaunch),
+}
+
+/// Rows from which [`MmaForm::for_shape`] takes the tiled kernel.
+/// Measured on an H200 (Llama-3.1-8B shape, random bf16 weights, decode
+/// fraction of copy): at 16 and 32 rows the small kernel (58%, 47%) beat
+/// the first tiled kernel (48%, 42%); at 64 the tiles won (31% against 26%).
+pub const TILES_MIN_ROWS: usize = 33;
+
+impl MmaForm {
+    /// The form for `m` rows of a `[n, k]` weight: the small kernel below
+    /// [`TILES_MIN_ROWS`] rows, tiles from there on. Both give a row the
+    /// same bits.
+    pub fn for_shape(m: usize, k: usize, n: usize) -> MmaForm {
+        if m < TILES_MIN_ROWS {
+            MmaForm::Small(MmaLaunch::for_shape(m, k, n))
+        } else {
+            MmaForm::Tiles(TileLaunch::for_shape(m, k, n))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,6 +207,18 @@ mod tests {
                 assert!(matches!(l.chunks, 4 | 8) && l.groups >= 1 && l.groups * l.parts <= 8);
                 if l.pipelined {
                     assert!(m <= MMA_PIPELINED_MAX_ROWS && l.chunks == 8 && l.groups == 1);
+                }
+            }
+            for m in [9, 16, 17, 32, 33, 64, 65, 200, 256, 512, 1024, 4096] {
+                let t = TileLaunch::for_shape(m, k, n);
+                assert_eq!(
+                    t.parts, parts,
+                    "k {k} n {n}: tiles split k apart at {m} rows"
+                );
+                assert!(TILE_SHAPES.contains(&(t.bn, t.bm)), "{t:?}");
+                match MmaForm::for_shape(m, k, n) {
+                    MmaForm::Tiles(l) => assert!(l == t && m >= TILES_MIN_ROWS, "{m} rows"),
+                    MmaForm::Small(l) => assert!(l.parts == parts && m < TILES_MIN_ROWS),
                 }
             }
         }

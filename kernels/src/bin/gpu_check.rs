@@ -161,11 +161,11 @@ fn main() -> ExitCode {
 /// The batch-invariant linear at every k split beside cuBLAS, for each
 /// projection of the 8B target and its draft: a table on stdout, CSV back.
 fn split_table(gpu: &Gpu, copy_gb_s: f64) -> Result<String, specula_kernels::cuda::GpuError> {
-    let rows = [1usize, 2, 4, 6, 8, 16, 24, 32, 48, 64];
+    let rows = [1usize, 4, 8, 16, 32, 48, 64, 128, 256, 512];
     let timings = time_linear_splits(gpu, ModelShape::LLAMA_3_1_8B, &rows)?;
     let mut csv =
         String::from("projection,n,k,rows,method,chosen,time_us,bytes,gb_s,fraction_of_copy\n");
-    println!("small-row linear by form (mma/P: tensor cores, k in P slices), bf16, median of 30, us (* = used):");
+    println!("batch-invariant linear by form (mma/P: tensor cores, k in P slices; tiles/P/BNxBM), bf16, median of 30, us (* = used):");
     let mut line = String::new();
     let mut key = ("", 0);
     for t in &timings {

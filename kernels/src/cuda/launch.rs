@@ -82,7 +82,29 @@ pub(crate) unsafe fn launch(
     cfg: LaunchConfig,
     args: &[RawArg],
 ) -> Result<(), GpuError> {
+    launch_cluster(gpu, kernel, cfg, 1, args)
+}
+
+/// [`launch`] in thread-block clusters of `cluster` blocks along x (the
+/// grid's x a multiple of it; 1 for no cluster), with more than 48 KiB of
+/// dynamic shared memory allowed when `cfg` asks for it.
+///
+/// # Safety
+/// As [`launch`].
+pub(crate) unsafe fn launch_cluster(
+    gpu: &Gpu,
+    kernel: &str,
+    cfg: LaunchConfig,
+    cluster: u32,
+    args: &[RawArg],
+) -> Result<(), GpuError> {
     let f = gpu.function(kernel)?;
+    if cfg.shared_mem_bytes > 48 * 1024 {
+        f.set_attribute(
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            cfg.shared_mem_bytes as i32,
+        )?;
+    }
     // Each value in its own 8-byte cell; an int or float parameter reads the
     // first four bytes (little-endian: the value).
     let mut cells: Vec<u64> = args
@@ -98,9 +120,21 @@ pub(crate) unsafe fn launch(
         .iter_mut()
         .map(|c| c as *mut u64 as *mut std::ffi::c_void)
         .collect();
-    let mut attr: sys::CUlaunchAttribute = std::mem::zeroed();
-    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attr.value.programmaticStreamSerializationAllowed = 1;
+    let mut attrs: [sys::CUlaunchAttribute; 2] = std::mem::zeroed();
+    let mut used = 0;
+    if gpu.pdl {
+        attrs[used].id =
+            sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attrs[used].value.programmaticStreamSerializationAllowed = 1;
+        used += 1;
+    }
+    if cluster > 1 {
+        attrs[used].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attrs[used].value.clusterDim.x = cluster;
+        attrs[used].value.clusterDim.y = 1;
+        attrs[used].value.clusterDim.z = 1;
+        used += 1;
+    }
     let config = sys::CUlaunchConfig {
         gridDimX: cfg.grid_dim.0,
         gridDimY: cfg.grid_dim.1,
@@ -110,8 +144,8 @@ pub(crate) unsafe fn launch(
         blockDimZ: cfg.block_dim.2,
         sharedMemBytes: cfg.shared_mem_bytes,
         hStream: gpu.stream.cu_stream(),
-        attrs: &mut attr,
-        numAttrs: u32::from(gpu.pdl),
+        attrs: attrs.as_mut_ptr(),
+        numAttrs: used as u32,
     };
     gpu.ctx.bind_to_thread()?;
     sys::cuLaunchKernelEx(

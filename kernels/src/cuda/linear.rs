@@ -1,20 +1,31 @@
-//! The linear layers. Up to [`INVARIANT_MAX_ROWS`] rows, the batch-invariant
-//! small-row linear: a row's result does not depend on the other rows or
-//! how many there are, so a verify forward reproduces the baseline's decode
-//! rows bit for bit. Tensor cores in bf16 ([`LinearLayer::mma`], `linear_mma.cu`),
-//! one warp per output column in FMA otherwise (`linear_fma.cu`). Above,
-//! cuBLAS ([`linear`]) and its bias pass (`linear_bias.cu`).
+//! The linear layers. Up to [`LINEAR_INVARIANT_MAX_ROWS`] rows (every decode
+//! and verify forward), the batch-invariant linear: a row's result does not
+//! depend on the other rows or how many there are, so a verify forward
+//! reproduces the baseline's decode rows bit for bit. Tensor cores in bf16
+//! (one token tile: [`LinearLayer::mma`], `linear_mma.cu`; more rows:
+//! [`LinearLayer::tiles`], `linear_tiles.cu`; the same bits for a row), one
+//! warp per output column in FMA otherwise (`linear_fma.cu`). Above (long
+//! prefills), cuBLAS ([`linear`]) and its bias pass (`linear_bias.cu`).
 
 use super::device::{Gpu, GpuElement, GpuError, SmallRowLinear};
 use super::launch::{cfg, grid_for, launch, name, need, RawArg, THREADS};
-pub use crate::mma_layout::{mma_k_parts, MmaLaunch, MMA_PIPELINED_MAX_ROWS};
+pub use crate::mma_layout::{
+    mma_k_parts, MmaForm, MmaLaunch, TileLaunch, MMA_PIPELINED_MAX_ROWS, TILES_MIN_ROWS,
+    TILE_SHAPES,
+};
 use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::CudaSlice;
 
-/// Rows up to which [`LinearLayer::auto`] uses the batch-invariant [`LinearLayer::rows`]
-/// instead of cuBLAS (decode and tree verification stay bit-identical across
-/// batch shapes; long prefills get cuBLAS).
+/// Rows up to which forwards are replayed as CUDA graphs (and the MoE
+/// forward keeps its expert counters); the linears stay batch-invariant up
+/// to [`LINEAR_INVARIANT_MAX_ROWS`].
 pub const INVARIANT_MAX_ROWS: usize = 64;
+
+/// Rows up to which [`LinearLayer::auto`] uses the batch-invariant
+/// [`LinearLayer::rows`] instead of cuBLAS: every decode and verify forward
+/// (batch 256 x trees of 16 tokens) stays bit-identical across batch
+/// shapes; longer prefills get cuBLAS.
+pub const LINEAR_INVARIANT_MAX_ROWS: usize = 4096;
 
 /// Whether [`LinearLayer::rows`] runs a `[n, k]` weight on tensor cores (bf16,
 /// k a multiple of 32, the GPU's [`SmallRowLinear`] is `Mma`) rather than
@@ -52,12 +63,12 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
     }
 
     /// `y[m, n] = x[m, k] W^T (+ bias)`: [`LinearLayer::rows`] up to
-    /// [`INVARIANT_MAX_ROWS`] rows, cuBLAS (plus a bias pass) above.
+    /// [`LINEAR_INVARIANT_MAX_ROWS`] rows, cuBLAS (plus a bias pass) above.
     pub fn auto(self, y: &mut CudaSlice<T>, x: &CudaSlice<T>, m: usize) -> Result<(), GpuError>
     where
         CudaBlas: Gemm<T>,
     {
-        if m <= INVARIANT_MAX_ROWS {
+        if m <= LINEAR_INVARIANT_MAX_ROWS {
             return self.rows(y, x, m);
         }
         let LinearLayer { gpu, w, bias, k, n } = self;
@@ -80,9 +91,9 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
         Ok(())
     }
 
-    /// `y[m, n] = x[m, k] W^T (+ bias)` for few rows, the same reduction
-    /// order for a row whatever `m` is: on tensor cores where [`uses_mma`],
-    /// else one warp per output column in FMA.
+    /// `y[m, n] = x[m, k] W^T (+ bias)`, the same reduction order for a
+    /// row whatever `m` is: on tensor cores where [`uses_mma`] (the form
+    /// [`MmaForm::for_shape`] picks), else one warp per output column in FMA.
     pub fn rows(self, y: &mut CudaSlice<T>, x: &CudaSlice<T>, m: usize) -> Result<(), GpuError> {
         self.small_rows(y, x, m, false)
     }
@@ -105,8 +116,10 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
         silu: bool,
     ) -> Result<(), GpuError> {
         if uses_mma::<T>(self.gpu, self.k) {
-            let layout = MmaLaunch::for_shape(m, self.k, self.n);
-            return self.mma(y, x, m, layout, silu);
+            return match MmaForm::for_shape(m, self.k, self.n) {
+                MmaForm::Small(layout) => self.mma(y, x, m, layout, silu),
+                MmaForm::Tiles(layout) => self.tiles(y, x, m, layout, silu),
+            };
         }
         self.fma(y, x, m, silu)
     }

@@ -5,7 +5,7 @@
 use super::check::time_ms;
 use super::timing::ModelShape;
 use super::{fill_uniform, linear, Gpu, GpuError, LinearLayer, MmaLaunch};
-use crate::mma_layout::MMA_PIPELINED_MAX_ROWS;
+use crate::mma_layout::{mma_k_parts, MmaForm, TileLaunch, MMA_PIPELINED_MAX_ROWS, TILE_SHAPES};
 use cudarc::driver::CudaSlice;
 use half::bf16;
 
@@ -20,8 +20,9 @@ pub struct SplitTiming {
     pub k: usize,
     /// Rows (tokens).
     pub rows: usize,
-    /// `cublas`, `fma`, or `mma/P/C/G` (tensor cores: k in P slices, C
-    /// chunks in flight, G tiles per block).
+    /// `cublas`, `fma`, `mma/P/C/G` (tensor cores: k in P slices, C
+    /// chunks in flight, G tiles per block) or `tiles/P/BNxBM` (the tiled
+    /// kernel, blocks of BN columns x BM tokens).
     pub method: String,
     /// Whether [`LinearLayer::rows`] runs this form for the shape.
     pub chosen: bool,
@@ -65,9 +66,22 @@ pub fn time_linear_splits(
             let x = random(gpu, m * k, 2)?;
             let mut y: CudaSlice<bf16> = gpu.stream.alloc_zeros(m * n)?;
             let bytes = 2.0 * (n * k + m * k + m * n) as f64;
-            let chosen = MmaLaunch::for_shape(m, k, n);
-            let mut methods = vec![("cublas".to_string(), None), ("fma".to_string(), None)];
+            let chosen = MmaForm::for_shape(m, k, n);
+            let mut methods = vec![("cublas".to_string(), None)];
+            if m <= 64 {
+                methods.push(("fma".to_string(), None));
+            }
+            if m > MMA_PIPELINED_MAX_ROWS {
+                let parts = mma_k_parts(k, n);
+                for (bn, bm) in TILE_SHAPES {
+                    let l = TileLaunch { parts, bn, bm };
+                    methods.push((format!("tiles/{parts}/{bn}x{bm}"), Some(MmaForm::Tiles(l))));
+                }
+            }
             for parts in [1usize, 2, 4, 8] {
+                if m > 64 {
+                    break;
+                }
                 for (chunks, groups) in [(8, 1), (4, 8 / parts)] {
                     let l = MmaLaunch {
                         parts,
@@ -75,11 +89,14 @@ pub fn time_linear_splits(
                         groups,
                         pipelined: false,
                     };
-                    methods.push((format!("mma/{parts}/{chunks}/{groups}"), Some(l)));
+                    methods.push((
+                        format!("mma/{parts}/{chunks}/{groups}"),
+                        Some(MmaForm::Small(l)),
+                    ));
                 }
                 if m <= MMA_PIPELINED_MAX_ROWS {
                     let l = MmaLaunch::pipelined(parts);
-                    methods.push((format!("mma/{parts}/pipelined"), Some(l)));
+                    methods.push((format!("mma/{parts}/pipelined"), Some(MmaForm::Small(l))));
                 }
             }
             for (method, launch) in methods {
@@ -88,11 +105,14 @@ pub fn time_linear_splits(
                         time_ms(gpu, reps, || linear(gpu, &mut y, &x, &w, m, k, n))?
                     }
                     None => time_ms(gpu, reps, || layer.fma(&y, &x, m, false))?,
-                    Some(l) => {
+                    Some(MmaForm::Small(l)) => {
                         if !k.is_multiple_of(32 * l.parts) {
                             continue;
                         }
                         time_ms(gpu, reps, || layer.mma(&mut y, &x, m, l, false))?
+                    }
+                    Some(MmaForm::Tiles(l)) => {
+                        time_ms(gpu, reps, || layer.tiles(&mut y, &x, m, l, false))?
                     }
                 };
                 out.push(SplitTiming {

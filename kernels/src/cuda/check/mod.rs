@@ -4,7 +4,7 @@
 //!
 //! One file per op family, as the kernels are: `copy.rs`, `norm.rs`,
 //! `rope.rs`, `activation.rs`, `select.rs`, `verify.rs`, `random.rs`,
-//! `linear.rs`, `attention.rs`, `mla.rs`, `moe.rs`; `ceilings.rs` the ceilings and the event
+//! `linear.rs`, `linear_tiles.rs`, `attention.rs`, `mla.rs`, `moe.rs`; `ceilings.rs` the ceilings and the event
 //! timer; this file the shared recorder and helpers.
 //!
 //! Error measure: the norm-wise relative error `max|gpu - cpu| / max|cpu|`.
@@ -15,6 +15,7 @@ mod attention;
 mod ceilings;
 mod copy;
 mod linear;
+mod linear_tiles;
 mod mla;
 mod moe;
 mod norm;
@@ -78,10 +79,11 @@ where
 }
 
 /// The checks of the kernels the GPU model forward adds, for `T`.
-fn model_checks<T: GpuElement>() -> [Check; 9] {
+fn model_checks<T: GpuElement>() -> [Check; 10] {
     [
         linear::check_linear_rows::<T>,
         linear::check_linear_mma::<T>,
+        linear_tiles::check_linear_tiles::<T>,
         rope::check_qkv_rope_append::<T>,
         activation::check_silu_mul_fused::<T>,
         linear::check_linear_rows_silu::<T>,

@@ -1,0 +1,166 @@
+//! Checks of the tiled tensor-core linear (`linear_tiles.cu`, bf16) against
+//! the CPU reference, and its batch invariance bit for bit: every row of a
+//! batch of up to 512 equals the same row computed alone by the small-row
+//! kernel, and the first `m` rows of the batch computed as a batch of `m`,
+//! for every tile shape and k split, with the SiLU epilogue too.
+
+use super::CheckRow;
+use super::{differing, download, normwise_error, random, round, row_recorder, tolerance, upload};
+use crate::cpu;
+use crate::cuda::{Gpu, GpuElement, GpuError, LinearLayer, MmaLaunch, TileLaunch, TILE_SHAPES};
+use cudarc::driver::CudaSlice;
+use rand_chacha::ChaCha8Rng;
+
+/// Batch sizes whose rows are compared with the 512-row batch's.
+const BATCHES: [usize; 16] = [
+    1, 2, 7, 9, 16, 17, 33, 64, 65, 127, 128, 129, 255, 256, 400, 511,
+];
+
+/// Every tile shape at every k split (with a bias; n not a multiple of the
+/// tile; one k whose slices end mid-stage), against the CPU reference and
+/// bit for bit against rows alone and smaller batches; the auto form over
+/// the same batches; the SiLU epilogue.
+pub(super) fn check_linear_tiles<T: GpuElement>(
+    gpu: &Gpu,
+    rng: &mut ChaCha8Rng,
+    rows_out: &mut Vec<CheckRow>,
+) -> Result<(), GpuError> {
+    if T::SUFFIX != "bf16" {
+        return Ok(());
+    }
+    let mut row = row_recorder::<T>(rows_out);
+    let s = &gpu.stream;
+    let m = 512usize;
+    // k 1056 and 2112 in 2 parts: slices of 33 chunks, ending mid-stage.
+    let cases: [(usize, usize, &[usize]); 3] = [
+        (2048, 520, &[1, 2, 4, 8]),
+        (1056, 200, &[1]),
+        (2112, 136, &[2]),
+    ];
+    for (k, n, all_parts) in cases {
+        let (x, x_h) = upload::<T>(gpu, &random(rng, m * k, 1.0))?;
+        let (w, w_h) = upload::<T>(gpu, &random(rng, n * k, 1.0 / (k as f32).sqrt()))?;
+        let (b, b_h) = upload::<T>(gpu, &random(rng, n, 0.5))?;
+        let mut want = vec![0f32; m * n];
+        cpu::linear(&x_h, m, k, cpu::Matrix::F32(&w_h), n, Some(&b_h), &mut want);
+        let layer = LinearLayer::new(gpu, &w, Some(&b), k, n);
+        let tiles = |x: &CudaSlice<T>, rows: usize, l: TileLaunch| -> Result<Vec<f32>, GpuError> {
+            let mut y = s.alloc_zeros::<T>(rows * n)?;
+            layer.tiles(&mut y, x, rows, l, false)?;
+            download(gpu, &y)
+        };
+        // Each row alone through the small-row kernel (one launch per row).
+        let alone = |parts: usize| -> Result<Vec<f32>, GpuError> {
+            let xs = s.clone_dtoh(&x)?;
+            let mut out = Vec::with_capacity(m * n);
+            for r in 0..m {
+                let xr = s.clone_htod(&xs[r * k..(r + 1) * k])?;
+                let mut y = s.alloc_zeros::<T>(n)?;
+                layer.mma(&mut y, &xr, 1, MmaLaunch::pipelined(parts), false)?;
+                out.extend(download(gpu, &y)?);
+            }
+            Ok(out)
+        };
+        for &parts in all_parts {
+            let single = alone(parts)?;
+            let mut worst = 0f64;
+            let mut differ_alone = 0;
+            let mut differ_batches = 0;
+            for &(bn, bm) in &TILE_SHAPES {
+                let l = TileLaunch { parts, bn, bm };
+                let together = tiles(&x, m, l)?;
+                worst = worst.max(normwise_error(&together, &want));
+                differ_alone += differing(&single, &together);
+                for &rows in &BATCHES {
+                    let part = tiles(&x, rows, l)?;
+                    differ_batches += differing(&part, &together[..rows * n]);
+                }
+            }
+            row(
+                "linear_tiles",
+                format!("{m} x {k} . ({n} x {k})^T + bias, k in {parts} parts, every tile shape"),
+                worst,
+                tolerance::<T>(),
+            );
+            row(
+                "linear_tiles_invariant",
+                format!(
+                    "k {k} n {n}, {parts} parts, every tile: 512 rows vs each row alone (small kernel) and vs batches of 1..511"
+                ),
+                (differ_alone + differ_batches) as f64,
+                0.0,
+            );
+        }
+        // The auto form (the layout the engine uses) over every batch size.
+        let mut full = s.alloc_zeros::<T>(m * n)?;
+        layer.rows(&mut full, &x, m)?;
+        let full = download(gpu, &full)?;
+        let mut differ = differing(&alone(crate::cuda::mma_k_parts(k, n))?, &full);
+        for &rows in &BATCHES {
+            let mut y = s.alloc_zeros::<T>(rows * n)?;
+            layer.rows(&mut y, &x, rows)?;
+            differ += differing(&download(gpu, &y)?, &full[..rows * n]);
+        }
+        row(
+            "linear_rows_invariant",
+            format!("k {k} n {n}: rows() of 512 rows vs each row alone and vs batches of 1..511"),
+            differ as f64,
+            0.0,
+        );
+    }
+    check_tiles_silu::<T>(gpu, rng, &mut row)
+}
+
+/// The SiLU-and-mul epilogue of the tiled kernel: 300 rows of an interleaved
+/// gate|up projection against the CPU, and bit for bit against the small
+/// kernel's rows alone.
+fn check_tiles_silu<T: GpuElement>(
+    gpu: &Gpu,
+    rng: &mut ChaCha8Rng,
+    row: &mut impl FnMut(&'static str, String, f64, f64),
+) -> Result<(), GpuError> {
+    let s = &gpu.stream;
+    let (m, k, inner) = (300usize, 1024usize, 264usize);
+    let (x, x_h) = upload::<T>(gpu, &random(rng, m * k, 1.0))?;
+    let (w, w_h) = upload::<T>(gpu, &random(rng, 2 * inner * k, 2.0 / (k as f32).sqrt()))?;
+    let gate_up = LinearLayer::new(gpu, &w, None, k, 2 * inner);
+    let mut act = s.alloc_zeros::<T>(m * inner)?;
+    gate_up.swiglu(&mut act, &x, m)?;
+    let got = download(gpu, &act)?;
+    let mut gu = vec![0f32; m * 2 * inner];
+    cpu::linear(&x_h, m, k, cpu::Matrix::F32(&w_h), 2 * inner, None, &mut gu);
+    let mut want = Vec::new();
+    for r in 0..m {
+        let row = &gu[r * 2 * inner..(r + 1) * 2 * inner];
+        let mut g: Vec<f32> = row.iter().step_by(2).map(|&v| round::<T>(v)).collect();
+        let u: Vec<f32> = row
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .map(|&v| round::<T>(v))
+            .collect();
+        cpu::silu_and_mul(&mut g, &u);
+        want.extend(g);
+    }
+    row(
+        "linear_tiles_silu",
+        format!("{m} x {k} . ({} x {k})^T, gate|up interleaved", 2 * inner),
+        normwise_error(&got, &want),
+        tolerance::<T>(),
+    );
+    let xs = s.clone_dtoh(&x)?;
+    let mut differ = 0;
+    for r in 0..m {
+        let xr = s.clone_htod(&xs[r * k..(r + 1) * k])?;
+        let mut y = s.alloc_zeros::<T>(inner)?;
+        gate_up.swiglu(&mut y, &xr, 1)?;
+        differ += differing(&download(gpu, &y)?, &got[r * inner..(r + 1) * inner]);
+    }
+    row(
+        "linear_tiles_silu_invariant",
+        format!("{m} rows together vs each alone (small kernel), gate|up + SiLU"),
+        differ as f64,
+        0.0,
+    );
+    Ok(())
+}

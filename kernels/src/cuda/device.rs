@@ -22,6 +22,9 @@ pub const SOURCE: &str = concat!(
     include_str!("linear_mma.cu"),
     include_str!("linear_tiles.cu"),
     include_str!("attention.cu"),
+    include_str!("att_tile.cu"),
+    include_str!("flash_prefill.cu"),
+    include_str!("tree_attention.cu"),
     include_str!("mla.cu"),
     include_str!("moe.cu")
 );

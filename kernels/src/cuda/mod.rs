@@ -23,7 +23,11 @@
 //!   with weights straight into registers; `linear_tiles` for more rows,
 //!   tiles through shared memory, k slices summed by a cluster), cuBLAS
 //!   for long prefills with its bias pass.
-//! - `attention`: split-K attention over per-row key lists.
+//! - `attention`: the attention launch over per-row key lists
+//!   (`attention_plan.rs` sorts rows into prefill tiles and tree groups):
+//!   flash prefill (`flash_prefill.cu`) for causal rows, the tree kernel
+//!   (`tree_attention.cu`, tensor-core pieces in `att_tile.cu`) or split-K
+//!   (`attention.cu`) for decode and verification rows.
 //! - `mla`: latent attention (DeepSeek, Kimi) in the absorbed form over a
 //!   compressed cache: entry and query preparation, per-head absorbed
 //!   products, split-K attention.
@@ -39,10 +43,12 @@
 
 mod activation;
 mod attention;
+mod attention_plan;
 pub mod check;
 mod convert;
 mod copy;
 mod device;
+mod flash_attention;
 mod launch;
 mod linear;
 mod linear_tiles;
@@ -58,6 +64,8 @@ mod verify;
 
 pub use activation::*;
 pub use attention::*;
+pub use attention_plan::*;
+pub use flash_attention::uses_tree_kernel;
 pub use convert::*;
 pub use copy::*;
 pub use device::{Gpu, GpuElement, GpuError, GpuTimer, SmallRowLinear};

@@ -14,8 +14,8 @@ use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::AttentionShape;
 use specula_kernels::cuda::{
     attention, embedding_gather, qkv_rope_append, rms_norm_residual, silu_mul_rows, uses_mma,
-    AttentionScratch, GateUpLayout, Gpu, GpuElement, HeadNorm, KeyLists, KvPools,
-    LINEAR_INVARIANT_MAX_ROWS,
+    AttentionPlan, AttentionScratch, GateUpLayout, Gpu, GpuElement, HeadNorm, KeyLists, KvPools,
+    PlanRow, LINEAR_INVARIANT_MAX_ROWS,
 };
 
 /// A forward batch as plain arrays, ready to copy to the device.
@@ -31,6 +31,8 @@ pub(crate) struct HostBatch {
     logit_rows: Vec<u32>,
     pub(crate) n_logits: usize,
     pub(crate) max_keys: usize,
+    /// Which attention kernel runs each row (prefill tiles, tree groups).
+    pub(crate) plan: AttentionPlan,
 }
 
 impl HostBatch {
@@ -61,6 +63,7 @@ impl HostBatch {
             logit_rows: batch.logit_rows.iter().map(|&r| r as u32).collect(),
             n_logits: batch.logit_rows.len(),
             max_keys: 0,
+            plan: AttentionPlan::default(),
         };
         for r in &batch.rows {
             let c = &mut caches[r.cache];
@@ -75,7 +78,18 @@ impl HostBatch {
             h.extra_off.push(h.extra.len() as i32);
             h.max_keys = h.max_keys.max(r.visible.prefix + r.visible.extra.len());
         }
+        h.plan = AttentionPlan::new(batch.rows.iter().zip(&h.base).map(|(r, &base)| PlanRow {
+            base: base as usize,
+            prefix: r.visible.prefix,
+            extra: r.visible.extra.len(),
+        }));
         Ok(h)
+    }
+
+    /// Whether the batch has (causal rows, tree rows): part of a graph's
+    /// shape, since each kind launches its own attention kernel.
+    pub(crate) fn attention_kinds(&self) -> (bool, bool) {
+        (self.plan.causal_rows > 0, self.plan.tree_rows > 0)
     }
 }
 
@@ -95,13 +109,36 @@ pub(crate) struct BatchOnDevice {
 
 impl BatchOnDevice {
     /// Buffers for `rows` rows, `extra_cap` tree entries in all, `n_logits`
-    /// logit rows, and key lists up to `max_keys` long (sizes the attention splits).
+    /// logit rows, and key lists up to `max_keys` long (sizes the attention
+    /// splits; any row may be a tree row).
     pub(crate) fn new(
         gpu: &Gpu,
         rows: usize,
         extra_cap: usize,
         n_logits: usize,
         max_keys: usize,
+    ) -> Result<BatchOnDevice> {
+        Self::with_plan_caps(
+            gpu,
+            rows,
+            extra_cap,
+            n_logits,
+            max_keys,
+            max_keys,
+            (rows, rows),
+        )
+    }
+
+    /// As [`BatchOnDevice::new`], with tree key lists up to `max_tree_keys`
+    /// and room for `caps` (prefill tiles, tree groups).
+    fn with_plan_caps(
+        gpu: &Gpu,
+        rows: usize,
+        extra_cap: usize,
+        n_logits: usize,
+        max_keys: usize,
+        max_tree_keys: usize,
+        caps: (usize, usize),
     ) -> Result<BatchOnDevice> {
         let s = &gpu.stream;
         Ok(BatchOnDevice {
@@ -115,6 +152,11 @@ impl BatchOnDevice {
                 extra_off: s.alloc_zeros(rows + 1)?,
                 extra: s.alloc_zeros(extra_cap.max(1))?,
                 max_keys,
+                tiles: s.alloc_zeros(2 * caps.0.max(1))?,
+                groups: s.alloc_zeros(3 * caps.1.max(1))?,
+                max_tree_keys,
+                has_causal: false,
+                has_tree: false,
             },
             logit_rows: s.alloc_zeros(n_logits.max(1))?,
             n_logits,
@@ -123,7 +165,9 @@ impl BatchOnDevice {
 
     /// Buffers exactly the size of `h`.
     pub(crate) fn exact(gpu: &Gpu, h: &HostBatch) -> Result<BatchOnDevice> {
-        Self::new(gpu, h.rows, h.extra.len(), h.n_logits, h.max_keys)
+        let caps = (h.plan.n_tiles(), h.plan.n_groups());
+        let (max, tree) = (h.max_keys, h.plan.max_tree_keys);
+        Self::with_plan_caps(gpu, h.rows, h.extra.len(), h.n_logits, max, tree, caps)
     }
 
     /// Whether `h` fits these buffers.
@@ -132,6 +176,9 @@ impl BatchOnDevice {
             && h.n_logits == self.n_logits
             && h.extra.len() <= self.keys.extra.len()
             && h.max_keys <= self.keys.max_keys
+            && h.plan.max_tree_keys <= self.keys.max_tree_keys
+            && 2 * h.plan.n_tiles() <= self.keys.tiles.len()
+            && 3 * h.plan.n_groups() <= self.keys.groups.len()
     }
 
     /// Copies `h` in (stream-ordered).
@@ -150,6 +197,10 @@ impl BatchOnDevice {
         if !h.logit_rows.is_empty() {
             s.memcpy_htod(&h.logit_rows, &mut self.logit_rows)?;
         }
+        let k = &mut self.keys;
+        s.memcpy_htod(&h.plan.tiles_padded(k.tiles.len() / 2), &mut k.tiles)?;
+        s.memcpy_htod(&h.plan.groups_padded(k.groups.len() / 3), &mut k.groups)?;
+        (k.has_causal, k.has_tree) = h.attention_kinds();
         Ok(())
     }
 }

@@ -38,6 +38,7 @@ pub fn record_prompts(
         sequence_seeds: None,
         ignore_eos: true,
         synthetic: None,
+        ..GenerateParams::default()
     };
     let g = generate(target, prompts, &params, None, &mut NullRecorder)?;
     let h = target.config().hidden_size;

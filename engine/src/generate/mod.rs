@@ -12,11 +12,14 @@ use crate::speculative::{
 };
 use crate::timing::{timed, Span, SpanRecorder};
 use choice::{choose, Choices};
+use prefill::prefill;
 use sequence::{release, take_caches, Sequence};
 
 mod choice;
 mod head;
+mod prefill;
 mod sequence;
+pub use prefill::PREFILL_CHUNK_TOKENS;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::time::Instant;
@@ -41,6 +44,9 @@ pub struct GenerateParams {
     /// Replace verification by draws from this acceptance profile (greedy
     /// only; the output is then not the target's continuation).
     pub synthetic: Option<SyntheticAcceptance>,
+    /// Prompt tokens per prefill forward at most (chunked prefill; a long
+    /// prompt spans several forwards). Bounds prefill activations.
+    pub prefill_chunk_tokens: usize,
 }
 
 impl Default for GenerateParams {
@@ -53,6 +59,7 @@ impl Default for GenerateParams {
             sequence_seeds: None,
             ignore_eos: false,
             synthetic: None,
+            prefill_chunk_tokens: PREFILL_CHUNK_TOKENS,
         }
     }
 }
@@ -199,24 +206,25 @@ pub fn generate_until<B: TargetBackend + ?Sized>(
         })
         .collect::<Result<_>>()?;
 
-    // Prefill every prompt in one ragged batch.
-    let mut batch = ForwardBatch::default();
-    for (i, s) in seqs.iter().enumerate() {
-        batch.push_causal(i, 0, &s.tokens, 0, true);
-    }
+    // Prefill every prompt, in ragged chunks of bounded rows.
     let all: Vec<usize> = (0..seqs.len()).collect();
     let mut caches = take_caches(&mut seqs, &all);
-    let out = timed(rec, Span::Prefill, || {
-        target.forward(&batch, &mut caches, &capture, wanted)
-    })?;
-    let choices = timed(rec, Span::Sample, || {
-        choose(&out, vocab, params.temperature)
-    })?;
+    let tokens: Vec<&[u32]> = seqs.iter().map(|s| s.tokens.as_slice()).collect();
+    let out = prefill(
+        target,
+        &tokens,
+        params.prefill_chunk_tokens,
+        &mut caches,
+        &capture,
+        wanted,
+        params.temperature,
+        rec,
+    )?;
+    let choices = out.choices;
     let prefill_s = t0.elapsed().as_secs_f64();
     let prompt_aux = out.aux;
     let mut row = 0;
-    for (i, (s, mut c)) in seqs.iter_mut().zip(caches).enumerate() {
-        target.commit_all(&mut c)?;
+    for (i, (s, c)) in seqs.iter_mut().zip(caches).enumerate() {
         s.cache = Some(c);
         let n = s.tokens.len();
         s.pending_prompt = Some(row * aux_width..(row + n) * aux_width);

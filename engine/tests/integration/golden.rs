@@ -37,6 +37,7 @@ fn greedy(speculative: SpeculativeConfig, max_new_tokens: usize) -> GeneratePara
         sequence_seeds: None,
         ignore_eos: true,
         synthetic: None,
+        ..GenerateParams::default()
     }
 }
 

@@ -6,6 +6,7 @@
 
 mod common;
 mod capture;
+mod chunked_prefill;
 mod draft_layouts;
 mod families;
 mod golden;

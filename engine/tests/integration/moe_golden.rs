@@ -95,6 +95,7 @@ fn the_engine_matches_transformers_on_every_sparse_family() {
             sequence_seeds: None,
             ignore_eos: true,
             synthetic: None,
+            ..GenerateParams::default()
         };
         let prompts = vec![g.prompt_token_ids.clone()];
         let out = generate(&target, &prompts, &params, None, &mut NullRecorder).unwrap();

@@ -207,6 +207,7 @@ fn the_engine_samples_the_target_distribution_through_eagle3_drafts() {
                 sequence_seeds: None,
                 ignore_eos: true,
                 synthetic: None,
+                ..GenerateParams::default()
             };
             let g = pair
                 .generate(&batch_prompts, &params, &mut NullRecorder)
@@ -264,6 +265,7 @@ fn a_sequence_seed_gives_the_same_sample_alone_or_anywhere_in_a_batch() {
                 sequence_seeds: Some(seeds),
                 ignore_eos: true,
                 synthetic: None,
+                ..GenerateParams::default()
             };
             let g = pair.generate(prompts, &params, &mut NullRecorder).unwrap();
             g.sequences

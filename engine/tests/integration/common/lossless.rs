@@ -32,6 +32,7 @@ pub fn greedy(speculative: SpeculativeConfig, max_new_tokens: usize) -> Generate
         sequence_seeds: None,
         ignore_eos: true,
         synthetic: None,
+        ..GenerateParams::default()
     }
 }
 

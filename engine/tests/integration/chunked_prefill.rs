@@ -1,0 +1,61 @@
+//! Chunked prefill: prompts split over several target forwards (a long
+//! prompt spanning chunks, each chunk attending to the entries the earlier
+//! ones committed) decode exactly as one forward over every prompt does,
+//! with and without speculation, on the trained tiny pair.
+
+use specula_engine::capture::CaptureChoice;
+use specula_engine::generate::{generate, GenerateParams};
+use specula_engine::model::TargetModel;
+use specula_engine::pair::load_drafter;
+use specula_engine::speculative::SpeculativeConfig;
+use specula_engine::timing::{HostRecorder, Span};
+use std::path::PathBuf;
+
+fn models() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../models/tiny-llama"))
+}
+
+#[test]
+fn chunked_prefill_decodes_exactly_as_one_forward_over_every_prompt() {
+    let target = TargetModel::load(&models()).unwrap();
+    let vocab = target.config().vocab_size as u32;
+    // Prompts of different lengths, one longer than several chunks.
+    let prompts: Vec<Vec<u32>> = [37usize, 5, 61, 12]
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            (0..n as u32)
+                .map(|t| (t * 131 + i as u32 * 17 + 3) % vocab)
+                .collect()
+        })
+        .collect();
+    for speculative in [
+        SpeculativeConfig::BASELINE,
+        SpeculativeConfig::new(5, 1, 6).unwrap(),
+    ] {
+        let run = |chunk: usize| {
+            let params = GenerateParams {
+                speculative,
+                max_new_tokens: 24,
+                ignore_eos: true,
+                prefill_chunk_tokens: chunk,
+                ..GenerateParams::default()
+            };
+            let mut drafter =
+                load_drafter(&models().join("eagle3"), &target, &CaptureChoice::default()).unwrap();
+            let d = (!speculative.is_baseline()).then_some(&mut drafter as &mut _);
+            let mut rec = HostRecorder::default();
+            let g = generate(&target, &prompts, &params, d, &mut rec).unwrap();
+            let outputs: Vec<Vec<u32>> = g.sequences.into_iter().map(|s| s.output).collect();
+            (outputs, rec.log.count(Span::Prefill))
+        };
+        let (whole, forwards) = run(usize::MAX);
+        assert_eq!(forwards, 1);
+        let tokens: usize = prompts.iter().map(Vec::len).sum();
+        for chunk in [1, 7, 16, 40] {
+            let (chunked, forwards) = run(chunk);
+            assert_eq!(forwards, tokens.div_ceil(chunk), "chunks of {chunk} tokens");
+            assert_eq!(chunked, whole, "{speculative}: chunks of {chunk} tokens");
+        }
+    }
+}

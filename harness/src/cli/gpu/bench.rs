@@ -1,14 +1,20 @@
 //! `specula gpu bench`: on a checkpoint (`--target`, `--draft`) or a
-//! config.json shape with random weights drawn on the device, (1) baseline
-//! decode: bytes read per step (the weights every step reads, the routed
-//! experts the tokens touched as counted on the device, and the KV cache)
-//! over the CUDA-event time of the step, against the device-to-device copy
-//! bandwidth measured in the same run; (2)
-//! synthetic acceptance: measured speedup over the same-run baseline against
-//! the ideal speedup computed from the measured span costs. Rows are marked
-//! synthetic.
+//! config.json shape with random weights drawn on the device, for every
+//! (batch, prompt length): (1) baseline decode: bytes read per step (the
+//! weights every step reads, the routed experts the tokens touched as counted
+//! on the device, and the KV cache) over the CUDA-event time of the step,
+//! against the device-to-device copy bandwidth measured in the same run, and
+//! FLOP/s against the same run's GEMM ceiling; prefill time and tokens/s;
+//! (2) synthetic acceptance: measured speedup over the same-run baseline
+//! against the ideal speedup computed from the measured span costs. Rows are
+//! marked synthetic. scaling.csv holds one row per (batch, prompt length).
 
-use super::spans::{csv_rows, median_us, SPANS_HEADER};
+use super::bench_case::{measure, run_case, CaseContext};
+use super::bench_rows::{
+    decode_row, scaling_rows, synthetic_row, CaseRepeat, Ceilings, DecodeContext, SyntheticContext,
+    DECODE_HEADER, SCALING_HEADER, SYNTHETIC_HEADER,
+};
+use super::spans::{csv_rows, SPANS_HEADER};
 use super::{open_gpu, write};
 use crate::cli::output::outln;
 use crate::cli::CliError;
@@ -17,13 +23,12 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use specula::process_stats::{peak_rss_bytes, process_age_s};
 use specula_engine::backend::cuda::{
-    default_draft_config, GpuDtype, GpuModels, GpuOptions, GpuRecorder, LoadOptions,
+    default_draft_config, Gpu, GpuDtype, GpuModels, GpuOptions, LoadOptions, LoadStats,
 };
 use specula_engine::capture::CaptureChoice;
 use specula_engine::config::TargetConfig;
 use specula_engine::generate::GenerateParams;
 use specula_engine::speculative::{SpeculativeConfig, SyntheticAcceptance};
-use specula_engine::timing::Span;
 use specula_kernels::cuda::check::measure_ceilings;
 use std::path::PathBuf;
 
@@ -49,12 +54,19 @@ pub struct BenchArgs {
     /// Batch sizes, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1")]
     batch_sizes: Vec<usize>,
-    /// Prompt length in tokens (random ids).
-    #[arg(long, default_value_t = 128)]
-    prompt_len: usize,
+    /// Prompt lengths in tokens (random ids), comma-separated: every batch
+    /// size runs at every prompt length (a case whose KV cache does not fit
+    /// the device is reported as skipped, in meta.json).
+    #[arg(
+        long = "prompt-lens",
+        alias = "prompt-len",
+        value_delimiter = ',',
+        default_value = "128"
+    )]
+    prompt_lens: Vec<usize>,
     /// Tokens generated per sequence.
     #[arg(long, default_value_t = 128)]
-    max_new_tokens: usize,
+    pub(super) max_new_tokens: usize,
     /// Draft depth of the synthetic run.
     #[arg(long, default_value_t = 5)]
     steps: usize,
@@ -69,7 +81,7 @@ pub struct BenchArgs {
     synthetic: Vec<f64>,
     /// Repeats of each (batch, mode) pair, interleaved.
     #[arg(long, default_value_t = 3)]
-    repeats: usize,
+    pub(super) repeats: usize,
     /// Seed of the weights and prompts.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -84,41 +96,47 @@ pub struct BenchArgs {
     quiet: bool,
 }
 
-struct Measured {
-    tok_s: f64,
-    tau: f64,
-    steps: usize,
-    verify_us: f64,
-    draft_us_per_step: f64,
-    log: specula_engine::timing::SpanLog,
+/// Device memory in use now (total - free), bytes.
+pub(super) fn device_used(gpu: &Gpu) -> Result<u64, CliError> {
+    let (free, total) = gpu
+        .ctx
+        .mem_get_info()
+        .map_err(|e| CliError::Gpu(e.to_string()))?;
+    Ok((total - free) as u64)
 }
 
-fn measure(
-    models: &mut GpuModels,
-    gpu: &std::sync::Arc<specula_engine::backend::cuda::Gpu>,
-    prompts: &[Vec<u32>],
-    params: &GenerateParams,
-) -> Result<Measured, CliError> {
-    let mut rec = GpuRecorder::new(gpu.clone());
-    let g = models.generate(prompts, params, &mut rec)?;
-    if let Some(e) = rec.error {
-        return Err(CliError::Gpu(format!("CUDA events failed: {e}")));
+/// Whether `e` is the device running out of memory (a case too big for it,
+/// reported as skipped; every other error stops the benchmark).
+fn out_of_memory(e: &CliError) -> bool {
+    e.to_string().contains("OUT_OF_MEMORY")
+}
+
+/// The batches of `batches` whose KV cache (`capacity` entries of
+/// `kv_per_token` bytes each) fits in `budget` bytes; the others with the
+/// reason they do not.
+fn fitting(
+    batches: &[usize],
+    capacity: usize,
+    kv_per_token: f64,
+    budget: Option<f64>,
+) -> (Vec<usize>, Vec<(usize, String)>) {
+    let mut fit = Vec::new();
+    let mut skipped = Vec::new();
+    for &b in batches {
+        let kv = b as f64 * capacity as f64 * kv_per_token;
+        match budget {
+            Some(budget) if kv > budget => skipped.push((
+                b,
+                format!(
+                    "its KV cache ({b} x {capacity} entries, {:.1} GB) does not fit the {:.1} GB of device memory beside the weights",
+                    kv / 1e9,
+                    budget / 1e9
+                ),
+            )),
+            _ => fit.push(b),
+        }
     }
-    let verify = rec
-        .log
-        .samples
-        .get(&Span::Verify)
-        .cloned()
-        .unwrap_or_default();
-    let draft_total = rec.log.total(Span::Draft).as_secs_f64() * 1e6;
-    Ok(Measured {
-        tok_s: g.decode_throughput(),
-        tau: g.tau(),
-        steps: g.batch_steps,
-        verify_us: median_us(&verify),
-        draft_us_per_step: draft_total / g.batch_steps.max(1) as f64,
-        log: rec.log,
-    })
+    (fit, skipped)
 }
 
 /// Runs the benchmark.
@@ -136,6 +154,11 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
                 .into(),
         )),
     };
+    if a.prompt_lens.contains(&0) || a.batch_sizes.contains(&0) {
+        return Err(CliError::Usage(
+            "--prompt-lens and --batch-sizes take positive numbers".into(),
+        ));
+    }
     let target = match &a.target {
         Some(t) => TargetConfig::load(t)?,
         None => TargetConfig::load_file(a.config.as_deref().expect("checked above"))?,
@@ -150,66 +173,26 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
     let ndt = a.num_draft_tokens.unwrap_or(a.steps * a.topk + 1);
     let speculative = SpeculativeConfig::new(a.steps, a.topk, ndt)?;
     let gpu = open_gpu()?;
-    let ceilings = measure_ceilings(&gpu).map_err(|e| CliError::Gpu(e.to_string()))?;
+    let measured = measure_ceilings(&gpu).map_err(|e| CliError::Gpu(e.to_string()))?;
+    let ceil = Ceilings {
+        copy_gb_s: measured.copy_gb_s,
+        gemm_tflops: measured.gemm_tflops,
+    };
     eprintln!(
         "ceilings: copy {:.0} GB/s, bf16 GEMM {:.0} TFLOP/s",
-        ceilings.copy_gb_s, ceilings.gemm_tflops
+        ceil.copy_gb_s, ceil.gemm_tflops
     );
-    let max_batch = a.batch_sizes.iter().copied().max().unwrap_or(1);
-    let opts = GpuOptions {
-        slots: max_batch,
-        capacity: a.prompt_len + a.max_new_tokens + ndt + 8,
-        graphs: !a.eager,
-    };
-    // Straight from the checkpoint's files to the device (host memory: the
-    // staging buffers), or random weights drawn on the device.
+    let mut batches = a.batch_sizes.clone();
+    batches.sort_unstable();
+    batches.dedup();
+    let mut lens = a.prompt_lens.clone();
+    lens.sort_unstable();
+    lens.dedup();
     let load_opts = LoadOptions { quiet: a.quiet };
-    let (mut models, load) = match &a.target {
-        Some(t) => {
-            let (mut m, mut load) = GpuModels::load(gpu.clone(), t, dtype, &opts, &load_opts)?;
-            if let Some(d) = &a.draft {
-                let (_, s) = m.load_drafter(d, &CaptureChoice::default(), &opts, &load_opts)?;
-                load = load.plus(s);
-            }
-            (m, Some(load))
-        }
-        None => (
-            GpuModels::random(
-                gpu.clone(),
-                target.clone(),
-                Some(default_draft_config(&target)),
-                dtype,
-                a.seed,
-                &opts,
-            )?,
-            None,
-        ),
-    };
-    let weight_bytes = models.target_weight_bytes();
-    let expert_bytes = models.target_expert_bytes();
-    let kv_per_token = models.target_kv_bytes_per_token();
     let moe_layers = target
         .moe
         .as_ref()
         .map_or(0, |m| m.sparse_layers.iter().filter(|&&s| s).count());
-    // A baseline decode step at position p reads p + 1 keys per row: on average
-    // over the run, the prompt and half the generated tokens.
-    let mean_context = a.prompt_len as f64 + (a.max_new_tokens as f64 + 1.0) / 2.0;
-    eprintln!(
-        "{} {} weights: {:.2} GB read per target step{}",
-        if a.target.is_some() {
-            "checkpoint"
-        } else {
-            "random"
-        },
-        dtype.name(),
-        weight_bytes as f64 / 1e9,
-        if synthetic {
-            ""
-        } else {
-            " (no draft: baseline only)"
-        }
-    );
     let mut rng = ChaCha8Rng::seed_from_u64(a.seed);
     let base_params = GenerateParams {
         speculative: SpeculativeConfig::BASELINE,
@@ -222,138 +205,210 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         synthetic: Some(profile.clone()),
         ..base_params.clone()
     };
-    // The first decoded token (one prompt, one new token), timed from the
-    // process's start: what a user waits before the model answers.
-    let mut first_rng = ChaCha8Rng::seed_from_u64(a.seed ^ 0xF157);
-    let first: Vec<Vec<u32>> = vec![(0..a.prompt_len)
-        .map(|_| first_rng.random_range(0..target.vocab_size as u32))
-        .collect()];
-    let one = GenerateParams {
-        max_new_tokens: 1,
-        ..base_params.clone()
+    let syn_ctx = SyntheticContext {
+        profile: profile
+            .rates()
+            .iter()
+            .map(|r| r.to_string())
+            .collect::<Vec<_>>()
+            .join(";"),
+        steps: speculative.steps,
+        topk: speculative.topk,
+        num_draft_tokens: speculative.num_draft_tokens,
+        expected_tau: profile.expected_tau(speculative.steps),
     };
-    measure(&mut models, &gpu, &first, &one)?;
-    let first_token_s = process_age_s();
-    let rss_after_load = peak_rss_bytes();
-    if let Some(l) = &load {
-        eprintln!(
-            "load: {:.2} GB in {:.2} s ({:.1} GB/s); first token {}; peak host memory {:.2} GB",
-            l.bytes as f64 / 1e9,
-            l.seconds,
-            l.gb_s(),
-            first_token_s.map_or("at an unknown time".into(), |s| format!(
-                "{s:.2} s after the process started"
-            )),
-            rss_after_load as f64 / 1e9
-        );
-    }
-    let mut bw = String::from("batch_size,repeat,dtype,cuda_graphs,weight_bytes,step_us_p50,weight_gb_s,copy_gb_s,fraction_of_copy,tok_s,experts_per_moe_layer,expert_bytes,kv_bytes,bytes_read,read_gb_s,read_fraction_of_copy\n");
-    let mut sp = String::from("batch_size,repeat,synthetic,profile,steps,topk,num_draft_tokens,tau,expected_tau,base_tok_s,spec_tok_s,measured_speedup,base_step_us,draft_us_per_step,verify_us,ideal_speedup,fraction_of_ideal\n");
-    let mut spans = format!("{SPANS_HEADER}\n");
-    for &batch in &a.batch_sizes {
-        let prompts: Vec<Vec<u32>> = (0..batch)
-            .map(|_| {
-                (0..a.prompt_len)
-                    .map(|_| rng.random_range(0..target.vocab_size as u32))
-                    .collect()
-            })
-            .collect();
-        // Warm-up: NVRTC modules, cuBLAS heuristics, allocator pools.
-        let warm = GenerateParams {
-            max_new_tokens: 8,
-            ..base_params.clone()
+    let mut bw = format!("{DECODE_HEADER}\n");
+    let mut sp = format!("{SYNTHETIC_HEADER}\n");
+    let mut spans = format!("prompt_len,{SPANS_HEADER}\n");
+    let mut all: Vec<CaseRepeat> = Vec::new();
+    let mut skipped: Vec<serde_json::Value> = Vec::new();
+    let mut first_load: Option<(Option<LoadStats>, Option<f64>, u64)> = None;
+    // Device memory the models take beside their KV cache, and the KV bytes
+    // per entry (target + draft), known after the first build.
+    let mut static_bytes: Option<f64> = None;
+    let mut kv_per_entry = 0.0;
+    for &prompt_len in &lens {
+        let capacity = prompt_len + a.max_new_tokens + ndt + 8;
+        let budget = match static_bytes {
+            Some(s) => {
+                let (_, total) = gpu
+                    .ctx
+                    .mem_get_info()
+                    .map_err(|e| CliError::Gpu(e.to_string()))?;
+                // A tenth of the device is left for activations and graphs.
+                Some(0.9 * total as f64 - s)
+            }
+            None => None,
         };
-        measure(&mut models, &gpu, &prompts, &warm)?;
-        if synthetic {
-            measure(
+        let (fit, too_big) = fitting(&batches, capacity, kv_per_entry, budget);
+        for (b, why) in too_big {
+            eprintln!("batch {b}, prompt {prompt_len}: skipped: {why}");
+            skipped.push(
+                serde_json::json!({"batch_size": b, "prompt_len": prompt_len, "reason": why}),
+            );
+        }
+        let Some(&slots) = fit.last() else {
+            continue;
+        };
+        let opts = GpuOptions {
+            slots,
+            capacity,
+            graphs: !a.eager,
+        };
+        let before = device_used(&gpu)?;
+        let (mut models, load) = match &a.target {
+            Some(t) => {
+                let (mut m, mut load) = GpuModels::load(gpu.clone(), t, dtype, &opts, &load_opts)?;
+                if let Some(d) = &a.draft {
+                    let (_, s) = m.load_drafter(d, &CaptureChoice::default(), &opts, &load_opts)?;
+                    load = load.plus(s);
+                }
+                (m, Some(load))
+            }
+            None => (
+                GpuModels::random(
+                    gpu.clone(),
+                    target.clone(),
+                    Some(default_draft_config(&target)),
+                    dtype,
+                    a.seed,
+                    &opts,
+                )?,
+                None,
+            ),
+        };
+        let weight_bytes = models.target_weight_bytes();
+        let expert_bytes = models.target_expert_bytes();
+        let kv_per_token = models.target_kv_bytes_per_token();
+        let layers = target.num_hidden_layers.max(1);
+        kv_per_entry = kv_per_token as f64 * (layers + 1) as f64 / layers as f64;
+        let built = (device_used(&gpu)? - before) as f64;
+        static_bytes = Some((built - slots as f64 * capacity as f64 * kv_per_entry).max(0.0));
+        if first_load.is_none() {
+            eprintln!(
+                "{} {} weights: {:.2} GB read per target step{}",
+                if a.target.is_some() {
+                    "checkpoint"
+                } else {
+                    "random"
+                },
+                dtype.name(),
+                weight_bytes as f64 / 1e9,
+                if synthetic {
+                    ""
+                } else {
+                    " (no draft: baseline only)"
+                }
+            );
+            // The first decoded token (one prompt, one new token), timed from
+            // the process's start: what a user waits before the model answers.
+            let mut first_rng = ChaCha8Rng::seed_from_u64(a.seed ^ 0xF157);
+            let first: Vec<Vec<u32>> = vec![(0..prompt_len)
+                .map(|_| first_rng.random_range(0..target.vocab_size as u32))
+                .collect()];
+            let one = GenerateParams {
+                max_new_tokens: 1,
+                ..base_params.clone()
+            };
+            measure(&mut models, &gpu, &first, &one)?;
+            let first_token_s = process_age_s();
+            let rss = peak_rss_bytes();
+            if let Some(l) = &load {
+                eprintln!(
+                    "load: {:.2} GB in {:.2} s ({:.1} GB/s); first token {}; peak host memory {:.2} GB",
+                    l.bytes as f64 / 1e9,
+                    l.seconds,
+                    l.gb_s(),
+                    first_token_s.map_or("at an unknown time".into(), |s| format!(
+                        "{s:.2} s after the process started"
+                    )),
+                    rss as f64 / 1e9
+                );
+            }
+            first_load = Some((load, first_token_s, rss));
+        }
+        let ctx = CaseContext {
+            prompt_len,
+            weight_bytes,
+            expert_bytes,
+            kv_per_token,
+            moe_layers,
+            synthetic,
+            elem_bytes: if dtype == GpuDtype::F32 { 4.0 } else { 2.0 },
+            // Scores and weighted values: 2 x 2 FLOPs per key per query width.
+            attention_width: target.num_attention_heads
+                * target.head_dim
+                * target.num_hidden_layers,
+            copy_gb_s: ceil.copy_gb_s,
+        };
+        for &batch in &fit {
+            let prompts: Vec<Vec<u32>> = (0..batch)
+                .map(|_| {
+                    (0..prompt_len)
+                        .map(|_| rng.random_range(0..target.vocab_size as u32))
+                        .collect()
+                })
+                .collect();
+            match run_case(
                 &mut models,
                 &gpu,
+                &a,
+                &ctx,
                 &prompts,
-                &GenerateParams {
-                    max_new_tokens: 8,
-                    ..spec_params.clone()
-                },
-            )?;
-        }
-        for repeat in 0..a.repeats {
-            specula_engine::backend::cuda::take_profile();
-            models.reset_expert_stats()?;
-            let base = measure(&mut models, &gpu, &prompts, &base_params)?;
-            print_profile(batch, "baseline");
-            let (touched, moe_forwards) = models.expert_stats()?;
-            let per_layer = touched as f64 / moe_forwards.max(1) as f64;
-            let experts_read = per_layer * moe_layers as f64 * expert_bytes as f64;
-            let kv_read = batch as f64 * mean_context * kv_per_token as f64;
-            let bytes_read = weight_bytes as f64 + experts_read + kv_read;
-            let step_s = base.verify_us * 1e-6;
-            let gb_s = weight_bytes as f64 / step_s / 1e9;
-            let read_gb_s = bytes_read / step_s / 1e9;
-            bw.push_str(&format!(
-                "{batch},{repeat},{},{},{weight_bytes},{:.1},{gb_s:.1},{:.1},{:.4},{:.2},{per_layer:.2},{experts_read:.0},{kv_read:.0},{bytes_read:.0},{read_gb_s:.1},{:.4}\n",
-                dtype.name(),
-                !a.eager,
-                base.verify_us,
-                ceilings.copy_gb_s,
-                gb_s / ceilings.copy_gb_s,
-                base.tok_s,
-                read_gb_s / ceilings.copy_gb_s,
-            ));
-            eprintln!(
-                "batch {batch} repeat {repeat}: baseline step {:.0} us: {:.2} GB read ({per_layer:.1} experts per MoE layer), {read_gb_s:.0} GB/s, {:.1}% of copy; {:.1} tok/s",
-                base.verify_us,
-                bytes_read / 1e9,
-                100.0 * read_gb_s / ceilings.copy_gb_s,
-                base.tok_s,
-            );
-            if repeat + 1 == a.repeats {
-                spans.push_str(&csv_rows("baseline", batch, &base.log));
-            }
-            if !synthetic {
-                continue;
-            }
-            let syn = measure(&mut models, &gpu, &prompts, &spec_params)?;
-            print_profile(batch, "synthetic (target forwards)");
-            let measured = syn.tok_s / base.tok_s;
-            let ideal = syn.tau * base.verify_us / (syn.draft_us_per_step + syn.verify_us);
-            let rates: Vec<String> = profile.rates().iter().map(|r| r.to_string()).collect();
-            sp.push_str(&format!(
-                "{batch},{repeat},true,{},{},{},{},{:.4},{:.4},{:.2},{:.2},{measured:.4},{:.1},{:.1},{:.1},{ideal:.4},{:.4}\n",
-                rates.join(";"),
-                speculative.steps,
-                speculative.topk,
-                speculative.num_draft_tokens,
-                syn.tau,
-                profile.expected_tau(speculative.steps),
-                base.tok_s,
-                syn.tok_s,
-                base.verify_us,
-                syn.draft_us_per_step,
-                syn.verify_us,
-                measured / ideal
-            ));
-            eprintln!(
-                "batch {batch} repeat {repeat}: synthetic tau {:.2}: {:.1} tok/s, speedup {measured:.2} vs ideal {ideal:.2} ({:.1}%), {} steps",
-                syn.tau,
-                syn.tok_s,
-                100.0 * measured / ideal,
-                syn.steps
-            );
-            if repeat + 1 == a.repeats {
-                spans.push_str(&csv_rows("synthetic", batch, &syn.log));
+                (&base_params, &spec_params),
+            ) {
+                Ok(repeats) => {
+                    let dctx = DecodeContext {
+                        dtype: dtype.name(),
+                        graphs: !a.eager,
+                        weight_bytes,
+                        experts_per_layer: repeats.experts_per_layer,
+                        expert_bytes: repeats.experts_read,
+                    };
+                    for r in &repeats.rows {
+                        bw.push_str(&decode_row(r, &dctx, ceil));
+                        if let Some(row) = synthetic_row(r, &syn_ctx) {
+                            sp.push_str(&row);
+                        }
+                    }
+                    for (mode, log) in &repeats.last_logs {
+                        for line in csv_rows(mode, batch, log).lines() {
+                            spans.push_str(&format!("{prompt_len},{line}\n"));
+                        }
+                    }
+                    all.extend(repeats.rows);
+                }
+                Err(e) if out_of_memory(&e) => {
+                    let why = format!("out of device memory: {e}");
+                    eprintln!("batch {batch}, prompt {prompt_len}: skipped: {why}");
+                    skipped.push(serde_json::json!({"batch_size": batch, "prompt_len": prompt_len, "reason": why}));
+                    // Larger batches of this prompt length need more still.
+                    break;
+                }
+                Err(e) => return Err(e),
             }
         }
+        drop(models);
     }
     write(&a.out, "decode_bandwidth.csv", &bw)?;
     if synthetic {
         write(&a.out, "synthetic_speedup.csv", &sp)?;
     }
+    let scaling = format!("{SCALING_HEADER}\n{}", scaling_rows(&all, ceil));
+    write(&a.out, "scaling.csv", &scaling)?;
     write(&a.out, "spans.csv", &spans)?;
+    let (load, first_token_s, rss_after_load) = first_load.unwrap_or((None, None, 0));
     let meta = serde_json::json!({
         "target": a.target.as_ref().map(|p| p.display().to_string()),
         "draft": a.draft.as_ref().map(|p| p.display().to_string()),
         "dtype": dtype.name(),
         "device": gpu.name,
-        "copy_gb_s": ceilings.copy_gb_s,
+        "copy_gb_s": ceil.copy_gb_s,
+        "gemm_tflops": ceil.gemm_tflops,
+        "batch_sizes": batches,
+        "prompt_lens": lens,
+        "max_new_tokens": a.max_new_tokens,
+        "skipped": skipped,
         "load_s": load.map(|l| l.seconds),
         "load_bytes": load.map(|l| l.bytes),
         "load_tensors": load.map(|l| l.tensors),
@@ -368,17 +423,13 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         "peak host memory {:.2} GB (meta.json)",
         peak_rss_bytes() as f64 / 1e9
     );
-    if synthetic {
-        outln!("{bw}\n{sp}\n{spans}");
-    } else {
-        outln!("{bw}\n{spans}");
-    }
+    outln!("{scaling}");
     Ok(())
 }
 
 /// Prints the per-operation breakdown of the target forwards when
 /// `SPECULA_GPU_PROFILE` is set (and resets it).
-fn print_profile(batch: usize, mode: &str) {
+pub(super) fn print_profile(batch: usize, mode: &str) {
     let p = specula_engine::backend::cuda::take_profile();
     if p.is_empty() {
         return;

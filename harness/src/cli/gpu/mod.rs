@@ -5,6 +5,8 @@
 
 mod agree;
 mod bench;
+mod bench_case;
+mod bench_rows;
 mod spans;
 
 use super::CliError;

@@ -1,0 +1,183 @@
+//! One (batch, prompt length) case of `specula gpu bench`: warm-up, then
+//! interleaved baseline and synthetic-acceptance repeats, each timed with
+//! CUDA events.
+
+use super::bench::{device_used, print_profile, BenchArgs};
+use super::bench_rows::{CaseRepeat, SyntheticRepeat};
+use super::spans::median_us;
+use crate::cli::CliError;
+use specula_engine::backend::cuda::{Gpu, GpuModels, GpuRecorder};
+use specula_engine::generate::GenerateParams;
+use specula_engine::timing::{Span, SpanLog};
+use std::sync::Arc;
+
+/// One generate call's measures.
+pub(super) struct Measured {
+    pub(super) tok_s: f64,
+    pub(super) tau: f64,
+    pub(super) steps: usize,
+    pub(super) verify_us: f64,
+    pub(super) draft_us_per_step: f64,
+    pub(super) prefill_ms: f64,
+    pub(super) log: SpanLog,
+}
+
+/// Runs one generate call and reads its CUDA-event spans.
+pub(super) fn measure(
+    models: &mut GpuModels,
+    gpu: &Arc<Gpu>,
+    prompts: &[Vec<u32>],
+    params: &GenerateParams,
+) -> Result<Measured, CliError> {
+    let mut rec = GpuRecorder::new(gpu.clone());
+    let g = models.generate(prompts, params, &mut rec)?;
+    if let Some(e) = rec.error {
+        return Err(CliError::Gpu(format!("CUDA events failed: {e}")));
+    }
+    let verify = rec
+        .log
+        .samples
+        .get(&Span::Verify)
+        .cloned()
+        .unwrap_or_default();
+    let draft_total = rec.log.total(Span::Draft).as_secs_f64() * 1e6;
+    Ok(Measured {
+        tok_s: g.decode_throughput(),
+        tau: g.tau(),
+        steps: g.batch_steps,
+        verify_us: median_us(&verify),
+        draft_us_per_step: draft_total / g.batch_steps.max(1) as f64,
+        prefill_ms: rec.log.total(Span::Prefill).as_secs_f64() * 1e3,
+        log: rec.log,
+    })
+}
+
+/// What every case of one prompt length shares.
+pub(super) struct CaseContext {
+    pub(super) prompt_len: usize,
+    pub(super) weight_bytes: usize,
+    pub(super) expert_bytes: usize,
+    pub(super) kv_per_token: usize,
+    pub(super) moe_layers: usize,
+    pub(super) synthetic: bool,
+    /// Bytes per weight element (parameters = weight bytes / this).
+    pub(super) elem_bytes: f64,
+    /// Query width summed over layers (attention FLOPs per key: 4 x this).
+    pub(super) attention_width: usize,
+    /// Copy ceiling of the run, GB/s.
+    pub(super) copy_gb_s: f64,
+}
+
+/// A case's repeats, and the span logs of its last repeat per mode.
+pub(super) struct CaseRepeats {
+    pub(super) rows: Vec<CaseRepeat>,
+    pub(super) experts_per_layer: f64,
+    pub(super) experts_read: f64,
+    pub(super) last_logs: Vec<(&'static str, SpanLog)>,
+}
+
+/// Warms up, then runs `a.repeats` interleaved (baseline, synthetic) pairs
+/// of one (batch, prompt length).
+pub(super) fn run_case(
+    models: &mut GpuModels,
+    gpu: &Arc<Gpu>,
+    a: &BenchArgs,
+    ctx: &CaseContext,
+    prompts: &[Vec<u32>],
+    (base_params, spec_params): (&GenerateParams, &GenerateParams),
+) -> Result<CaseRepeats, CliError> {
+    let batch = prompts.len();
+    // Warm-up: NVRTC modules, cuBLAS heuristics, allocator pools.
+    let warm = GenerateParams {
+        max_new_tokens: 8,
+        ..base_params.clone()
+    };
+    measure(models, gpu, prompts, &warm)?;
+    if ctx.synthetic {
+        let warm = GenerateParams {
+            max_new_tokens: 8,
+            ..spec_params.clone()
+        };
+        measure(models, gpu, prompts, &warm)?;
+    }
+    let mut out = CaseRepeats {
+        rows: Vec::new(),
+        experts_per_layer: 0.0,
+        experts_read: 0.0,
+        last_logs: Vec::new(),
+    };
+    // A baseline decode step at position p reads p + 1 keys per row: on
+    // average over the run, the prompt and half the generated tokens.
+    let mean_context = ctx.prompt_len as f64 + (a.max_new_tokens as f64 + 1.0) / 2.0;
+    for repeat in 0..a.repeats {
+        specula_engine::backend::cuda::take_profile();
+        models.reset_expert_stats()?;
+        let base = measure(models, gpu, prompts, base_params)?;
+        print_profile(batch, "baseline");
+        let (touched, moe_forwards) = models.expert_stats()?;
+        let per_layer = touched as f64 / moe_forwards.max(1) as f64;
+        let experts_read = per_layer * ctx.moe_layers as f64 * ctx.expert_bytes as f64;
+        let kv_read = batch as f64 * mean_context * ctx.kv_per_token as f64;
+        let bytes_read = ctx.weight_bytes as f64 + experts_read + kv_read;
+        let linear_flops =
+            2.0 * (ctx.weight_bytes as f64 + experts_read) / ctx.elem_bytes * batch as f64;
+        let attention_flops = 4.0 * batch as f64 * mean_context * ctx.attention_width as f64;
+        let mut row = CaseRepeat {
+            batch,
+            prompt_len: ctx.prompt_len,
+            repeat,
+            step_us: base.verify_us,
+            bytes_read,
+            kv_bytes: kv_read,
+            tok_s: base.tok_s,
+            prefill_ms: base.prefill_ms,
+            device_used_bytes: device_used(gpu)?,
+            step_flops: linear_flops + attention_flops,
+            synthetic: None,
+        };
+        eprintln!(
+            "batch {batch} prompt {} repeat {repeat}: baseline step {:.0} us: {:.2} GB read ({per_layer:.1} experts per MoE layer), {:.1}% of copy; {:.1} tok/s; prefill {:.1} ms",
+            ctx.prompt_len,
+            base.verify_us,
+            bytes_read / 1e9,
+            100.0 * bytes_read / (base.verify_us * 1e-6) / 1e9 / ctx.copy_gb_s,
+            base.tok_s,
+            base.prefill_ms,
+        );
+        out.experts_per_layer = per_layer;
+        out.experts_read = experts_read;
+        let last = repeat + 1 == a.repeats;
+        if last {
+            out.last_logs.push(("baseline", base.log));
+        }
+        if ctx.synthetic {
+            let syn = measure(models, gpu, prompts, spec_params)?;
+            print_profile(batch, "synthetic (target forwards)");
+            let s = SyntheticRepeat {
+                tau: syn.tau,
+                tok_s: syn.tok_s,
+                verify_us: syn.verify_us,
+                draft_us_per_step: syn.draft_us_per_step,
+                prefill_ms: syn.prefill_ms,
+                steps: syn.steps,
+            };
+            eprintln!(
+                "batch {batch} prompt {} repeat {repeat}: synthetic tau {:.2}: {:.1} tok/s, speedup {:.2} vs ideal {:.2} ({:.1}%), verify {:.2}x a decode step, {} steps",
+                ctx.prompt_len,
+                s.tau,
+                s.tok_s,
+                row.speedup(&s),
+                row.ideal(&s),
+                100.0 * row.speedup(&s) / row.ideal(&s),
+                s.verify_us / row.step_us,
+                s.steps
+            );
+            row.synthetic = Some(s);
+            if last {
+                out.last_logs.push(("synthetic", syn.log));
+            }
+        }
+        out.rows.push(row);
+    }
+    Ok(out)
+}

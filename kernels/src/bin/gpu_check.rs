@@ -11,6 +11,12 @@ use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // The checks exercise the flash prefill and tree attention kernels,
+    // which the engine runs only when asked for (attention::split_only)
+    // until they have passed here.
+    if std::env::var_os("SPECULA_ATTENTION").is_none() {
+        std::env::set_var("SPECULA_ATTENTION", "flash");
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let checks_only = args.iter().any(|a| a == "--checks-only");
     let out = args

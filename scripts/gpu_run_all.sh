@@ -64,6 +64,9 @@ echo "== 4. where a decode forward's time goes (CUDA events between operations; 
 SPECULA_GPU_PROFILE=1 "$BIN/specula" gpu bench --config bench/configs/llama-3.1-8b.json --random-weights \
     --batch-sizes 1 --repeats 1 --out "$OUT/profiled" 2>&1 | grep -A14 "per-forward breakdown, batch 1, baseline" | tee "$OUT/forward_profile.txt"
 
+echo "== 5. the scaling table (batch 1-256 x prompt 128-32768) and the torch.compile anchor"
+bash scripts/gpu_run_scaling.sh "$OUT/scaling" "$BIN"
+
 echo "== summary"
 cat "$OUT/decode_bandwidth.csv"
 cat "$OUT/synthetic_speedup.csv"

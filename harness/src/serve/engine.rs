@@ -239,6 +239,7 @@ impl Engine {
             sequence_seeds: Some(jobs.iter().map(|j| j.seed).collect()),
             ignore_eos: job.ignore_eos,
             synthetic: None,
+            ..GenerateParams::default()
         };
         let mut rec = FirstToken {
             on_first: Some(on_first),

@@ -62,6 +62,7 @@ pub fn run(a: GenerateArgs) -> Result<(), CliError> {
         sequence_seeds: None,
         ignore_eos: a.ignore_eos,
         synthetic: None,
+        ..GenerateParams::default()
     };
     let mut rec = HostRecorder::default();
     let g = pair.generate(std::slice::from_ref(&prompt), &params, &mut rec)?;

@@ -13,9 +13,13 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     // The checks exercise the flash prefill and tree attention kernels,
     // which the engine runs only when asked for (attention::split_only)
-    // until they have passed here.
+    // until they have passed here on a device.
     if std::env::var_os("SPECULA_ATTENTION").is_none() {
         std::env::set_var("SPECULA_ATTENTION", "flash");
+    }
+    // Likewise the tiled linear (linear::tiles_enabled).
+    if std::env::var_os("SPECULA_LINEAR_TILES").is_none() {
+        std::env::set_var("SPECULA_LINEAR_TILES", "1");
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let checks_only = args.iter().any(|a| a == "--checks-only");

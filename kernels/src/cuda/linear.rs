@@ -27,6 +27,28 @@ pub const INVARIANT_MAX_ROWS: usize = 64;
 /// shapes; longer prefills get cuBLAS.
 pub const LINEAR_INVARIANT_MAX_ROWS: usize = 4096;
 
+/// Whether the tiled kernel (`linear_tiles.cu`) runs forwards of more than
+/// [`TILES_MIN_ROWS`] rows, keeping them batch-invariant up to
+/// [`LINEAR_INVARIANT_MAX_ROWS`]: only with `SPECULA_LINEAR_TILES=1` until
+/// its latest form (rewritten after the last H200 run) has passed
+/// `specula-gpu-check` and `gpu agree` on a device. Otherwise the small-row
+/// kernel runs up to [`INVARIANT_MAX_ROWS`] rows and cuBLAS above, the
+/// path measured before it.
+pub fn tiles_enabled() -> bool {
+    static TILES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TILES.get_or_init(|| std::env::var("SPECULA_LINEAR_TILES").is_ok_and(|v| v == "1"))
+}
+
+/// Rows up to which [`LinearLayer::auto`] stays batch-invariant: see
+/// [`tiles_enabled`].
+pub fn invariant_linear_rows() -> usize {
+    if tiles_enabled() {
+        LINEAR_INVARIANT_MAX_ROWS
+    } else {
+        INVARIANT_MAX_ROWS
+    }
+}
+
 /// Whether [`LinearLayer::rows`] runs a `[n, k]` weight on tensor cores (bf16,
 /// k a multiple of 32, the GPU's [`SmallRowLinear`] is `Mma`) rather than
 /// the FMA kernel.
@@ -63,12 +85,12 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
     }
 
     /// `y[m, n] = x[m, k] W^T (+ bias)`: [`LinearLayer::rows`] up to
-    /// [`LINEAR_INVARIANT_MAX_ROWS`] rows, cuBLAS (plus a bias pass) above.
+    /// [`invariant_linear_rows`] rows, cuBLAS (plus a bias pass) above.
     pub fn auto(self, y: &mut CudaSlice<T>, x: &CudaSlice<T>, m: usize) -> Result<(), GpuError>
     where
         CudaBlas: Gemm<T>,
     {
-        if m <= LINEAR_INVARIANT_MAX_ROWS {
+        if m <= invariant_linear_rows() {
             return self.rows(y, x, m);
         }
         let LinearLayer { gpu, w, bias, k, n } = self;
@@ -116,6 +138,9 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
         silu: bool,
     ) -> Result<(), GpuError> {
         if uses_mma::<T>(self.gpu, self.k) {
+            if !tiles_enabled() {
+                return self.mma(y, x, m, MmaLaunch::for_shape(m, self.k, self.n), silu);
+            }
             return match MmaForm::for_shape(m, self.k, self.n) {
                 MmaForm::Small(layout) => self.mma(y, x, m, layout, silu),
                 MmaForm::Tiles(layout) => self.tiles(y, x, m, layout, silu),

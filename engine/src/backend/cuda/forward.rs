@@ -13,9 +13,9 @@ use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::AttentionShape;
 use specula_kernels::cuda::{
-    attention, embedding_gather, qkv_rope_append, rms_norm_residual, silu_mul_rows, uses_mma,
-    AttentionPlan, AttentionScratch, GateUpLayout, Gpu, GpuElement, HeadNorm, KeyLists, KvPools,
-    PlanRow, LINEAR_INVARIANT_MAX_ROWS,
+    attention, embedding_gather, invariant_linear_rows, qkv_rope_append, rms_norm_residual,
+    silu_mul_rows, uses_mma, AttentionPlan, AttentionScratch, GateUpLayout, Gpu, GpuElement,
+    HeadNorm, KeyLists, KvPools, PlanRow,
 };
 
 /// A forward batch as plain arrays, ready to copy to the device.
@@ -425,7 +425,7 @@ where
     // where one column per warp reads faster) and after it on the cuBLAS
     // path. Both give the same bits.
     let gu = &mlp.gate_up;
-    if rows <= LINEAR_INVARIANT_MAX_ROWS && (rows >= 2 || uses_mma::<T>(gpu, gu.in_dim)) {
+    if rows <= invariant_linear_rows() && (rows >= 2 || uses_mma::<T>(gpu, gu.in_dim)) {
         gu.on(gpu).swiglu(&mut sc.act, &sc.normed, rows)?;
         clock.mark(gpu, "linear gate_up + silu");
     } else {

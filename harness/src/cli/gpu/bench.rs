@@ -9,7 +9,7 @@
 //! against the ideal speedup computed from the measured span costs. Rows are
 //! marked synthetic. scaling.csv holds one row per (batch, prompt length).
 
-use super::bench_case::{measure, run_case, CaseContext};
+use super::bench_case::{device_used, first_token, fitting, out_of_memory, run_case, CaseContext};
 use super::bench_rows::{
     decode_row, scaling_rows, synthetic_row, CaseRepeat, Ceilings, DecodeContext, SyntheticContext,
     DECODE_HEADER, SCALING_HEADER, SYNTHETIC_HEADER,
@@ -21,9 +21,9 @@ use crate::cli::CliError;
 use clap::Args;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use specula::process_stats::{peak_rss_bytes, process_age_s};
+use specula::process_stats::peak_rss_bytes;
 use specula_engine::backend::cuda::{
-    default_draft_config, Gpu, GpuDtype, GpuModels, GpuOptions, LoadOptions, LoadStats,
+    default_draft_config, GpuDtype, GpuModels, GpuOptions, LoadOptions, LoadStats,
 };
 use specula_engine::capture::CaptureChoice;
 use specula_engine::config::TargetConfig;
@@ -84,7 +84,7 @@ pub struct BenchArgs {
     pub(super) repeats: usize,
     /// Seed of the weights and prompts.
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    pub(super) seed: u64,
     /// Launch every forward eagerly instead of replaying CUDA graphs.
     #[arg(long)]
     eager: bool,
@@ -94,49 +94,6 @@ pub struct BenchArgs {
     /// No loading progress line.
     #[arg(long)]
     quiet: bool,
-}
-
-/// Device memory in use now (total - free), bytes.
-pub(super) fn device_used(gpu: &Gpu) -> Result<u64, CliError> {
-    let (free, total) = gpu
-        .ctx
-        .mem_get_info()
-        .map_err(|e| CliError::Gpu(e.to_string()))?;
-    Ok((total - free) as u64)
-}
-
-/// Whether `e` is the device running out of memory (a case too big for it,
-/// reported as skipped; every other error stops the benchmark).
-fn out_of_memory(e: &CliError) -> bool {
-    e.to_string().contains("OUT_OF_MEMORY")
-}
-
-/// The batches of `batches` whose KV cache (`capacity` entries of
-/// `kv_per_token` bytes each) fits in `budget` bytes; the others with the
-/// reason they do not.
-fn fitting(
-    batches: &[usize],
-    capacity: usize,
-    kv_per_token: f64,
-    budget: Option<f64>,
-) -> (Vec<usize>, Vec<(usize, String)>) {
-    let mut fit = Vec::new();
-    let mut skipped = Vec::new();
-    for &b in batches {
-        let kv = b as f64 * capacity as f64 * kv_per_token;
-        match budget {
-            Some(budget) if kv > budget => skipped.push((
-                b,
-                format!(
-                    "its KV cache ({b} x {capacity} entries, {:.1} GB) does not fit the {:.1} GB of device memory beside the weights",
-                    kv / 1e9,
-                    budget / 1e9
-                ),
-            )),
-            _ => fit.push(b),
-        }
-    }
-    (fit, skipped)
 }
 
 /// Runs the benchmark.
@@ -300,31 +257,15 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
                     " (no draft: baseline only)"
                 }
             );
-            // The first decoded token (one prompt, one new token), timed from
-            // the process's start: what a user waits before the model answers.
-            let mut first_rng = ChaCha8Rng::seed_from_u64(a.seed ^ 0xF157);
-            let first: Vec<Vec<u32>> = vec![(0..prompt_len)
-                .map(|_| first_rng.random_range(0..target.vocab_size as u32))
-                .collect()];
-            let one = GenerateParams {
-                max_new_tokens: 1,
-                ..base_params.clone()
-            };
-            measure(&mut models, &gpu, &first, &one)?;
-            let first_token_s = process_age_s();
-            let rss = peak_rss_bytes();
-            if let Some(l) = &load {
-                eprintln!(
-                    "load: {:.2} GB in {:.2} s ({:.1} GB/s); first token {}; peak host memory {:.2} GB",
-                    l.bytes as f64 / 1e9,
-                    l.seconds,
-                    l.gb_s(),
-                    first_token_s.map_or("at an unknown time".into(), |s| format!(
-                        "{s:.2} s after the process started"
-                    )),
-                    rss as f64 / 1e9
-                );
-            }
+            let (first_token_s, rss) = first_token(
+                &mut models,
+                &gpu,
+                &a,
+                &target,
+                prompt_len,
+                &base_params,
+                load.as_ref(),
+            )?;
             first_load = Some((load, first_token_s, rss));
         }
         let ctx = CaseContext {

@@ -2,11 +2,15 @@
 //! interleaved baseline and synthetic-acceptance repeats, each timed with
 //! CUDA events.
 
-use super::bench::{device_used, print_profile, BenchArgs};
+use super::bench::{print_profile, BenchArgs};
 use super::bench_rows::{CaseRepeat, SyntheticRepeat};
 use super::spans::median_us;
 use crate::cli::CliError;
-use specula_engine::backend::cuda::{Gpu, GpuModels, GpuRecorder};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use specula::process_stats::{peak_rss_bytes, process_age_s};
+use specula_engine::backend::cuda::{Gpu, GpuModels, GpuRecorder, LoadStats};
+use specula_engine::config::TargetConfig;
 use specula_engine::generate::GenerateParams;
 use specula_engine::timing::{Span, SpanLog};
 use std::sync::Arc;
@@ -186,4 +190,86 @@ pub(super) fn run_case(
         out.rows.push(row);
     }
     Ok(out)
+}
+
+/// Device memory in use now (total - free), bytes.
+pub(super) fn device_used(gpu: &Gpu) -> Result<u64, CliError> {
+    let (free, total) = gpu
+        .ctx
+        .mem_get_info()
+        .map_err(|e| CliError::Gpu(e.to_string()))?;
+    Ok((total - free) as u64)
+}
+
+/// Whether `e` is the device running out of memory (a case too big for it,
+/// reported as skipped; every other error stops the benchmark).
+pub(super) fn out_of_memory(e: &CliError) -> bool {
+    e.to_string().contains("OUT_OF_MEMORY")
+}
+
+/// The batches of `batches` whose KV cache (`capacity` entries of
+/// `kv_per_token` bytes each) fits in `budget` bytes; the others with the
+/// reason they do not.
+pub(super) fn fitting(
+    batches: &[usize],
+    capacity: usize,
+    kv_per_token: f64,
+    budget: Option<f64>,
+) -> (Vec<usize>, Vec<(usize, String)>) {
+    let mut fit = Vec::new();
+    let mut skipped = Vec::new();
+    for &b in batches {
+        let kv = b as f64 * capacity as f64 * kv_per_token;
+        match budget {
+            Some(budget) if kv > budget => skipped.push((
+                b,
+                format!(
+                    "its KV cache ({b} x {capacity} entries, {:.1} GB) does not fit the {:.1} GB of device memory beside the weights",
+                    kv / 1e9,
+                    budget / 1e9
+                ),
+            )),
+            _ => fit.push(b),
+        }
+    }
+    (fit, skipped)
+}
+
+/// The first decoded token (one prompt of `prompt_len` random ids, one new
+/// token), timed from the process's start: what a user waits before the
+/// model answers. Prints it with the load; returns it and the peak host
+/// memory so far.
+pub(super) fn first_token(
+    models: &mut GpuModels,
+    gpu: &std::sync::Arc<Gpu>,
+    a: &BenchArgs,
+    target: &TargetConfig,
+    prompt_len: usize,
+    base_params: &GenerateParams,
+    load: Option<&LoadStats>,
+) -> Result<(Option<f64>, u64), CliError> {
+    let mut rng = ChaCha8Rng::seed_from_u64(a.seed ^ 0xF157);
+    let first: Vec<Vec<u32>> = vec![(0..prompt_len)
+        .map(|_| rng.random_range(0..target.vocab_size as u32))
+        .collect()];
+    let one = GenerateParams {
+        max_new_tokens: 1,
+        ..base_params.clone()
+    };
+    measure(models, gpu, &first, &one)?;
+    let first_token_s = process_age_s();
+    let rss = peak_rss_bytes();
+    if let Some(l) = load {
+        eprintln!(
+            "load: {:.2} GB in {:.2} s ({:.1} GB/s); first token {}; peak host memory {:.2} GB",
+            l.bytes as f64 / 1e9,
+            l.seconds,
+            l.gb_s(),
+            first_token_s.map_or("at an unknown time".into(), |s| format!(
+                "{s:.2} s after the process started"
+            )),
+            rss as f64 / 1e9
+        );
+    }
+    Ok((first_token_s, rss))
 }

@@ -26,7 +26,9 @@ pub use kv_pool::GpuCache;
 pub use pair::{GpuDtype, GpuModels, GpuPair};
 pub use profile::take_profile;
 pub use recorder::GpuRecorder;
-pub use specula_kernels::cuda::{Gpu, INVARIANT_MAX_ROWS, LINEAR_INVARIANT_MAX_ROWS};
+pub use specula_kernels::cuda::{
+    invariant_linear_rows, Gpu, INVARIANT_MAX_ROWS, LINEAR_INVARIANT_MAX_ROWS,
+};
 pub use target::GpuTarget;
 pub use upload::{LoadOptions, LoadStats};
 

@@ -6,7 +6,9 @@ use super::{open_gpu, write};
 use crate::cli::output::outln;
 use crate::cli::CliError;
 use clap::Args;
-use specula_engine::backend::cuda::{GpuDtype, GpuModels, GpuOptions, LoadOptions};
+use specula_engine::backend::cuda::{
+    invariant_linear_rows, GpuDtype, GpuModels, GpuOptions, LoadOptions,
+};
 use specula_engine::capture::CaptureChoice;
 use specula_engine::generate::GenerateParams;
 use specula_engine::pair::ModelPair;
@@ -29,6 +31,11 @@ pub struct AgreeArgs {
     /// Tokens to generate per prompt.
     #[arg(long, default_value_t = 48)]
     max_new_tokens: usize,
+    /// Batch sizes of the lossless checks, comma-separated (a batch larger
+    /// than --prompts cycles the prompts; a config whose verify forward
+    /// would exceed the batch-invariant rows is skipped).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
+    batch_sizes: Vec<usize>,
     /// Folder for agreement.csv.
     #[arg(long, default_value = "results/gpu")]
     out: PathBuf,
@@ -61,6 +68,23 @@ pub fn run(a: AgreeArgs) -> Result<(), CliError> {
         .take(a.prompts)
         .map(|p| pair.tokenizer.encode(p.text()))
         .collect::<Result<_, _>>()?;
+    if prompts.is_empty() || a.batch_sizes.contains(&0) {
+        return Err(CliError::Usage(
+            "--prompts and --batch-sizes take positive numbers".into(),
+        ));
+    }
+    let max_batch = a.batch_sizes.iter().copied().max().unwrap_or(1);
+    // The lossless checks' prompts: the set, cycled up to the largest batch.
+    let batch_prompts: Vec<Vec<u32>> = prompts
+        .iter()
+        .cycle()
+        .take(prompts.len().max(max_batch))
+        .cloned()
+        .collect();
+    let opts = GpuOptions {
+        slots: GpuOptions::default().slots.max(max_batch),
+        ..GpuOptions::default()
+    };
     let mut cpu_pair = pair;
     let cpu = cpu_pair.generate(
         &prompts,
@@ -75,19 +99,8 @@ pub fn run(a: AgreeArgs) -> Result<(), CliError> {
         // eager copy below is uploaded from the CPU model, so the graph-vs-eager
         // checks also hold the two load paths to the same weights.
         let quiet = LoadOptions { quiet: true };
-        let (mut models, _) = GpuModels::load(
-            gpu.clone(),
-            &a.target,
-            dtype,
-            &GpuOptions::default(),
-            &quiet,
-        )?;
-        models.load_drafter(
-            &a.draft,
-            &CaptureChoice::default(),
-            &GpuOptions::default(),
-            &quiet,
-        )?;
+        let (mut models, _) = GpuModels::load(gpu.clone(), &a.target, dtype, &opts, &quiet)?;
+        models.load_drafter(&a.draft, &CaptureChoice::default(), &opts, &quiet)?;
         let base = models.generate(
             &prompts,
             &params(SpeculativeConfig::BASELINE, a.max_new_tokens),
@@ -148,10 +161,10 @@ pub fn run(a: AgreeArgs) -> Result<(), CliError> {
             prompts.len(),
             if required { "" } else { " [reported, bf16 rounds differently from the f32 CPU engine]" }
         );
-        for batch in [1usize, 2, 4] {
+        for &batch in &a.batch_sizes {
             let run = |m: &mut GpuModels, speculative| -> Result<Vec<(Vec<u32>, f64)>, CliError> {
                 let mut out = Vec::new();
-                for chunk in prompts.chunks(batch) {
+                for chunk in batch_prompts.chunks(batch) {
                     let g = m.generate(
                         chunk,
                         &params(speculative, a.max_new_tokens),
@@ -164,13 +177,13 @@ pub fn run(a: AgreeArgs) -> Result<(), CliError> {
             };
             let base_b = run(&mut models, SpeculativeConfig::BASELINE)?;
             for speculative in configs() {
-                if batch * speculative.num_draft_tokens > specula_kernels_rows() {
+                if batch * speculative.num_draft_tokens > invariant_linear_rows() {
                     continue;
                 }
                 let got = run(&mut models, speculative)?;
                 let (same, first) = compare(base_b.iter().map(|s| &s.0), got.iter().map(|s| &s.0));
                 let tau = got.iter().map(|s| s.1).sum::<f64>() / got.len() as f64;
-                let pass = same == prompts.len();
+                let pass = same == batch_prompts.len();
                 failed += usize::from(!pass);
                 csv.push_str(&format!(
                     "speculative_vs_baseline,{},{},{},{},{batch},{},{same},{first},{tau:.3},true,{pass}\n",
@@ -178,12 +191,12 @@ pub fn run(a: AgreeArgs) -> Result<(), CliError> {
                     speculative.steps,
                     speculative.topk,
                     speculative.num_draft_tokens,
-                    prompts.len()
+                    batch_prompts.len()
                 ));
                 outln!(
                     "{:>4} batch {batch} {speculative}: lossless {pass} ({same}/{} identical), tau {tau:.2}",
                     dtype.name(),
-                    prompts.len()
+                    batch_prompts.len()
                 );
             }
         }
@@ -196,11 +209,6 @@ pub fn run(a: AgreeArgs) -> Result<(), CliError> {
         )));
     }
     Ok(())
-}
-
-/// Rows up to which the GPU linear layers are batch-invariant.
-fn specula_kernels_rows() -> usize {
-    specula_engine::backend::cuda::INVARIANT_MAX_ROWS
 }
 
 /// Identical sequences, and the earliest token index where any pair differs

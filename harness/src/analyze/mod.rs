@@ -5,6 +5,7 @@
 //! gives), beside both speedups and whether they say the machine was
 //! contended.
 
+pub mod context_tiers;
 pub mod slices;
 pub mod training;
 

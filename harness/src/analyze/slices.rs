@@ -52,8 +52,9 @@ pub struct RowSlices {
     pub by_context: Vec<AcceptanceSlice>,
 }
 
+/// Running sums of a slice's requests.
 #[derive(Default)]
-struct Sums {
+pub(super) struct Sums {
     requests: usize,
     prompt_tokens: (f64, usize),
     output_tokens: u64,
@@ -62,7 +63,13 @@ struct Sums {
 }
 
 impl Sums {
-    fn add(&mut self, prompt_tokens: Option<usize>, output: u64, verify: u64, reached: &[u64]) {
+    pub(super) fn add(
+        &mut self,
+        prompt_tokens: Option<usize>,
+        output: u64,
+        verify: u64,
+        reached: &[u64],
+    ) {
         self.requests += 1;
         if let Some(p) = prompt_tokens {
             self.prompt_tokens.0 += p as f64;
@@ -78,7 +85,7 @@ impl Sums {
         }
     }
 
-    fn slice(self, name: &str) -> AcceptanceSlice {
+    pub(super) fn slice(self, name: &str) -> AcceptanceSlice {
         let v = self.verify_steps as f64;
         let decode = self.output_tokens.saturating_sub(self.requests as u64) as f64;
         AcceptanceSlice {

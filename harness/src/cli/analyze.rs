@@ -4,6 +4,7 @@ use super::output::outln;
 use super::CliError;
 use clap::Args;
 use specula::analyze::analyze;
+use specula::analyze::context_tiers::{context_tiers, ContextTiers};
 use specula::analyze::slices::AcceptanceSlice;
 use specula::run_folder::summary::CONTENTION_RATIO;
 use specula::run_folder::Run;
@@ -11,7 +12,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "For every speculative row: measured tau beside the tau its per-position acceptance implies (1 + sum a_k), live acceptance per depth beside the draft's teacher-forced training accuracy (from training_report.json beside the draft), the break-even tau from the measured span costs, both speedups (rows where they disagree by more than 25% are marked contended: other jobs took the cores), and a verdict (none when the break-even tau is below 1, which only disturbed timings give). Where requests.csv splits a row's requests into several prompt categories or context lengths (prompt tokens <512, 512-2k, 2k-8k, 8k-32k, 32k+), tau and a_1 per category and per context length.\n\nExample:\n  specula analyze results/runs/default-20261129T120000Z"
+    after_help = "For every speculative row: measured tau beside the tau its per-position acceptance implies (1 + sum a_k), live acceptance per depth beside the draft's teacher-forced training accuracy (from training_report.json beside the draft), the break-even tau from the measured span costs, both speedups (rows where they disagree by more than 25% are marked contended: other jobs took the cores), and a verdict (none when the break-even tau is below 1, which only disturbed timings give). Where requests.csv splits a row's requests into several prompt categories or context lengths (prompt tokens <512, 512-2k, 2k-8k, 8k-32k, 32k+), tau and a_1 per category and per context length. Across rows, where one setting ran several prompt sets (a context-tier sweep), tau and a_1 per prompt set ordered by mean prompt tokens, and the prompt sets skipped because they do not fit the model's context, with the reason.\n\nExample:\n  specula analyze results/runs/default-20261129T120000Z"
 )]
 pub struct AnalyzeArgs {
     /// A run folder written by `specula sweep` (runs.csv, positions.csv, kernels.csv).
@@ -36,7 +37,8 @@ fn describe_slice(s: &AcceptanceSlice) -> String {
 
 /// Runs `specula analyze`.
 pub fn run(a: AnalyzeArgs) -> Result<(), CliError> {
-    let rows = analyze(&Run::read(&a.run_dir)?)?;
+    let run = Run::read(&a.run_dir)?;
+    let rows = analyze(&run)?;
     if a.json {
         outln!(
             "{}",
@@ -112,5 +114,35 @@ pub fn run(a: AnalyzeArgs) -> Result<(), CliError> {
             }
         }
     }
+    print_context_tiers(&context_tiers(&run)?);
     Ok(())
+}
+
+/// The cross-row view: per setting, each prompt set's (tier's) tau and a_1,
+/// shortest first; then the tiers skipped for not fitting the context.
+fn print_context_tiers(view: &ContextTiers) {
+    if view.rows.is_empty() && view.skipped.is_empty() {
+        return;
+    }
+    outln!(
+        "
+acceptance by context tier (each prompt set's requests; mean prompt tokens):"
+    );
+    for r in &view.rows {
+        outln!("  {}", r.setting);
+        for s in &r.tiers {
+            outln!(
+                "    {:<12} {:>7} tokens  {}",
+                s.slice,
+                s.prompt_tokens_mean
+                    .map_or("-".into(), |p| format!("{p:.0}")),
+                describe_slice(s)
+                    .split_once(": ")
+                    .map_or(String::new(), |x| x.1.to_string())
+            );
+        }
+    }
+    for s in &view.skipped {
+        outln!("  skipped {} {}: {}", s.model, s.prompt_set, s.reason);
+    }
 }

@@ -11,6 +11,7 @@
 pub mod data;
 pub mod plots;
 pub mod sections;
+pub mod tiers;
 
 use crate::analyze::{analyze, RowAnalysis};
 use crate::doc::html::Html;
@@ -184,6 +185,8 @@ pub fn write(run_dir: &Path, out: &Path) -> Result<Vec<PathBuf>, ReportError> {
     sections::overview(&mut doc, &run, &all);
     sections::results(&mut doc, &all);
     sections::analysis(&mut doc, &analysis);
+    let tiers_view = crate::analyze::context_tiers::context_tiers(&run)?;
+    tiers::context_tiers(&mut doc, &tiers_view);
     doc.heading(2, "Plots");
     if !missing.is_empty() {
         doc.push(Block::List(missing));

@@ -104,6 +104,9 @@ pub struct Grid {
     /// tree, aux ids that do not resolve), as against a baseline written as
     /// `steps = 0` or a model without a draft, which are skipped by design.
     pub refused: usize,
+    /// (model, prompt set) pairs that do not fit the model's context
+    /// ([`super::context_fit`]): no rows; each is in `skipped` with its reason.
+    pub unfit: Vec<(usize, usize)>,
 }
 
 /// `path` if absolute, else `base/path`.
@@ -159,6 +162,7 @@ impl Grid {
         }
         let mut models = Vec::new();
         let mut configs = Vec::new();
+        let mut max_positions = Vec::new();
         let mut skipped = Vec::new();
         let mut refused = 0;
         for m in &spec.models {
@@ -211,6 +215,7 @@ impl Grid {
             skipped.extend(expanded.skipped);
             refused += expanded.refused;
             let list = expanded.points;
+            max_positions.push(tcfg.as_ref().and_then(|c| c.max_position_embeddings));
             models.push(info);
             configs.push(list);
         }
@@ -223,6 +228,17 @@ impl Grid {
             }
             sets.push(p.load()?);
         }
+        let mut unfit = Vec::new();
+        for (mi, m) in models.iter().enumerate() {
+            for (si, set) in sets.iter().enumerate() {
+                let why =
+                    super::context_fit::unfit(m, max_positions[mi], set, spec.max_new_tokens)?;
+                if let Some(why) = why {
+                    skipped.push(why);
+                    unfit.push((mi, si));
+                }
+            }
+        }
         let mut grid = Grid {
             models,
             configs,
@@ -231,6 +247,7 @@ impl Grid {
             points: Vec::new(),
             skipped,
             refused,
+            unfit,
         };
         grid.cross(spec)?;
         Ok(grid)
@@ -248,6 +265,9 @@ impl Grid {
         modes.dedup();
         for (mi, m) in self.models.iter().enumerate() {
             for (si, set) in self.sets.iter().enumerate() {
+                if self.unfit.contains(&(mi, si)) {
+                    continue;
+                }
                 let rates: Vec<Option<f64>> = match &spec.load {
                     Some(l) => l.request_rates.0.iter().copied().map(Some).collect(),
                     None => vec![None],

@@ -15,6 +15,7 @@
 //! - [`progress`], [`summary`], [`interrupt`]: what the user sees, and Ctrl-C;
 //! - [`hooks`], [`planted`]: regressions planted on purpose, for testing the gate.
 
+pub mod context_fit;
 pub mod cpu_clock;
 pub mod device;
 pub mod draft_points;

@@ -12,6 +12,7 @@ mod audit_probe;
 mod bad_input;
 mod capture_cli;
 mod capture_parity;
+mod context_tiers_cli;
 mod datasets_cli;
 mod draft_layouts_cli;
 mod exit_codes;

@@ -1,6 +1,5 @@
 //! Chat templates read from tokenizer configs, rendered with minijinja.
 
-
 use crate::common::{err_msg, write};
 use serde_json::json;
 use specula_datasets::{prompt_input, ChatMessage, ChatTemplate, Prompt};

@@ -1,6 +1,5 @@
 //! Every bad input gives an error naming the file, the line and the field.
 
-
 use crate::common::{err_msg, write};
 use specula_datasets::{Format, PromptSetSpec};
 

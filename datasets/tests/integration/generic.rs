@@ -1,6 +1,5 @@
 //! Generic JSONL and plain-text prompt files.
 
-
 use crate::common::write;
 use specula_datasets::{Format, Prompt, PromptSetSpec};
 

@@ -3,9 +3,9 @@
 //! One test binary for the whole folder: one link instead of one per file,
 //! which keeps CI's build time and disk small.
 
-mod common;
 mod builtin;
 mod chat_template;
+mod common;
 mod embedded;
 mod errors;
 mod generic;

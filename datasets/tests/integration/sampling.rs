@@ -1,6 +1,5 @@
 //! Deterministic sampling and the spec's config form.
 
-
 use crate::common::public_dir;
 use specula_datasets::{Format, PromptSetSpec, PromptSource};
 

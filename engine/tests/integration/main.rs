@@ -4,9 +4,9 @@
 //! which keeps CI's build time and disk small. (`../capture_file_memory.rs`
 //! counts the process's allocations, so it keeps a process of its own.)
 
-mod common;
 mod capture;
 mod chunked_prefill;
+mod common;
 mod draft_layouts;
 mod families;
 mod golden;

@@ -4,7 +4,6 @@
 //! only some engines read, a t2d that does not fit. Each is named, exits 1,
 //! and leaves the mapping ranking to run.
 
-
 use crate::common::capture::{audit_states, capture_tiny_llama, edited_draft};
 use crate::common::edit_json;
 use serde_json::{json, Value};

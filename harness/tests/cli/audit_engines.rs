@@ -2,7 +2,6 @@
 //! vLLM, SpecForge) would feed the draft, the accuracy it would reach, and
 //! which engines mis-serve it (docs/DESIGN.md 5.3).
 
-
 use crate::common::capture::{audit_states, capture_tiny_llama, edited_draft};
 use crate::common::edit_json;
 use serde_json::{json, Value};

@@ -2,7 +2,6 @@
 //! exported, and named by a spec that runs from any folder, its relative
 //! paths read from the spec's own folder.
 
-
 use crate::common::*;
 use std::path::Path;
 

@@ -2,7 +2,6 @@
 //! authors' layout says the default capture applies, and an EAGLE-1/2
 //! draft runs in a sweep beside an EAGLE-3 draft served both ways.
 
-
 use crate::common::*;
 use std::path::{Path, PathBuf};
 

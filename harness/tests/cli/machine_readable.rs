@@ -3,7 +3,6 @@
 //! are numbers, with one verdict, and the fix as ids and a convention; and no
 //! Rust Debug text (`(Length)`, `(boundary, DraftConfig)`) reaches a user.
 
-
 use crate::common::{copy_of_committed_baseline, ok, repo, specula_in, Csv};
 use serde_json::Value;
 use std::path::Path;

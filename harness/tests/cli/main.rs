@@ -3,7 +3,6 @@
 //! One test binary for the whole folder: one link instead of one per file,
 //! which keeps CI's build time and disk small.
 
-mod common;
 mod analyze_cli;
 mod audit_cli;
 mod audit_config_checks;
@@ -12,6 +11,7 @@ mod audit_probe;
 mod bad_input;
 mod capture_cli;
 mod capture_parity;
+mod common;
 mod context_tiers_cli;
 mod datasets_cli;
 mod draft_layouts_cli;

@@ -3,7 +3,6 @@
 //! answered with the status a serving engine gives, at once, and the
 //! server goes on answering within a second with its memory bounded.
 
-
 use crate::common::raw_http::*;
 use crate::common::served::*;
 use serde_json::{json, Value};

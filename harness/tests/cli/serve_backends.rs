@@ -4,7 +4,6 @@
 //! tiny-llama pair: the served rows give the in-process engine's tau; a
 //! sweep attaches to a running server; bad `[server]` tables are refused.
 
-
 use crate::common::served::*;
 use crate::common::*;
 use std::collections::BTreeMap;

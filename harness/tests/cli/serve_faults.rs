@@ -3,7 +3,6 @@
 //! its own rows, within its timeouts, and leaves no process behind; Ctrl-C
 //! stops a sweep stuck on a stalled request and reaps its server.
 
-
 use crate::common::served::*;
 use crate::common::*;
 use std::time::{Duration, Instant};

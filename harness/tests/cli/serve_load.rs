@@ -4,7 +4,6 @@
 //! give the same acceptance; a server that loaded something else than the
 //! spec asks fails its point with the reason.
 
-
 use crate::common::served::*;
 use crate::common::*;
 use serde_json::Value;

@@ -2,7 +2,6 @@
 //! targets (issue 16): the committed tiny DeepSeek-V3, Kimi-K2.5 wrapper,
 //! DeepSeek-V2 and Qwen3-MoE fixtures with their EAGLE-3 drafts.
 
-
 use crate::common::raw_http::{exchange, post_head, status_of};
 use crate::common::served::Serving;
 use crate::common::{ok, repo, specula_in, Csv};

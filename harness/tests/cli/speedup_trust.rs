@@ -5,7 +5,6 @@
 //! profile, CPU threads, CPU model and load average; compare and gate warn
 //! when two runs differ in them; compare refuses runs without one matched row.
 
-
 use crate::common::{copy_of_committed_baseline, edit_json, ok, repo, specula_in};
 use std::path::Path;
 

@@ -1,7 +1,6 @@
 //! `specula sweep` and `specula merge`, run as a user would, on a random tiny
 //! model pair written into a temp folder.
 
-
 use crate::common::*;
 use specula::run_folder::schema::{KERNELS_COLUMNS, POSITIONS_COLUMNS, RUNS_COLUMNS};
 use specula_engine::timing::Span;

@@ -2,7 +2,6 @@
 //! baselines kept) and when the reader of its output goes away (it runs to
 //! the end), on a random tiny model pair written into a temp folder.
 
-
 use crate::common::*;
 
 #[test]

@@ -11,10 +11,15 @@
 #
 #   bash bench/gate_power.sh [TRIALS=20] [SPECULA=target/release/specula] [OUT=results/gate_power] [LOADS="0 1 2"]
 #
-# Writes OUT/power.csv (load, trial, arm, verdict, rounds) and OUT/power.md
-# (per arm and load: trials the gate called a regression; for A2 those are
-# false alarms), and prints the table. A trial takes 8 arms x 4-12 rounds
-# of one short process each (about 0.5 s natively).
+# Writes OUT/power.csv (load, trial, arm, verdict, rounds, loadavg: the
+# 1-minute load average when the trial began) and OUT/power.md (per arm and
+# load: trials the gate called a regression; for A2 those are false alarms),
+# and prints the table. A round runs each undecided variant between two
+# control processes (about 0.45 s each natively); a variant stops once
+# decided (8 to 30 rounds). Measured on the shared 2-core machine under
+# other jobs (load average 3-6): about 3 minutes a trial, so the full
+# table (20 trials x 3 loads) takes about 3 hours; less on a quiet machine,
+# where variants decide in fewer rounds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 trials=${1:-20}
@@ -27,7 +32,7 @@ arms=(--arm A= --arm A2=
   --arm target10="--inject-target-work-pct 10" --arm target20="--inject-target-work-pct 20")
 mkdir -p "$out/runs"
 csv="$out/power.csv"
-[ -f "$csv" ] || echo "load,trial,arm,verdict,rounds" > "$csv"
+[ -f "$csv" ] || echo "load,trial,arm,verdict,rounds,loadavg" > "$csv"
 pids=()
 stop_load() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; pids=(); }
 trap stop_load EXIT
@@ -38,12 +43,13 @@ for load in $loads; do
   done
   for t in $(seq 1 "$trials"); do
     dir="$out/runs/load$load-trial$t"
+    la=$(cut -d' ' -f1 /proc/loadavg)
     rm -rf "$dir"
     "$bin" ab bench/sweeps/gate-power.toml --out "$dir" "${arms[@]}" > "$dir.txt" 2>/dev/null || true
     # "ARM: VERDICT after N rounds (...)"
-    awk -v l="$load" -v t="$t" -F'[: ]+' '/ after [0-9]+ rounds/ {print l "," t "," $1 "," $2 "," $4}' "$dir.txt" >> "$csv"
+    awk -v l="$load" -v t="$t" -v la="$la" -F'[: ]+' '/ after [0-9]+ rounds/ {print l "," t "," $1 "," $2 "," $4 "," la}' "$dir.txt" >> "$csv"
     rm -rf "$dir"
-    echo "load $load trial $t: $(awk -F'[: ]+' '/ after / {printf "%s=%s ", $1, $2}' "$dir.txt")"
+    echo "load $load trial $t (load average $la): $(awk -F'[: ]+' '/ after / {printf "%s=%s ", $1, $2}' "$dir.txt")"
   done
   stop_load
 done

@@ -34,10 +34,10 @@ pub struct AbArgs {
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// Rounds before any decision.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 8)]
     min_rounds: usize,
     /// Rounds at most.
-    #[arg(long, default_value_t = 12)]
+    #[arg(long, default_value_t = 30)]
     max_rounds: usize,
     /// A slowdown whose interval lies wholly above this regresses.
     #[arg(long, default_value_t = 0.03)]

@@ -5,9 +5,15 @@
 //! (a busy wait, the older `--inject-verify-delay-pct`, is time, not work).
 //!
 //! - [`Share`]: which calls repeat (call n when floor(n * pct / 100) steps up);
-//! - [`PlantedTarget`]: the target's forwards (decode forwards per `generate`
-//!   call, prefills over the whole process);
-//! - [`PlantedDraft`]: every draft forward of a drafter.
+//! - [`PlantedTarget`]: the target's forwards (decode forwards and prefills,
+//!   each counted over the whole process);
+//! - [`PlantedDraft`]: every draft forward of a drafter (counted over the
+//!   drafter's life).
+//!
+//! Counting over the process, not per `generate` call, makes a row's share
+//! the stated one: a call of 14 verify forwards has one repeat at 10% (7%)
+//! and none at 5%, where 140 forwards over a row have 14 (at most one call
+//! off in any stretch of calls).
 
 use specula_engine::backend::{DraftBackend, LogitsWanted, SequenceCache, TargetBackend};
 use specula_engine::config::{DraftConfig, TargetConfig};
@@ -15,6 +21,29 @@ use specula_engine::kv_cache::KvCache;
 use specula_engine::model::{DraftModel, DraftOutput, ForwardBatch, HiddenInput, TargetOutput};
 use specula_engine::Result;
 use std::cell::Cell;
+use std::sync::Mutex;
+
+/// The decode forwards' share of the process: (percent in basis points, count).
+static DECODE_SHARE: Mutex<Option<Share>> = Mutex::new(None);
+
+/// The process-wide decode share for `pct`, continuing its count when the
+/// share is the same as the last call's (a new share starts afresh).
+fn decode_share(pct: Option<f64>) -> Option<Share> {
+    let pct = pct?;
+    let fresh = Share::new(pct);
+    let guard = DECODE_SHARE.lock().unwrap_or_else(|e| e.into_inner());
+    match *guard {
+        Some(s) if s.basis_points == fresh.basis_points => Some(s),
+        _ => Some(fresh),
+    }
+}
+
+/// Keeps the count of the decode share for the next call.
+fn keep_decode_share(share: Option<Share>) {
+    if let Some(s) = share {
+        *DECODE_SHARE.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
+    }
+}
 
 /// Which calls repeat their work so that `pct` percent of calls do: the
 /// n-th call (from 1) repeats when `floor(n * pct / 100)` steps up (20%:
@@ -64,15 +93,23 @@ pub struct PlantedTarget<'a, B: TargetBackend + ?Sized> {
 }
 
 impl<'a, B: TargetBackend + ?Sized> PlantedTarget<'a, B> {
-    /// Wraps `inner`: decode forwards repeat on `decode_pct` percent of this
-    /// wrapper's calls (one `generate` call: the same calls repeat in every
-    /// call of the same length), prefills on the shared `prefill` share.
+    /// Wraps `inner`: decode forwards repeat on `decode_pct` percent of the
+    /// process's decode forwards (the count goes on from the last wrapper of
+    /// the same share, so a row's share is the stated one however its
+    /// forwards split into `generate` calls), prefills on the shared
+    /// `prefill` share.
     pub fn new(inner: &'a B, decode_pct: Option<f64>, prefill: &'a Cell<Option<Share>>) -> Self {
         PlantedTarget {
             inner,
-            decode: Cell::new(decode_pct.map(Share::new)),
+            decode: Cell::new(decode_share(decode_pct)),
             prefill,
         }
+    }
+}
+
+impl<B: TargetBackend + ?Sized> Drop for PlantedTarget<'_, B> {
+    fn drop(&mut self) {
+        keep_decode_share(self.decode.get());
     }
 }
 
@@ -168,9 +205,14 @@ impl PlantedDraft {
         }
     }
 
-    /// From now on, `pct` percent of forwards repeat (counted afresh).
+    /// From now on, `pct` percent of forwards repeat; the count goes on
+    /// when the share is the one already planted (counted afresh otherwise).
     pub fn plant(&self, pct: Option<f64>) {
-        self.share.set(pct.map(Share::new));
+        let fresh = pct.map(Share::new);
+        match (self.share.get(), fresh) {
+            (Some(old), Some(new)) if old.basis_points == new.basis_points => {}
+            _ => self.share.set(fresh),
+        }
     }
 }
 
@@ -239,5 +281,21 @@ mod tests {
         assert_eq!(repeating(0.0, 30), Vec::<u64>::new());
         assert_eq!(repeating(100.0, 3), vec![1, 2, 3]);
         assert_eq!(repeating(25.0, 400).len(), 100, "exactly the share");
+    }
+
+    #[test]
+    fn a_share_counted_on_across_calls_repeats_its_share_of_all_calls() {
+        // 10 calls of 14 forwards at 10%: 14 repeats when the count goes on,
+        // 10 (one per call, 7%) when every call starts afresh.
+        let mut s = Share::new(10.0);
+        let on: usize = (0..10).map(|_| (0..14).filter(|_| s.due()).count()).sum();
+        assert_eq!(on, 14);
+        let afresh: usize = (0..10).map(|_| repeating(10.0, 14).len()).sum();
+        assert_eq!(afresh, 10);
+        // the process-wide decode share continues for the same percent only
+        keep_decode_share(Some(s));
+        assert_eq!(decode_share(Some(10.0)), Some(s));
+        assert_eq!(decode_share(Some(20.0)), Some(Share::new(20.0)));
+        assert_eq!(decode_share(None), None);
     }
 }

@@ -60,6 +60,11 @@ pub trait SpanRecorder {
     fn end(&mut self, span: Span);
     /// A decode step is over: resolve whatever is pending.
     fn finish_step(&mut self) {}
+    /// Sequence `sequence` of the call emitted `tokens` in the step just run
+    /// (the prefill's first token, or a verify step's accepted drafts and the
+    /// target's token, cut at EOS or the length limit): what a server
+    /// streams as one event.
+    fn emitted(&mut self, _sequence: usize, _tokens: &[u32]) {}
 }
 
 /// Runs `f` inside `span`.

@@ -236,7 +236,8 @@ pub fn generate_until<B: TargetBackend + ?Sized>(
             }
         };
         s.result.ttft_s = prefill_s;
-        s.emit(&[first], params, &eos, prefill_s);
+        let kept = s.emit(&[first], params, &eos, prefill_s);
+        rec.emitted(i, &s.result.output[s.result.output.len() - kept..]);
     }
     rec.finish_step();
 
@@ -397,6 +398,7 @@ pub fn generate_until<B: TargetBackend + ?Sized>(
                     .extend_from_slice(&out.aux[r * aux_width..(r + 1) * aux_width]);
             }
             let kept = s.emit(&acc.tokens, params, &eos, now);
+            rec.emitted(i, &s.result.output[s.result.output.len() - kept..]);
             s.result.verify_steps += 1;
             // Credit only accepted drafts that were emitted (EOS or the length
             // limit can cut a step short), so that tau = 1 + mean(accepted).

@@ -89,7 +89,8 @@ pub struct RequestOutcome {
     /// when not streamed or when one event carried everything).
     pub itl_s: Vec<f64>,
     /// Seconds from sending to the first streamed event with generated output
-    /// (SGLang: `completion_tokens` > 0; vLLM: a choice); the whole time when not streamed.
+    /// (SGLang: `completion_tokens` grew; OpenAI endpoints: a choice with text);
+    /// the whole time when not streamed.
     pub ttft_s: f64,
     /// Seconds from sending to the last byte.
     pub e2e_s: f64,

@@ -38,7 +38,8 @@ fn text_of(v: &Value) -> Result<String, RemoteError> {
 
 impl Completion {
     /// Reads one event (or the whole answer); says whether it carried output
-    /// (a choice), which times the first token and the inter-token gaps.
+    /// (a choice with text), which times the first token and the inter-token
+    /// gaps (a closing event with only the finish reason does not).
     pub fn read_event(&mut self, ev: &Value) -> Result<bool, RemoteError> {
         if let Some(n) = ev
             .pointer("/usage/completion_tokens")
@@ -50,11 +51,9 @@ impl Completion {
                 .and_then(Value::as_u64)
                 .map(|n| n as usize);
         }
-        self.text.push_str(&text_of(ev)?);
-        Ok(ev
-            .get("choices")
-            .and_then(Value::as_array)
-            .is_some_and(|c| !c.is_empty()))
+        let piece = text_of(ev)?;
+        self.text.push_str(&piece);
+        Ok(!piece.is_empty())
     }
 
     /// The finished request; an answer without `usage` is an error.

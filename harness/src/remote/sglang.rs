@@ -92,13 +92,18 @@ impl SglangClient {
         }
         let mut last = None;
         let mut text = String::new();
+        let mut tokens_seen = 0;
         let timed = self
             .http
             .post_timed("/generate", &body, self.stream, |ev| {
-                let generated = ev
+                // An event carries output when it brings new tokens (the last
+                // one may only repeat the text with the final meta_info).
+                let tokens = ev
                     .pointer("/meta_info/completion_tokens")
                     .and_then(Value::as_u64)
-                    .is_some_and(|n| n > 0);
+                    .unwrap_or(0);
+                let generated = tokens > tokens_seen;
+                tokens_seen = tokens_seen.max(tokens);
                 if let Some(t) = ev.get("text").and_then(Value::as_str) {
                     text = merge_text(std::mem::take(&mut text), t);
                 }

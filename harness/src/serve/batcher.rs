@@ -22,8 +22,8 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 /// What a submitter hears about its job.
 #[derive(Debug)]
 pub enum Event {
-    /// The first token exists.
-    First,
+    /// The job's tokens of one step (prefill or verify), as they exist.
+    Tokens(Vec<u32>),
     /// The job is over.
     Finished(Result<Done, Failure>),
 }
@@ -36,7 +36,7 @@ struct Pending {
 
 /// A submitted job: its events, and its cancellation when dropped.
 pub struct Ticket {
-    /// `First` (when the prefill is over), then `Finished`.
+    /// `Tokens` per step, then `Finished`.
     pub events: UnboundedReceiver<Event>,
     cancelled: Arc<AtomicBool>,
 }
@@ -50,7 +50,7 @@ impl Ticket {
             .unwrap_or(Event::Finished(Err((503, "the engine has stopped".into()))))
     }
 
-    /// The job's result, past its `First` event.
+    /// The job's result, past its `Tokens` events.
     pub async fn finished(&mut self) -> Result<Done, Failure> {
         loop {
             if let Event::Finished(r) = self.next().await {
@@ -179,9 +179,9 @@ fn run(
                 if panics {
                     panic!("injected panic in the engine (--fault=panic-in-engine)");
                 }
-                engine.run_batch(&jobs, &cancelled, &mut || {
-                    for p in &group {
-                        let _ = p.reply.send(Event::First);
+                engine.run_batch(&jobs, &cancelled, &mut |i, tokens| {
+                    if let Some(p) = group.get(i) {
+                        let _ = p.reply.send(Event::Tokens(tokens.to_vec()));
                     }
                 })
             }))

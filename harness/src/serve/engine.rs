@@ -56,18 +56,18 @@ pub struct Done {
 /// An HTTP error answer: status and message.
 pub type Failure = (u16, String);
 
-/// Calls `on_first` once, when the first step (the prefill, which yields
-/// the first token) is over.
-struct FirstToken<'a> {
-    on_first: Option<&'a mut dyn FnMut()>,
+/// Hands each step's emitted tokens of each sequence to `on_tokens`, as
+/// they exist (the prefill's first token, then each verify step's).
+struct StepTokens<'a> {
+    on_tokens: &'a mut dyn FnMut(usize, &[u32]),
 }
 
-impl SpanRecorder for FirstToken<'_> {
+impl SpanRecorder for StepTokens<'_> {
     fn begin(&mut self, _: Span) {}
     fn end(&mut self, _: Span) {}
-    fn finish_step(&mut self) {
-        if let Some(f) = self.on_first.take() {
-            f();
+    fn emitted(&mut self, sequence: usize, tokens: &[u32]) {
+        if !tokens.is_empty() {
+            (self.on_tokens)(sequence, tokens);
         }
     }
 }
@@ -156,6 +156,11 @@ impl Engine {
         ids
     }
 
+    /// The text of `ids` (what the answers' text is made of).
+    pub fn decode(&self, ids: &[u32]) -> Result<String, Failure> {
+        self.tokenizer.decode(ids).map_err(|e| (500, e.to_string()))
+    }
+
     /// Refuses a job the engine would refuse, or that is past `limits`,
     /// before it joins a batch.
     pub fn check(&self, job: &Job, limits: &ServeLimits) -> Result<(), Failure> {
@@ -225,7 +230,7 @@ impl Engine {
         &self,
         jobs: &[Job],
         cancelled: &[Arc<AtomicBool>],
-        on_first: &mut dyn FnMut(),
+        on_tokens: &mut dyn FnMut(usize, &[u32]),
     ) -> Result<Vec<Done>, Failure> {
         let Some(job) = jobs.first() else {
             return Ok(Vec::new());
@@ -241,9 +246,7 @@ impl Engine {
             synthetic: None,
             ..GenerateParams::default()
         };
-        let mut rec = FirstToken {
-            on_first: Some(on_first),
-        };
+        let mut rec = StepTokens { on_tokens };
         let prompts: Vec<Vec<u32>> = jobs.iter().map(|j| j.prompt.clone()).collect();
         let stop = |i: usize| cancelled.get(i).is_some_and(|c| c.load(Ordering::Relaxed));
         let g = pair

@@ -1,8 +1,11 @@
 //! A streamed answer: server-sent events (`data: {json}`, then
-//! `data: [DONE]`), each sent as its own chunk as soon as it exists, so the
-//! client sees the first event when the first token does. When the client
-//! goes away the stream's task ends and drops the job's ticket, which
-//! cancels the job.
+//! `data: [DONE]`), one per engine step carrying output (the prefill's first
+//! token, then each verify step's accepted tokens, as SGLang and vLLM
+//! stream), each sent as its own chunk as soon as it exists, so the client's
+//! time to first token and inter-token gaps are the engine's steps. The
+//! final event(s) add what ends the answer (`meta_info`, `usage`, the
+//! speculative fields) and no new text. When the client goes away the
+//! stream's task ends and drops the job's ticket, which cancels the job.
 
 use super::batcher::{Event, Ticket};
 use super::engine::Engine;
@@ -30,24 +33,32 @@ async fn relay(
     t0: Instant,
     tx: Sender<Bytes>,
 ) {
+    let (mut output, mut text) = (Vec::new(), String::new());
     loop {
         let ev = tokio::select! {
             _ = tx.closed() => return,
             ev = ticket.next() => ev,
         };
         match ev {
-            Event::First => {
-                if tx
-                    .send(event(&answering.first_event(&engine)))
-                    .await
-                    .is_err()
-                {
+            Event::Tokens(tokens) => {
+                output.extend_from_slice(&tokens);
+                // The text so far; a step whose tokens do not yet make whole
+                // characters sends its piece with the next step.
+                let Ok(now) = engine.decode(&output) else {
+                    continue;
+                };
+                let Some(piece) = now.strip_prefix(text.as_str()).map(str::to_string) else {
+                    continue;
+                };
+                text = now;
+                let v = answering.step_event(&engine, &text, &piece, output.len());
+                if tx.send(event(&v)).await.is_err() {
                     return;
                 }
             }
             Event::Finished(result) => {
                 let elapsed = t0.elapsed().as_secs_f64();
-                for v in answering.last_events(&engine, result, &body, elapsed) {
+                for v in answering.last_events(&engine, result, &body, &text, elapsed) {
                     if tx.send(event(&v)).await.is_err() {
                         return;
                     }

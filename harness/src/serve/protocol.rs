@@ -47,25 +47,29 @@ impl Answering {
         }
     }
 
-    /// The streamed event sent when the first token exists.
-    pub fn first_event(self, engine: &Engine) -> Value {
+    /// The streamed event of one step: `text` is the whole text so far
+    /// (SGLang's events repeat it), `piece` this step's part (vLLM's carry
+    /// it), `tokens` the output tokens so far.
+    pub fn step_event(self, engine: &Engine, text: &str, piece: &str, tokens: usize) -> Value {
         match self.protocol {
-            Protocol::Sglang => sglang_api::first_event(),
-            Protocol::Vllm => vllm_api::first_event(engine),
+            Protocol::Sglang => sglang_api::step_event(text, tokens),
+            Protocol::Vllm => vllm_api::step_event(engine, piece),
         }
     }
 
-    /// The streamed events that end a stream (before `[DONE]`).
+    /// The streamed events that end a stream (before `[DONE]`); `streamed`
+    /// is the text the step events carried.
     pub fn last_events(
         self,
         engine: &Engine,
         result: Result<Done, Failure>,
         body: &Value,
+        streamed: &str,
         elapsed_s: f64,
     ) -> Vec<Value> {
         match (result, self.protocol) {
             (Ok(done), Protocol::Sglang) => vec![self.answer(engine, &done, body, elapsed_s)],
-            (Ok(done), Protocol::Vllm) => vllm_api::last_events(engine, &done, body),
+            (Ok(done), Protocol::Vllm) => vllm_api::last_events(engine, &done, body, streamed),
             (Err(f), _) => vec![error_body(&f)],
         }
     }

@@ -58,10 +58,11 @@ pub fn job(engine: &Engine, body: &Value) -> Result<Job, Failure> {
     })
 }
 
-/// The first streamed event, sent when the first token exists (its text
-/// comes with the last event, which holds the whole text as SGLang's do).
-pub fn first_event() -> Value {
-    json!({"text": "", "meta_info": {"completion_tokens": 1}})
+/// A streamed step's event: the whole text so far and the tokens so far,
+/// as SGLang's (non-incremental) stream sends them; the last event is the
+/// whole answer.
+pub fn step_event(text: &str, tokens: usize) -> Value {
+    json!({"text": text, "meta_info": {"completion_tokens": tokens}})
 }
 
 /// The answer to `/generate` (also the last streamed event).

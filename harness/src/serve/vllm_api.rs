@@ -69,12 +69,11 @@ fn head(engine: &Engine, choices: Value, usage: Value) -> Value {
     })
 }
 
-/// The first streamed event, sent when the first token exists (an empty
-/// text: the whole text comes with the next event).
-pub fn first_event(engine: &Engine) -> Value {
+/// A streamed step's event: the text that step added.
+pub fn step_event(engine: &Engine, piece: &str) -> Value {
     head(
         engine,
-        json!([{"index": 0, "text": "", "logprobs": null, "finish_reason": null}]),
+        json!([{"index": 0, "text": piece, "logprobs": null, "finish_reason": null}]),
         Value::Null,
     )
 }
@@ -134,10 +133,13 @@ pub fn answer(engine: &Engine, done: &Done, body: &Value) -> Value {
     v
 }
 
-/// The streamed events after the first: the text, then `usage` when asked for.
-pub fn last_events(engine: &Engine, done: &Done, body: &Value) -> Vec<Value> {
+/// The streamed events after the steps': the finish reason with the text
+/// the steps did not carry (`streamed`: the text they did), then `usage`
+/// when asked for.
+pub fn last_events(engine: &Engine, done: &Done, body: &Value, streamed: &str) -> Vec<Value> {
+    let rest = done.text.strip_prefix(streamed).unwrap_or(&done.text);
     let choice =
-        json!([{"index": 0, "text": done.text, "logprobs": null, "finish_reason": finish(done)}]);
+        json!([{"index": 0, "text": rest, "logprobs": null, "finish_reason": finish(done)}]);
     let mut events = vec![head(engine, choice, Value::Null)];
     if body
         .pointer("/stream_options/include_usage")

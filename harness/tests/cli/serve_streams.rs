@@ -124,3 +124,41 @@ fn open_loop_requests_leave_at_their_seeded_poisson_times_and_the_lag_is_recorde
         );
     }
 }
+
+#[test]
+fn a_streamed_answer_has_one_event_per_verify_step_so_itl_is_the_servers_step_time() {
+    if !have_models() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    for backend in ["sglang", "vllm"] {
+        let mut text = spec(backend, "", "");
+        if backend == "vllm" {
+            text = text.replace(
+                "--served-model-name tiny",
+                "--served-model-name tiny --per-request-spec-decode-metrics summary",
+            );
+        }
+        let (_, requests) = run(t.path(), backend, &text);
+        let mine: Vec<_> = requests.iter().filter(|r| r["row_key"] == KEY).collect();
+        assert_eq!(mine.len(), 3);
+        for r in mine {
+            let gaps: Vec<f64> = r["itl_ms"].split(';').map(num).collect();
+            let steps = num(&r["verify_steps"]) as usize;
+            // One event for the prefill's token, then one per verify step
+            // (vLLM's events carry text pieces: a step whose tokens end
+            // mid-character sends its piece with the next).
+            if backend == "sglang" {
+                assert_eq!(gaps.len(), steps, "{r:?}");
+            } else {
+                assert!(gaps.len() <= steps && gaps.len() * 2 >= steps, "{r:?}");
+            }
+            let decode_ms = num(&r["e2e_ms"]) - num(&r["ttft_ms"]);
+            let streamed: f64 = gaps.iter().sum();
+            assert!(
+                streamed <= decode_ms + 1e-6 && streamed >= 0.7 * decode_ms,
+                "the gaps cover the decode phase: {streamed} of {decode_ms} ms ({r:?})"
+            );
+        }
+    }
+}

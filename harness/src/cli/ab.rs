@@ -13,11 +13,13 @@ use std::path::PathBuf;
 #[command(
     after_help = "Each --arm is NAME=FLAGS (flags of `specula sweep`, space-separated) or
 NAME@BINARY=FLAGS (another specula build); the first arm is the control. Every round runs
-each arm once (its own process, order rotating); per row group the mean time per call of
-the prefill, draft and verify spans and the decode CPU time per token are compared to the
-control's of the same round. A variant regresses when a measure's 95% interval of the
-slowdown lies wholly above --regress-above; passes when every interval lies below
---pass-below; else more rounds, up to --max-rounds (then inconclusive).
+each undecided variant between two control runs (A V1 A V2 A ..., each its own process,
+variants' order rotating); per row group the mean thread-CPU time per call of the draft
+and verify spans and the decode CPU time per token are compared to the geometric mean of
+the two neighbouring control runs. A variant regresses when a measure's signed-rank
+interval of the slowdown (95%, shared among its measures) lies wholly above
+--regress-above; passes when every interval lies below --pass-below; else more rounds,
+up to --max-rounds (then inconclusive).
 Exit codes: 0 every variant passed, 1 some variant regressed, 3 some inconclusive.
 
 Example (bench/gate_power.sh runs this under background load):

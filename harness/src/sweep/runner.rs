@@ -225,7 +225,7 @@ impl<'a> Runner<'a> {
                     &self.grid.models[g.model],
                     &c.capture,
                 )?;
-                // Counted afresh per call: the same forwards repeat in every call.
+                // Counted over the drafter's life (the same share goes on counting).
                 d.model().plant(Some(pct));
                 Some(d)
             }

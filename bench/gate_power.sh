@@ -14,7 +14,8 @@
 # Writes OUT/power.csv (load, trial, arm, verdict, rounds, loadavg: the
 # 1-minute load average when the trial began) and OUT/power.md (per arm and
 # load: trials the gate called a regression; for A2 those are false alarms),
-# and prints the table. A round runs each undecided variant between two
+# and prints the table; each trial's ab.json (every interval) is kept as
+# OUT/runs/loadL-trialT.json. A round runs each undecided variant between two
 # control processes (about 0.45 s each natively); a variant stops once
 # decided (8 to 30 rounds). Measured on the shared 2-core machine under
 # other jobs (load average 3-6): about 3 minutes a trial, so the full
@@ -48,6 +49,7 @@ for load in $loads; do
     "$bin" ab bench/sweeps/gate-power.toml --out "$dir" "${arms[@]}" > "$dir.txt" 2>/dev/null || true
     # "ARM: VERDICT after N rounds (...)"
     awk -v l="$load" -v t="$t" -v la="$la" -F'[: ]+' '/ after [0-9]+ rounds/ {print l "," t "," $1 "," $2 "," $4 "," la}' "$dir.txt" >> "$csv"
+    cp "$dir/ab.json" "$dir.json" 2>/dev/null || true
     rm -rf "$dir"
     echo "load $load trial $t (load average $la): $(awk -F'[: ]+' '/ after / {printf "%s=%s ", $1, $2}' "$dir.txt")"
   done

@@ -18,9 +18,9 @@
 # OUT/runs/loadL-trialT.json. A round runs each undecided variant between two
 # control processes (about 0.45 s each natively); a variant stops once
 # decided (8 to 30 rounds). Measured on the shared 2-core machine under
-# other jobs (load average 3-6): about 3 minutes a trial, so the full
-# table (20 trials x 3 loads) takes about 3 hours; less on a quiet machine,
-# where variants decide in fewer rounds.
+# other jobs (load average 3.5-6.5): about 4.5 minutes a trial, so the
+# full table (20 trials x 3 loads) takes about 4.5 hours; less on a quiet
+# machine if variants decide in fewer rounds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 trials=${1:-20}

@@ -152,6 +152,34 @@ fn layout(parts: usize, chunks: usize) -> MmaLaunch {
 
 /// Interleaved gate|up projection with SiLU fused, for 1 (two columns per
 /// warp) and 5 rows (four per warp), and the same after a plain projection.
+/// The CPU reference of a fused gate|up projection with SiLU: `x[m, k]`
+/// times interleaved gate|up rows `w[2 inner, k]`, gate and up rounded to
+/// `T` as if stored, then `silu(gate) * up` (`[m, inner]`).
+pub(super) fn swiglu_reference<T: GpuElement>(
+    x: &[f32],
+    w: &[f32],
+    m: usize,
+    k: usize,
+    inner: usize,
+) -> Vec<f32> {
+    let mut gu = vec![0f32; m * 2 * inner];
+    cpu::linear(x, m, k, cpu::Matrix::F32(w), 2 * inner, None, &mut gu);
+    let mut want = Vec::new();
+    for r in 0..m {
+        let row = &gu[r * 2 * inner..(r + 1) * 2 * inner];
+        let mut g: Vec<f32> = row.iter().step_by(2).map(|&v| round::<T>(v)).collect();
+        let u: Vec<f32> = row
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .map(|&v| round::<T>(v))
+            .collect();
+        cpu::silu_and_mul(&mut g, &u);
+        want.extend(g);
+    }
+    want
+}
+
 pub(super) fn check_linear_rows_silu<T: GpuElement>(
     gpu: &Gpu,
     rng: &mut ChaCha8Rng,
@@ -166,21 +194,7 @@ pub(super) fn check_linear_rows_silu<T: GpuElement>(
         let gate_up = LinearLayer::new(gpu, &w, None, k, 2 * inner);
         let mut act = s.alloc_zeros::<T>(m * inner)?;
         gate_up.swiglu(&mut act, &x, m)?;
-        let mut gu = vec![0f32; m * 2 * inner];
-        cpu::linear(&x_h, m, k, cpu::Matrix::F32(&w_h), 2 * inner, None, &mut gu);
-        let mut want = Vec::new();
-        for r in 0..m {
-            let row = &gu[r * 2 * inner..(r + 1) * 2 * inner];
-            let mut g: Vec<f32> = row.iter().step_by(2).map(|&v| round::<T>(v)).collect();
-            let u: Vec<f32> = row
-                .iter()
-                .skip(1)
-                .step_by(2)
-                .map(|&v| round::<T>(v))
-                .collect();
-            cpu::silu_and_mul(&mut g, &u);
-            want.extend(g);
-        }
+        let want = swiglu_reference::<T>(&x_h, &w_h, m, k, inner);
         row(
             "linear_rows_silu",
             format!("{m} x {k} . ({} x {k})^T, gate|up interleaved", 2 * inner),

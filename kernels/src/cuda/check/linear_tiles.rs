@@ -4,8 +4,9 @@
 //! kernel, and the first `m` rows of the batch computed as a batch of `m`,
 //! for every tile shape and k split, with the SiLU epilogue too.
 
+use super::linear::swiglu_reference;
 use super::CheckRow;
-use super::{differing, download, normwise_error, random, round, row_recorder, tolerance, upload};
+use super::{differing, download, normwise_error, random, row_recorder, tolerance, upload};
 use crate::cpu;
 use crate::cuda::{Gpu, GpuElement, GpuError, LinearLayer, MmaLaunch, TileLaunch, TILE_SHAPES};
 use cudarc::driver::CudaSlice;
@@ -127,21 +128,7 @@ fn check_tiles_silu<T: GpuElement>(
     let mut act = s.alloc_zeros::<T>(m * inner)?;
     gate_up.swiglu(&mut act, &x, m)?;
     let got = download(gpu, &act)?;
-    let mut gu = vec![0f32; m * 2 * inner];
-    cpu::linear(&x_h, m, k, cpu::Matrix::F32(&w_h), 2 * inner, None, &mut gu);
-    let mut want = Vec::new();
-    for r in 0..m {
-        let row = &gu[r * 2 * inner..(r + 1) * 2 * inner];
-        let mut g: Vec<f32> = row.iter().step_by(2).map(|&v| round::<T>(v)).collect();
-        let u: Vec<f32> = row
-            .iter()
-            .skip(1)
-            .step_by(2)
-            .map(|&v| round::<T>(v))
-            .collect();
-        cpu::silu_and_mul(&mut g, &u);
-        want.extend(g);
-    }
+    let want = swiglu_reference::<T>(&x_h, &w_h, m, k, inner);
     row(
         "linear_tiles_silu",
         format!("{m} x {k} . ({} x {k})^T, gate|up interleaved", 2 * inner),

@@ -5,10 +5,55 @@
 //! the caller finds (vLLM `metrics.speculative_decoding`, SGLang
 //! `sglext.spec_tokens_details`).
 
-use super::http_client::Timed;
+use super::http_client::{Http, Timed};
 use super::spec_fields::SpecFields;
-use super::{RemoteError, RequestOutcome};
-use serde_json::Value;
+use super::{PromptInput, RemoteError, RequestOutcome, RequestParams};
+use serde_json::{json, Value};
+
+/// One `/v1/completions` request as both engines take it: the sampling
+/// fields, `stream_options.include_usage` when streaming, the prompt as ids
+/// or text, and `extra` fields (SGLang's `return_spec_tokens_details`);
+/// `spec` reads the engine's per-request speculative fields from an event.
+pub async fn complete(
+    http: &Http,
+    model: &str,
+    stream: bool,
+    prompt: &PromptInput,
+    p: &RequestParams,
+    extra: &[(&str, Value)],
+    spec: fn(&Value) -> Option<SpecFields>,
+) -> Result<RequestOutcome, RemoteError> {
+    let mut body = json!({
+        "model": model,
+        "max_tokens": p.max_new_tokens,
+        "temperature": p.temperature,
+        "ignore_eos": p.ignore_eos,
+        "stream": stream,
+    });
+    for (k, v) in extra {
+        body[*k] = v.clone();
+    }
+    if p.temperature > 0.0 {
+        body["seed"] = json!(p.seed);
+    }
+    if stream {
+        body["stream_options"] = json!({"include_usage": true});
+    }
+    body["prompt"] = match prompt {
+        PromptInput::Ids(ids) => json!(ids),
+        PromptInput::Text(t) => json!(t),
+    };
+    let mut got = Completion::default();
+    let timed = http
+        .post_timed("/v1/completions", &body, stream, |ev| {
+            if let Some(f) = spec(&ev) {
+                got.spec = Some(f);
+            }
+            got.read_event(&ev)
+        })
+        .await?;
+    got.outcome(timed, stream)
+}
 
 /// A completion as its events arrive.
 #[derive(Debug, Clone, Default)]

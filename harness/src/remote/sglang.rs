@@ -129,35 +129,16 @@ impl SglangClient {
         prompt: &PromptInput,
         p: &RequestParams,
     ) -> Result<RequestOutcome, RemoteError> {
-        let mut body = json!({
-            "model": self.model,
-            "max_tokens": p.max_new_tokens,
-            "temperature": p.temperature,
-            "ignore_eos": p.ignore_eos,
-            "stream": self.stream,
-            "return_spec_tokens_details": true,
-        });
-        if p.temperature > 0.0 {
-            body["seed"] = json!(p.seed);
-        }
-        if self.stream {
-            body["stream_options"] = json!({"include_usage": true});
-        }
-        body["prompt"] = match prompt {
-            PromptInput::Ids(ids) => json!(ids),
-            PromptInput::Text(t) => json!(t),
-        };
-        let mut got = super::openai::Completion::default();
-        let timed = self
-            .http
-            .post_timed("/v1/completions", &body, self.stream, |ev| {
-                if let Some(f) = SpecFields::sglang_openai(&ev) {
-                    got.spec = Some(f);
-                }
-                got.read_event(&ev)
-            })
-            .await?;
-        got.outcome(timed, self.stream)
+        super::openai::complete(
+            &self.http,
+            &self.model,
+            self.stream,
+            prompt,
+            p,
+            &[("return_spec_tokens_details", json!(true))],
+            SpecFields::sglang_openai,
+        )
+        .await
     }
 }
 

@@ -16,7 +16,6 @@
 //! engine's version for meta.json.
 
 use super::http_client::Http;
-use super::openai::Completion;
 use super::prometheus::Metrics;
 use super::spec_fields::{version_of, SpecFields};
 use super::{
@@ -24,7 +23,6 @@ use super::{
     ServingClient,
 };
 use futures_util::future::LocalBoxFuture;
-use serde_json::json;
 use std::time::Duration;
 
 const DRAFTS: &str = "vllm:spec_decode_num_drafts";
@@ -88,34 +86,16 @@ impl ServingClient for VllmClient {
         p: &'a RequestParams,
     ) -> Reply<'a, RequestOutcome> {
         Box::pin(async move {
-            let mut body = json!({
-                "model": self.model,
-                "max_tokens": p.max_new_tokens,
-                "temperature": p.temperature,
-                "ignore_eos": p.ignore_eos,
-                "stream": self.stream,
-            });
-            if p.temperature > 0.0 {
-                body["seed"] = json!(p.seed);
-            }
-            if self.stream {
-                body["stream_options"] = json!({"include_usage": true});
-            }
-            body["prompt"] = match prompt {
-                PromptInput::Ids(ids) => json!(ids),
-                PromptInput::Text(t) => json!(t),
-            };
-            let mut got = Completion::default();
-            let timed = self
-                .http
-                .post_timed("/v1/completions", &body, self.stream, |ev| {
-                    if let Some(f) = SpecFields::vllm(&ev) {
-                        got.spec = Some(f);
-                    }
-                    got.read_event(&ev)
-                })
-                .await?;
-            got.outcome(timed, self.stream)
+            super::openai::complete(
+                &self.http,
+                &self.model,
+                self.stream,
+                prompt,
+                p,
+                &[],
+                SpecFields::vllm,
+            )
+            .await
         })
     }
 

@@ -17,7 +17,6 @@ mod datasets_cli;
 mod draft_layouts_cli;
 mod exit_codes;
 mod fuzz_parsers;
-mod gate_cli;
 mod gate_costs;
 mod gate_gpu_spans;
 mod generate_cli;

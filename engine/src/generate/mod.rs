@@ -47,6 +47,10 @@ pub struct GenerateParams {
     /// Prompt tokens per prefill forward at most (chunked prefill; a long
     /// prompt spans several forwards). Bounds prefill activations.
     pub prefill_chunk_tokens: usize,
+    /// Run prompts whose positions reach past the target's
+    /// `max_position_embeddings` instead of refusing them (positions the
+    /// model was never trained on: to measure how acceptance degrades there).
+    pub allow_past_context: bool,
 }
 
 impl Default for GenerateParams {
@@ -60,6 +64,7 @@ impl Default for GenerateParams {
             ignore_eos: false,
             synthetic: None,
             prefill_chunk_tokens: PREFILL_CHUNK_TOKENS,
+            allow_past_context: false,
         }
     }
 }
@@ -84,7 +89,8 @@ fn check_prompts(prompts: &[Vec<u32>], vocab: usize) -> Result<()> {
 
 /// Refuses a prompt whose tokens and `max_new_tokens` would run past the
 /// target's `max_position_embeddings` (positions it was never trained on;
-/// serving engines refuse such a request too).
+/// serving engines refuse such a request too), unless
+/// [`GenerateParams::allow_past_context`] asks to run it anyway.
 fn check_positions(
     prompts: &[Vec<u32>],
     max_new_tokens: usize,
@@ -143,7 +149,10 @@ pub fn generate_until<B: TargetBackend + ?Sized>(
     check_positions(
         prompts,
         params.max_new_tokens,
-        target.config().max_position_embeddings,
+        target
+            .config()
+            .max_position_embeddings
+            .filter(|_| !params.allow_past_context),
     )?;
     if let Some(seeds) = &params.sequence_seeds {
         if seeds.len() != prompts.len() {

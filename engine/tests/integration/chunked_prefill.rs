@@ -59,3 +59,51 @@ fn chunked_prefill_decodes_exactly_as_one_forward_over_every_prompt() {
         }
     }
 }
+
+/// A prompt whose positions reach past the target's
+/// `max_position_embeddings` (2048) is refused by default; with
+/// `allow_past_context` it runs, over chunks, and speculative decoding
+/// still reproduces the baseline token for token there.
+#[test]
+fn a_prompt_past_max_position_embeddings_runs_only_when_allowed_and_stays_lossless() {
+    let target = TargetModel::load(&models()).unwrap();
+    let limit = target.config().max_position_embeddings.unwrap();
+    let vocab = target.config().vocab_size as u32;
+    let prompts = vec![(0..limit as u32 - 8)
+        .map(|t| (t * 131 + 3) % vocab)
+        .collect::<Vec<u32>>()];
+    let run = |speculative: SpeculativeConfig, allow: bool, chunk: usize| {
+        let params = GenerateParams {
+            speculative,
+            max_new_tokens: 24,
+            ignore_eos: true,
+            prefill_chunk_tokens: chunk,
+            allow_past_context: allow,
+            ..GenerateParams::default()
+        };
+        let mut drafter =
+            load_drafter(&models().join("eagle3"), &target, &CaptureChoice::default()).unwrap();
+        let d = (!speculative.is_baseline()).then_some(&mut drafter as &mut _);
+        generate(&target, &prompts, &params, d, &mut HostRecorder::default())
+    };
+    let refused = run(SpeculativeConfig::BASELINE, false, 1024).unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("max_position_embeddings of 2048"),
+        "{refused}"
+    );
+    let baseline = run(SpeculativeConfig::BASELINE, true, 1024).unwrap();
+    let output = &baseline.sequences[0].output;
+    assert_eq!(output.len(), 24);
+    for (speculative, chunk) in [
+        (SpeculativeConfig::new(3, 1, 4).unwrap(), 1024),
+        (SpeculativeConfig::new(5, 1, 6).unwrap(), usize::MAX),
+    ] {
+        let g = run(speculative, true, chunk).unwrap();
+        assert_eq!(
+            &g.sequences[0].output, output,
+            "{speculative}, chunks of {chunk}"
+        );
+    }
+}

@@ -124,21 +124,31 @@ fn print_context_tiers(view: &ContextTiers) {
     if view.rows.is_empty() && view.skipped.is_empty() {
         return;
     }
+    let past = |setting: &str, t: &specula::analyze::context_tiers::Tier| {
+        let note = view.past_note(setting, t);
+        if note.is_empty() {
+            note
+        } else {
+            format!("  [{note}]")
+        }
+    };
     outln!(
         "
 acceptance by context tier (each prompt set's requests; mean prompt tokens):"
     );
     for r in &view.rows {
         outln!("  {}", r.setting);
-        for s in &r.tiers {
+        for t in &r.tiers {
+            let s = &t.acceptance;
             outln!(
-                "    {:<12} {:>7} tokens  {}",
+                "    {:<12} {:>7} tokens  {}{}",
                 s.slice,
                 s.prompt_tokens_mean
                     .map_or("-".into(), |p| format!("{p:.0}")),
                 describe_slice(s)
                     .split_once(": ")
-                    .map_or(String::new(), |x| x.1.to_string())
+                    .map_or(String::new(), |x| x.1.to_string()),
+                past(&r.setting, t)
             );
         }
     }

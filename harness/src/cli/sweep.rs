@@ -4,6 +4,8 @@ use super::output::{errln, out, outln};
 use super::CliError;
 use clap::Args;
 use specula::run_folder::{SkippedConfig, SpanMode, TestHooks};
+use specula::sweep::context_fit::past_reason;
+use specula::sweep::grid::Grid;
 use specula::sweep::overrides::Overrides;
 use specula::sweep::plan::{Start, Sweep, SweepPlan};
 use specula::sweep::shard::Shard;
@@ -15,7 +17,8 @@ use std::path::{Path, PathBuf};
   specula sweep bench/sweeps/default.toml --batch-sizes 1,4 --max-new-tokens 32 --out results/runs/try
   specula sweep bench/sweeps/default.toml --shard 0/4 --run-id nightly --out results/runs/nightly/0
   specula sweep --resume results/runs/default-20260501T120000Z
-  specula sweep bench/sweeps/default.toml --spans on,off --repeats 5   # span-recording overhead")]
+  specula sweep bench/sweeps/default.toml --spans on,off --repeats 5   # span-recording overhead
+  specula sweep bench/sweeps/context-tiers.toml --allow-past-context   # tiers past the model's context too")]
 pub struct SweepArgs {
     /// The sweep spec (TOML; see bench/sweeps/default.toml). Not given with --resume.
     #[arg(required_unless_present = "resume")]
@@ -68,6 +71,12 @@ pub struct SweepArgs {
     /// Override `ignore_eos` to true.
     #[arg(long)]
     ignore_eos: bool,
+    /// Override `allow_past_context` to true: run prompt sets whose prompts need
+    /// more positions than the target's max_position_embeddings (skipped by
+    /// default), marked past_trained_context in meta.json, requests.csv,
+    /// analyze and the report.
+    #[arg(long)]
+    allow_past_context: bool,
     /// Replace the spec's model pairs with this target...
     #[arg(long)]
     target: Option<PathBuf>,
@@ -148,6 +157,7 @@ impl SweepArgs {
             target: self.target.as_deref().map(from_here),
             draft: self.draft.as_deref().map(from_here),
             threads: self.cpu_threads,
+            allow_past_context: self.allow_past_context,
         }
     }
 
@@ -162,6 +172,7 @@ impl SweepArgs {
                 }
                 let sweep = Sweep::resume(dir)?;
                 print_skipped(sweep.plan().skipped());
+                print_past(&sweep.plan().grid);
                 return Ok(Some(sweep));
             }
             (None, Some(spec)) => spec,
@@ -169,6 +180,7 @@ impl SweepArgs {
         };
         let plan = SweepPlan::from_spec(spec, &self.overrides())?;
         print_skipped(plan.skipped());
+        print_past(&plan.grid);
         if self.dry_run {
             for (runs, key) in plan.listing(self.shard.unwrap_or(Shard::ALL)) {
                 outln!("{} {key}", if runs { "run" } else { "skip" });
@@ -194,6 +206,18 @@ fn from_here(path: &Path) -> PathBuf {
 fn print_skipped(skipped: &[SkippedConfig]) {
     for s in skipped {
         errln!("{s}");
+    }
+}
+
+/// Says which prompt sets run past a model's trained context (`allow_past_context`).
+fn print_past(grid: &Grid) {
+    for p in grid.past_trained_context() {
+        errln!(
+            "past trained context {} {}: {} (run anyway: allow_past_context)",
+            p.model,
+            p.prompt_set,
+            past_reason(&p)
+        );
     }
 }
 

@@ -31,6 +31,7 @@ pub mod vllm;
 pub use config::{EngineKind, ServerSpec, SglangEndpoint};
 
 use futures_util::future::LocalBoxFuture;
+use serde_json::Value;
 
 /// What a client call answers, later: the client runs on a tokio runtime of
 /// the runner's ([`rows`]), one thread polling every request in flight.
@@ -94,6 +95,16 @@ pub struct RequestOutcome {
     pub ttft_s: f64,
     /// Seconds from sending to the last byte.
     pub e2e_s: f64,
+    /// The server's own clock of the streamed events counted as output:
+    /// seconds between the engine steps that produced consecutive ones
+    /// (`specula serve`'s `specula_step_ms`; empty where a server does not say).
+    pub server_step_s: Vec<f64>,
+}
+
+/// The server's step times of a stream (`specula_step_ms` in `v`, milliseconds), in seconds.
+pub fn server_step_times(v: &Value) -> Option<Vec<f64>> {
+    let list = v.get("specula_step_ms")?.as_array()?;
+    list.iter().map(|g| g.as_f64().map(|ms| ms / 1e3)).collect()
 }
 
 /// A row's acceptance as the server reports it.

@@ -66,6 +66,8 @@ pub struct Completion {
     pub prompt_tokens: Option<usize>,
     /// The speculative fields, once an event carried them.
     pub spec: Option<SpecFields>,
+    /// `specula serve`'s step times (`specula_step_ms`), once an event carried them.
+    pub server_step_s: Vec<f64>,
 }
 
 fn text_of(v: &Value) -> Result<String, RemoteError> {
@@ -96,6 +98,9 @@ impl Completion {
                 .and_then(Value::as_u64)
                 .map(|n| n as usize);
         }
+        if let Some(steps) = super::server_step_times(ev) {
+            self.server_step_s = steps;
+        }
         let piece = text_of(ev)?;
         self.text.push_str(&piece);
         Ok(!piece.is_empty())
@@ -124,6 +129,7 @@ impl Completion {
             ttft_s: timed.ttft_s,
             e2e_s: timed.e2e_s,
             itl_s: timed.itl_s,
+            server_step_s: self.server_step_s,
             ..RequestOutcome::default()
         })
     }

@@ -7,6 +7,7 @@
 use super::spec_fields::{FieldForm, SpecFields};
 use super::{EngineKind, RequestOutcome};
 use crate::run_folder::RequestRecord;
+use crate::sweep::context_fit::request_past;
 use crate::sweep::grid::Grid;
 
 /// The records of row `p`'s requests (prompt index, outcome), in sending order.
@@ -51,6 +52,7 @@ pub fn records(
                 ttft_s: o.ttft_s,
                 e2e_s: o.e2e_s,
                 itl_s: o.itl_s.clone(),
+                server_step_s: o.server_step_s.clone(),
                 request_rate: g.request_rate,
                 concurrency: g.batch_size,
                 field_form: match o.field_form {
@@ -58,6 +60,11 @@ pub fn records(
                     Some(FieldForm::Legacy) => "legacy".into(),
                     None => String::new(),
                 },
+                past_trained_context: request_past(
+                    grid.max_positions[g.model],
+                    o.prompt_tokens,
+                    o.completion_tokens,
+                ),
             }
         })
         .collect()

@@ -181,6 +181,7 @@ fn read_answer(v: &Value, out: &mut RequestOutcome) -> Result<(), RemoteError> {
     out.proposed_drafts = f.proposed;
     out.accept_histogram = f.histogram;
     out.field_form = f.form;
+    out.server_step_s = super::server_step_times(meta).unwrap_or_default();
     Ok(())
 }
 

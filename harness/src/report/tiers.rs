@@ -1,7 +1,9 @@
 //! The report's cross-row "acceptance by context tier" table
 //! ([`crate::analyze::context_tiers`]): per setting, each prompt set's
 //! requests, mean prompt tokens, tau and a_1..a_3, shortest first, and the
-//! prompt sets skipped for not fitting the model's context, with the reason.
+//! prompt sets skipped for not fitting the model's context, with the reason;
+//! a tier run past the trained context (`allow_past_context`) says so in
+//! its `context` cell.
 
 use crate::analyze::context_tiers::ContextTiers;
 use crate::doc::{Block, Document, Table};
@@ -26,9 +28,11 @@ pub fn context_tiers(doc: &mut Document, view: &ContextTiers) {
         "a_1",
         "a_2",
         "a_3",
+        "context",
     ]);
     for r in &view.rows {
-        for s in &r.tiers {
+        for tier in &r.tiers {
+            let s = &tier.acceptance;
             let a = |k: usize| {
                 s.per_position
                     .get(k)
@@ -43,6 +47,10 @@ pub fn context_tiers(doc: &mut Document, view: &ContextTiers) {
                 a(0),
                 a(1),
                 a(2),
+                match view.past_note(&r.setting, tier) {
+                    n if n.is_empty() => "within trained".into(),
+                    n => n,
+                },
             ]);
         }
     }

@@ -1,6 +1,7 @@
 //! Merging run folders (the shards of one sweep, or runs with distinct rows)
-//! into one. CSV rows are concatenated after checking that every input has
-//! this version's columns and that no row key appears twice; histogram logs
+//! into one. CSV rows are concatenated after bringing every input to this
+//! version's columns (an earlier version's file gains the later columns,
+//! empty: [`super::upgrade`]) and checking that no row key appears twice; histogram logs
 //! are copied after checking that they decode (each row's log is whole in
 //! one shard, and HDR histograms add exactly). The merged folder gets its
 //! own meta.json and summary.json.
@@ -14,6 +15,7 @@ use super::schema::{
     RUNS_COLUMNS, RUNS_CSV, SPEC_TOML,
 };
 use super::summary::Summary;
+use super::upgrade::to_current;
 use super::{RunDir, RunFolderError};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -32,7 +34,9 @@ pub struct Merged {
     pub warnings: Vec<String>,
 }
 
-/// `dir/name` of every input with this version's `columns`; a missing file counts as empty.
+/// `dir/name` of every input, brought to this version's `columns` (an
+/// earlier version's file padded with empty cells, any other header
+/// refused); a missing file counts as empty.
 fn gather(
     dirs: &[PathBuf],
     name: &str,
@@ -46,16 +50,7 @@ fn gather(
         } else {
             Table::empty(columns)
         };
-        if !table.has_header(columns) {
-            return Err(RunFolderError::malformed(
-                &path,
-                format!(
-                    "columns differ from this version's {name} (found {}; expected {}): merge only runs of one schema",
-                    table.header.join(","),
-                    columns.join(",")
-                ),
-            ));
-        }
+        let table = to_current(table, columns, &path)?;
         out.push((path, table));
     }
     Ok(out)
@@ -145,6 +140,8 @@ fn merged_meta(metas: &[Meta], dirs: &[PathBuf], rows: usize) -> Meta {
     let mut merged = metas[0].clone();
     merged.run_id = ids.iter().copied().collect::<Vec<_>>().join("+");
     merged.shard = "merged".into();
+    // Every input was brought to this version's columns.
+    merged.columns = super::schema::columns();
     merged.status = if metas.iter().all(|m| m.status == "finished") {
         "finished"
     } else {

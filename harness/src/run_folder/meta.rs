@@ -221,6 +221,26 @@ pub struct Meta {
     /// and device: model entries over the same target share it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub model_loads: Vec<ModelLoad>,
+    /// (model, prompt set) pairs run past the target's trained context
+    /// (`allow_past_context`); absent when none did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub past_trained_context: Vec<PastContextSet>,
+}
+
+/// A prompt set run on a model past its `max_position_embeddings`
+/// (meta.json `past_trained_context`): positions the model never saw.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PastContextSet {
+    /// The model pair's name.
+    pub model: String,
+    /// The prompt set's name.
+    pub prompt_set: String,
+    /// Its longest prompt, tokens as sent.
+    pub longest_prompt_tokens: usize,
+    /// Positions that prompt needs with `max_new_tokens` new tokens.
+    pub positions_needed: usize,
+    /// The target's `max_position_embeddings`.
+    pub max_position_embeddings: usize,
 }
 
 /// One target load of an in-process run (meta.json `model_loads`).

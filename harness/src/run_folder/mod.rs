@@ -13,7 +13,8 @@
 //!   incomparable; [`summary`]: summary.json, the run's rows as numbers;
 //! - [`Run`] ([`read`]): the reader every consumer uses, refusing cells no run can hold (`cells`); [`identity`]: rows matched across runs;
 //! - [`RunDir`] ([`lock`]): the folder created and locked for writing; [`resume`]: its repair;
-//! - [`merge`]: shards into one folder.
+//! - [`merge`]: shards into one folder; [`upgrade`]: an earlier version's
+//!   CSV files brought to this version's columns for both.
 //!
 //! Every row goes out with one append per file and a flush, runs.csv last:
 //! a row is finished exactly when its runs.csv line exists, which is what
@@ -39,6 +40,7 @@ pub mod runs_csv;
 pub mod schema;
 pub mod serving;
 pub mod summary;
+pub mod upgrade;
 
 pub use csv_file::{fixed, opt_fixed, AppendCsv, Table};
 pub use error::RunFolderError;
@@ -47,7 +49,7 @@ pub use identity::{by_identity, group_key, group_label, row_identity};
 pub use kernels_csv::KernelsCsv;
 pub use lock::RunDir;
 pub use merge::{merge, Merged};
-pub use meta::{Machine, Meta, SkippedConfig, TestHooks};
+pub use meta::{Machine, Meta, PastContextSet, SkippedConfig, TestHooks};
 pub use positions_csv::PositionsCsv;
 pub use read::{locate, Record, Run, SpanTotal};
 pub use requests_csv::{RequestRecord, RequestsCsv};

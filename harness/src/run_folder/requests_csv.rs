@@ -15,7 +15,7 @@ use std::path::Path;
 pub const REQUESTS_CSV: &str = "requests.csv";
 
 /// The columns of requests.csv.
-pub const REQUESTS_COLUMNS: [&str; 27] = [
+pub const REQUESTS_COLUMNS: [&str; 31] = [
     "run_id",
     "row_key",
     "backend",
@@ -43,6 +43,10 @@ pub const REQUESTS_COLUMNS: [&str; 27] = [
     "field_form",
     "itl_ms",
     "scheduled_at_s",
+    "past_trained_context",
+    "server_step_ms",
+    "itl_minus_server_ms_p50",
+    "itl_minus_server_ms_max",
 ];
 
 /// One request, as a row hands it to the writer (absent figures empty).
@@ -77,12 +81,18 @@ pub struct RequestRecord {
     pub e2e_s: f64,
     /// Gaps between streamed events carrying output, seconds.
     pub itl_s: Vec<f64>,
+    /// The server's clock of the same gaps: seconds between the engine
+    /// steps that produced those events (empty where the server does not say).
+    pub server_step_s: Vec<f64>,
     /// Requests per second offered (`None`: closed loop).
     pub request_rate: Option<f64>,
     /// Requests in flight at most.
     pub concurrency: usize,
     /// `current` or `legacy` field names (served rows whose server reported any).
     pub field_form: String,
+    /// Whether its prompt and output tokens together exceed the target's
+    /// `max_position_embeddings` (`None`: either is unknown here).
+    pub past_trained_context: Option<bool>,
 }
 
 fn opt<T: ToString>(x: Option<T>) -> String {
@@ -104,6 +114,24 @@ impl RequestRecord {
     pub fn tpot_s(&self) -> Option<f64> {
         (self.output_tokens > 1)
             .then(|| (self.e2e_s - self.ttft_s) / (self.output_tokens - 1) as f64)
+    }
+
+    /// The p-quantile of the client's gaps minus the server's step times,
+    /// gap by gap (what delivery added, or took away when an event came
+    /// late and the next on time); `None` unless the server gave one step
+    /// time per gap.
+    pub fn itl_over_server(&self, p: f64) -> Option<f64> {
+        if self.itl_s.is_empty() || self.itl_s.len() != self.server_step_s.len() {
+            return None;
+        }
+        let mut d: Vec<f64> = self
+            .itl_s
+            .iter()
+            .zip(&self.server_step_s)
+            .map(|(c, s)| c - s)
+            .collect();
+        d.sort_by(f64::total_cmp);
+        Some(quantile(&d, p))
     }
 
     fn cells(&self, row: &Row, index: usize) -> Vec<String> {
@@ -153,6 +181,14 @@ impl RequestRecord {
             self.scheduled_at_s
                 .map(|t| format!("{t:.6}"))
                 .unwrap_or_default(),
+            opt(self.past_trained_context),
+            self.server_step_s
+                .iter()
+                .map(|g| format!("{:.3}", g * 1e3))
+                .collect::<Vec<_>>()
+                .join(";"),
+            self.itl_over_server(0.5).map(ms).unwrap_or_default(),
+            self.itl_over_server(1.0).map(ms).unwrap_or_default(),
         ]
     }
 }
@@ -193,5 +229,26 @@ mod tests {
         assert_eq!(quantile(&v, 0.5), 2.0);
         assert_eq!(quantile(&v, 0.99), 4.0);
         assert_eq!(quantile(&v, 0.0), 1.0);
+    }
+
+    #[test]
+    fn itl_over_server_is_gap_by_gap_and_only_when_the_counts_match() {
+        let r = RequestRecord {
+            itl_s: vec![0.010, 0.004, 0.020],
+            server_step_s: vec![0.008, 0.005, 0.011],
+            ..RequestRecord::default()
+        };
+        let near = |a: Option<f64>, b: f64| (a.unwrap() - b).abs() < 1e-12;
+        assert!(near(r.itl_over_server(0.5), 0.002));
+        assert!(near(r.itl_over_server(1.0), 0.009));
+        let fewer = RequestRecord {
+            server_step_s: vec![0.008],
+            ..r
+        };
+        assert_eq!(
+            fewer.itl_over_server(0.5),
+            None,
+            "never matched up by guess"
+        );
     }
 }

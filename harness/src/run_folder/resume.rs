@@ -4,7 +4,9 @@
 //! one append). After a kill, the folder may hold a partial last line, or
 //! positions/kernels/requests lines and a histogram log of the row that was
 //! in flight; repair drops all of those, so the resumed run appends each
-//! remaining row once and no finished row is lost or duplicated.
+//! remaining row once and no finished row is lost or duplicated. A folder
+//! an earlier version wrote is first brought to this version's columns
+//! (the later columns empty in its lines: [`super::upgrade`]).
 
 use super::csv_file::{AppendCsv, Table};
 use super::requests_csv::{REQUESTS_COLUMNS, REQUESTS_CSV};
@@ -12,6 +14,7 @@ use super::schema::{
     HISTOGRAMS, KERNELS_COLUMNS, KERNELS_CSV, POSITIONS_COLUMNS, POSITIONS_CSV, RUNS_COLUMNS,
     RUNS_CSV,
 };
+use super::upgrade::upgrade_file;
 use super::RunFolderError;
 use std::collections::HashMap;
 use std::path::Path;
@@ -76,15 +79,20 @@ fn keep_finished(path: &Path, header: &[&str], done: &Finished) -> Result<(), Ru
 pub fn repair(dir: &Path) -> Result<Finished, RunFolderError> {
     let runs = dir.join(RUNS_CSV);
     let mut done = Finished::default();
-    if runs.exists() {
-        drop_partial_line(&runs)?;
-        let t = Table::read(&runs)?;
-        if !t.has_header(&RUNS_COLUMNS) {
-            return Err(RunFolderError::malformed(
-                &runs,
-                "its header is not the one this version writes",
-            ));
+    for (name, columns) in [
+        (RUNS_CSV, &RUNS_COLUMNS[..]),
+        (POSITIONS_CSV, &POSITIONS_COLUMNS[..]),
+        (KERNELS_CSV, &KERNELS_COLUMNS[..]),
+        (REQUESTS_CSV, &REQUESTS_COLUMNS[..]),
+    ] {
+        let path = dir.join(name);
+        if path.exists() {
+            drop_partial_line(&path)?;
+            upgrade_file(&path, columns)?;
         }
+    }
+    if runs.exists() {
+        let t = Table::read(&runs)?;
         let (k, tp, cpu) = (
             t.require("row_key", &runs)?,
             t.require("throughput_tok_s", &runs)?,

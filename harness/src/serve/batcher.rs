@@ -17,13 +17,15 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
+use std::time::Instant;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 /// What a submitter hears about its job.
 #[derive(Debug)]
 pub enum Event {
-    /// The job's tokens of one step (prefill or verify), as they exist.
-    Tokens(Vec<u32>),
+    /// The job's tokens of one step (prefill or verify), as they exist, and
+    /// when the engine produced them (the server's clock of the step).
+    Tokens(Vec<u32>, Instant),
     /// The job is over.
     Finished(Result<Done, Failure>),
 }
@@ -181,7 +183,7 @@ fn run(
                 }
                 engine.run_batch(&jobs, &cancelled, &mut |i, tokens| {
                     if let Some(p) = group.get(i) {
-                        let _ = p.reply.send(Event::Tokens(tokens.to_vec()));
+                        let _ = p.reply.send(Event::Tokens(tokens.to_vec(), Instant::now()));
                     }
                 })
             }))

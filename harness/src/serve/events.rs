@@ -6,10 +6,16 @@
 //! final event(s) add what ends the answer (`meta_info`, `usage`, the
 //! speculative fields) and no new text. When the client goes away the
 //! stream's task ends and drops the job's ticket, which cancels the job.
+//!
+//! The closing event also says how far apart, on the server's clock, the
+//! engine steps were whose tokens the events brought ([`StepClock`]):
+//! `specula_step_ms` (in SGLang's `meta_info`; top level in the OpenAI
+//! form), one entry per gap between events the client counts as output, so
+//! the client can set its inter-token gaps beside the engine's own.
 
 use super::batcher::{Event, Ticket};
 use super::engine::Engine;
-use super::protocol::Answering;
+use super::protocol::{Answering, Protocol};
 use axum::body::{Body, Bytes};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::response::Response;
@@ -24,6 +30,38 @@ fn event(v: &Value) -> Bytes {
     Bytes::from(format!("data: {v}\n\n"))
 }
 
+/// The server's clock of a stream: when the engine produced the step whose
+/// tokens each event counted as output brought (a step held back, its
+/// tokens not yet whole characters, goes out with a later one, whose time
+/// is then that later step's).
+#[derive(Debug, Default)]
+struct StepClock {
+    /// When the step of the last event carrying output was produced.
+    last_carried: Option<Instant>,
+    /// When the latest step not yet carried was produced.
+    held: Option<Instant>,
+    /// Milliseconds between the steps of consecutive events carrying output.
+    gaps_ms: Vec<f64>,
+}
+
+impl StepClock {
+    /// The engine produced a step at `at`.
+    fn produced(&mut self, at: Instant) {
+        self.held = Some(at);
+    }
+
+    /// An event counted as output went out with every step held so far.
+    fn carried(&mut self) {
+        if let Some(at) = self.held.take() {
+            if let Some(prev) = self.last_carried {
+                self.gaps_ms
+                    .push(at.saturating_duration_since(prev).as_secs_f64() * 1e3);
+            }
+            self.last_carried = Some(at);
+        }
+    }
+}
+
 /// Sends the job's events to `tx` until the job ends or the client goes away.
 async fn relay(
     engine: Arc<Engine>,
@@ -34,13 +72,15 @@ async fn relay(
     tx: Sender<Bytes>,
 ) {
     let (mut output, mut text) = (Vec::new(), String::new());
+    let mut clock = StepClock::default();
     loop {
         let ev = tokio::select! {
             _ = tx.closed() => return,
             ev = ticket.next() => ev,
         };
         match ev {
-            Event::Tokens(tokens) => {
+            Event::Tokens(tokens, at) => {
+                clock.produced(at);
                 output.extend_from_slice(&tokens);
                 // The text so far; a step whose tokens do not yet make whole
                 // characters sends its piece with the next step.
@@ -52,13 +92,27 @@ async fn relay(
                 };
                 text = now;
                 let v = answering.step_event(&engine, &text, &piece, output.len());
+                if answering.counts_as_output(&piece) {
+                    clock.carried();
+                }
                 if tx.send(event(&v)).await.is_err() {
                     return;
                 }
             }
             Event::Finished(result) => {
                 let elapsed = t0.elapsed().as_secs_f64();
-                for v in answering.last_events(&engine, result, &body, &text, elapsed) {
+                // The closing events count as output when they bring tokens
+                // (SGLang: a held step's count) or text (OpenAI) not yet sent.
+                let rest = result.as_ref().is_ok_and(|d| match answering.protocol {
+                    Protocol::Sglang => clock.held.is_some(),
+                    Protocol::Vllm => d.text.len() > text.len(),
+                });
+                if rest {
+                    clock.carried();
+                }
+                let mut last = answering.last_events(&engine, result, &body, &text, elapsed);
+                answering.add_step_times(&mut last, &clock.gaps_ms);
+                for v in last {
                     if tx.send(event(&v)).await.is_err() {
                         return;
                     }

@@ -74,6 +74,31 @@ impl Answering {
         }
     }
 
+    /// Whether a step event with this text `piece` counts as output for the
+    /// client (SGLang: every step event brings tokens; OpenAI: a choice with text).
+    pub fn counts_as_output(self, piece: &str) -> bool {
+        self.protocol == Protocol::Sglang || !piece.is_empty()
+    }
+
+    /// Adds the server's step times of a stream (`specula_step_ms`: the
+    /// milliseconds between the engine steps of consecutive events counted
+    /// as output) to its last closing event: in SGLang's `meta_info`, at the
+    /// top level of an OpenAI chunk (neither engine sends such a list; the
+    /// name says it is this server's). Error answers get none.
+    pub fn add_step_times(self, events: &mut [Value], gaps_ms: &[f64]) {
+        let Some(last) = events.last_mut().filter(|v| v.get("error").is_none()) else {
+            return;
+        };
+        let at = match self.protocol {
+            Protocol::Sglang => match last.get_mut("meta_info") {
+                Some(m) => m,
+                None => return,
+            },
+            Protocol::Vllm => last,
+        };
+        at["specula_step_ms"] = json!(gaps_ms);
+    }
+
     /// With the impossible-counters hook, `completion_tokens` times a billion.
     fn tamper(self, mut answer: Value) -> Value {
         if self.impossible {

@@ -4,6 +4,7 @@
 //! draft config and span mode. Invalid configs are collected with their
 //! reason, never dropped silently.
 
+use super::context_fit::{self, ContextFit};
 use super::draft_points::{expand_drafts, ModelDrafts};
 use super::spec::{ModelSpec, SpanMode, SweepSpec};
 use super::SweepError;
@@ -107,6 +108,10 @@ pub struct Grid {
     /// (model, prompt set) pairs that do not fit the model's context
     /// ([`super::context_fit`]): no rows; each is in `skipped` with its reason.
     pub unfit: Vec<(usize, usize)>,
+    /// How each prompt set sits in each model's trained context, `[model][set]`.
+    pub context: Vec<Vec<ContextFit>>,
+    /// Each model's `max_position_embeddings`, when its config is here and names it.
+    pub max_positions: Vec<Option<usize>>,
 }
 
 /// `path` if absolute, else `base/path`.
@@ -229,15 +234,18 @@ impl Grid {
             sets.push(p.load()?);
         }
         let mut unfit = Vec::new();
+        let mut context = Vec::new();
         for (mi, m) in models.iter().enumerate() {
+            let mut fits = Vec::new();
             for (si, set) in sets.iter().enumerate() {
-                let why =
-                    super::context_fit::unfit(m, max_positions[mi], set, spec.max_new_tokens)?;
-                if let Some(why) = why {
+                let fit = context_fit::fit(m, max_positions[mi], set, spec.max_new_tokens)?;
+                if let (Some(why), false) = (fit.skipped(), spec.allow_past_context) {
                     skipped.push(why);
                     unfit.push((mi, si));
                 }
+                fits.push(fit);
             }
+            context.push(fits);
         }
         let mut grid = Grid {
             models,
@@ -248,6 +256,8 @@ impl Grid {
             skipped,
             refused,
             unfit,
+            context,
+            max_positions,
         };
         grid.cross(spec)?;
         Ok(grid)
@@ -353,6 +363,20 @@ impl Grid {
     pub fn config_of(&self, p: &Point) -> Option<&DraftPoint> {
         let g = &self.groups[p.group];
         p.config.map(|c| &self.configs[g.model][c])
+    }
+
+    /// The (model, prompt set) pairs that run past the model's trained
+    /// context (`allow_past_context`), for meta.json.
+    pub fn past_trained_context(&self) -> Vec<crate::run_folder::PastContextSet> {
+        let mut out = Vec::new();
+        for (mi, fits) in self.context.iter().enumerate() {
+            for (si, fit) in fits.iter().enumerate() {
+                if let (ContextFit::Past(p), false) = (fit, self.unfit.contains(&(mi, si))) {
+                    out.push(p.clone());
+                }
+            }
+        }
+        out
     }
 
     /// The speculation knobs of row `p`.

@@ -34,6 +34,8 @@ pub struct Overrides {
     pub draft: Option<PathBuf>,
     /// `--cpu-threads`: the spec's `threads`.
     pub threads: Option<usize>,
+    /// `--allow-past-context`: the spec's `allow_past_context` set to true.
+    pub allow_past_context: bool,
 }
 
 impl Overrides {
@@ -51,6 +53,7 @@ impl Overrides {
             || self.target.is_some()
             || self.draft.is_some()
             || self.threads.is_some()
+            || self.allow_past_context
     }
 }
 
@@ -74,6 +77,7 @@ impl SweepSpec {
         self.warmup = o.warmup.unwrap_or(self.warmup);
         self.seed = o.seed.unwrap_or(self.seed);
         self.ignore_eos |= o.ignore_eos;
+        self.allow_past_context |= o.allow_past_context;
         if let Some(n) = o.sample {
             for p in &mut self.prompt_sets {
                 p.get_mut().sample = Some(n);

@@ -183,6 +183,7 @@ impl SweepPlan {
             test_hooks: Some(start.hooks).filter(TestHooks::any),
             engine_version: None,
             model_loads: Vec::new(),
+            past_trained_context: self.grid.past_trained_context(),
         };
         Ok(Sweep {
             plan: self,
@@ -198,12 +199,15 @@ impl Sweep {
     /// what a kill left half-written is repaired, finished rows are kept.
     pub fn resume(dir: &Path) -> Result<Sweep, SweepError> {
         let dir = RunDir::open(dir)?;
-        let meta = Meta::read(&dir.file(META_JSON))?;
+        let mut meta = Meta::read(&dir.file(META_JSON))?;
         let src = SpecSource::read(&dir.file(SPEC_TOML))?;
         let spec = src.parse()?;
         let base = PathBuf::from(&meta.base_dir);
         let grid = Grid::expand(&spec, &base)?;
         let done = repair(dir.path())?;
+        // repair brought an earlier version's files to this version's columns.
+        meta.columns = schema::columns();
+        meta.past_trained_context = grid.past_trained_context();
         Ok(Sweep {
             plan: SweepPlan { spec, grid, base },
             meta,
@@ -257,6 +261,7 @@ impl Sweep {
             seed: spec.seed,
             max_new_tokens: spec.max_new_tokens,
             ignore_eos: spec.ignore_eos,
+            allow_past_context: spec.allow_past_context,
             warmup: spec.warmup,
             hooks: meta.test_hooks.unwrap_or_default(),
             interleave: spec.interleave,

@@ -1,6 +1,7 @@
 //! A row being measured: its `generate` calls so far (run back to back, or
 //! interleaved with the other rows of its group), and the row they make.
 
+use super::context_fit::request_past;
 use super::grid::Grid;
 use super::measure::{join, measures};
 use super::runner::RunInfo;
@@ -140,9 +141,15 @@ fn engine_requests(
                 ttft_s: s.ttft_s,
                 e2e_s: s.finished_s,
                 itl_s: Vec::new(),
+                server_step_s: Vec::new(),
                 request_rate: None,
                 concurrency: g.batch_size,
                 field_form: String::new(),
+                past_trained_context: request_past(
+                    grid.max_positions[g.model],
+                    Some(s.prompt_len),
+                    s.output.len(),
+                ),
             }
         })
         .collect()

@@ -25,6 +25,8 @@ pub struct RunInfo {
     pub max_new_tokens: usize,
     /// Generate past EOS.
     pub ignore_eos: bool,
+    /// Run prompts past the target's `max_position_embeddings`.
+    pub allow_past_context: bool,
     /// Unrecorded batches after loading a model pair.
     pub warmup: usize,
     /// Regressions planted on purpose (tests of the gate); none by default.

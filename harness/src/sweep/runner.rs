@@ -158,6 +158,7 @@ impl<'a> Runner<'a> {
             sequence_seeds: None,
             ignore_eos: self.info.ignore_eos,
             synthetic: None,
+            allow_past_context: self.info.allow_past_context,
             ..GenerateParams::default()
         }
     }

@@ -129,6 +129,12 @@ pub struct SweepSpec {
     /// timings steadier on cores shared with other jobs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<usize>,
+    /// Run (model, prompt set) pairs whose prompts need more positions than
+    /// the target's `max_position_embeddings` instead of skipping them:
+    /// acceptance past the trained context, marked as such in meta.json,
+    /// requests.csv, analyze and the report.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_past_context: bool,
     /// Run a baseline group's rows batch by batch in turn (baseline, each
     /// config, then the next batch) instead of row after row: load from
     /// other jobs then falls on every row alike, steadying the speedups.

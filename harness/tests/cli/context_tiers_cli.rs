@@ -1,6 +1,8 @@
 //! Context tiers on tiny-llama (2048 positions): tiers that fit run and are
 //! shown side by side by `specula analyze`; a tier past the model's context
-//! is skipped with the reason, in the output and in meta.json, never dropped.
+//! is skipped with the reason, in the output and in meta.json, never dropped;
+//! with `allow_past_context` it runs, marked past the trained context in
+//! meta.json, requests.csv and analyze.
 
 use crate::common::served::*;
 use crate::common::*;
@@ -57,6 +59,74 @@ fn a_tier_past_the_models_context_is_skipped_with_the_reason_and_the_tiers_that_
     assert!(short < ctx256, "shortest tier first: {view}");
     assert!(
         view.contains("skipped tiny ctx4k: its longest prompt is"),
+        "{view}"
+    );
+}
+
+#[test]
+fn a_tier_past_the_models_context_runs_when_allowed_and_is_marked_past_the_trained_context() {
+    if !have_models() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    // The flag: the dry run lists the ctx4k rows it would otherwise skip.
+    std::fs::write(t.path().join("dry.toml"), tier_spec()).unwrap();
+    let dry = specula_in(
+        t.path(),
+        &["sweep", "dry.toml", "--dry-run", "--allow-past-context"],
+    );
+    let listing = ok(&dry);
+    assert!(listing.contains("run tiny.s3k1n4.b1.ctx4k"), "{listing}");
+    let stderr = String::from_utf8_lossy(&dry.stderr);
+    assert!(
+        stderr.contains("past trained context tiny ctx4k: its longest prompt is")
+            && !stderr.contains("skipped tiny prompt_set=ctx4k"),
+        "{stderr}"
+    );
+    // The spec field: the run.
+    let spec = tier_spec().replacen(
+        "threads = 1\n",
+        "threads = 1\nallow_past_context = true\n",
+        1,
+    );
+    ok(&sweep(t.path(), "tiers.toml", &spec));
+    let run = t.path().join("tiers");
+    let runs = Csv::read(&run.join("runs.csv"));
+    assert_eq!(runs.rows.len(), 6, "baseline and chain on three tiers");
+    for r in runs.rows.iter().filter(|r| r["steps"] != "0") {
+        assert_eq!(r["lossless"], "true", "past the context too: {r:?}");
+    }
+    let requests = Csv::read(&run.join("requests.csv"));
+    for r in &requests.rows {
+        let tokens: usize = r["prompt_tokens"].parse().unwrap();
+        let outputs: usize = r["output_tokens"].parse().unwrap();
+        let past = (tokens + outputs > 2048).to_string();
+        assert_eq!(r["past_trained_context"], past, "{r:?}");
+        assert_eq!(r["prompt_set"] == "ctx4k", past == "true", "{r:?}");
+    }
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("meta.json")).unwrap()).unwrap();
+    let past = &meta["past_trained_context"][0];
+    assert_eq!(past["prompt_set"], "ctx4k", "{meta}");
+    assert_eq!(past["max_position_embeddings"], 2048, "{meta}");
+    assert!(past["positions_needed"].as_u64().unwrap() > 2048, "{meta}");
+    assert!(meta["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["config"] != "prompt_set=ctx4k"));
+    let analysis = specula_in(t.path(), &["analyze", run.to_str().unwrap()]);
+    let text = ok(&analysis);
+    let view = text.split_once("acceptance by context tier").unwrap().1;
+    let ctx4k = view.lines().find(|l| l.contains("ctx4k")).unwrap();
+    assert!(
+        ctx4k.contains("past trained context: 2 of 2 requests over 2048 positions"),
+        "{view}"
+    );
+    assert!(
+        !view
+            .lines()
+            .any(|l| l.contains("ctx256") && l.contains("past trained")),
         "{view}"
     );
 }

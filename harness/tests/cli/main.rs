@@ -22,6 +22,7 @@ mod gate_gpu_spans;
 mod generate_cli;
 mod incident_end_to_end;
 mod machine_readable;
+mod older_runs;
 mod report_cli;
 mod serve_attacks;
 mod serve_backends;

@@ -1,7 +1,8 @@
 //! The served client on its async stack against `specula serve`: SGLang's
 //! OpenAI-compatible endpoint is driven (acceptance from
 //! `sglext.spec_tokens_details`), open-loop requests leave at their
-//! scheduled times, and streamed answers carry one event per verify step.
+//! scheduled times, and streamed answers carry one event per verify step,
+//! with the server's own clock of those steps to set the client's gaps beside.
 
 use crate::common::served::*;
 use crate::common::*;
@@ -159,6 +160,21 @@ fn a_streamed_answer_has_one_event_per_verify_step_so_itl_is_the_servers_step_ti
                 streamed <= decode_ms + 1e-6 && streamed >= 0.7 * decode_ms,
                 "the gaps cover the decode phase: {streamed} of {decode_ms} ms ({r:?})"
             );
+            // The server's clock of the same gaps: one step time per gap,
+            // each positive; their sum is the client's within what delivery
+            // adds at the ends (the sums telescope to the first and last
+            // events' delivery delays).
+            let server: Vec<f64> = r["server_step_ms"].split(';').map(num).collect();
+            assert_eq!(server.len(), gaps.len(), "{r:?}");
+            assert!(server.iter().all(|&g| g > 0.0), "{r:?}");
+            let engine: f64 = server.iter().sum();
+            assert!(
+                (streamed - engine).abs() <= 5.0 + 0.1 * engine,
+                "client gaps {streamed} ms against the server's steps {engine} ms ({r:?})"
+            );
+            let median = num(&r["itl_minus_server_ms_p50"]);
+            assert!(median.abs() <= 5.0, "{r:?}");
+            assert!(num(&r["itl_minus_server_ms_max"]) >= median, "{r:?}");
         }
     }
 }

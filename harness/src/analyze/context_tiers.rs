@@ -37,6 +37,9 @@ pub struct Tier {
     /// Its requests whose prompt and output tokens exceed the target's
     /// `max_position_embeddings` (0 where requests.csv does not say).
     pub past_trained_context: usize,
+    /// Its requests for which requests.csv says either way (runs before
+    /// the column, or without a known limit, do not).
+    pub context_known: usize,
 }
 
 /// A tier the sweep did not run, and why.
@@ -129,7 +132,7 @@ fn tiers_of(meta: Option<&Value>, dir: &Path) -> Result<ContextTiers, RunFolderE
     );
     // Runs before the column: no request is known to be past.
     let past = t.col("past_trained_context");
-    let mut by: BTreeMap<String, BTreeMap<String, (Sums, usize)>> = BTreeMap::new();
+    let mut by: BTreeMap<String, BTreeMap<String, (Sums, usize, usize)>> = BTreeMap::new();
     for r in &t.rows {
         let (Ok(v), Ok(out)) = (r[verify].parse::<u64>(), r[output].parse::<u64>()) else {
             continue;
@@ -149,6 +152,7 @@ fn tiers_of(meta: Option<&Value>, dir: &Path) -> Result<ContextTiers, RunFolderE
             .or_default();
         tier.0.add(r[prompt].parse().ok(), out, v, &depth);
         tier.1 += usize::from(past.is_some_and(|c| r[c] == "true"));
+        tier.2 += usize::from(past.is_some_and(|c| !r[c].is_empty()));
     }
     let rows = by
         .into_iter()
@@ -156,9 +160,10 @@ fn tiers_of(meta: Option<&Value>, dir: &Path) -> Result<ContextTiers, RunFolderE
         .map(|(setting, sets)| {
             let mut tiers: Vec<Tier> = sets
                 .into_iter()
-                .map(|(name, (s, past))| Tier {
+                .map(|(name, (s, past, known))| Tier {
                     acceptance: s.slice(&name),
                     past_trained_context: past,
+                    context_known: known,
                 })
                 .collect();
             tiers.sort_by(|a, b| {
@@ -249,6 +254,7 @@ mod tests {
         assert_eq!(ctx.per_position[0], 2.0 / 16.0);
         assert_eq!(r.tiers[0].acceptance.tau, Some(2.5));
         assert_eq!(r.tiers[1].past_trained_context, 0);
+        assert_eq!(r.tiers[1].context_known, 2);
         assert_eq!(
             v.skipped,
             vec![SkippedTier {

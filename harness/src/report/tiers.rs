@@ -48,8 +48,9 @@ pub fn context_tiers(doc: &mut Document, view: &ContextTiers) {
                 a(1),
                 a(2),
                 match view.past_note(&r.setting, tier) {
-                    n if n.is_empty() => "within trained".into(),
-                    n => n,
+                    n if !n.is_empty() => n,
+                    _ if tier.context_known == s.requests => "within trained".into(),
+                    _ => "-".into(),
                 },
             ]);
         }

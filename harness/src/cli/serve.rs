@@ -46,6 +46,11 @@ pub struct ServeArgs {
     /// Prompt tokens per request at most (400 past it). Default: the target's max_position_embeddings.
     #[arg(long)]
     max_prompt_tokens: Option<usize>,
+    /// Take prompts whose positions run past the target's max_position_embeddings
+    /// (positions the model never saw; to measure acceptance there) instead of
+    /// answering 400; prompts are then bounded by --max-prompt-tokens alone.
+    #[arg(long)]
+    allow_past_context: bool,
     /// New tokens per request at most (400 past it; a prompt plus its new tokens must also fit max_position_embeddings).
     #[arg(long, default_value_t = ServeLimits::default().max_new_tokens)]
     max_new_tokens: usize,
@@ -101,6 +106,9 @@ pub fn run(a: ServeArgs, cpu_threads: Option<usize>) -> Result<(), CliError> {
         .unwrap_or_else(|| a.target.display().to_string());
     let tokenizer = TextTokenizer::load(&a.target)?;
     let mut engine = Engine::new(pair, tokenizer, speculative, name, a.max_prompt_tokens);
+    if a.allow_past_context {
+        engine.allow_past_context(a.max_prompt_tokens);
+    }
     engine.answers = Answers {
         fields: a.field_set,
         per_request_metrics: a.per_request_spec_decode_metrics.is_some(),

@@ -92,6 +92,8 @@ pub struct Engine {
     pub answers: super::field_set::Answers,
     /// The speculative algorithm `/server_info` names (SGLang's spelling).
     pub algorithm: String,
+    /// Prompts past `max_position_embeddings` run ([`Engine::allow_past_context`]).
+    past_context: bool,
 }
 
 impl Engine {
@@ -121,7 +123,19 @@ impl Engine {
             counters: Mutex::new(Counters::default()),
             answers: Default::default(),
             algorithm: "EAGLE3".into(),
+            past_context: false,
         }
+    }
+
+    /// Takes prompts whose positions run past the target's
+    /// `max_position_embeddings` (`specula serve --allow-past-context`, as
+    /// SGLang's `SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN` and vLLM's
+    /// `VLLM_ALLOW_LONG_MAX_MODEL_LEN` let a server do): prompts are then
+    /// bounded by `max_prompt_tokens` alone.
+    pub fn allow_past_context(&mut self, max_prompt_tokens: Option<usize>) {
+        self.past_context = true;
+        self.max_positions = None;
+        self.prompt_limit = max_prompt_tokens;
     }
 
     /// Token ids of `text` (special tokens added, as the sweep's engine path
@@ -244,6 +258,7 @@ impl Engine {
             sequence_seeds: Some(jobs.iter().map(|j| j.seed).collect()),
             ignore_eos: job.ignore_eos,
             synthetic: None,
+            allow_past_context: self.past_context,
             ..GenerateParams::default()
         };
         let mut rec = StepTokens { on_tokens };

@@ -130,3 +130,43 @@ fn a_tier_past_the_models_context_runs_when_allowed_and_is_marked_past_the_train
         "{view}"
     );
 }
+
+/// `specula serve --allow-past-context` answers a prompt whose positions run
+/// past max_position_embeddings (the same request a plain server refuses
+/// with 400, `serve_attacks.rs`), so a served past-context sweep has a
+/// server to run against.
+#[test]
+fn specula_serve_takes_a_prompt_past_the_models_context_when_allowed() {
+    if !have_models() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let body = serde_json::json!({
+        "input_ids": vec![5; 2040],
+        "sampling_params": {"max_new_tokens": 24, "ignore_eos": true},
+    });
+    let ask = |server: &Serving| {
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .new_agent()
+            .post(format!("{}/generate", server.url))
+            .send(body.to_string())
+            .map(|mut r| (r.status().as_u16(), r.body_mut().read_to_string().unwrap()))
+            .unwrap()
+    };
+    let plain = Serving::tiny(t.path(), "3", &[]);
+    let (status, answer) = ask(&plain);
+    assert_eq!(status, 400, "{answer}");
+    assert!(
+        answer.contains("max_position_embeddings of 2048"),
+        "{answer}"
+    );
+    drop(plain);
+    let allowed = Serving::tiny(t.path(), "3", &["--allow-past-context"]);
+    let (status, answer) = ask(&allowed);
+    assert_eq!(status, 200, "{answer}");
+    let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(v["meta_info"]["completion_tokens"], 24, "{v}");
+    assert_eq!(v["meta_info"]["prompt_tokens"], 2040, "{v}");
+}

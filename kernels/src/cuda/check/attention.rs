@@ -125,7 +125,8 @@ pub(super) fn check_attention<T: GpuElement>(
     rng: &mut ChaCha8Rng,
     rows_out: &mut Vec<CheckRow>,
 ) -> Result<(), GpuError> {
-    for (heads, kv_heads, head_dim) in [(32, 8, 128), (8, 2, 32)] {
+    // 16 query heads per kv head: a 40-row group's merge takes two passes.
+    for (heads, kv_heads, head_dim) in [(32, 8, 128), (8, 2, 32), (32, 2, 64)] {
         let shape = cpu::AttentionShape {
             n_heads: heads,
             n_kv_heads: kv_heads,
@@ -168,13 +169,20 @@ fn check_shape<T: GpuElement>(
         let extra = path.iter().map(|&i| 1000 + i).collect();
         verify.push((1 + n, (a, 1000, extra)));
     }
+    // A decode row of 2951 keys (47 splits: more than a warp's lanes in the
+    // merge) and a 40-token chain over a 64-entry prefix (its rows end in one
+    // split: up to 640 (row, head) pairs for one block's merge).
+    verify.push((30, (a, 2950, vec![2950])));
+    for i in 0..40usize {
+        verify.push((40 + i, (c, 64, (64..=64 + i).collect())));
+    }
     for i in 0..6usize {
         verify.push((20 + i, (c, 500, (500..=500 + i).collect())));
     }
     let got = case.gpu(gpu, &verify, None)?;
     row(
         "attention_tree",
-        format!("{} decode/verify rows (16-node tree, 6-chain) over 1000-entry prefixes, {what}, {tree_kernel}", verify.len()),
+        format!("{} decode/verify rows (16-node tree, 40- and 6-chains, a 2951-key row), {what}, {tree_kernel}", verify.len()),
         normwise_error(&got, &case.cpu(&verify)),
         tolerance::<T>(),
     );

@@ -44,6 +44,10 @@ fn every_kernel_gives_the_portable_bits_for_any_k_and_weight_type() {
         (2, 256, 70),
         (7, 257, 40),
         (1, 768, 130),
+        (4, 64, 9),
+        (6, 256, 24),
+        (8, 33, 12),
+        (13, 100, 19),
     ] {
         let x = random(&mut rng, m * k);
         let wf = random(&mut rng, n * k);

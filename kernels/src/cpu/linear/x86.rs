@@ -96,7 +96,7 @@ unsafe fn finish1(a: __m256, tail: f32) -> f32 {
 /// here is too and the accumulators stay in registers.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn finish_block<const R: usize, const C: usize>(
+pub(super) unsafe fn finish_block<const R: usize, const C: usize>(
     acc: [[__m256; C]; R],
     tails: [[f32; C]; R],
 ) -> [[f32; C]; R] {

@@ -107,6 +107,7 @@ fn steps(c: &mut Criterion) {
                 tokens: &tokens,
                 pending_start: 0,
                 pending_aux: PendingAux::of(&aux),
+                pending_rows: &[],
             };
             let step = DraftStep {
                 cfg: &SpeculativeConfig::chain(5),

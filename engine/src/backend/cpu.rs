@@ -105,6 +105,12 @@ impl DraftBackend for DraftModel {
         caches: &mut [KvCache],
         _top_k: Option<usize>,
     ) -> Result<DraftOutput> {
+        if let HiddenInput::AuxRows(_) = hidden {
+            return Err(EngineError::setting(
+                "draft hidden input",
+                "the CPU draft takes host aux states, not a device's rows",
+            ));
+        }
         Ok(DraftModel::forward(self, batch, hidden, caches))
     }
 

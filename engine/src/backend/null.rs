@@ -84,6 +84,7 @@ impl TargetBackend for NullTarget {
             LogitsWanted::Argmax => TargetOutput {
                 logits: Vec::new(),
                 aux,
+                aux_rows: None,
                 argmax: next.collect(),
             },
             LogitsWanted::Logits => {
@@ -94,6 +95,7 @@ impl TargetBackend for NullTarget {
                 TargetOutput {
                     logits,
                     aux,
+                    aux_rows: None,
                     argmax: Vec::new(),
                 }
             }

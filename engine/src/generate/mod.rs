@@ -199,6 +199,7 @@ pub fn generate_until<B: TargetBackend + ?Sized>(
                 cache: Some(target.new_cache()?),
                 pending_start: 0,
                 pending_aux: Vec::new(),
+                pending_rows: Vec::new(),
                 pending_prompt: None,
                 rng: ChaCha8Rng::seed_from_u64(match &params.sequence_seeds {
                     Some(seeds) => seeds[i],
@@ -236,7 +237,13 @@ pub fn generate_until<B: TargetBackend + ?Sized>(
     for (i, (s, c)) in seqs.iter_mut().zip(caches).enumerate() {
         s.cache = Some(c);
         let n = s.tokens.len();
-        s.pending_prompt = Some(row * aux_width..(row + n) * aux_width);
+        match out.aux_rows {
+            Some(first) => {
+                let first = first + row as u32;
+                s.pending_rows = (first..first + n as u32).collect();
+            }
+            None => s.pending_prompt = Some(row * aux_width..(row + n) * aux_width),
+        }
         row += n;
         let first = match &choices {
             Choices::Greedy(ids) => ids[i],
@@ -280,6 +287,7 @@ pub fn generate_until<B: TargetBackend + ?Sized>(
                             },
                             None => PendingAux::of(&seqs[i].pending_aux),
                         },
+                        pending_rows: &seqs[i].pending_rows,
                     })
                     .collect();
                 let mut rngs: Vec<ChaCha8Rng> =
@@ -401,10 +409,15 @@ pub fn generate_until<B: TargetBackend + ?Sized>(
             s.pending_start = s.tokens.len() - 1;
             s.pending_prompt = None;
             s.pending_aux.clear();
+            s.pending_rows.clear();
             for k in std::iter::once(0).chain(acc.accepted.iter().map(|a| a + 1)) {
                 let r = starts[b] + k;
-                s.pending_aux
-                    .extend_from_slice(&out.aux[r * aux_width..(r + 1) * aux_width]);
+                match out.aux_rows {
+                    Some(first) => s.pending_rows.push(first + r as u32),
+                    None => s
+                        .pending_aux
+                        .extend_from_slice(&out.aux[r * aux_width..(r + 1) * aux_width]),
+                }
             }
             let kept = s.emit(&acc.tokens, params, &eos, now);
             rec.emitted(i, &s.result.output[s.result.output.len() - kept..]);

@@ -7,7 +7,7 @@
 
 use super::choice::{choose, Choices};
 use crate::backend::{LogitsWanted, TargetBackend};
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 use crate::model::ForwardBatch;
 use crate::timing::{timed, Span, SpanRecorder};
 
@@ -51,6 +51,9 @@ pub(super) fn chunks(lens: &[usize], chunk: usize) -> Vec<Vec<Piece>> {
 pub(super) struct Prefilled {
     /// Captured residual streams of every prompt row, in (sequence, token) order.
     pub(super) aux: Vec<f32>,
+    /// When the backend kept them on the device instead (`aux` empty): the
+    /// id of the first prompt row's states, the rest following in order.
+    pub(super) aux_rows: Option<u32>,
     /// Each sequence's choice at its last prompt token.
     pub(super) choices: Choices,
 }
@@ -71,6 +74,8 @@ pub(super) fn prefill<B: TargetBackend + ?Sized>(
     let vocab = target.config().vocab_size;
     let lens: Vec<usize> = prompts.iter().map(|p| p.len()).collect();
     let mut aux = Vec::new();
+    let mut aux_rows: Option<u32> = None;
+    let mut rows_so_far = 0;
     let mut greedy = Vec::new();
     let mut probs = Vec::new();
     for pieces in chunks(&lens, chunk) {
@@ -89,6 +94,17 @@ pub(super) fn prefill<B: TargetBackend + ?Sized>(
         for p in &pieces {
             target.commit_all(&mut caches[p.seq])?;
         }
+        if let Some(first) = out.aux_rows {
+            let expected = aux_rows.map_or(first as usize, |a| a as usize + rows_so_far);
+            if first as usize != expected {
+                return Err(EngineError::setting(
+                    "device aux states",
+                    format!("a prefill chunk's states start at row {first}, not {expected}"),
+                ));
+            }
+            aux_rows.get_or_insert(first);
+        }
+        rows_so_far += batch.len();
         if aux.is_empty() {
             aux = out.aux;
         } else {
@@ -100,7 +116,11 @@ pub(super) fn prefill<B: TargetBackend + ?Sized>(
     } else {
         Choices::Probs(probs)
     };
-    Ok(Prefilled { aux, choices })
+    Ok(Prefilled {
+        aux,
+        aux_rows,
+        choices,
+    })
 }
 
 #[cfg(test)]

@@ -18,6 +18,9 @@ pub(super) struct Sequence<C> {
     pub(super) pending_start: usize,
     /// Aux states of the tokens accepted at the last verify.
     pub(super) pending_aux: Vec<f32>,
+    /// Instead, when the target kept its aux states on the device: the ids
+    /// of the pending positions' states there.
+    pub(super) pending_rows: Vec<u32>,
     /// Until the first draft step: where the sequence's pending aux states
     /// lie in the prefill's output (not copied out: megabytes at 8B sizes).
     pub(super) pending_prompt: Option<std::ops::Range<usize>>,

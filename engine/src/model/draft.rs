@@ -28,6 +28,9 @@ pub enum HiddenInput<'a> {
     Aux(&'a [f32]),
     /// The draft's own previous outputs, `[rows, hidden]`.
     Own(&'a [f32]),
+    /// Aux states a GPU target kept on the device ([`super::TargetOutput::aux_rows`]):
+    /// the ids of the rows to read, one per batch row. CPU drafts refuse it.
+    AuxRows(&'a [u32]),
 }
 
 /// An EAGLE-3 draft loaded on the CPU.
@@ -191,6 +194,7 @@ impl Eagle3Draft {
                 Some(norms) => self.fc.forward(&normed_streams(a, norms)),
             },
             HiddenInput::Own(g) => g.to_vec(),
+            HiddenInput::AuxRows(_) => panic!("a CPU draft takes host aux states, not device rows"),
         };
         assert_eq!(
             x.len(),

@@ -129,6 +129,7 @@ impl EagleDraft {
         let rows = batch.len();
         let g = match hidden {
             HiddenInput::Aux(a) | HiddenInput::Own(a) => a,
+            HiddenInput::AuxRows(_) => panic!("a CPU draft takes host aux states, not device rows"),
         };
         assert_eq!(
             g.len(),

@@ -30,6 +30,10 @@ pub struct TargetOutput {
     /// `[batch.len(), points.len() * hidden]`: the captured residual streams of
     /// every row, concatenated in capture order (empty when nothing is captured).
     pub aux: Vec<f32>,
+    /// When the backend kept the captured states on the device instead
+    /// (then `aux` is empty): the id of row 0's states there, row `r`'s
+    /// being this plus `r` (see [`super::HiddenInput::AuxRows`]).
+    pub aux_rows: Option<u32>,
     /// Argmax of each logit row, when the backend computed it instead of
     /// returning `logits` (then `logits` is empty).
     pub argmax: Vec<u32>,
@@ -194,6 +198,7 @@ impl TargetModel {
         let out = TargetOutput {
             logits: Vec::new(),
             aux,
+            aux_rows: None,
             argmax: Vec::new(),
         };
         (out, last)

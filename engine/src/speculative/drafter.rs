@@ -19,6 +19,10 @@ pub struct DraftRequest<'a> {
     /// Target aux states of positions `pending_start..tokens.len() - 1`,
     /// `[rows, capture width]` (empty when the drafter needs none).
     pub pending_aux: PendingAux<'a>,
+    /// Instead of `pending_aux` (then empty), when the target kept its aux
+    /// states on the device: the ids of those positions' states there
+    /// ([`crate::model::TargetOutput::aux_rows`]).
+    pub pending_rows: &'a [u32],
 }
 
 /// A sequence's pending aux states: `buffer[start..end]`. The sequences of

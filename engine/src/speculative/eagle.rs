@@ -80,10 +80,16 @@ impl<D: DraftBackend> Drafter for EagleDrafter<D> {
         // end (one sequence, or a prefill's output), else laid end to end in
         // a buffer kept between calls.
         let pending: Vec<PendingAux<'_>> = requests.iter().map(|q| q.pending_aux).collect();
-        let joined = PendingAux::joined(&pending);
+        // States the target kept on the device are gathered there by id.
+        let on_device = requests.iter().any(|q| !q.pending_rows.is_empty());
+        let ids: Vec<u32> = requests
+            .iter()
+            .flat_map(|q| q.pending_rows.iter().copied())
+            .collect();
+        let joined = PendingAux::joined(&pending).filter(|_| !on_device);
         let mut aux = std::mem::take(&mut self.aux);
         aux.clear();
-        if joined.is_none() {
+        if joined.is_none() && !on_device {
             aux.reserve(pending.iter().map(|p| p.end - p.start).sum());
         }
         let mut last_rows = Vec::with_capacity(requests.len());
@@ -108,7 +114,7 @@ impl<D: DraftBackend> Drafter for EagleDrafter<D> {
                 true,
             );
             last_rows.push(batch.len() - 1);
-            if joined.is_none() {
+            if joined.is_none() && !on_device {
                 aux.extend_from_slice(q.pending_aux.rows());
             }
         }
@@ -116,8 +122,12 @@ impl<D: DraftBackend> Drafter for EagleDrafter<D> {
         let topk = step.cfg.topk;
         let top_k = needs_only_top_k(topk, step.temperature).then_some(topk);
         let out = timed(step.rec, Span::Draft, || {
-            let rows = joined.unwrap_or(&aux);
-            model.forward(&batch, HiddenInput::Aux(rows), &mut caches, top_k)
+            let hidden = match joined {
+                _ if on_device => HiddenInput::AuxRows(&ids),
+                Some(rows) => HiddenInput::Aux(rows),
+                None => HiddenInput::Aux(&aux),
+            };
+            model.forward(&batch, hidden, &mut caches, top_k)
         });
         self.aux = aux;
         let out = out?;

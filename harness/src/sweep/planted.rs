@@ -221,6 +221,7 @@ fn again<'a>(h: &HiddenInput<'a>) -> HiddenInput<'a> {
     match h {
         HiddenInput::Aux(x) => HiddenInput::Aux(x),
         HiddenInput::Own(x) => HiddenInput::Own(x),
+        HiddenInput::AuxRows(x) => HiddenInput::AuxRows(x),
     }
 }
 

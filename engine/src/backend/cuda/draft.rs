@@ -2,6 +2,7 @@
 //! midlayer over `cat(input_layernorm(embed), hidden_norm(hidden))`, the
 //! final norm and the reduced-vocabulary LM head.
 
+use super::device_rows::SharedRows;
 use super::draft_forward::{DraftBuffers, DraftStepKey};
 use super::graph::Replays;
 use super::kv_pool::KvPool;
@@ -33,6 +34,9 @@ pub struct GpuDraft<T: GpuElement> {
     pub(super) inv_freq: CudaSlice<f32>,
     pub(super) pool: RefCell<KvPool<T>>,
     pub(super) replays: Replays<DraftStepKey, T, DraftBuffers<T>>,
+    /// The target's device aux store, read by `HiddenInput::AuxRows`
+    /// (set by the pair that holds both).
+    pub(super) target_aux: RefCell<Option<SharedRows<T>>>,
 }
 
 impl<T: GpuElement> GpuDraft<T>
@@ -178,6 +182,7 @@ where
             inv_freq,
             replays: Replays::new(opts.graphs, pool.capacity),
             pool: RefCell::new(pool),
+            target_aux: RefCell::new(None),
         })
     }
 }

@@ -188,27 +188,60 @@ where
         let top_k = top_k.filter(|&k| (1..=32).contains(&k) && k <= dv);
         let mut pool = self.pool.borrow_mut();
         let host = HostBatch::new(batch, caches, &pool)?;
-        let (from_aux, values) = match hidden {
-            HiddenInput::Aux(a) => (true, a),
-            HiddenInput::Own(g) => (false, g),
+        let (from_aux, values, ids) = match hidden {
+            HiddenInput::Aux(a) => (true, a, None),
+            HiddenInput::Own(g) => (false, g, None),
+            HiddenInput::AuxRows(ids) => (true, &[][..], Some(ids)),
         };
         let in_w = if from_aux {
             AUX_STATES * self.config.target_hidden_size
         } else {
             self.config.hidden_size
         };
-        if values.len() != host.rows * in_w {
+        let given = ids.map_or(values.len(), |i| i.len() * in_w);
+        if given != host.rows * in_w {
             return Err(EngineError::setting(
                 "draft hidden input",
-                format!("{} values for {} rows of {in_w}", values.len(), host.rows),
+                format!("{given} values for {} rows of {in_w}", host.rows),
             ));
         }
+        // Device rows are gathered as stored (the same elements the host
+        // path's f32 round trip gives back: every `T` converts exactly).
+        let target_aux = self.target_aux.borrow();
+        let store = match (ids, target_aux.as_ref()) {
+            (None, _) => None,
+            (Some(_), Some(s)) => Some(s.lock().expect("aux store lock")),
+            (Some(_), None) => {
+                return Err(EngineError::setting(
+                    "draft hidden input",
+                    "device aux rows, but this draft reads no target's store",
+                ))
+            }
+        };
+        if let Some(s) = &store {
+            if s.width() != in_w {
+                return Err(EngineError::setting(
+                    "draft hidden input",
+                    format!(
+                        "device aux rows of {} values, the draft takes {in_w}",
+                        s.width()
+                    ),
+                ));
+            }
+        }
+        let mut store = store;
         let values: Vec<T> = values.iter().map(|&v| T::from_f32(v)).collect();
+        let mut fill = |hidden_in: &mut CudaSlice<T>| -> Result<()> {
+            match (&mut store, ids) {
+                (Some(s), Some(ids)) => s.gather(gpu, hidden_in, ids),
+                _ => Ok(gpu.stream.memcpy_htod(&values, hidden_in)?),
+            }
+        };
         if !self.replays.graphable(&host) {
             let b = BatchOnDevice::exact(gpu, &host)?;
             let mut st = self.new_step(b, from_aux, top_k.unwrap_or(1))?;
             st.batch.write(gpu, &host)?;
-            gpu.stream.memcpy_htod(&values, &mut st.own.hidden_in)?;
+            fill(&mut st.own.hidden_in)?;
             self.enqueue(&mut st, &mut pool, from_aux, top_k)?;
             return self.read(&st, top_k);
         }
@@ -224,7 +257,7 @@ where
             &host,
             key,
             |b| self.new_step(b, from_aux, top_k.unwrap_or(1)),
-            |st| Ok(gpu.stream.memcpy_htod(&values, &mut st.own.hidden_in)?),
+            |st| fill(&mut st.own.hidden_in),
             |st| self.enqueue(st, &mut pool, from_aux, top_k),
             |st| self.read(st, top_k),
         )

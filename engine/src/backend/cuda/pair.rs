@@ -78,6 +78,7 @@ where
             shares,
             opts,
         )?;
+
         self.drafters
             .push(EagleDrafter::new(draft, d.capture().clone())?);
         Ok(self.drafters.len() - 1)
@@ -119,10 +120,19 @@ where
             match drafter {
                 Some(i) => Some(self.drafters.get_mut(i).ok_or_else(|| {
                     EngineError::setting("drafter", format!("no GPU drafter #{i}"))
-                })? as &mut dyn Drafter),
+                })?),
                 None => None,
             };
-        generate(&self.target, prompts, params, drafter, rec)
+        // The drafter gathers the target's aux states on the device: they
+        // never travel to the host and back.
+        if let Some(d) = &drafter {
+            *d.model().target_aux.borrow_mut() = Some(self.target.aux_rows());
+        }
+        self.target.keep_aux_on_device(drafter.is_some());
+        let drafter = drafter.map(|d| d as &mut dyn Drafter);
+        let out = generate(&self.target, prompts, params, drafter, rec);
+        self.target.keep_aux_on_device(false);
+        out
     }
 }
 

@@ -3,6 +3,7 @@
 //! `T` (bf16 or f32), or random weights drawn on the device for a config's
 //! shape.
 
+use super::device_rows::{DeviceRows, SharedRows};
 use super::forward::{head_forward, BatchOnDevice, HostBatch};
 use super::graph::{Replays, Step};
 use super::kv_pool::{GpuCache, KvPool};
@@ -46,6 +47,9 @@ pub struct GpuTarget<T: GpuElement> {
     expert_stats: RefCell<CudaSlice<u64>>,
     pool: RefCell<KvPool<T>>,
     replays: Replays<StepKey, T, TargetBuffers<T>>,
+    /// Where capturing forwards keep their aux states when it is enabled
+    /// (drafts on the same device gather them from there).
+    aux_rows: SharedRows<T>,
 }
 
 /// The shape of a graph-captured forward.
@@ -155,6 +159,7 @@ where
             mla_inv_freq,
             replays: Replays::new(opts.graphs, pool.capacity),
             pool: RefCell::new(pool),
+            aux_rows: DeviceRows::shared(),
         })
     }
 
@@ -251,14 +256,20 @@ where
                 (l, Vec::new())
             }
         };
-        let aux = if n_capture == 0 {
-            Vec::new()
+        let mut kept = self.aux_rows.lock().expect("aux store lock");
+        let (aux, aux_rows) = if n_capture == 0 {
+            (Vec::new(), None)
+        } else if kept.enabled() {
+            let (rows, h) = (st.batch.rows, self.config.hidden_size);
+            let first = kept.append(gpu, &st.own.aux, rows, n_capture * h)?;
+            (Vec::new(), Some(first))
         } else {
-            download(gpu, &st.own.aux)?
+            (download(gpu, &st.own.aux)?, None)
         };
         Ok(TargetOutput {
             logits,
             aux,
+            aux_rows,
             argmax,
         })
     }
@@ -266,6 +277,20 @@ where
     /// The device embedding table (shared with drafts that have none).
     pub fn embedding(&self) -> Arc<CudaSlice<T>> {
         Arc::clone(&self.weights.embed)
+    }
+
+    /// The store capturing forwards keep their aux states in when enabled.
+    pub(super) fn aux_rows(&self) -> SharedRows<T> {
+        Arc::clone(&self.aux_rows)
+    }
+
+    /// Keeps the captured aux states of later forwards on the device
+    /// ([`TargetOutput::aux_rows`]) instead of downloading them, or stops.
+    pub(super) fn keep_aux_on_device(&self, on: bool) {
+        self.aux_rows
+            .lock()
+            .expect("aux store lock")
+            .set_enabled(on);
     }
 
     /// The device.

@@ -17,13 +17,10 @@
 // partial result (unnormalised sum, max, sum of weights) is the same
 // function of its query and its split's keys (att_tile.cu). The block that
 // completes a row's last split (a counter per (row, kv head), back to zero
-// after) merges the row's splits (tree_merge): a function of the row's
-// split count alone, the same sums whatever the batch, the group or the
-// order the blocks ran.
+// after) merges the row's splits in split order: the same sums whatever
+// the batch, the group or the order the blocks ran.
 
 #define TREE_GROUP_MAX 64
-// (row, head) pairs merged in one pass (tree_merge).
-#define TREE_MERGE_MAX 512
 
 __device__ __forceinline__ int tree_keys(const int* prefix, const int* extra_off, int r) {
     return prefix[r] + extra_off[r + 1] - extra_off[r];
@@ -72,82 +69,6 @@ __device__ __forceinline__ void tree_tile(float* part_out, float* part_ml, const
     for (int nd = 0; nd < HD / 8; nd++) o[nd][0] = o[nd][1] = o[nd][2] = o[nd][3] = 0.f;
     at_pv<HD>(o, s, vs, lane);
     tree_store<HD>(part_out, part_ml, o, m0, m1, l0, l1, v0, v1, lane, slot_of);
-}
-
-// Merges the splits of the rows done[0 .. nd) for query heads h0 .. h0 + G
-// (one kv head), in passes of TREE_MERGE_MAX (row, head) pairs. A warp per
-// pair takes the maximum over the splits (exact in any order) and the sum
-// of the splits' weighted sums (lane j adds splits j, j + 32, ... in
-// order, then the lanes' sums in a fixed shuffle tree): a function of the
-// row's split count alone. Then every thread accumulates 4 outputs (row,
-// head, d) over the splits in split order, their loads side by side: the
-// merge of a long row no longer waits on one L2 round trip per split.
-template <int HD>
-__device__ __forceinline__ void tree_merge(bf16* out, const float* part_out, const float* part_ml, const int* done,
-                                           int nd, const int* prefix, const int* extra_off, int heads, int h0, int G,
-                                           float sl2, int splits_cap) {
-    __shared__ float mh[TREE_MERGE_MAX], lh[TREE_MERGE_MAX];
-    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    int per = max(1, TREE_MERGE_MAX / G);
-    for (int first = 0; first < nd; first += per) {
-        int pairs = min(per, nd - first) * G;
-        for (int p = warp; p < pairs; p += AT_THREADS / 32) {
-            int r = done[first + p / G];
-            int splits = (tree_keys(prefix, extra_off, r) + AT_KEYS - 1) / AT_KEYS;
-            const float* ml = part_ml + 2 * ((size_t)r * heads + h0 + p % G) * splits_cap;
-            float m = -INFINITY;
-            for (int t = lane; t < splits; t += 32) m = fmaxf(m, __ldcg(&ml[2 * t]));
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-            float l = 0.f;
-            for (int t = lane; t < splits; t += 32) l = fmaf(__ldcg(&ml[2 * t + 1]), exp2f((__ldcg(&ml[2 * t]) - m) * sl2), l);
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) l += __shfl_xor_sync(0xffffffffu, l, o);
-            if (lane == 0) {
-                mh[p] = m;
-                lh[p] = l;
-            }
-        }
-        __syncthreads();
-        int outs = pairs * HD;
-        for (int b = threadIdx.x; b < outs; b += 4 * AT_THREADS) {
-            float acc[4], mj[4];
-            const float* po[4];
-            const float* ml[4];
-            int sp[4], longest = 0;
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                int idx = b + j * AT_THREADS, p = idx / HD, d = idx % HD;
-                acc[j] = 0.f;
-                sp[j] = 0;
-                if (idx >= outs) continue;
-                int r = done[first + p / G];
-                size_t s0 = ((size_t)r * heads + h0 + p % G) * splits_cap;
-                sp[j] = (tree_keys(prefix, extra_off, r) + AT_KEYS - 1) / AT_KEYS;
-                po[j] = part_out + s0 * HD + d;
-                ml[j] = part_ml + 2 * s0;
-                mj[j] = mh[p];
-                longest = max(longest, sp[j]);
-            }
-#pragma unroll 2
-            for (int t = 0; t < longest; t++) {
-#pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    if (t >= sp[j]) continue;
-                    float w = exp2f((__ldcg(&ml[j][2 * t]) - mj[j]) * sl2);
-                    acc[j] = fmaf(__ldcg(&po[j][(size_t)t * HD]), w, acc[j]);
-                }
-            }
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                int idx = b + j * AT_THREADS, p = idx / HD;
-                if (idx >= outs) continue;
-                int r = done[first + p / G];
-                st(&out[((size_t)r * heads + h0 + p % G) * HD + idx % HD], acc[j] / lh[p]);
-            }
-        }
-        __syncthreads();
-    }
 }
 
 template <int HD>
@@ -219,7 +140,23 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
     int nd = n_done;
     if (nd == 0) return;
     __threadfence();
-    tree_merge<HD>(out, part_out, part_ml, done, nd, prefix, extra_off, heads, kvh * G, G, sl2, splits_cap);
+    for (int k = 0; k < nd; k++) {
+        int r = done[k], n = tree_keys(prefix, extra_off, r);
+        int splits = (n + AT_KEYS - 1) / AT_KEYS;
+        for (int idx = threadIdx.x; idx < G * HD; idx += blockDim.x) {
+            int head = kvh * G + idx / HD, d = idx % HD;
+            size_t s0 = ((size_t)r * heads + head) * splits_cap;
+            float m = -INFINITY;
+            for (int t = 0; t < splits; t++) m = fmaxf(m, __ldcg(&part_ml[2 * (s0 + t)]));
+            float l = 0.f, acc = 0.f;
+            for (int t = 0; t < splits; t++) {
+                float w = exp2f((__ldcg(&part_ml[2 * (s0 + t)]) - m) * sl2);
+                l = fmaf(__ldcg(&part_ml[2 * (s0 + t) + 1]), w, l);
+                acc = fmaf(__ldcg(&part_out[(s0 + t) * HD + d]), w, acc);
+            }
+            st(&out[((size_t)r * heads + head) * HD + d], acc / l);
+        }
+    }
     __syncthreads();
     for (int k = threadIdx.x; k < nd; k += blockDim.x) counters[done[k] * kv_heads + kvh] = 0;
 }

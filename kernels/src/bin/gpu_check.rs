@@ -11,13 +11,13 @@ use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    // The checks exercise the flash prefill and tree attention kernels,
-    // which the engine runs only when asked for (attention::split_only)
-    // until they have passed here on a device.
+    // The checks exercise the flash prefill and tree attention kernels (the
+    // engine runs the tree kernel only with SPECULA_ATTENTION=flash:
+    // attention::attention_mode).
     if std::env::var_os("SPECULA_ATTENTION").is_none() {
         std::env::set_var("SPECULA_ATTENTION", "flash");
     }
-    // Likewise the tiled linear (linear::tiles_enabled).
+    // Likewise the tiled linear from its smallest tile (linear::linear_tiles).
     if std::env::var_os("SPECULA_LINEAR_TILES").is_none() {
         std::env::set_var("SPECULA_LINEAR_TILES", "1");
     }

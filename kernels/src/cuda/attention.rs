@@ -185,7 +185,10 @@ pub fn attention<T: GpuElement>(
             && scratch.counters.len() >= rows * shape.n_heads,
         || "attention: scratch made for other key lists".into(),
     )?;
-    if uses_tree_kernel::<T>(shape) && scratch.kernel.is_none() && !split_only {
+    if uses_tree_kernel::<T>(shape)
+        && scratch.kernel.is_none()
+        && attention_mode() == AttentionMode::Flash
+    {
         let parts = (&scratch.part_out, &scratch.part_ml, &scratch.counters);
         return tree_attention(
             gpu,
@@ -202,14 +205,42 @@ pub fn attention<T: GpuElement>(
     split_attention(gpu, out, q, pools, keys, scratch, shape, scale, split_only)
 }
 
-/// Whether every row, causal ones too, goes through the split-K kernel (the
-/// attention measured lossless on the H200, whose scratch grows with rows x
-/// keys). The flash prefill and tree kernels run only with
-/// `SPECULA_ATTENTION=flash` until `specula-gpu-check` and `gpu agree` have
-/// passed with them on a device (written in a session without device time).
+/// Which kernels run the attention, from `SPECULA_ATTENTION`. Measured on
+/// the H200 in one run (results/h200/README.md, issue 18; Llama-3.1-8B
+/// shape): the flash prefill took a 8192-token prompt in 276 ms against
+/// 5976 ms through the split-K kernel (whose scratch grows with rows x
+/// keys: batch 8 x 8192 ran out of memory), while the tree kernel verified
+/// 6 rows slower than the split-K kernel (1.31x a decode step against 1.09x
+/// at prompt 128, 15.3 ms against 13.9 at 8192).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttentionMode {
+    /// `split`: every row, causal ones too, through the split-K kernel.
+    Split,
+    /// Unset (the default): causal rows through the flash prefill kernel,
+    /// tree (decode and verify) rows through the split-K kernel.
+    FlashPrefill,
+    /// `flash`: causal rows flash, tree rows through the bf16 tree kernel
+    /// where it exists for the shape.
+    Flash,
+}
+
+/// The [`AttentionMode`] of this process (read once).
+pub fn attention_mode() -> AttentionMode {
+    static MODE: std::sync::OnceLock<AttentionMode> = std::sync::OnceLock::new();
+    *MODE.get_or_init(|| match std::env::var("SPECULA_ATTENTION").as_deref() {
+        Ok("split") => AttentionMode::Split,
+        Ok("flash") => AttentionMode::Flash,
+        Err(_) | Ok("") | Ok("flash-prefill") => AttentionMode::FlashPrefill,
+        Ok(other) => {
+            eprintln!("warning: SPECULA_ATTENTION={other} is none of split, flash-prefill, flash: the default (flash-prefill)");
+            AttentionMode::FlashPrefill
+        }
+    })
+}
+
+/// Whether every row, causal ones too, goes through the split-K kernel.
 pub fn split_only() -> bool {
-    static SPLIT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *SPLIT.get_or_init(|| std::env::var("SPECULA_ATTENTION").map_or(true, |v| v != "flash"))
+    attention_mode() == AttentionMode::Split
 }
 
 /// The split-K kernel of `attention.cu` over the tree rows.

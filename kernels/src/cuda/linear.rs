@@ -27,25 +27,46 @@ pub const INVARIANT_MAX_ROWS: usize = 64;
 /// shapes; longer prefills get cuBLAS.
 pub const LINEAR_INVARIANT_MAX_ROWS: usize = 4096;
 
-/// Whether the tiled kernel (`linear_tiles.cu`) runs forwards of more than
-/// [`TILES_MIN_ROWS`] rows, keeping them batch-invariant up to
-/// [`LINEAR_INVARIANT_MAX_ROWS`]: only with `SPECULA_LINEAR_TILES=1` until
-/// its latest form (rewritten after the last H200 run) has passed
-/// `specula-gpu-check` and `gpu agree` on a device. Otherwise the small-row
-/// kernel runs up to [`INVARIANT_MAX_ROWS`] rows and cuBLAS above, the
-/// path measured before it.
-pub fn tiles_enabled() -> bool {
-    static TILES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *TILES.get_or_init(|| std::env::var("SPECULA_LINEAR_TILES").is_ok_and(|v| v == "1"))
+/// Which forwards the tiled kernel (`linear_tiles.cu`) runs, from
+/// `SPECULA_LINEAR_TILES`: `0` none (cuBLAS above [`INVARIANT_MAX_ROWS`]
+/// rows: not batch-invariant, the path before the tiled kernel), unset
+/// (the default) those of more than [`INVARIANT_MAX_ROWS`] rows, in place of
+/// cuBLAS, `1` those of [`TILES_MIN_ROWS`] rows or more. Measured on the
+/// H200 (results/h200/README.md, issue 18): at 48 rows the small-row kernel
+/// verified faster (2.25x a decode step against 2.50x), at 384 rows cuBLAS
+/// was 2.7x faster than the tiles but gives a row other bits in another
+/// batch; the tiles keep every decode and verify forward lossless.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinearTiles {
+    /// Small-row kernel to [`INVARIANT_MAX_ROWS`] rows, cuBLAS above.
+    Off,
+    /// Small-row kernel to [`INVARIANT_MAX_ROWS`] rows, tiles above.
+    AboveSmallRows,
+    /// Small-row kernel below [`TILES_MIN_ROWS`] rows, tiles from there.
+    FromTileRows,
+}
+
+/// The [`LinearTiles`] choice of this process (read once).
+pub fn linear_tiles() -> LinearTiles {
+    static TILES: std::sync::OnceLock<LinearTiles> = std::sync::OnceLock::new();
+    *TILES.get_or_init(|| match std::env::var("SPECULA_LINEAR_TILES").as_deref() {
+        Ok("0") => LinearTiles::Off,
+        Ok("1") => LinearTiles::FromTileRows,
+        Err(_) | Ok("") => LinearTiles::AboveSmallRows,
+        Ok(other) => {
+            eprintln!("warning: SPECULA_LINEAR_TILES={other} is neither 0 nor 1: the default (tiles above {INVARIANT_MAX_ROWS} rows)");
+            LinearTiles::AboveSmallRows
+        }
+    })
 }
 
 /// Rows up to which [`LinearLayer::auto`] stays batch-invariant: see
-/// [`tiles_enabled`].
+/// [`linear_tiles`].
 pub fn invariant_linear_rows() -> usize {
-    if tiles_enabled() {
-        LINEAR_INVARIANT_MAX_ROWS
-    } else {
+    if linear_tiles() == LinearTiles::Off {
         INVARIANT_MAX_ROWS
+    } else {
+        LINEAR_INVARIANT_MAX_ROWS
     }
 }
 
@@ -138,10 +159,15 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
         silu: bool,
     ) -> Result<(), GpuError> {
         if uses_mma::<T>(self.gpu, self.k) {
-            if !tiles_enabled() {
-                return self.mma(y, x, m, MmaLaunch::for_shape(m, self.k, self.n), silu);
-            }
-            return match MmaForm::for_shape(m, self.k, self.n) {
+            let (k, n) = (self.k, self.n);
+            let form = match linear_tiles() {
+                LinearTiles::FromTileRows => MmaForm::for_shape(m, k, n),
+                LinearTiles::AboveSmallRows if m > INVARIANT_MAX_ROWS => {
+                    MmaForm::Tiles(TileLaunch::for_shape(m, k, n))
+                }
+                _ => MmaForm::Small(MmaLaunch::for_shape(m, k, n)),
+            };
+            return match form {
                 MmaForm::Small(layout) => self.mma(y, x, m, layout, silu),
                 MmaForm::Tiles(layout) => self.tiles(y, x, m, layout, silu),
             };

@@ -79,11 +79,13 @@ pub struct Loaded {
 
 impl Loaded {
     /// Loads the target of `m`: on the CPU, or on a GPU sweep straight to
-    /// the device with KV room for `slots` sequences (no CPU model).
+    /// the device with KV room for `slots` sequences of prompts up to
+    /// `GPU_MAX_PROMPT` tokens, or `longest_prompt` where longer (no CPU model).
     pub fn load(
         m: &ModelInfo,
         info: &RunInfo,
         slots: usize,
+        longest_prompt: usize,
         quiet: bool,
     ) -> Result<Loaded, SweepError> {
         let t0 = std::time::Instant::now();
@@ -105,7 +107,7 @@ impl Loaded {
         let on_gpu = info.backend == super::device::EngineDevice::Cuda.name();
         #[cfg(feature = "cuda")]
         let (gpu, bytes) = if on_gpu {
-            let capacity = GPU_MAX_PROMPT + info.max_new_tokens + 64;
+            let capacity = GPU_MAX_PROMPT.max(longest_prompt) + info.max_new_tokens + 64;
             let (side, stats) =
                 super::device::GpuSide::load(&m.target_dir, slots, capacity, quiet)?;
             (Some(side), stats.bytes)
@@ -113,7 +115,7 @@ impl Loaded {
             (None, 0)
         };
         #[cfg(not(feature = "cuda"))]
-        let (bytes, _) = (0u64, quiet);
+        let (bytes, _, _) = (0u64, quiet, longest_prompt);
         let cpu = if on_gpu {
             None
         } else {

@@ -131,7 +131,18 @@ impl<'a> Runner<'a> {
                     .map(|g| self.grid.groups[g].batch_size)
                     .max()
                     .unwrap_or(1);
-                let l = Loaded::load(m, self.info, slots, self.progress.quiet())?;
+                // KV room for the longest prompt past a model's context (a
+                // run with allow_past_context); the others fit the default.
+                let longest_past = (0..models.len())
+                    .filter(|&o| keys[o] == keys[mi])
+                    .flat_map(|o| &self.grid.context[o])
+                    .filter_map(|c| match c {
+                        super::context_fit::ContextFit::Past(p) => Some(p.longest_prompt_tokens),
+                        _ => None,
+                    })
+                    .max()
+                    .unwrap_or(0);
+                let l = Loaded::load(m, self.info, slots, longest_past, self.progress.quiet())?;
                 self.loads.push(l.record.clone());
                 loaded = Some(l);
             }

@@ -65,6 +65,12 @@ pub enum NotJudged {
     CostSettingsDiffer,
     /// GPU step times of two different GPU models.
     DeviceDiffers,
+    /// CPU timings of runs whose CPU model, build profile or CPU threads
+    /// differ: not comparable, whatever the interval says.
+    MachineDiffers {
+        /// The meta.json field that differs (`machine.cpu`, `build_profile`, `cpu_threads`).
+        field: &'static str,
+    },
     /// No span times (kernels.csv) in the current run.
     NoSpans,
 }

@@ -15,6 +15,7 @@ use super::check::{Check, GateVerdict, NotJudged, Shown, Status, Values};
 use super::pace::{pace_change, pace_column, Pairs};
 use super::policy::{Measure, Policy};
 use crate::run_folder::by_identity;
+use crate::run_folder::environment::{differences, Difference};
 use crate::run_folder::{group_key, group_label, row_identity, Record, Run};
 use crate::stats::{classify, relative_change, Verdict};
 use serde::Serialize;
@@ -250,7 +251,14 @@ fn deterministic(
     out
 }
 
-fn speedup(policy: &Policy, label: &str, key: &str, pairs: &Pairs, pace: Option<f64>) -> Check {
+fn speedup(
+    policy: &Policy,
+    label: &str,
+    key: &str,
+    pairs: &Pairs,
+    pace: Option<f64>,
+    machine: Option<&Difference>,
+) -> Check {
     let col = policy.timing_column.as_str();
     let b: Vec<f64> = pairs.iter().filter_map(|(b, _)| b.num(col)).collect();
     let c: Vec<f64> = pairs.iter().filter_map(|(_, c)| c.num(col)).collect();
@@ -276,6 +284,11 @@ fn speedup(policy: &Policy, label: &str, key: &str, pairs: &Pairs, pace: Option<
             needed: policy.min_repeats,
         });
         check.shown.change = format!("needs {} repeats a side", policy.min_repeats);
+        return check;
+    }
+    if let Some(d) = machine {
+        check.not_judged = Some(NotJudged::MachineDiffers { field: d.field });
+        check.shown.change = format!("not comparable: {}", d.message);
         return check;
     }
     if let Some(p) = pace.filter(|p| p.abs() > policy.pace_tolerance) {
@@ -326,6 +339,11 @@ pub fn decide(baseline: &Run, current: &Run, policy: &Policy) -> Decision {
             None => groups.push((key, group_label(b), vec![(b, &current.rows[ci])])),
         }
     }
+    // CPU timings of another CPU model, build profile or thread count are
+    // not judged (a run on another machine type is not a regression).
+    let machine = differences(baseline, current, ["the baseline", "the current run"])
+        .into_iter()
+        .find(|d| matches!(d.field, "machine.cpu" | "build_profile" | "cpu_threads"));
     let mut checks = Vec::new();
     for (key, label, pairs) in &groups {
         checks.extend(deterministic(policy, baseline, current, label, pairs));
@@ -334,7 +352,7 @@ pub fn decide(baseline: &Run, current: &Run, policy: &Policy) -> Decision {
         ));
         if policy.checks(Measure::Speedup) {
             let pace = pace_change(policy, baseline, current, pairs);
-            checks.push(speedup(policy, label, key, pairs, pace));
+            checks.push(speedup(policy, label, key, pairs, pace, machine.as_ref()));
         }
     }
     let mut notes = Vec::new();

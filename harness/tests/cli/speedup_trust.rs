@@ -215,18 +215,29 @@ fn compare_and_gate_warn_when_a_debug_baseline_meets_a_release_run_on_other_thre
     assert!(std::fs::read_to_string(out.join("compare.md"))
         .unwrap()
         .contains("## Warnings"));
+    // The gate warns, and does not judge timings across build profiles:
+    // inconclusive (exit 3), each speedup "not comparable".
     let o = specula_in(&repo(), &["gate", "--baseline", a_s, "--current", b_s]);
-    let text = ok(&o);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(3), "{text}");
     assert!(text.contains("## Warnings"), "{text}");
     assert!(
         text.contains("the baseline is a debug build, the current run a release build"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .filter(|l| l.contains("| cpu_speedup |"))
+            .all(|l| l.contains("not comparable: build profiles differ")),
         "{text}"
     );
     let o = specula_in(
         &repo(),
         &["gate", "--baseline", a_s, "--current", b_s, "--json"],
     );
-    let judged: serde_json::Value = serde_json::from_str(&ok(&o)).unwrap();
+    assert_eq!(o.status.code(), Some(3));
+    let judged: serde_json::Value =
+        serde_json::from_str(&String::from_utf8_lossy(&o.stdout)).unwrap();
     assert_eq!(judged["environment"][0]["a"], "debug");
     assert_eq!(judged["environment"][0]["b"], "release");
 }

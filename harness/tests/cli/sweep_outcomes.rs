@@ -1,6 +1,7 @@
 //! How a sweep ends when no draft config of its spec can run (exit 2, the
 //! baselines kept) and when the reader of its output goes away (it runs to
-//! the end), on a random tiny model pair written into a temp folder.
+//! the end), and how entries over one target share its load, on a random
+//! tiny model pair written into a temp folder.
 
 use crate::common::*;
 
@@ -90,5 +91,41 @@ fn a_missing_model_folder_says_relative_paths_are_read_from_the_spec_folder() {
             &folder.join("models/nope").display().to_string(),
             "relative paths are read from the spec's folder",
         ],
+    );
+}
+
+#[test]
+fn two_model_entries_over_one_target_run_on_one_load() {
+    // Issue 23, item 4: a sweep loads each target once, whatever the number
+    // of entries (draft folders, captures) over it.
+    let t = workspace();
+    let body = "max_new_tokens = 4\nwarmup = 0\n[[prompt_sets]]\nsample = 1\n\
+                [[drafts]]\nsteps = 2\n\
+                [[models]]\nname = \"rnd-b\"\ntarget = \"fx/target\"\ndraft = \"fx/draft\"\n";
+    let two = spec(t.path(), "two.toml", body);
+    let out = specula_in(t.path(), &["sweep", two.to_str().unwrap(), "--out", "run"]);
+    ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("loading ").count(), 1, "{err}");
+    assert!(
+        err.contains("the target fx/target is loaded already"),
+        "{err}"
+    );
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(t.path().join("run/meta.json")).unwrap())
+            .unwrap();
+    let loads = meta["model_loads"]
+        .as_array()
+        .expect("meta.json model_loads");
+    assert_eq!(loads.len(), 1, "{loads:?}");
+    assert_eq!(loads[0]["models"], serde_json::json!(["rnd-b", "rnd"]));
+    assert_eq!(loads[0]["device"], "cpu");
+    assert!(loads[0]["peak_host_memory_bytes"].as_u64().unwrap() > 0);
+    let runs = Csv::read(&t.path().join("run/runs.csv"));
+    let keys: std::collections::BTreeSet<String> = runs.column("row_key").into_iter().collect();
+    assert_eq!(
+        keys.len(),
+        4,
+        "both entries wrote a baseline and a draft row: {keys:?}"
     );
 }

@@ -171,7 +171,7 @@ impl DraftBackend for NullDraft {
     ) -> Result<DraftOutput> {
         append(batch, caches)?;
         let v = self.config.draft_vocab_size;
-        let hidden = vec![0.0; batch.rows.len() * self.config.hidden_size];
+        let hidden = vec![0.0; batch.logit_rows.len() * self.config.hidden_size];
         let guesses: Vec<usize> = batch
             .logit_rows
             .iter()

@@ -53,7 +53,9 @@ pub struct Eagle3Draft {
 
 /// What a draft forward returns.
 pub struct DraftOutput {
-    /// `[rows, hidden]`: the midlayer output before the final norm (fed back as the next hidden input).
+    /// `[logit_rows, hidden]`: each logit row's midlayer output before the
+    /// final norm (fed back as the next hidden input; rows without logits
+    /// are not returned).
     pub hidden: Vec<f32>,
     /// `[logit_rows, draft_vocab]` logits (empty when `top` holds the rows instead).
     pub logits: Vec<f32>,
@@ -216,13 +218,14 @@ impl Eagle3Draft {
         add_inplace(&mut x, &a);
         let m = self.mlp.forward(&self.post_norm.apply(&x));
         add_inplace(&mut x, &m);
-        let mut sel = gather_rows(&x, h, batch.logit_rows.iter().copied());
+        let hidden = gather_rows(&x, h, batch.logit_rows.iter().copied());
+        let mut sel = hidden.clone();
         if self.config.norm_output {
             self.norm.apply_inplace(&mut sel);
         }
         DraftOutput {
             logits: self.lm_head.forward(&sel),
-            hidden: x,
+            hidden,
             top: Vec::new(),
         }
     }

@@ -143,10 +143,10 @@ impl EagleDraft {
         add_inplace(&mut x, &a);
         let m = self.mlp.forward(&self.post_norm.apply(&x));
         add_inplace(&mut x, &m);
-        let sel = gather_rows(&x, h, batch.logit_rows.iter().copied());
+        let hidden = gather_rows(&x, h, batch.logit_rows.iter().copied());
         DraftOutput {
-            logits: self.lm_head.forward(&sel),
-            hidden: x,
+            logits: self.lm_head.forward(&hidden),
+            hidden,
             top: Vec::new(),
         }
     }

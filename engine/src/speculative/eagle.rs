@@ -92,7 +92,6 @@ impl<D: DraftBackend> Drafter for EagleDrafter<D> {
         if joined.is_none() && !on_device {
             aux.reserve(pending.iter().map(|p| p.end - p.start).sum());
         }
-        let mut last_rows = Vec::with_capacity(requests.len());
         for (r, q) in requests.iter().enumerate() {
             let root = q.tokens.len() - 1;
             if caches[r].len() != q.pending_start {
@@ -113,7 +112,6 @@ impl<D: DraftBackend> Drafter for EagleDrafter<D> {
                 q.pending_start,
                 true,
             );
-            last_rows.push(batch.len() - 1);
             if joined.is_none() && !on_device {
                 aux.extend_from_slice(q.pending_aux.rows());
             }
@@ -134,10 +132,18 @@ impl<D: DraftBackend> Drafter for EagleDrafter<D> {
         caches.iter_mut().for_each(|c| model.commit_all(c));
         let vocab = model.config().draft_vocab_size;
         let first = scores_of(&out, vocab);
-        let last_hidden: Vec<Vec<f32>> = last_rows
-            .iter()
-            .map(|&r| out.hidden[r * h..(r + 1) * h].to_vec())
-            .collect();
+        // One logit row per sequence: its last pending token's.
+        if out.hidden.len() != requests.len() * h {
+            return Err(EngineError::setting(
+                "draft state",
+                format!(
+                    "the draft returned {} hidden values for {} sequences of {h}",
+                    out.hidden.len(),
+                    requests.len()
+                ),
+            ));
+        }
+        let last_hidden: Vec<Vec<f32>> = out.hidden.chunks_exact(h).map(<[f32]>::to_vec).collect();
         // Per sequence and candidate: the cache entry of its expansion and the hidden state it produced.
         let mut entry: Vec<HashMap<usize, usize>> = vec![HashMap::new(); requests.len()];
         let mut produced: Vec<HashMap<usize, Vec<f32>>> = vec![HashMap::new(); requests.len()];

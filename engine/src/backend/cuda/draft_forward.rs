@@ -33,6 +33,8 @@ pub(crate) struct DraftStepKey {
 /// The draft's own buffers of one forward shape.
 pub(crate) struct DraftBuffers<T> {
     hidden_in: CudaSlice<T>,
+    /// The logit rows' midlayer outputs, gathered for the host.
+    hidden_out: CudaSlice<T>,
     e: CudaSlice<T>,
     cat: CudaSlice<T>,
     top_idx: CudaSlice<i32>,
@@ -58,6 +60,7 @@ where
         };
         let own = DraftBuffers {
             hidden_in: s.alloc_zeros(rows * in_w)?,
+            hidden_out: s.alloc_zeros(nl * h)?,
             e: s.alloc_zeros(rows * h)?,
             cat: s.alloc_zeros(rows * 2 * h)?,
             top_idx: s.alloc_zeros(nl * k.max(1))?,
@@ -104,6 +107,10 @@ where
             &mut OpClock::off(),
         )?;
         head_forward(gpu, &self.norm, &self.lm_head, st)?;
+        // Only the logit rows' states go back to the host (a prompt's
+        // extend would otherwise download every row of it).
+        let h = self.config.hidden_size;
+        embedding_gather(gpu, &mut st.own.hidden_out, &st.x, &st.batch.logit_rows, h)?;
         if let Some(k) = top_k {
             let (nl, dv) = (st.batch.n_logits.max(1), self.config.draft_vocab_size);
             let own = &mut st.own;
@@ -125,7 +132,8 @@ where
         let gpu = &*self.gpu;
         let s = &gpu.stream;
         let nl = st.batch.n_logits;
-        let hidden = download(gpu, &st.x)?;
+        let mut hidden = download(gpu, &st.own.hidden_out)?;
+        hidden.truncate(nl * self.config.hidden_size);
         match top_k {
             Some(k) => {
                 let (idx, lp) = (

@@ -15,7 +15,7 @@ use super::check::{Check, GateVerdict, NotJudged, Shown, Status, Values};
 use super::pace::{pace_change, pace_column, Pairs};
 use super::policy::{Measure, Policy};
 use crate::run_folder::by_identity;
-use crate::run_folder::environment::{differences, Difference};
+use crate::run_folder::environment::Difference;
 use crate::run_folder::{group_key, group_label, row_identity, Record, Run};
 use crate::stats::{classify, relative_change, Verdict};
 use serde::Serialize;
@@ -325,8 +325,15 @@ fn speedup(
     check
 }
 
-/// Judges `current` against `baseline` (inputs already checked by [`super::inputs::check`]).
-pub fn decide(baseline: &Run, current: &Run, policy: &Policy) -> Decision {
+/// Judges `current` against `baseline` (inputs already checked by
+/// [`super::inputs::check`]); `environment` is where their machines differ
+/// ([`crate::run_folder::environment::differences`] of the two).
+pub fn decide(
+    baseline: &Run,
+    current: &Run,
+    policy: &Policy,
+    environment: &[Difference],
+) -> Decision {
     let cur = by_identity(current).unwrap_or_default();
     let mut groups: Vec<(String, String, Pairs)> = Vec::new();
     for b in baseline.rows.iter().filter(|r| r.speculative()) {
@@ -341,8 +348,8 @@ pub fn decide(baseline: &Run, current: &Run, policy: &Policy) -> Decision {
     }
     // CPU timings of another CPU model, build profile or thread count are
     // not judged (a run on another machine type is not a regression).
-    let machine = differences(baseline, current, ["the baseline", "the current run"])
-        .into_iter()
+    let machine = environment
+        .iter()
         .find(|d| matches!(d.field, "machine.cpu" | "build_profile" | "cpu_threads"));
     let mut checks = Vec::new();
     for (key, label, pairs) in &groups {
@@ -352,7 +359,7 @@ pub fn decide(baseline: &Run, current: &Run, policy: &Policy) -> Decision {
         ));
         if policy.checks(Measure::Speedup) {
             let pace = pace_change(policy, baseline, current, pairs);
-            checks.push(speedup(policy, label, key, pairs, pace, machine.as_ref()));
+            checks.push(speedup(policy, label, key, pairs, pace, machine));
         }
     }
     let mut notes = Vec::new();

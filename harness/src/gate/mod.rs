@@ -131,11 +131,11 @@ pub fn judge(baseline: &Path, current: &Path, policy: &Policy) -> Result<Judgeme
     let b = Run::read(baseline)?;
     let c = Run::read(current)?;
     inputs::check(&b, &c, policy)?;
-    let mut decision = decide(&b, &c, policy);
+    let environment = differences(&b, &c, ["the baseline", "the current run"]);
+    let mut decision = decide(&b, &c, policy, &environment);
     let (counts, notes) = costs::checks(&b, &c, policy)?;
     decision.checks.extend(counts);
     decision.notes.extend(notes);
-    let environment = differences(&b, &c, ["the baseline", "the current run"]);
     let markdown = Markdown.render(&summary::document(&b, &c, policy, &decision, &environment));
     Ok(Judgement {
         decision,

@@ -19,6 +19,7 @@ mod choice;
 mod head;
 mod prefill;
 mod sequence;
+pub(crate) use prefill::chunks as prefill_chunks;
 pub use prefill::PREFILL_CHUNK_TOKENS;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -298,6 +299,7 @@ pub fn generate_until<B: TargetBackend + ?Sized>(
                     temperature: params.temperature,
                     rngs: &mut rng_refs,
                     rec,
+                    max_rows: params.prefill_chunk_tokens,
                 };
                 let trees = d.draft(&requests, step)?;
                 for (&i, r) in active.iter().zip(rngs) {

@@ -16,16 +16,16 @@ pub const PREFILL_CHUNK_TOKENS: usize = 16384;
 
 /// One piece of one prompt in a chunk: sequence, first token, end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Piece {
-    pub(super) seq: usize,
-    pub(super) start: usize,
-    pub(super) end: usize,
+pub(crate) struct Piece {
+    pub(crate) seq: usize,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
 }
 
 /// Splits prompts of `lens` tokens into chunks of at most `chunk` tokens, in
 /// (sequence, token) order: concatenating the chunks' rows gives the rows of
 /// one unchunked forward, in the same order.
-pub(super) fn chunks(lens: &[usize], chunk: usize) -> Vec<Vec<Piece>> {
+pub(crate) fn chunks(lens: &[usize], chunk: usize) -> Vec<Vec<Piece>> {
     let chunk = chunk.max(1);
     let mut out: Vec<Vec<Piece>> = vec![Vec::new()];
     let mut room = chunk;

@@ -75,6 +75,9 @@ pub struct DraftStep<'a, 'r> {
     pub rngs: &'a mut [&'r mut ChaCha8Rng],
     /// Draft forwards are recorded as `draft` spans, tree selection as `tree_build`.
     pub rec: &'a mut dyn SpanRecorder,
+    /// Rows per draft forward at most when catching up on pending tokens
+    /// (after the prefill: every prompt token), as the prefill's chunks.
+    pub max_rows: usize,
 }
 
 impl DraftStep<'_, '_> {
@@ -97,6 +100,7 @@ impl DraftStep<'_, '_> {
             temperature,
             rngs,
             rec,
+            max_rows: _,
         } = self;
         let states = search_trees(
             cfg,

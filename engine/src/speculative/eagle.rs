@@ -8,8 +8,9 @@ use super::tree::DraftTree;
 use crate::backend::{DraftBackend, SequenceCache};
 use crate::capture::AuxCapture;
 use crate::error::{EngineError, Result};
+use crate::generate::prefill_chunks;
 use crate::model::{DraftModel, ForwardBatch, HiddenInput};
-use crate::timing::{timed, Span};
+use crate::timing::{timed, Span, SpanRecorder};
 use std::collections::HashMap;
 
 /// An EAGLE draft (on any backend; the CPU model by default) with its
@@ -55,26 +56,20 @@ impl<D: DraftBackend> EagleDrafter<D> {
     }
 }
 
-impl<D: DraftBackend> Drafter for EagleDrafter<D> {
-    fn capture_points(&self) -> Vec<usize> {
-        self.capture.points.clone()
-    }
-
-    fn draft(
+impl<D: DraftBackend> EagleDrafter<D> {
+    /// Extends each request's draft cache with its pending (aux_i, x_{i+1})
+    /// pairs, in causal forwards of at most `max_rows` rows (a prompt's
+    /// catch-up after the prefill spans several, as the prefill did), and
+    /// returns each sequence's scores and hidden state at its last pair.
+    fn extend(
         &mut self,
         requests: &[DraftRequest<'_>],
-        step: DraftStep<'_, '_>,
-    ) -> Result<Vec<DraftTree>> {
+        caches: &mut [D::Cache],
+        max_rows: usize,
+        top_k: Option<usize>,
+        rec: &mut dyn SpanRecorder,
+    ) -> Result<(Vec<DraftScores>, Vec<Vec<f32>>)> {
         let h = self.model.config().hidden_size;
-        let mut caches: Vec<D::Cache> = requests
-            .iter()
-            .map(|q| match self.caches.remove(&q.slot) {
-                Some(c) => Ok(c),
-                None => self.model.new_cache(),
-            })
-            .collect::<Result<_>>()?;
-        // Extend: one causal run of pending (aux_i, x_{i+1}) pairs per sequence.
-        let mut batch = ForwardBatch::default();
         // The first call after a prefill folds in every prompt token's aux
         // states (megabytes at 8B sizes): read in place when they lie end to
         // end (one sequence, or a prefill's output), else laid end to end in
@@ -93,8 +88,8 @@ impl<D: DraftBackend> Drafter for EagleDrafter<D> {
             aux.reserve(pending.iter().map(|p| p.end - p.start).sum());
         }
         for (r, q) in requests.iter().enumerate() {
-            let root = q.tokens.len() - 1;
             if caches[r].len() != q.pending_start {
+                self.aux = aux;
                 return Err(EngineError::setting(
                     "draft state",
                     format!(
@@ -105,45 +100,94 @@ impl<D: DraftBackend> Drafter for EagleDrafter<D> {
                     ),
                 ));
             }
-            batch.push_causal(
-                r,
-                caches[r].len(),
-                &q.tokens[q.pending_start + 1..=root],
-                q.pending_start,
-                true,
-            );
             if joined.is_none() && !on_device {
                 aux.extend_from_slice(q.pending_aux.rows());
             }
         }
+        // Pending pairs per sequence: tokens pending_start + 1 ..= root.
+        let lens: Vec<usize> = requests
+            .iter()
+            .map(|q| q.tokens.len() - 1 - q.pending_start)
+            .collect();
+        let states: &[f32] = joined.unwrap_or(&aux);
+        let width = states.len() / lens.iter().sum::<usize>().max(1);
         let model = &self.model;
-        let topk = step.cfg.topk;
-        let top_k = needs_only_top_k(topk, step.temperature).then_some(topk);
-        let out = timed(step.rec, Span::Draft, || {
-            let hidden = match joined {
-                _ if on_device => HiddenInput::AuxRows(&ids),
-                Some(rows) => HiddenInput::Aux(rows),
-                None => HiddenInput::Aux(&aux),
-            };
-            model.forward(&batch, hidden, &mut caches, top_k)
-        });
-        self.aux = aux;
-        let out = out?;
-        caches.iter_mut().for_each(|c| model.commit_all(c));
         let vocab = model.config().draft_vocab_size;
-        let first = scores_of(&out, vocab);
-        // One logit row per sequence: its last pending token's.
-        if out.hidden.len() != requests.len() * h {
+        let mut run = || -> Result<(Vec<DraftScores>, Vec<Vec<f32>>)> {
+            let (mut first, mut last_hidden) = (Vec::new(), Vec::new());
+            let mut row0 = 0;
+            for pieces in prefill_chunks(&lens, max_rows) {
+                let mut batch = ForwardBatch::default();
+                for p in &pieces {
+                    let q = &requests[p.seq];
+                    let from = q.pending_start + 1;
+                    batch.push_causal(
+                        p.seq,
+                        caches[p.seq].len(),
+                        &q.tokens[from + p.start..from + p.end],
+                        q.pending_start + p.start,
+                        p.end == lens[p.seq],
+                    );
+                }
+                let rows = row0..row0 + batch.len();
+                let hidden = if on_device {
+                    HiddenInput::AuxRows(&ids[rows.clone()])
+                } else {
+                    HiddenInput::Aux(&states[rows.start * width..rows.end * width])
+                };
+                let out = timed(rec, Span::Draft, || {
+                    model.forward(&batch, hidden, caches, top_k)
+                })?;
+                caches.iter_mut().for_each(|c| model.commit_all(c));
+                first.extend(scores_of(&out, vocab));
+                last_hidden.extend(out.hidden.chunks_exact(h).map(<[f32]>::to_vec));
+                row0 = rows.end;
+            }
+            Ok((first, last_hidden))
+        };
+        let out = run();
+        self.aux = aux;
+        let (first, last_hidden) = out?;
+        // One logit row per sequence: its last pending pair's.
+        if first.len() != requests.len() || last_hidden.len() != requests.len() {
             return Err(EngineError::setting(
                 "draft state",
                 format!(
-                    "the draft returned {} hidden values for {} sequences of {h}",
-                    out.hidden.len(),
+                    "the draft's extend gave {} scores and {} hidden states for {} sequences",
+                    first.len(),
+                    last_hidden.len(),
                     requests.len()
                 ),
             ));
         }
-        let last_hidden: Vec<Vec<f32>> = out.hidden.chunks_exact(h).map(<[f32]>::to_vec).collect();
+        Ok((first, last_hidden))
+    }
+}
+
+impl<D: DraftBackend> Drafter for EagleDrafter<D> {
+    fn capture_points(&self) -> Vec<usize> {
+        self.capture.points.clone()
+    }
+
+    fn draft(
+        &mut self,
+        requests: &[DraftRequest<'_>],
+        step: DraftStep<'_, '_>,
+    ) -> Result<Vec<DraftTree>> {
+        let h = self.model.config().hidden_size;
+        let mut caches: Vec<D::Cache> = requests
+            .iter()
+            .map(|q| match self.caches.remove(&q.slot) {
+                Some(c) => Ok(c),
+                None => self.model.new_cache(),
+            })
+            .collect::<Result<_>>()?;
+        let topk = step.cfg.topk;
+        let top_k = needs_only_top_k(topk, step.temperature).then_some(topk);
+        let (first, last_hidden) =
+            self.extend(requests, &mut caches, step.max_rows, top_k, step.rec)?;
+        let model = &self.model;
+        let vocab = model.config().draft_vocab_size;
         // Per sequence and candidate: the cache entry of its expansion and the hidden state it produced.
         let mut entry: Vec<HashMap<usize, usize>> = vec![HashMap::new(); requests.len()];
         let mut produced: Vec<HashMap<usize, Vec<f32>>> = vec![HashMap::new(); requests.len()];

@@ -1,7 +1,9 @@
 //! Chunked prefill: prompts split over several target forwards (a long
 //! prompt spanning chunks, each chunk attending to the entries the earlier
 //! ones committed) decode exactly as one forward over every prompt does,
-//! with and without speculation, on the trained tiny pair.
+//! with and without speculation, on the trained tiny pair; the draft's
+//! catch-up over the prompts runs in chunks of the same size and accepts
+//! exactly what one forward over them does.
 
 use specula_engine::capture::CaptureChoice;
 use specula_engine::generate::{generate, GenerateParams};
@@ -46,16 +48,34 @@ fn chunked_prefill_decodes_exactly_as_one_forward_over_every_prompt() {
             let d = (!speculative.is_baseline()).then_some(&mut drafter as &mut _);
             let mut rec = HostRecorder::default();
             let g = generate(&target, &prompts, &params, d, &mut rec).unwrap();
-            let outputs: Vec<Vec<u32>> = g.sequences.into_iter().map(|s| s.output).collect();
-            (outputs, rec.log.count(Span::Prefill))
+            let outputs: Vec<(Vec<u32>, Vec<u16>)> = g
+                .sequences
+                .into_iter()
+                .map(|s| (s.output, s.accepted_per_step))
+                .collect();
+            (
+                outputs,
+                rec.log.count(Span::Prefill),
+                rec.log.count(Span::Draft),
+            )
         };
-        let (whole, forwards) = run(usize::MAX);
+        let (whole, forwards, drafts) = run(usize::MAX);
         assert_eq!(forwards, 1);
         let tokens: usize = prompts.iter().map(Vec::len).sum();
         for chunk in [1, 7, 16, 40] {
-            let (chunked, forwards) = run(chunk);
+            let (chunked, forwards, chunked_drafts) = run(chunk);
             assert_eq!(forwards, tokens.div_ceil(chunk), "chunks of {chunk} tokens");
+            // Tokens and every step's acceptance: the draft saw the same states.
             assert_eq!(chunked, whole, "{speculative}: chunks of {chunk} tokens");
+            if !speculative.is_baseline() {
+                // The first step's catch-up over the prompts' tokens is one
+                // draft forward per chunk instead of one (later catch-ups of
+                // more than `chunk` pairs are cut too).
+                assert!(
+                    chunked_drafts >= drafts - 1 + tokens.div_ceil(chunk),
+                    "chunks of {chunk}: {chunked_drafts} draft forwards against {drafts} unchunked"
+                );
+            }
         }
     }
 }

@@ -1,8 +1,11 @@
-//! `specula-gpu-check [OUT_DIR] [--checks-only]`: every CUDA kernel against
-//! its CPU reference on fresh random inputs, the device ceilings, and
-//! per-kernel timings of the Llama-3.1-8B shape (not with `--checks-only`);
-//! CSV into OUT_DIR, a table on stdout. Exit 1 on any failure.
+//! `specula-gpu-check [OUT_DIR] [--checks-only] [--attention-timing]`: every
+//! CUDA kernel against its CPU reference on fresh random inputs, the device
+//! ceilings, and per-kernel timings of the Llama-3.1-8B shape (not with
+//! `--checks-only`; the long-context attention timings also with
+//! `--attention-timing`); CSV into OUT_DIR, a table on stdout. Exit 1 on any
+//! failure.
 
+use specula_kernels::cuda::attention_timing::time_attention;
 use specula_kernels::cuda::check::{measure_ceilings, run_checks};
 use specula_kernels::cuda::split_sweep::time_linear_splits;
 use specula_kernels::cuda::timing::{time_kernels, ModelShape};
@@ -23,6 +26,7 @@ fn main() -> ExitCode {
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let checks_only = args.iter().any(|a| a == "--checks-only");
+    let attention_timing = !checks_only || args.iter().any(|a| a == "--attention-timing");
     let out = args
         .iter()
         .find(|a| !a.starts_with("--"))
@@ -135,6 +139,13 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let attention = match attention_timing.then(|| attention_table(&gpu)).transpose() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
     if let Some(dir) = out {
         let _ = std::fs::create_dir_all(&dir);
         let write = |name: &str, text: &str| {
@@ -150,6 +161,9 @@ fn main() -> ExitCode {
             written = written
                 .and_then(|_| write("kernel_times.csv", &times))
                 .and_then(|_| write("linear_split.csv", split));
+        }
+        if let Some(attention) = &attention {
+            written = written.and_then(|_| write("attention_times.csv", attention));
         }
         if let Err(e) = written {
             eprintln!("error: {}: {e}", dir.display());
@@ -204,5 +218,40 @@ fn split_table(gpu: &Gpu, copy_gb_s: f64) -> Result<String, specula_kernels::cud
         ));
     }
     println!("{line}");
+    Ok(csv)
+}
+
+/// Decode and 6-token verify attention of the 8B shape at contexts 1k-32k,
+/// 1 and 8 sequences, in the tree and split-K kernels: a table on stdout,
+/// CSV back.
+fn attention_table(gpu: &Gpu) -> Result<String, specula_kernels::cuda::GpuError> {
+    let timings = time_attention(gpu, ModelShape::LLAMA_3_1_8B, &[1, 8], &[1024, 8192, 32768])?;
+    println!("attention alone, Llama-3.1-8B shape (32/8 heads x 128), bf16, median of 30:");
+    println!(
+        "{:<8} {:<8} {:>4} {:>7} {:>10} {:>8}",
+        "kernel", "case", "seqs", "context", "time us", "KV GB/s"
+    );
+    let mut csv = String::from("kernel,case,sequences,context,time_us,kv_bytes,kv_gb_s\n");
+    for t in &timings {
+        println!(
+            "{:<8} {:<8} {:>4} {:>7} {:>10.1} {:>8.0}",
+            t.kernel,
+            t.case,
+            t.sequences,
+            t.context,
+            t.time_us,
+            t.gb_s()
+        );
+        csv.push_str(&format!(
+            "{},{},{},{},{:.2},{:.0},{:.1}\n",
+            t.kernel,
+            t.case,
+            t.sequences,
+            t.context,
+            t.time_us,
+            t.kv_bytes,
+            t.gb_s()
+        ));
+    }
     Ok(csv)
 }

@@ -1,7 +1,7 @@
 //! Launches of the flash prefill kernels (`flash_prefill.cu`: causal rows,
 //! O(rows) memory) and of the bf16 tree kernel (`tree_attention.cu`:
 //! decode and verification rows, each sequence's cache read once for all of
-//! its rows, split over the context in fixed 64-key splits).
+//! its rows, split over the context in fixed splits of 4 tiles of 64 keys).
 
 use super::attention::{KeyLists, KvPools};
 use super::attention_plan::PREFILL_TILE_ROWS;
@@ -12,6 +12,9 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 
 /// Threads of the tensor-core attention kernels (`AT_THREADS`).
 const MMA_THREADS: u32 = 128;
+
+/// 64-key tiles per split of the tree kernel (`TREE_SPLIT_TILES`).
+const TREE_SPLIT_TILES: usize = 4;
 
 /// Whether bf16 tensor-core kernels exist for `shape`.
 fn mma_head_dim<T: GpuElement>(shape: AttentionShape) -> bool {
@@ -129,10 +132,17 @@ pub(crate) fn tree_attention<T: GpuElement>(
         RawArg::I32(splits as i32),
         RawArg::I64(pools.offset as i64),
     ];
+    // Splits of TREE_SPLIT_TILES tiles of 64 keys (`splits` counts tiles:
+    // the scratch's stride); two stages of a tile's keys and values.
+    let stages = 4 * 64 * (shape.head_dim + 8) * 2;
     let cfg = LaunchConfig {
-        grid_dim: (groups as u32, shape.n_kv_heads as u32, splits as u32),
+        grid_dim: (
+            groups as u32,
+            shape.n_kv_heads as u32,
+            splits.div_ceil(TREE_SPLIT_TILES) as u32,
+        ),
         block_dim: (MMA_THREADS, 1, 1),
-        shared_mem_bytes: 0,
+        shared_mem_bytes: stages as u32,
     };
     let kernel = format!("tree_attention_{}_bf16", shape.head_dim);
     // SAFETY: the kernel's parameters in order; sizes checked by the caller.

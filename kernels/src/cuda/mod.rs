@@ -38,12 +38,14 @@
 //! element types, event timers), `launch.rs` (the one launch path, as a
 //! programmatic dependent, and the wrappers' shared helpers), [`check`] (every
 //! kernel against its CPU reference, the device's ceilings), [`timing`]
-//! (per-kernel timings on a model shape) and [`split_sweep`] (the small-row
-//! linear in every form).
+//! (per-kernel timings on a model shape), [`split_sweep`] (the small-row
+//! linear in every form) and [`attention_timing`] (decode and verify
+//! attention at long contexts, each kernel).
 
 mod activation;
 mod attention;
 mod attention_plan;
+pub mod attention_timing;
 pub mod check;
 mod convert;
 mod copy;

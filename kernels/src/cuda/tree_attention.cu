@@ -7,20 +7,29 @@
 // group's common prefix c; count 0: nothing): consecutive rows of one
 // sequence with the same prefix.
 //
-// A row's key list (prefix, then its extra entries) is split at fixed
-// positions: split s holds its keys 64 s .. 64 s + 63, whatever else runs.
-// Block (group, kv head, split s): when 64 s + 64 <= c the split's keys are
-// the same pool entries for every row of the group, and one tile of them
-// serves all rows' query vectors (the group's rows x the kv head's query
-// heads, 16 to a warp's mma tile); else each row of the group with keys in
-// the split loads its own keys and runs alone. Either way a vector's
-// partial result (unnormalised sum, max, sum of weights) is the same
-// function of its query and its split's keys (att_tile.cu). The block that
-// completes a row's last split (a counter per (row, kv head), back to zero
-// after) merges the row's splits in split order: the same sums whatever
-// the batch, the group or the order the blocks ran.
+// A row's key list (prefix, then its extra entries) is cut at fixed
+// positions: tile t holds its keys 64 t .. 64 t + 63 and split s the tiles
+// TREE_SPLIT_TILES s .. TREE_SPLIT_TILES (s + 1) - 1, whatever else runs.
+// Block (group, kv head, split s) walks the split's tiles in order, two
+// tiles in flight (cp.async into two shared-memory stages): a tile with
+// 64 t + 64 <= c holds the same pool entries for every row of the group and
+// is loaded once for all of the rows' query vectors (the group's rows x the
+// kv head's query heads, 16 to a warp's mma tile, 64 to a pass); a later
+// tile is loaded per row and only that row's vectors take it. Each vector
+// keeps a running (max, sum of weights, unnormalised output) over its
+// tiles in tile order (flash attention's rescaling), so a vector's partial
+// result is the same function of its query and its split's keys in any
+// group (att_tile.cu: an mma output depends on its own vector only). The
+// block that completes a row's last split (a counter per (row, kv head),
+// back to zero after) merges the row's splits in split order: the same sums
+// whatever the batch, the group or the order the blocks ran.
 
 #define TREE_GROUP_MAX 64
+// 64-key tiles per split (tree_attention's host side holds the same number).
+#define TREE_SPLIT_TILES 4
+#define TREE_SPLIT_KEYS (AT_KEYS * TREE_SPLIT_TILES)
+// Query vectors per pass: four warps of 16.
+#define TREE_PASS_VECTORS 64
 
 __device__ __forceinline__ int tree_keys(const int* prefix, const int* extra_off, int r) {
     return prefix[r] + extra_off[r + 1] - extra_off[r];
@@ -48,36 +57,54 @@ __device__ __forceinline__ void tree_store(float* part_out, float* part_ml, cons
     }
 }
 
-// One warp's mma tile: vectors vbase .. vbase + 15 of nv (vector v: query
-// row row_of(v), head head_of(v), keys visible in the tile lim_of(v)).
-template <int HD, typename FR, typename FH, typename FL, typename FS>
-__device__ __forceinline__ void tree_tile(float* part_out, float* part_ml, const bf16* q, const bf16* ks,
-                                          const bf16* vs, int heads, float sl2, int vbase, int nv, int lane,
-                                          FR row_of, FH head_of, FL lim_of, FS slot_of) {
-    int g = lane >> 2;
-    int v0 = vbase + g < nv ? vbase + g : -1, v1 = vbase + g + 8 < nv ? vbase + g + 8 : -1;
-    unsigned qa[HD / 16][4];
-    at_load_q<HD>(qa, v0 >= 0 ? q + ((size_t)row_of(v0) * heads + head_of(v0)) * HD : nullptr,
-                  v1 >= 0 ? q + ((size_t)row_of(v1) * heads + head_of(v1)) * HD : nullptr, lane);
+// One tile into the running state of the warp's vectors (tile row g: m0,
+// l0, o[.][0..1]; g + 8: m1, l1, o[.][2..3]), each seeing its first lim
+// rows of the tile (0: none, the state is left as it was, bit for bit).
+template <int HD>
+__device__ __forceinline__ void tree_take_tile(float (&o)[HD / 8][4], float& m0, float& m1, float& l0, float& l1,
+                                               const unsigned (&qa)[HD / 16][4], const bf16* ks, const bf16* vs,
+                                               int lim0, int lim1, float sl2, int lane) {
     float s[AT_KEYS / 8][4];
     at_scores<HD>(s, qa, ks, lane);
-    float m0, m1, l0, l1;
-    at_mask_max(s, v0 >= 0 ? lim_of(v0) : 0, v1 >= 0 ? lim_of(v1) : 0, lane, m0, m1);
-    at_exp_sum(s, m0, m1, sl2, l0, l1);
-    float o[HD / 8][4];
+    float t0, t1;
+    at_mask_max(s, lim0, lim1, lane, t0, t1);
+    float n0 = fmaxf(m0, t0), n1 = fmaxf(m1, t1);
+    // Equal maxima (unchanged, or both -inf) keep the state as it is.
+    float a0 = n0 == m0 ? 1.f : exp2f((m0 - n0) * sl2), a1 = n1 == m1 ? 1.f : exp2f((m1 - n1) * sl2);
+    float p0, p1;
+    at_exp_sum(s, n0, n1, sl2, p0, p1);
+    l0 = fmaf(l0, a0, p0);
+    l1 = fmaf(l1, a1, p1);
+    m0 = n0;
+    m1 = n1;
 #pragma unroll
-    for (int nd = 0; nd < HD / 8; nd++) o[nd][0] = o[nd][1] = o[nd][2] = o[nd][3] = 0.f;
+    for (int nd = 0; nd < HD / 8; nd++) {
+        o[nd][0] *= a0;
+        o[nd][1] *= a0;
+        o[nd][2] *= a1;
+        o[nd][3] *= a1;
+    }
     at_pv<HD>(o, s, vs, lane);
-    tree_store<HD>(part_out, part_ml, o, m0, m1, l0, l1, v0, v1, lane, slot_of);
 }
+
+__device__ __forceinline__ void tree_cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+// Waits for every cp.async group but the newest one.
+__device__ __forceinline__ void tree_cp_wait_older() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
 
 template <int HD>
 __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* counters, const bf16* q,
                                const bf16* kp, const bf16* vp, const int* base, const int* prefix,
                                const int* extra_off, const int* extra, const int* groups, int heads, int kv_heads,
                                float scale, int splits_cap, long pool_offset) {
-    __shared__ __align__(16) bf16 ks[AT_KEYS * (HD + 8)];
-    __shared__ __align__(16) bf16 vs[AT_KEYS * (HD + 8)];
+    // Two stages of (keys, values): 4 x AT_KEYS x (HD + 8) bf16, dynamic.
+    extern __shared__ __align__(16) unsigned char tree_smem[];
+    constexpr int TILE = AT_KEYS * at_stride<HD>();
+    bf16* stages = (bf16*)tree_smem;
+    // The split's work in order: tile t for every row (row field 0) or for
+    // group row i alone (row field i + 1), as t * 128 + field.
+    __shared__ int items[TREE_SPLIT_TILES * (TREE_GROUP_MAX + 1)];
+    __shared__ int n_items;
     __shared__ int done[TREE_GROUP_MAX];
     __shared__ int n_done;
     kp += pool_offset;
@@ -85,44 +112,85 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
     int grp = blockIdx.x, kvh = blockIdx.y, s = blockIdx.z;
     int first = groups[3 * grp], count = groups[3 * grp + 1], c = groups[3 * grp + 2];
     if (count == 0) return;
-    int k0 = s * AT_KEYS;
+    int k0 = s * TREE_SPLIT_KEYS;
     int longest = 0;
     for (int i = 0; i < count; i++) longest = max(longest, tree_keys(prefix, extra_off, first + i));
     if (k0 >= longest) return;
+    int t0 = k0 / AT_KEYS, t1 = (min(k0 + TREE_SPLIT_KEYS, longest) + AT_KEYS - 1) / AT_KEYS;
+    if (threadIdx.x == 0) {
+        int k = 0;
+        for (int t = t0; t < t1; t++) {
+            if ((t + 1) * AT_KEYS <= c) {
+                items[k++] = t * 128;
+            } else {
+                for (int i = 0; i < count; i++)
+                    if (tree_keys(prefix, extra_off, first + i) > t * AT_KEYS) items[k++] = t * 128 + i + 1;
+            }
+        }
+        n_items = k;
+    }
+    __syncthreads();
     int G = heads / kv_heads;
     size_t width = (size_t)kv_heads * HD;
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     long b = base[first];
     float sl2 = scale * 1.4426950408889634f;
-    auto slot = [&](int row, int head) { return ((size_t)row * heads + head) * splits_cap + s; };
-    if (k0 + AT_KEYS <= c) {
-        // Shared split: every row sees pool entries b + k0 .. b + k0 + 63.
-        at_load_tile<HD>(ks, vs, kp, vp, width, kvh, [&](int i) { return b + k0 + i; });
-        at_cp_wait_all();
-        __syncthreads();
-        int nv = count * G;
-        for (int vb = warp * 16; vb < nv; vb += 4 * 16)
-            tree_tile<HD>(part_out, part_ml, q, ks, vs, heads, sl2, vb, nv, lane,
-                          [&](int v) { return first + v / G; }, [&](int v) { return kvh * G + v % G; },
-                          [&](int) { return AT_KEYS; },
-                          [&](int v) { return slot(first + v / G, kvh * G + v % G); });
-    } else {
-        for (int i = 0; i < count; i++) {
-            int r = first + i, n = tree_keys(prefix, extra_off, r);
-            if (k0 >= n) continue;
-            int np = prefix[r], e0 = extra_off[r];
-            __syncthreads();  // the previous row's tile is consumed
-            at_load_tile<HD>(ks, vs, kp, vp, width, kvh, [&](int t) {
-                int j = k0 + t;
+    int ni = n_items;
+    auto issue = [&](int i) {
+        int t = items[i] / 128, field = items[i] % 128;
+        bf16* ks = stages + (i & 1) * 2 * TILE;
+        if (field == 0) {
+            at_load_tile<HD>(ks, ks + TILE, kp, vp, width, kvh, [&](int k) { return b + t * AT_KEYS + k; });
+        } else {
+            int r = first + field - 1, n = tree_keys(prefix, extra_off, r), np = prefix[r], e0 = extra_off[r];
+            at_load_tile<HD>(ks, ks + TILE, kp, vp, width, kvh, [&](int k) {
+                int j = t * AT_KEYS + k;
                 if (j >= n) return -1L;
                 return b + (j < np ? j : extra[e0 + j - np]);
             });
-            at_cp_wait_all();
+        }
+        tree_cp_commit();
+    };
+    int nv = count * G;
+    for (int pass = 0; pass < nv; pass += TREE_PASS_VECTORS) {
+        int vbase = pass + warp * 16, g = lane >> 2;
+        int v0 = vbase + g < nv ? vbase + g : -1, v1 = vbase + g + 8 < nv ? vbase + g + 8 : -1;
+        // Group rows of the vectors (-1: none) and their key counts.
+        int r0 = v0 >= 0 ? v0 / G : -1, r1 = v1 >= 0 ? v1 / G : -1;
+        int n0 = r0 >= 0 ? tree_keys(prefix, extra_off, first + r0) : 0;
+        int n1 = r1 >= 0 ? tree_keys(prefix, extra_off, first + r1) : 0;
+        int row_lo = vbase / G, row_hi = (min(vbase + 16, nv) - 1) / G;
+        bool active = vbase < nv;
+        unsigned qa[HD / 16][4];
+        at_load_q<HD>(qa, v0 >= 0 ? q + ((size_t)(first + r0) * heads + kvh * G + v0 % G) * HD : nullptr,
+                      v1 >= 0 ? q + ((size_t)(first + r1) * heads + kvh * G + v1 % G) * HD : nullptr, lane);
+        float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
+        float o[HD / 8][4];
+#pragma unroll
+        for (int nd = 0; nd < HD / 8; nd++) o[nd][0] = o[nd][1] = o[nd][2] = o[nd][3] = 0.f;
+        __syncthreads();  // the previous pass is done with the stages
+        issue(0);
+        for (int i = 0; i < ni; i++) {
+            if (i + 1 < ni) {
+                issue(i + 1);
+            } else {
+                tree_cp_commit();  // an empty group: the wait below then covers item i
+            }
+            tree_cp_wait_older();
             __syncthreads();
-            for (int vb = warp * 16; vb < G; vb += 4 * 16)
-                tree_tile<HD>(part_out, part_ml, q, ks, vs, heads, sl2, vb, G, lane, [&](int) { return r; },
-                              [&](int v) { return kvh * G + v; }, [&](int) { return n - k0; },
-                              [&](int v) { return slot(r, kvh * G + v); });
+            int t = items[i] / 128, field = items[i] % 128, row = field - 1;
+            if (active && (field == 0 || (row >= row_lo && row <= row_hi))) {
+                int kt = t * AT_KEYS;
+                int lim0 = r0 < 0 ? 0 : field == 0 ? AT_KEYS : r0 == row ? n0 - kt : 0;
+                int lim1 = r1 < 0 ? 0 : field == 0 ? AT_KEYS : r1 == row ? n1 - kt : 0;
+                const bf16* ks = stages + (i & 1) * 2 * TILE;
+                tree_take_tile<HD>(o, m0, m1, l0, l1, qa, ks, ks + TILE, lim0, lim1, sl2, lane);
+            }
+            __syncthreads();  // stage i & 1 is refilled next
+        }
+        if (active) {
+            auto slot = [&](int v) { return ((size_t)(first + v / G) * heads + kvh * G + v % G) * splits_cap + s; };
+            tree_store<HD>(part_out, part_ml, o, m0, m1, l0, l1, v0, v1, lane, slot);
         }
     }
     // Count this split for each row it covered; whoever completes a row merges it.
@@ -133,7 +201,7 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
     for (int i = threadIdx.x; i < count; i += blockDim.x) {
         int r = first + i, n = tree_keys(prefix, extra_off, r);
         if (k0 >= n) continue;
-        int splits = (n + AT_KEYS - 1) / AT_KEYS;
+        int splits = (n + TREE_SPLIT_KEYS - 1) / TREE_SPLIT_KEYS;
         if (atomicAdd(&counters[r * kv_heads + kvh], 1) == splits - 1) done[atomicAdd(&n_done, 1)] = r;
     }
     __syncthreads();
@@ -142,7 +210,7 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
     __threadfence();
     for (int k = 0; k < nd; k++) {
         int r = done[k], n = tree_keys(prefix, extra_off, r);
-        int splits = (n + AT_KEYS - 1) / AT_KEYS;
+        int splits = (n + TREE_SPLIT_KEYS - 1) / TREE_SPLIT_KEYS;
         for (int idx = threadIdx.x; idx < G * HD; idx += blockDim.x) {
             int head = kvh * G + idx / HD, d = idx % HD;
             size_t s0 = ((size_t)r * heads + head) * splits_cap;

@@ -1,0 +1,100 @@
+//! Times the decode and verification attention alone at long contexts, in
+//! each kernel the engine can run for tree rows (the bf16 tree kernel and
+//! the split-K kernel), so the choice between them and the KV bandwidth
+//! each reaches are read off measurements: a decode row and a 6-token
+//! chain's verify rows per sequence, contexts 1k-32k, 1 and 8 sequences.
+
+use super::check::time_ms;
+use super::timing::ModelShape;
+use super::{
+    attention, fill_uniform, AttentionKernel, AttentionScratch, Gpu, GpuError, KeyLists, KvPools,
+};
+use crate::cpu::AttentionShape;
+use half::bf16;
+
+/// One (kernel, case) timing.
+#[derive(Debug, Clone)]
+pub struct AttentionTiming {
+    /// `tree` or `split-k`.
+    pub kernel: &'static str,
+    /// `decode` (one row per sequence) or `verify6` (a 6-token chain).
+    pub case: &'static str,
+    /// Sequences in the launch.
+    pub sequences: usize,
+    /// Cached entries each sequence's rows see before their own.
+    pub context: usize,
+    /// Median time over repeats, microseconds.
+    pub time_us: f64,
+    /// The KV bytes the launch must read (each sequence's keys and values once).
+    pub kv_bytes: f64,
+}
+
+impl AttentionTiming {
+    /// KV bytes read per second, GB/s.
+    pub fn gb_s(&self) -> f64 {
+        self.kv_bytes / (self.time_us * 1e-6) / 1e9
+    }
+}
+
+/// Median bf16 times of `shape`'s attention for every kernel, case, batch
+/// in `sequences` and context in `contexts`.
+pub fn time_attention(
+    gpu: &Gpu,
+    shape: ModelShape,
+    sequences: &[usize],
+    contexts: &[usize],
+) -> Result<Vec<AttentionTiming>, GpuError> {
+    let ashape = AttentionShape {
+        n_heads: shape.heads,
+        n_kv_heads: shape.kv_heads,
+        head_dim: shape.head_dim,
+    };
+    let width = ashape.kv_width();
+    let qd = shape.heads * shape.head_dim;
+    let mut out = Vec::new();
+    for &n_seq in sequences {
+        for &ctx in contexts {
+            let per_seq = ctx + 6;
+            let mut kp = gpu.stream.alloc_zeros::<bf16>(n_seq * per_seq * width)?;
+            let mut vp = gpu.stream.alloc_zeros::<bf16>(n_seq * per_seq * width)?;
+            fill_uniform(gpu, &mut kp, 11, 1.0, 0.0)?;
+            fill_uniform(gpu, &mut vp, 12, 1.0, 0.0)?;
+            let kv_bytes = (2 * n_seq * per_seq * width * 2) as f64;
+            for (case, chain) in [("decode", 1usize), ("verify6", 6)] {
+                let lists: Vec<(usize, usize, Vec<usize>)> = (0..n_seq)
+                    .flat_map(|s| {
+                        (0..chain).map(move |i| (s * per_seq, ctx, (ctx..=ctx + i).collect()))
+                    })
+                    .collect();
+                let rows = lists.len();
+                let mut q = gpu.stream.alloc_zeros::<bf16>(rows * qd)?;
+                fill_uniform(gpu, &mut q, 13, 1.0, 0.0)?;
+                let mut o = gpu.stream.alloc_zeros::<bf16>(rows * qd)?;
+                let keys = KeyLists::upload(gpu, &lists)?;
+                for kernel in ["tree", "split-k"] {
+                    let mut scratch = AttentionScratch::new(gpu, &keys, ashape)?;
+                    if kernel == "split-k" {
+                        scratch.force_kernel(AttentionKernel::Lean);
+                    }
+                    let ms = time_ms(gpu, 30, || {
+                        let pools = KvPools {
+                            k: &kp,
+                            v: &vp,
+                            offset: 0,
+                        };
+                        attention(gpu, &mut o, &q, pools, &keys, &mut scratch, ashape, 0.088)
+                    })?;
+                    out.push(AttentionTiming {
+                        kernel,
+                        case,
+                        sequences: n_seq,
+                        context: ctx,
+                        time_us: ms * 1e3,
+                        kv_bytes,
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}

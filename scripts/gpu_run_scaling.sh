@@ -4,7 +4,7 @@
 # of the same shape under torch.compile (reduce-overhead: CUDA graphs).
 # Llama-3.1-8B's shape, random bf16 weights on the device; CSV under OUT.
 #
-#   bash scripts/gpu_run_scaling.sh [OUT=results/h200/scaling] [BIN=devrun/bin] [ATTENTION=flash-prefill|split|flash]
+#   bash scripts/gpu_run_scaling.sh [OUT=results/h200/scaling] [BIN=devrun/bin] [ATTENTION=flash|flash-prefill|split]
 #
 # OUT/scaling.csv: one row per (batch, prompt length): decode step, bytes
 # read (weights + KV), fraction of copy, TFLOP/s against the GEMM ceiling,
@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-results/h200/scaling}
 BIN=${2:-devrun/bin}
-export SPECULA_ATTENTION=${3:-${SPECULA_ATTENTION:-flash-prefill}}
+export SPECULA_ATTENTION=${3:-${SPECULA_ATTENTION:-flash}}
 mkdir -p "$OUT"
 for d in /usr/local/cuda/lib64 $(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__file__) + "/cu13/lib")' 2>/dev/null || true); do
     [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"

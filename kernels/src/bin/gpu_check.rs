@@ -15,11 +15,9 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     // The checks exercise the flash prefill and tree attention kernels (the
-    // engine runs the tree kernel only with SPECULA_ATTENTION=flash:
-    // attention::attention_mode).
-    if std::env::var_os("SPECULA_ATTENTION").is_none() {
-        std::env::set_var("SPECULA_ATTENTION", "flash");
-    }
+    // engine's default: attention::attention_mode) whatever the caller's
+    // SPECULA_ATTENTION says.
+    std::env::set_var("SPECULA_ATTENTION", "flash");
     // Likewise the tiled linear from its smallest tile (linear::linear_tiles).
     if std::env::var_os("SPECULA_LINEAR_TILES").is_none() {
         std::env::set_var("SPECULA_LINEAR_TILES", "1");

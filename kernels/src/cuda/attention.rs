@@ -7,7 +7,9 @@
 
 use super::attention_plan::{AttentionPlan, PlanRow};
 use super::device::{Gpu, GpuElement, GpuError};
-use super::flash_attention::{flash_prefill, tree_attention, uses_tree_kernel};
+use super::flash_attention::{
+    flash_prefill, tree_attention, uses_tree_kernel, TREE_SPLIT_TILES, TREE_SPLIT_TILES_MAX,
+};
 use super::launch::{launch, name, need, RawArg};
 use crate::cpu::AttentionShape;
 use cudarc::driver::{CudaSlice, LaunchConfig};
@@ -87,6 +89,7 @@ pub struct AttentionScratch {
     counters: CudaSlice<i32>,
     splits: usize,
     kernel: Option<AttentionKernel>,
+    split_tiles: usize,
 }
 
 /// The two forms of the attention kernel. Both give the same bits.
@@ -121,6 +124,7 @@ impl AttentionScratch {
             counters: gpu.stream.alloc_zeros(rows * shape.n_heads)?,
             splits,
             kernel: None,
+            split_tiles: TREE_SPLIT_TILES,
         })
     }
 
@@ -129,6 +133,18 @@ impl AttentionScratch {
     /// `ATTENTION_AHEAD_MAX_BLOCKS` blocks, else [`AttentionKernel::Lean`]).
     pub fn force_kernel(&mut self, kernel: AttentionKernel) {
         self.kernel = Some(kernel);
+    }
+
+    /// Makes the tree kernel's launches on this scratch split each row's
+    /// keys every `tiles` 64-key tiles (1..=16; the engine's is
+    /// `TREE_SPLIT_TILES`): for measuring the choice. A row's bits depend on
+    /// it, so every launch of one run must use the same.
+    pub fn set_tree_split_tiles(&mut self, tiles: usize) -> Result<(), GpuError> {
+        need((1..=TREE_SPLIT_TILES_MAX).contains(&tiles), || {
+            format!("tree attention: {tiles} tiles per split (1..={TREE_SPLIT_TILES_MAX})")
+        })?;
+        self.split_tiles = tiles;
+        Ok(())
     }
 }
 
@@ -198,6 +214,7 @@ pub fn attention<T: GpuElement>(
             keys,
             parts,
             scratch.splits,
+            scratch.split_tiles,
             shape,
             scale,
         );
@@ -206,21 +223,23 @@ pub fn attention<T: GpuElement>(
 }
 
 /// Which kernels run the attention, from `SPECULA_ATTENTION`. Measured on
-/// the H200 in one run (results/h200/README.md, issue 18; Llama-3.1-8B
-/// shape): the flash prefill took a 8192-token prompt in 276 ms against
-/// 5976 ms through the split-K kernel (whose scratch grows with rows x
-/// keys: batch 8 x 8192 ran out of memory), while the tree kernel verified
-/// 6 rows slower than the split-K kernel (1.31x a decode step against 1.09x
-/// at prompt 128, 15.3 ms against 13.9 at 8192).
+/// the H200 (results/h200/README.md, issue 18; Llama-3.1-8B shape): the
+/// flash prefill took a 8192-token prompt in 276 ms against 5976 ms through
+/// the split-K kernel (whose scratch grows with rows x keys: batch 8 x 8192
+/// ran out of memory); the tree kernel, in splits of 4 tiles with its merge
+/// in rounds, read a decode row's 8192 keys at 1490 GB/s against 413 GB/s
+/// split-K and a 6-token chain's at 724 against 110 GB/s (22.5 against 81.3
+/// and 46.4 against 304.7 us a layer), while split-K was faster only for
+/// one short row (19.2 against 20.5 us at 1024 keys).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AttentionMode {
     /// `split`: every row, causal ones too, through the split-K kernel.
     Split,
-    /// Unset (the default): causal rows through the flash prefill kernel,
-    /// tree (decode and verify) rows through the split-K kernel.
+    /// `flash-prefill`: causal rows through the flash prefill kernel, tree
+    /// (decode and verify) rows through the split-K kernel.
     FlashPrefill,
-    /// `flash`: causal rows flash, tree rows through the bf16 tree kernel
-    /// where it exists for the shape.
+    /// Unset (the default) or `flash`: causal rows flash, tree rows through
+    /// the bf16 tree kernel where it exists for the shape (else split-K).
     Flash,
 }
 
@@ -229,11 +248,11 @@ pub fn attention_mode() -> AttentionMode {
     static MODE: std::sync::OnceLock<AttentionMode> = std::sync::OnceLock::new();
     *MODE.get_or_init(|| match std::env::var("SPECULA_ATTENTION").as_deref() {
         Ok("split") => AttentionMode::Split,
-        Ok("flash") => AttentionMode::Flash,
-        Err(_) | Ok("") | Ok("flash-prefill") => AttentionMode::FlashPrefill,
+        Ok("flash-prefill") => AttentionMode::FlashPrefill,
+        Err(_) | Ok("") | Ok("flash") => AttentionMode::Flash,
         Ok(other) => {
-            eprintln!("warning: SPECULA_ATTENTION={other} is none of split, flash-prefill, flash: the default (flash-prefill)");
-            AttentionMode::FlashPrefill
+            eprintln!("warning: SPECULA_ATTENTION={other} is none of split, flash-prefill, flash: the default (flash)");
+            AttentionMode::Flash
         }
     })
 }

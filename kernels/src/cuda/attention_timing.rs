@@ -1,8 +1,9 @@
 //! Times the decode and verification attention alone at long contexts, in
-//! each kernel the engine can run for tree rows (the bf16 tree kernel and
-//! the split-K kernel), so the choice between them and the KV bandwidth
-//! each reaches are read off measurements: a decode row and a 6-token
-//! chain's verify rows per sequence, contexts 1k-32k, 1 and 8 sequences.
+//! each kernel the engine can run for tree rows (the bf16 tree kernel at
+//! 2, 4, 8 and 16 tiles per split, and the split-K kernel), so the choice
+//! between them and the KV bandwidth each reaches are read off
+//! measurements: a decode row and a 6-token chain's verify rows per
+//! sequence, contexts 1k-32k, 1 and 8 sequences.
 
 use super::check::time_ms;
 use super::timing::ModelShape;
@@ -15,8 +16,8 @@ use half::bf16;
 /// One (kernel, case) timing.
 #[derive(Debug, Clone)]
 pub struct AttentionTiming {
-    /// `tree` or `split-k`.
-    pub kernel: &'static str,
+    /// `tree/N` (the tree kernel, splits of N tiles of 64 keys) or `split-k`.
+    pub kernel: String,
     /// `decode` (one row per sequence) or `verify6` (a 6-token chain).
     pub case: &'static str,
     /// Sequences in the launch.
@@ -71,11 +72,15 @@ pub fn time_attention(
                 fill_uniform(gpu, &mut q, 13, 1.0, 0.0)?;
                 let mut o = gpu.stream.alloc_zeros::<bf16>(rows * qd)?;
                 let keys = KeyLists::upload(gpu, &lists)?;
-                for kernel in ["tree", "split-k"] {
+                for tiles in [2, 4, 8, 16, 0] {
                     let mut scratch = AttentionScratch::new(gpu, &keys, ashape)?;
-                    if kernel == "split-k" {
+                    let kernel = if tiles == 0 {
                         scratch.force_kernel(AttentionKernel::Lean);
-                    }
+                        "split-k".to_string()
+                    } else {
+                        scratch.set_tree_split_tiles(tiles)?;
+                        format!("tree/{tiles}")
+                    };
                     let ms = time_ms(gpu, 30, || {
                         let pools = KvPools {
                             k: &kp,

@@ -1,7 +1,8 @@
 //! Launches of the flash prefill kernels (`flash_prefill.cu`: causal rows,
 //! O(rows) memory) and of the bf16 tree kernel (`tree_attention.cu`:
 //! decode and verification rows, each sequence's cache read once for all of
-//! its rows, split over the context in fixed splits of 4 tiles of 64 keys).
+//! its rows, split over the context in fixed splits of [`TREE_SPLIT_TILES`]
+//! tiles of 64 keys).
 
 use super::attention::{KeyLists, KvPools};
 use super::attention_plan::PREFILL_TILE_ROWS;
@@ -13,8 +14,12 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 /// Threads of the tensor-core attention kernels (`AT_THREADS`).
 const MMA_THREADS: u32 = 128;
 
-/// 64-key tiles per split of the tree kernel (`TREE_SPLIT_TILES`).
-const TREE_SPLIT_TILES: usize = 4;
+/// 64-key tiles per split of the tree kernel, by default (measured on the
+/// H200: see [`super::attention_timing`]); at most `TREE_SPLIT_TILES_MAX` (16).
+pub const TREE_SPLIT_TILES: usize = 4;
+
+/// The most 64-key tiles per split the tree kernel takes.
+pub const TREE_SPLIT_TILES_MAX: usize = 16;
 
 /// Whether bf16 tensor-core kernels exist for `shape`.
 fn mma_head_dim<T: GpuElement>(shape: AttentionShape) -> bool {
@@ -99,7 +104,7 @@ pub(crate) fn flash_prefill<T: GpuElement>(
 
 /// Tree rows of the batch through the tree kernel, with the split scratch
 /// `parts` (partial outputs, their (max, sum), counters at zero) of `splits`
-/// splits per (row, head).
+/// 64-key tiles per (row, head), in splits of `split_tiles` tiles.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn tree_attention<T: GpuElement>(
     gpu: &Gpu,
@@ -109,9 +114,13 @@ pub(crate) fn tree_attention<T: GpuElement>(
     keys: &KeyLists,
     parts: (&CudaSlice<f32>, &CudaSlice<f32>, &CudaSlice<i32>),
     splits: usize,
+    split_tiles: usize,
     shape: AttentionShape,
     scale: f32,
 ) -> Result<(), GpuError> {
+    need((1..=TREE_SPLIT_TILES_MAX).contains(&split_tiles), || {
+        format!("tree attention: {split_tiles} tiles per split (1..={TREE_SPLIT_TILES_MAX})")
+    })?;
     let groups = keys.groups.len() / 3;
     let args = [
         RawArg::slice(gpu, out),
@@ -131,15 +140,16 @@ pub(crate) fn tree_attention<T: GpuElement>(
         RawArg::F32(scale),
         RawArg::I32(splits as i32),
         RawArg::I64(pools.offset as i64),
+        RawArg::I32(split_tiles as i32),
     ];
-    // Splits of TREE_SPLIT_TILES tiles of 64 keys (`splits` counts tiles:
+    // Splits of split_tiles tiles of 64 keys (`splits` counts tiles:
     // the scratch's stride); two stages of a tile's keys and values.
     let stages = 4 * 64 * (shape.head_dim + 8) * 2;
     let cfg = LaunchConfig {
         grid_dim: (
             groups as u32,
             shape.n_kv_heads as u32,
-            splits.div_ceil(TREE_SPLIT_TILES) as u32,
+            splits.div_ceil(split_tiles) as u32,
         ),
         block_dim: (MMA_THREADS, 1, 1),
         shared_mem_bytes: stages as u32,

@@ -9,7 +9,8 @@
 //
 // A row's key list (prefix, then its extra entries) is cut at fixed
 // positions: tile t holds its keys 64 t .. 64 t + 63 and split s the tiles
-// TREE_SPLIT_TILES s .. TREE_SPLIT_TILES (s + 1) - 1, whatever else runs.
+// split_tiles s .. split_tiles (s + 1) - 1 (a launch constant), whatever
+// else runs.
 // Block (group, kv head, split s) walks the split's tiles in order, two
 // tiles in flight (cp.async into two shared-memory stages): a tile with
 // 64 t + 64 <= c holds the same pool entries for every row of the group and
@@ -25,9 +26,8 @@
 // whatever the batch, the group or the order the blocks ran.
 
 #define TREE_GROUP_MAX 64
-// 64-key tiles per split (tree_attention's host side holds the same number).
-#define TREE_SPLIT_TILES 4
-#define TREE_SPLIT_KEYS (AT_KEYS * TREE_SPLIT_TILES)
+// 64-key tiles per split at most (the launch passes split_tiles).
+#define TREE_SPLIT_TILES_MAX 16
 // Query vectors per pass: four warps of 16.
 #define TREE_PASS_VECTORS 64
 
@@ -96,27 +96,30 @@ template <int HD>
 __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* counters, const bf16* q,
                                const bf16* kp, const bf16* vp, const int* base, const int* prefix,
                                const int* extra_off, const int* extra, const int* groups, int heads, int kv_heads,
-                               float scale, int splits_cap, long pool_offset) {
+                               float scale, int splits_cap, long pool_offset, int split_tiles) {
     // Two stages of (keys, values): 4 x AT_KEYS x (HD + 8) bf16, dynamic.
     extern __shared__ __align__(16) unsigned char tree_smem[];
     constexpr int TILE = AT_KEYS * at_stride<HD>();
     bf16* stages = (bf16*)tree_smem;
     // The split's work in order: tile t for every row (row field 0) or for
     // group row i alone (row field i + 1), as t * 128 + field.
-    __shared__ int items[TREE_SPLIT_TILES * (TREE_GROUP_MAX + 1)];
+    __shared__ int items[TREE_SPLIT_TILES_MAX * (TREE_GROUP_MAX + 1)];
     __shared__ int n_items;
     __shared__ int done[TREE_GROUP_MAX];
     __shared__ int n_done;
+    __shared__ int roff[TREE_GROUP_MAX];
+    __shared__ int n_round;
     kp += pool_offset;
     vp += pool_offset;
     int grp = blockIdx.x, kvh = blockIdx.y, s = blockIdx.z;
     int first = groups[3 * grp], count = groups[3 * grp + 1], c = groups[3 * grp + 2];
     if (count == 0) return;
-    int k0 = s * TREE_SPLIT_KEYS;
+    const int split_keys = AT_KEYS * split_tiles;
+    int k0 = s * split_keys;
     int longest = 0;
     for (int i = 0; i < count; i++) longest = max(longest, tree_keys(prefix, extra_off, first + i));
     if (k0 >= longest) return;
-    int t0 = k0 / AT_KEYS, t1 = (min(k0 + TREE_SPLIT_KEYS, longest) + AT_KEYS - 1) / AT_KEYS;
+    int t0 = k0 / AT_KEYS, t1 = (min(k0 + split_keys, longest) + AT_KEYS - 1) / AT_KEYS;
     if (threadIdx.x == 0) {
         int k = 0;
         for (int t = t0; t < t1; t++) {
@@ -189,8 +192,28 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
             __syncthreads();  // stage i & 1 is refilled next
         }
         if (active) {
+            // A row of one split is done here: its output is o / l (the
+            // bits its merge would give: weight 1, one term).
+            bool whole0 = v0 >= 0 && n0 <= split_keys, whole1 = v1 >= 0 && n1 <= split_keys;
+            int t4 = lane & 3;
+            if (whole0 || whole1) {
+#pragma unroll
+                for (int nd = 0; nd < HD / 8; nd++) {
+                    int d = nd * 8 + 2 * t4;
+                    if (whole0) {
+                        bf16* y = out + ((size_t)(first + r0) * heads + kvh * G + v0 % G) * HD + d;
+                        st(&y[0], o[nd][0] / l0);
+                        st(&y[1], o[nd][1] / l0);
+                    }
+                    if (whole1) {
+                        bf16* y = out + ((size_t)(first + r1) * heads + kvh * G + v1 % G) * HD + d;
+                        st(&y[0], o[nd][2] / l1);
+                        st(&y[1], o[nd][3] / l1);
+                    }
+                }
+            }
             auto slot = [&](int v) { return ((size_t)(first + v / G) * heads + kvh * G + v % G) * splits_cap + s; };
-            tree_store<HD>(part_out, part_ml, o, m0, m1, l0, l1, v0, v1, lane, slot);
+            tree_store<HD>(part_out, part_ml, o, m0, m1, l0, l1, whole0 ? -1 : v0, whole1 ? -1 : v1, lane, slot);
         }
     }
     // Count this split for each row it covered; whoever completes a row merges it.
@@ -201,36 +224,110 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
     for (int i = threadIdx.x; i < count; i += blockDim.x) {
         int r = first + i, n = tree_keys(prefix, extra_off, r);
         if (k0 >= n) continue;
-        int splits = (n + TREE_SPLIT_KEYS - 1) / TREE_SPLIT_KEYS;
+        int splits = (n + split_keys - 1) / split_keys;
+        if (splits == 1) continue;  // written above
         if (atomicAdd(&counters[r * kv_heads + kvh], 1) == splits - 1) done[atomicAdd(&n_done, 1)] = r;
     }
     __syncthreads();
     int nd = n_done;
     if (nd == 0) return;
     __threadfence();
-    for (int k = 0; k < nd; k++) {
-        int r = done[k], n = tree_keys(prefix, extra_off, r);
-        int splits = (n + TREE_SPLIT_KEYS - 1) / TREE_SPLIT_KEYS;
-        for (int idx = threadIdx.x; idx < G * HD; idx += blockDim.x) {
-            int head = kvh * G + idx / HD, d = idx % HD;
-            size_t s0 = ((size_t)r * heads + head) * splits_cap;
-            float m = -INFINITY;
-            for (int t = 0; t < splits; t++) m = fmaxf(m, __ldcg(&part_ml[2 * (s0 + t)]));
-            float l = 0.f, acc = 0.f;
-            for (int t = 0; t < splits; t++) {
-                float w = exp2f((__ldcg(&part_ml[2 * (s0 + t)]) - m) * sl2);
-                l = fmaf(__ldcg(&part_ml[2 * (s0 + t) + 1]), w, l);
-                acc = fmaf(__ldcg(&part_out[(s0 + t) * HD + d]), w, acc);
+    // Merge the completed rows, as many at a time as their split weights fit
+    // the (now free) stages: per (row, head) one warp finds the maximum and
+    // the weights over the splits (lanes over splits; the sum of weights in
+    // a fixed order: lanes in split order, then lane 0's butterfly), then
+    // every thread sums 4 outputs over the splits in split order. A row's
+    // sums depend on its split count alone (a function of its key count).
+    float* wbuf = (float*)tree_smem;
+    constexpr int CAP = 2 * TILE;  // floats in the stages
+    for (int k = 0; k < nd;) {
+        // Rows k .. k_end of this round and their weights' offsets.
+        int used = 0, k_end = k;
+        if (threadIdx.x == 0) {
+            while (k_end < nd) {
+                int sp = (tree_keys(prefix, extra_off, done[k_end]) + split_keys - 1) / split_keys;
+                if (used + G * (sp + 1) > CAP) break;
+                roff[k_end - k] = used;
+                used += G * (sp + 1);
+                k_end++;
             }
-            st(&out[((size_t)r * heads + head) * HD + d], acc / l);
+            n_round = k_end - k;
         }
+        __syncthreads();
+        int nr = n_round;
+        if (nr == 0) {
+            // One row whose weights do not fit: each output on its own.
+            int r = done[k], n = tree_keys(prefix, extra_off, r);
+            int splits = (n + split_keys - 1) / split_keys;
+            for (int idx = threadIdx.x; idx < G * HD; idx += blockDim.x) {
+                int head = kvh * G + idx / HD, d = idx % HD;
+                size_t s0 = ((size_t)r * heads + head) * splits_cap;
+                float m = -INFINITY;
+                for (int t = 0; t < splits; t++) m = fmaxf(m, __ldcg(&part_ml[2 * (s0 + t)]));
+                float l = 0.f, acc = 0.f;
+                for (int t = 0; t < splits; t++) {
+                    float w = exp2f((__ldcg(&part_ml[2 * (s0 + t)]) - m) * sl2);
+                    l = fmaf(__ldcg(&part_ml[2 * (s0 + t) + 1]), w, l);
+                    acc = fmaf(__ldcg(&part_out[(s0 + t) * HD + d]), w, acc);
+                }
+                st(&out[((size_t)r * heads + head) * HD + d], acc / l);
+            }
+            __syncthreads();
+            k++;
+            continue;
+        }
+        for (int pair = warp; pair < nr * G; pair += blockDim.x / 32) {
+            int j = pair / G, hh = pair % G, r = done[k + j];
+            int sp = (tree_keys(prefix, extra_off, r) + split_keys - 1) / split_keys;
+            float* w = wbuf + roff[j] + hh * (sp + 1);
+            size_t s0 = ((size_t)r * heads + kvh * G + hh) * splits_cap;
+            float m = -INFINITY;
+            for (int t = lane; t < sp; t += 32) m = fmaxf(m, __ldcg(&part_ml[2 * (s0 + t)]));
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+            float l = 0.f;
+            for (int t = lane; t < sp; t += 32) {
+                float wt = exp2f((__ldcg(&part_ml[2 * (s0 + t)]) - m) * sl2);
+                w[t] = wt;
+                l = fmaf(__ldcg(&part_ml[2 * (s0 + t) + 1]), wt, l);
+            }
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) l += __shfl_xor_sync(0xffffffffu, l, o);
+            if (lane == 0) w[sp] = l;
+        }
+        __syncthreads();
+        constexpr int D4 = HD / 4;
+        for (int it = threadIdx.x; it < nr * G * D4; it += blockDim.x) {
+            int j = it / (G * D4), hh = (it / D4) % G, d = (it % D4) * 4, r = done[k + j];
+            int sp = (tree_keys(prefix, extra_off, r) + split_keys - 1) / split_keys;
+            const float* w = wbuf + roff[j] + hh * (sp + 1);
+            size_t s0 = ((size_t)r * heads + kvh * G + hh) * splits_cap;
+            float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 8
+            for (int t = 0; t < sp; t++) {
+                float4 p = __ldcg((const float4*)&part_out[(s0 + t) * HD + d]);
+                float wt = w[t];
+                acc.x = fmaf(p.x, wt, acc.x);
+                acc.y = fmaf(p.y, wt, acc.y);
+                acc.z = fmaf(p.z, wt, acc.z);
+                acc.w = fmaf(p.w, wt, acc.w);
+            }
+            float l = w[sp];
+            bf16* o = out + ((size_t)r * heads + kvh * G + hh) * HD + d;
+            st(&o[0], acc.x / l);
+            st(&o[1], acc.y / l);
+            st(&o[2], acc.z / l);
+            st(&o[3], acc.w / l);
+        }
+        __syncthreads();
+        k += nr;
     }
     __syncthreads();
     for (int k = threadIdx.x; k < nd; k += blockDim.x) counters[done[k] * kv_heads + kvh] = 0;
 }
 
-#define P_TREE (bf16* out, float* part_out, float* part_ml, int* counters, const bf16* q, const bf16* kp, const bf16* vp, const int* base, const int* prefix, const int* extra_off, const int* extra, const int* groups, int heads, int kv_heads, float scale, int splits_cap, long pool_offset)
-#define A_TREE (out, part_out, part_ml, counters, q, kp, vp, base, prefix, extra_off, extra, groups, heads, kv_heads, scale, splits_cap, pool_offset)
+#define P_TREE (bf16* out, float* part_out, float* part_ml, int* counters, const bf16* q, const bf16* kp, const bf16* vp, const int* base, const int* prefix, const int* extra_off, const int* extra, const int* groups, int heads, int kv_heads, float scale, int splits_cap, long pool_offset, int split_tiles)
+#define A_TREE (out, part_out, part_ml, counters, q, kp, vp, base, prefix, extra_off, extra, groups, heads, kv_heads, scale, splits_cap, pool_offset, split_tiles)
 extern "C" __global__ void __launch_bounds__(AT_THREADS) tree_attention_32_bf16 P_TREE {
     pdl_enter();
     tree_attention<32> A_TREE;

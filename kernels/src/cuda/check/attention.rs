@@ -66,6 +66,17 @@ impl<T: GpuElement> Case<T> {
         rows: &[Row],
         kernel: Option<AttentionKernel>,
     ) -> Result<Vec<f32>, GpuError> {
+        self.gpu_split(gpu, rows, kernel, None)
+    }
+
+    /// [`Case::gpu`] with the tree kernel's splits of `tiles` 64-key tiles.
+    fn gpu_split(
+        &self,
+        gpu: &Gpu,
+        rows: &[Row],
+        kernel: Option<AttentionKernel>,
+        tiles: Option<usize>,
+    ) -> Result<Vec<f32>, GpuError> {
         let qd = self.qd();
         let lists: Vec<_> = rows.iter().map(|r| r.1.clone()).collect();
         let q: Vec<f32> = rows
@@ -77,6 +88,9 @@ impl<T: GpuElement> Case<T> {
         let mut scratch = AttentionScratch::new(gpu, &keys, self.shape)?;
         if let Some(k) = kernel {
             scratch.force_kernel(k);
+        }
+        if let Some(t) = tiles {
+            scratch.set_tree_split_tiles(t)?;
         }
         let (mut out, _) = upload::<T>(gpu, &vec![3e38; rows.len() * qd])?;
         let pools = KvPools {
@@ -186,6 +200,27 @@ fn check_shape<T: GpuElement>(
         normwise_error(&got, &case.cpu(&verify)),
         tolerance::<T>(),
     );
+    // Other split lengths of the tree kernel (the timings compare them).
+    if uses_tree_kernel::<T>(shape) {
+        let want = case.cpu(&verify);
+        let worst = [1usize, 2, 8, 16]
+            .iter()
+            .map(|&t| {
+                Ok(normwise_error(
+                    &case.gpu_split(gpu, &verify, None, Some(t))?,
+                    &want,
+                ))
+            })
+            .collect::<Result<Vec<f64>, GpuError>>()?
+            .into_iter()
+            .fold(0f64, f64::max);
+        row(
+            "attention_tree_splits",
+            format!("{what}: tree kernel in splits of 1, 2, 8 and 16 tiles vs CPU (worst)"),
+            worst,
+            tolerance::<T>(),
+        );
+    }
     // Every row alone, and the batch reversed: the same bits.
     let qd = case.qd();
     let mut alone = Vec::new();

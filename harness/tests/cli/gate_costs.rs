@@ -11,17 +11,11 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+/// `specula gate ... --json EXTRA...`.
 fn gate(baseline: &Path, current: &Path, extra: &[&str]) -> Output {
-    let mut args = vec![
-        "gate",
-        "--baseline",
-        baseline.to_str().unwrap(),
-        "--current",
-        current.to_str().unwrap(),
-        "--json",
-    ];
+    let mut args = vec!["--json"];
     args.extend_from_slice(extra);
-    common::specula_in(&common::repo(), &args)
+    common::gate(baseline, current, &args)
 }
 
 /// A copy of the committed CI baseline with its costs.

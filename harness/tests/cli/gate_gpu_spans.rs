@@ -46,22 +46,8 @@ fn slow_span(dir: &Path, span: &str, factor: f64) {
 }
 
 fn gate(b: &Path, c: &Path) -> (Option<i32>, serde_json::Value) {
-    let o = common::specula_in(
-        &common::repo(),
-        &[
-            "gate",
-            "--baseline",
-            b.to_str().unwrap(),
-            "--current",
-            c.to_str().unwrap(),
-            "--json",
-            "--policy",
-            common::repo()
-                .join("bench/gate-gpu-policy.toml")
-                .to_str()
-                .unwrap(),
-        ],
-    );
+    let policy = common::repo().join("bench/gate-gpu-policy.toml");
+    let o = common::gate(b, c, &["--json", "--policy", policy.to_str().unwrap()]);
     let v = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
     (o.status.code(), v)

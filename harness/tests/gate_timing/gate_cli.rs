@@ -43,17 +43,7 @@ fn baseline() -> &'static Path {
     .1
 }
 
-fn gate(baseline: &Path, current: &Path, extra: &[&str]) -> Output {
-    let mut args = vec![
-        "gate",
-        "--baseline",
-        baseline.to_str().unwrap(),
-        "--current",
-        current.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    specula(&args)
-}
+use common::gate;
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

@@ -33,6 +33,19 @@ pub fn specula_in(cwd: &Path, args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// `specula gate --baseline B --current C EXTRA...`, run from the repository root.
+pub fn gate(baseline: &Path, current: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "gate",
+        "--baseline",
+        baseline.to_str().unwrap(),
+        "--current",
+        current.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    specula_in(&repo(), &args)
+}
+
 /// A command for the binary (to spawn).
 pub fn command(cwd: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_specula"));

@@ -7,6 +7,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use rand::SeedableRng;
 use specula_engine::capture::CaptureChoice;
 use specula_engine::fixtures::{write_random_pair, StoreDtype, TargetShape};
+use specula_engine::generate::PREFILL_CHUNK_TOKENS;
 use specula_engine::model::{ForwardBatch, TargetModel};
 use specula_engine::pair::ModelPair;
 use specula_engine::speculative::{
@@ -114,6 +115,7 @@ fn steps(c: &mut Criterion) {
                 temperature: 0.0,
                 rngs: &mut [&mut rng],
                 rec: &mut NullRecorder,
+                max_rows: PREFILL_CHUNK_TOKENS,
             };
             let trees = drafter.draft(&[req], step).unwrap();
             drafter.release(0);

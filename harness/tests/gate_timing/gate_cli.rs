@@ -5,6 +5,7 @@
 //! code 2 and a message naming the file and the column.
 
 use crate::common;
+use common::gate;
 
 use specula::run_folder::schema::RUNS_COLUMNS;
 use std::path::{Path, PathBuf};
@@ -42,8 +43,6 @@ fn baseline() -> &'static Path {
     })
     .1
 }
-
-use common::gate;
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

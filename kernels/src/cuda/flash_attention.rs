@@ -104,7 +104,8 @@ pub(crate) fn flash_prefill<T: GpuElement>(
 
 /// Tree rows of the batch through the tree kernel, with the split scratch
 /// `parts` (partial outputs, their (max, sum), counters at zero) of `splits`
-/// 64-key tiles per (row, head), in splits of `split_tiles` tiles.
+/// 64-key tiles per (row, head), in splits of `split_tiles` tiles (checked
+/// by [`super::AttentionScratch::set_tree_split_tiles`]).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn tree_attention<T: GpuElement>(
     gpu: &Gpu,
@@ -118,9 +119,6 @@ pub(crate) fn tree_attention<T: GpuElement>(
     shape: AttentionShape,
     scale: f32,
 ) -> Result<(), GpuError> {
-    need((1..=TREE_SPLIT_TILES_MAX).contains(&split_tiles), || {
-        format!("tree attention: {split_tiles} tiles per split (1..={TREE_SPLIT_TILES_MAX})")
-    })?;
     let groups = keys.groups.len() / 3;
     let args = [
         RawArg::slice(gpu, out),

@@ -242,8 +242,8 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
     constexpr int CAP = 2 * TILE;  // floats in the stages
     for (int k = 0; k < nd;) {
         // Rows k .. k_end of this round and their weights' offsets.
-        int used = 0, k_end = k;
         if (threadIdx.x == 0) {
+            int used = 0, k_end = k;
             while (k_end < nd) {
                 int sp = (tree_keys(prefix, extra_off, done[k_end]) + split_keys - 1) / split_keys;
                 if (used + G * (sp + 1) > CAP) break;

@@ -109,7 +109,6 @@ where
         head_forward(gpu, &self.norm, &self.lm_head, st)?;
         // Only the logit rows' states go back to the host (a prompt's
         // extend would otherwise download every row of it).
-        let h = self.config.hidden_size;
         embedding_gather(gpu, &mut st.own.hidden_out, &st.x, &st.batch.logit_rows, h)?;
         if let Some(k) = top_k {
             let (nl, dv) = (st.batch.n_logits.max(1), self.config.draft_vocab_size);

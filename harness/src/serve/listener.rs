@@ -37,9 +37,14 @@ async fn refuse(mut stream: TcpStream, max_connections: usize) {
     let _ = tokio::time::timeout(Duration::from_secs(1), write).await;
 }
 
-/// Serves `router` on every connection `listener` accepts, forever.
-pub async fn accept_forever(listener: TcpListener, router: Router, limits: ServeLimits) {
-    let open = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+/// Serves `router` on every connection `listener` accepts, forever, each
+/// holding one of the `open` permits while it lasts (none left: 503).
+pub async fn accept_forever(
+    listener: TcpListener,
+    router: Router,
+    limits: ServeLimits,
+    open: Arc<Semaphore>,
+) {
     let mut complained = false;
     loop {
         let stream = match listener.accept().await {

@@ -112,6 +112,7 @@ pub fn serve(engine: Engine, options: ServeOptions) -> Result<(), ServeError> {
     ));
     let engine = Arc::new(engine);
     let limits = options.limits.clone();
+    let connections = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let service = Arc::new(Service {
         batcher: Batcher::start(
             Arc::clone(&engine),
@@ -125,10 +126,11 @@ pub fn serve(engine: Engine, options: ServeOptions) -> Result<(), ServeError> {
         limits: limits.clone(),
         fault: options.fault,
         generations: AtomicU64::new(0),
+        connections: Arc::clone(&connections),
     });
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::from_std(std_listener).map_err(listen_error)?;
-        listener::accept_forever(listener, routes::router(service), limits).await;
+        listener::accept_forever(listener, routes::router(service), limits, connections).await;
         Ok(())
     })
 }

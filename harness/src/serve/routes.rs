@@ -42,6 +42,9 @@ pub struct Service {
     pub generations: AtomicU64,
     /// Turns to parse and tokenize a request body.
     pub parsing: Semaphore,
+    /// The connection permits (`--max-connections` of them): the listener
+    /// holds one per open connection; `/metrics` reports how many are taken.
+    pub connections: Arc<Semaphore>,
 }
 
 type Shared = State<Arc<Service>>;
@@ -247,5 +250,10 @@ async fn metrics(State(s): Shared) -> Response {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .prometheus(&e.name, e.speculative, e.answers.fields);
+    let open = s.limits.max_connections.max(1) - s.connections.available_permits();
+    let text = format!(
+        "{text}# HELP specula_open_connections Connections open now (this one included).\n\
+         # TYPE specula_open_connections gauge\nspecula_open_connections {open}\n"
+    );
     respond(200, "text/plain; version=0.0.4", text)
 }

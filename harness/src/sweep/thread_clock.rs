@@ -21,7 +21,7 @@ pub fn thread_cpu_clock() -> bool {
 }
 
 /// This thread's CPU time in nanoseconds.
-fn thread_cpu_ns() -> u64 {
+pub(crate) fn thread_cpu_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

@@ -6,7 +6,7 @@
 use crate::common::raw_http::*;
 use crate::common::served::*;
 use serde_json::{json, Value};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
 /// Status and body of a JSON POST through an ordinary client (status 0:
@@ -65,6 +65,61 @@ fn finished_requests(server: &Serving) -> f64 {
         .find(|l| l.starts_with("vllm:request_success_total"))
         .unwrap();
     line.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+/// The server's count of open connections (the asking one included), asked
+/// on the keep-alive connection `s`, which stays open.
+fn open_connections(s: &mut std::net::TcpStream) -> u64 {
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let (head_end, length) = loop {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "the server closed the metrics connection");
+        got.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&got);
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length = text[..end]
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().to_string())
+                })
+                .expect("a Content-Length")
+                .parse::<usize>()
+                .unwrap();
+            break (end + 4, length);
+        }
+    };
+    while got.len() < head_end + length {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "the server closed the metrics connection");
+        got.extend_from_slice(&buf[..n]);
+    }
+    let body = String::from_utf8_lossy(&got[head_end..]).into_owned();
+    body.lines()
+        .find_map(|l| l.strip_prefix("specula_open_connections "))
+        .expect("a specula_open_connections line")
+        .parse()
+        .unwrap()
+}
+
+/// Asks on `s` until the server counts `n` open connections (20 s at most).
+fn wait_for_open_connections(s: &mut std::net::TcpStream, n: u64) {
+    let t0 = Instant::now();
+    loop {
+        let open = open_connections(s);
+        if open == n {
+            return;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the server counts {open} open connections, not {n}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[test]
@@ -328,27 +383,26 @@ fn connections_past_the_cap_are_503s_and_idle_ones_are_closed_after_the_read_tim
         "2",
         &["--max-connections", "4", "--read-timeout-s", "10"],
     );
-    // The server is up and has served: only the idle connections below are open.
     assert_eq!(quick_generate(&server).0, 200);
-    let idle: Vec<_> = (0..4)
+    // Every place is taken by a connection of this test: first, on one kept
+    // open, until the server counts it alone (the client's last request's
+    // connection let go), then three idle ones beside it. Regression: a CI
+    // run on a loaded machine opened the idle ones while the server still
+    // held the last request's connection, refused the fourth idle one, then
+    // let the old one go, and the poll below found a free place (200 where
+    // 503 was due).
+    let mut asking = connect(server.port(), Duration::from_secs(5));
+    wait_for_open_connections(&mut asking, 1);
+    let mut idle: Vec<_> = (0..3)
         .map(|_| connect(server.port(), Duration::from_secs(5)))
         .collect();
-    // The server counts a connection once it has accepted it: on a loaded
-    // machine that can take a while, so ask until it answers 503 (8 s at most,
-    // inside the 10 s read timeout that closes the idle ones: with 3 s, a
-    // loaded CI run saw them closed before its polls got through).
-    let t0 = Instant::now();
-    let answer = loop {
-        std::thread::sleep(Duration::from_millis(200));
-        let answer = exchange(
-            server.port(),
-            b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n",
-            Duration::from_secs(5),
-        );
-        if status_of(&answer) == 503 || t0.elapsed() > Duration::from_secs(8) {
-            break answer;
-        }
-    };
+    wait_for_open_connections(&mut asking, 4);
+    idle.push(asking);
+    let answer = exchange(
+        server.port(),
+        b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n",
+        Duration::from_secs(5),
+    );
     assert_eq!(status_of(&answer), 503, "{answer}");
     assert!(answer.contains("--max-connections"), "{answer}");
     // The idle ones are closed after 10 s, and the server takes new clients.

@@ -98,7 +98,8 @@ pub struct SweepArgs {
     /// forwards twice (the repeat discarded: same tokens, PCT% more work). Recorded in meta.json.
     #[arg(long, hide = true, value_name = "PCT", conflicts_with = "resume", value_parser = work_pct)]
     inject_verify_work_pct: Option<f64>,
-    /// TEST HOOK (plants a regression): run PCT% of draft forwards twice.
+    /// TEST HOOK (plants a regression): run draft forwards twice until the repeats
+    /// took PCT% of the forwards' own time (thread CPU clock).
     #[arg(long, hide = true, value_name = "PCT", conflicts_with = "resume", value_parser = work_pct)]
     inject_draft_work_pct: Option<f64>,
     /// TEST HOOK (plants a regression): run PCT% of every row's target

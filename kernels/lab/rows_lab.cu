@@ -1,0 +1,197 @@
+// The rows lab: the bf16 linears of Llama-3.1-8B at 1-512 rows (decode at
+// batch 1-64, verify of batch 64 x 6 and 8), each form timed alone (CUDA
+// events around one launch, median of 21, weights rotated over four copies
+// so no launch finds them in L2) against the device-to-device copy ceiling
+// measured in the same run, and every form's output compared bit for bit
+// with the small-row kernel's (linear_mma.cu, the definition of a row's
+// bits). Compiles the project's own kernel sources with nvcc; no Rust. On
+// the GPU machine:
+//
+//   nvcc -O3 -std=c++17 -arch=sm_90a -Xptxas -v -o /tmp/rows_lab kernels/lab/rows_lab.cu -lcuda
+//   /tmp/rows_lab            # checks and the timing table
+//   /tmp/rows_lab profile    # one launch of each form at 64 and 384 rows (for ncu)
+//
+// Forms: mma (the small-row kernel as the engine lays it out), tiles (the
+// tiled kernel as the engine lays it out), stream4 / stream4d3 / stream2d3
+// (lab/linear_stream.cu, a candidate: warps of 32 columns, 4 or 2 per block,
+// one or two stages of weights in flight).
+#include <cuda_runtime.h>
+#include <cuda.h>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <algorithm>
+#undef INFINITY
+#include "../src/cuda/prelude.cu"
+#include "../src/cuda/linear_mma.cu"
+#include "../src/cuda/linear_tiles.cu"
+#include "linear_stream.cu"
+
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1);} } while (0)
+
+__global__ void fill_rand(bf16* p, size_t n, unsigned seed) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        unsigned h = (unsigned)i * 2654435761u ^ seed; h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
+        float v = ((h & 0xffff) / 65535.f - 0.5f) * 0.1f;
+        st(&p[i], v);
+    }
+}
+
+static cudaStream_t S;
+
+template <typename... A>
+static void launch(void (*f)(A...), dim3 grid, dim3 block, size_t smem, int cluster, A... args) {
+    if (smem > 48 * 1024) CK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid; cfg.blockDim = block; cfg.dynamicSmemBytes = smem; cfg.stream = S;
+    cudaLaunchAttribute at[2];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    int na = 1;
+    if (cluster > 1) {
+        at[1].id = cudaLaunchAttributeClusterDimension;
+        at[1].val.clusterDim.x = cluster; at[1].val.clusterDim.y = 1; at[1].val.clusterDim.z = 1;
+        na = 2;
+    }
+    cfg.attrs = at; cfg.numAttrs = na;
+    CK(cudaLaunchKernelEx(&cfg, f, args...));
+}
+
+// mma_layout.rs: mma_k_parts, MmaLaunch::for_shape, TileLaunch::for_shape.
+static int k_parts(int k, int n) {
+    int tiles = (n + 15) / 16, parts = 1;
+    while (parts < 8 && tiles * parts < 768 && k % (64 * parts) == 0 && k / (2 * parts) >= 256) parts *= 2;
+    return parts;
+}
+
+static void run_mma(bf16* y, const bf16* x, const bf16* w, int m, int k, int n, int silu) {
+    int parts = k_parts(k, n), tiles = std::min(8, (m + 7) / 8);
+    if (m <= 8) {
+        size_t smem = parts > 1 ? parts * 4 * 32 * 4 : 0;
+        launch(linear_mma_tile1_bf16, dim3((n + 15) / 16), dim3(32 * parts), smem, 1, y, x, w, (const bf16*)nullptr, m, k, n, parts, silu);
+    } else if (m <= 32) {
+        size_t smem = parts > 1 ? (size_t)parts * tiles * 4 * 32 * 4 : 0;
+        launch(linear_mma_ku8_bf16, dim3((n + 15) / 16), dim3(32 * parts), smem, 1, y, x, w, (const bf16*)nullptr, m, k, n, parts, 1, silu);
+    } else {
+        int groups = 8 / parts;
+        size_t smem = parts > 1 ? (size_t)groups * parts * tiles * 4 * 32 * 4 : 0;
+        launch(linear_mma_ku4_bf16, dim3((n + 16 * groups - 1) / (16 * groups)), dim3(32 * groups * parts), smem, 1, y, x, w, (const bf16*)nullptr, m, k, n, parts, groups, silu);
+    }
+}
+
+static void run_tiles(bf16* y, const bf16* x, const bf16* w, int m, int k, int n, int silu) {
+    int parts = k_parts(k, n);
+    int bm = m <= 16 ? 16 : m <= 32 ? 32 : m <= 255 ? 64 : 128;
+    int blocks = (n + 127) / 128 * parts * ((m + bm - 1) / bm);
+    int bn = (bm < 128 && blocks < 128) ? 64 : 128;
+    int warps = (bn == 64 && bm <= 64) ? 4 : 8;
+    size_t smem = 4 * (bn + bm) * 128;
+    dim3 grid(parts, (m + bm - 1) / bm, (n + bn - 1) / bn), block(32 * warps);
+#define T(BN, BM) if (bn == BN && bm == BM) launch(linear_tiles_##BN##x##BM##_bf16, grid, block, smem, parts, y, x, w, (const bf16*)nullptr, m, k, n, parts, silu);
+    T(64, 16) T(128, 16) T(64, 32) T(128, 32) T(64, 64) T(128, 64) T(128, 128)
+#undef T
+}
+
+static void run_stream(int warps, int depth, bf16* y, const bf16* x, const bf16* w, int m, int k, int n, int silu) {
+    int parts = k_parts(k, n);
+    int nt = m >= 64 ? 8 : (m + 7) / 8;
+    if (nt == 5) nt = 6;
+    if (nt == 7) nt = 8;
+    if (nt == 1) nt = 2;
+    if (warps == 2 && nt != 2 && nt != 4 && nt != 8) nt = nt <= 4 ? 4 : 8;
+    if (warps == 2) depth = 3;
+    size_t smem = std::max((size_t)STREAM_STAGES * 8 * nt * 128, (size_t)2 * nt * 4 * 32 * warps * 4);
+    dim3 grid(parts, (m + 63) / 64, (n + 32 * warps - 1) / (32 * warps)), block(32 * warps);
+#define T(NT, W, D) if (nt == NT && warps == W && depth == D) launch(linear_stream_t##NT##_w##W##_d##D##_bf16, grid, block, smem, parts, y, x, w, (const bf16*)nullptr, m, k, n, parts, silu);
+    T(2, 4, 2) T(3, 4, 2) T(4, 4, 2) T(6, 4, 2) T(8, 4, 2) T(2, 4, 3) T(3, 4, 3) T(4, 4, 3) T(6, 4, 3) T(8, 4, 3)
+    T(2, 2, 3) T(4, 2, 3) T(8, 2, 3)
+#undef T
+}
+
+static const char* FORMS[] = {"mma", "tiles", "stream4", "stream4d3", "stream2d3"};
+const int NFORMS = 5;
+static void run_form(int f, bf16* y, const bf16* x, const bf16* w, int m, int k, int n, int silu) {
+    if (f == 0) run_mma(y, x, w, m, k, n, silu);
+    else if (f == 1) run_tiles(y, x, w, m, k, n, silu);
+    else run_stream(f == 4 ? 2 : 4, f == 2 ? 2 : 3, y, x, w, m, k, n, silu);
+}
+
+static float median(std::vector<float> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
+
+struct Shape { const char* name; int n, k, silu; };
+
+int main(int argc, char** argv) {
+    bool profile = argc > 1 && !strcmp(argv[1], "profile");
+    CK(cudaStreamCreateWithFlags(&S, cudaStreamNonBlocking));
+    cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+    double copy_gbs = 0;
+    {
+        size_t cb = 1ull << 30; void *ca, *cbp; CK(cudaMalloc(&ca, cb)); CK(cudaMalloc(&cbp, cb));
+        std::vector<float> ts;
+        for (int i = 0; i < 10; i++) { cudaEventRecord(e0, S); cudaMemcpyAsync(cbp, ca, cb, cudaMemcpyDeviceToDevice, S); cudaEventRecord(e1, S); cudaEventSynchronize(e1); float ms; cudaEventElapsedTime(&ms, e0, e1); ts.push_back(ms); }
+        copy_gbs = 2.0 * cb / (median(ts) * 1e-3) / 1e9;
+        CK(cudaFree(ca)); CK(cudaFree(cbp));
+    }
+    printf("copy %.0f GB/s\n", copy_gbs);
+    Shape shapes[] = {{"qkv", 6144, 4096, 0}, {"o", 4096, 4096, 0}, {"gate_up", 28672, 4096, 1}, {"down", 4096, 14336, 0}};
+    const int COPIES = 4, MMAX = 512;
+    std::vector<bf16*> w[4];
+    for (int s = 0; s < 4; s++)
+        for (int c = 0; c < COPIES; c++) {
+            size_t ne = (size_t)shapes[s].n * shapes[s].k; bf16* p; CK(cudaMalloc(&p, ne * 2));
+            fill_rand<<<1024, 256, 0, S>>>(p, ne, 100 * s + c); w[s].push_back(p);
+        }
+    bf16 *x, *y0, *y1;
+    CK(cudaMalloc(&x, (size_t)MMAX * 14336 * 2)); CK(cudaMalloc(&y0, (size_t)MMAX * 28672 * 2)); CK(cudaMalloc(&y1, (size_t)MMAX * 28672 * 2));
+    fill_rand<<<256, 256, 0, S>>>(x, (size_t)MMAX * 14336, 7);
+    CK(cudaStreamSynchronize(S));
+    if (profile) {
+        for (int m : {64, 384})
+            for (int f = 0; f < NFORMS; f++) run_form(f, y1, x, w[2][0], m, shapes[2].k, shapes[2].n, 1);
+        CK(cudaStreamSynchronize(S));
+        return 0;
+    }
+    int ms_[] = {1, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512};
+    int bad = 0;
+    printf("%-8s %4s %-8s %9s %8s %7s %8s %s\n", "shape", "m", "form", "us", "GB/s", "ofcopy", "TFLOP/s", "bits vs mma");
+    for (int s = 0; s < 4; s++) {
+        const Shape& sh = shapes[s];
+        int ny = sh.silu ? sh.n / 2 : sh.n;
+        for (int m : ms_) {
+            std::vector<unsigned short> ref((size_t)m * ny), got((size_t)m * ny);
+            CK(cudaMemsetAsync(y0, 0xff, (size_t)m * ny * 2, S));
+            run_mma(y0, x, w[s][0], m, sh.k, sh.n, sh.silu);
+            CK(cudaStreamSynchronize(S));
+            CK(cudaMemcpy(ref.data(), y0, (size_t)m * ny * 2, cudaMemcpyDeviceToHost));
+            for (int f = 0; f < NFORMS; f++) {
+                if (f == 1 && m < 16) continue;
+                int diff = 0;
+                if (f > 0) {
+                    CK(cudaMemsetAsync(y1, 0xff, (size_t)m * ny * 2, S));
+                    run_form(f, y1, x, w[s][0], m, sh.k, sh.n, sh.silu);
+                    CK(cudaStreamSynchronize(S));
+                    CK(cudaMemcpy(got.data(), y1, (size_t)m * ny * 2, cudaMemcpyDeviceToHost));
+                    for (size_t i = 0; i < got.size(); i++) diff += got[i] != ref[i];
+                    bad += diff > 0;
+                }
+                std::vector<float> t;
+                for (int r = 0; r < 21; r++) {
+                    CK(cudaEventRecord(e0, S));
+                    run_form(f, y1, x, w[s][r % COPIES], m, sh.k, sh.n, sh.silu);
+                    CK(cudaEventRecord(e1, S)); CK(cudaEventSynchronize(e1));
+                    float el; cudaEventElapsedTime(&el, e0, e1); t.push_back(el);
+                }
+                CK(cudaGetLastError());
+                float us = median(t) * 1e3;
+                double bytes = (double)sh.n * sh.k * 2 + (double)m * sh.k * 2 + (double)m * ny * 2;
+                double gbs = bytes / (us * 1e-6) / 1e9, tf = 2.0 * m * sh.n * sh.k / (us * 1e-6) / 1e12;
+                printf("%-8s %4d %-8s %9.2f %8.0f %6.1f%% %8.1f %s\n", sh.name, m, FORMS[f], us, gbs, 100 * gbs / copy_gbs, tf,
+                       f == 0 ? "-" : diff ? "DIFFER" : "same");
+                if (diff) printf("  %d of %zu values differ\n", diff, got.size());
+            }
+        }
+    }
+    printf("%s\n", bad ? "SOME FORMS DIFFER FROM THE SMALL-ROW KERNEL" : "every form gives the small-row kernel's bits");
+    return bad ? 1 : 0;
+}

@@ -11,6 +11,7 @@
 //   /tmp/rows_lab            # checks and the timing table
 //   /tmp/rows_lab profile    # one launch of each form at 64 and 384 rows (for ncu)
 //
+// Shapes: qkv, o, gate|up (SiLU epilogue), down and the LM head.
 // Forms: mma (the small-row kernel as the engine lays it out), tiles (the
 // tiled kernel as the engine lays it out), stream4 / stream4d3 / stream2d3
 // (lab/linear_stream.cu, a candidate: warps of 32 columns, 4 or 2 per block,
@@ -134,16 +135,17 @@ int main(int argc, char** argv) {
         CK(cudaFree(ca)); CK(cudaFree(cbp));
     }
     printf("copy %.0f GB/s\n", copy_gbs);
-    Shape shapes[] = {{"qkv", 6144, 4096, 0}, {"o", 4096, 4096, 0}, {"gate_up", 28672, 4096, 1}, {"down", 4096, 14336, 0}};
-    const int COPIES = 4, MMAX = 512;
-    std::vector<bf16*> w[4];
-    for (int s = 0; s < 4; s++)
+    Shape shapes[] = {{"qkv", 6144, 4096, 0}, {"o", 4096, 4096, 0}, {"gate_up", 28672, 4096, 1}, {"down", 4096, 14336, 0},
+                      {"lm_head", 128256, 4096, 0}};
+    const int NSHAPES = 5, COPIES = 4, MMAX = 512;
+    std::vector<bf16*> w[NSHAPES];
+    for (int s = 0; s < NSHAPES; s++)
         for (int c = 0; c < COPIES; c++) {
             size_t ne = (size_t)shapes[s].n * shapes[s].k; bf16* p; CK(cudaMalloc(&p, ne * 2));
             fill_rand<<<1024, 256, 0, S>>>(p, ne, 100 * s + c); w[s].push_back(p);
         }
     bf16 *x, *y0, *y1;
-    CK(cudaMalloc(&x, (size_t)MMAX * 14336 * 2)); CK(cudaMalloc(&y0, (size_t)MMAX * 28672 * 2)); CK(cudaMalloc(&y1, (size_t)MMAX * 28672 * 2));
+    CK(cudaMalloc(&x, (size_t)MMAX * 14336 * 2)); CK(cudaMalloc(&y0, (size_t)MMAX * 128256 * 2)); CK(cudaMalloc(&y1, (size_t)MMAX * 128256 * 2));
     fill_rand<<<256, 256, 0, S>>>(x, (size_t)MMAX * 14336, 7);
     CK(cudaStreamSynchronize(S));
     if (profile) {
@@ -155,7 +157,7 @@ int main(int argc, char** argv) {
     int ms_[] = {1, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512};
     int bad = 0;
     printf("%-8s %4s %-8s %9s %8s %7s %8s %s\n", "shape", "m", "form", "us", "GB/s", "ofcopy", "TFLOP/s", "bits vs mma");
-    for (int s = 0; s < 4; s++) {
+    for (int s = 0; s < NSHAPES; s++) {
         const Shape& sh = shapes[s];
         int ny = sh.silu ? sh.n / 2 : sh.n;
         for (int m : ms_) {

@@ -29,17 +29,20 @@ pub const LINEAR_INVARIANT_MAX_ROWS: usize = 4096;
 
 /// Which forwards the tiled kernel (`linear_tiles.cu`) runs, from
 /// `SPECULA_LINEAR_TILES`: `0` none (cuBLAS above [`INVARIANT_MAX_ROWS`]
-/// rows: not batch-invariant, the path before the tiled kernel), unset
-/// (the default) those of more than [`INVARIANT_MAX_ROWS`] rows, in place of
-/// cuBLAS, `1` those of [`TILES_MIN_ROWS`] rows or more. Measured on the
-/// H200 (results/h200/README.md, issue 18): at 48 rows the small-row kernel
-/// verified faster (2.25x a decode step against 2.50x), at 384 rows cuBLAS
-/// was 2.7x faster than the tiles but gives a row other bits in another
-/// batch; the tiles keep every decode and verify forward lossless.
+/// rows: not batch-invariant, the path before the tiled kernel), unset (the
+/// default) the faster form per weight shape and rows ([`MmaForm::for_shape`]:
+/// wide weights past 16 rows, narrow ones over long k slices from 128), `1`
+/// every weight from [`TILES_MIN_ROWS`] rows ([`MmaForm::by_rows`], the first
+/// tiled kernel's rule), `64` every weight past [`INVARIANT_MAX_ROWS`] rows
+/// (the default before the per-shape rule, kept for same-run comparison).
+/// Both forms give a row the same bits, so every choice but `0` keeps
+/// decode and verify forwards lossless.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LinearTiles {
     /// Small-row kernel to [`INVARIANT_MAX_ROWS`] rows, cuBLAS above.
     Off,
+    /// The faster form for the shape and rows ([`MmaForm::for_shape`]).
+    ByShape,
     /// Small-row kernel to [`INVARIANT_MAX_ROWS`] rows, tiles above.
     AboveSmallRows,
     /// Small-row kernel below [`TILES_MIN_ROWS`] rows, tiles from there.
@@ -52,10 +55,11 @@ pub fn linear_tiles() -> LinearTiles {
     *TILES.get_or_init(|| match std::env::var("SPECULA_LINEAR_TILES").as_deref() {
         Ok("0") => LinearTiles::Off,
         Ok("1") => LinearTiles::FromTileRows,
-        Err(_) | Ok("") => LinearTiles::AboveSmallRows,
+        Ok("64") => LinearTiles::AboveSmallRows,
+        Err(_) | Ok("") => LinearTiles::ByShape,
         Ok(other) => {
-            eprintln!("warning: SPECULA_LINEAR_TILES={other} is neither 0 nor 1: the default (tiles above {INVARIANT_MAX_ROWS} rows)");
-            LinearTiles::AboveSmallRows
+            eprintln!("warning: SPECULA_LINEAR_TILES={other} is none of 0, 1, 64: the default (the faster form per weight shape)");
+            LinearTiles::ByShape
         }
     })
 }
@@ -161,11 +165,13 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
         if uses_mma::<T>(self.gpu, self.k) {
             let (k, n) = (self.k, self.n);
             let form = match linear_tiles() {
-                LinearTiles::FromTileRows => MmaForm::for_shape(m, k, n),
+                LinearTiles::FromTileRows => MmaForm::by_rows(m, k, n),
+                LinearTiles::ByShape => MmaForm::for_shape(m, k, n),
                 LinearTiles::AboveSmallRows if m > INVARIANT_MAX_ROWS => {
                     MmaForm::Tiles(TileLaunch::for_shape(m, k, n))
                 }
-                _ => MmaForm::Small(MmaLaunch::for_shape(m, k, n)),
+                LinearTiles::AboveSmallRows => MmaForm::Small(MmaLaunch::for_shape(m, k, n)),
+                LinearTiles::Off => MmaForm::Small(MmaLaunch::for_shape(m, k, n)),
             };
             return match form {
                 MmaForm::Small(layout) => self.mma(y, x, m, layout, silu),

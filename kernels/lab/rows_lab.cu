@@ -10,6 +10,8 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90a -Xptxas -v -o /tmp/rows_lab kernels/lab/rows_lab.cu -lcuda
 //   /tmp/rows_lab            # checks and the timing table
 //   /tmp/rows_lab profile    # one launch of each form at 64 and 384 rows (for ncu)
+//   /tmp/rows_lab chain      # the 129 linears of a decode step in a CUDA graph at 8-64
+//                            # rows, which weights tiled, programmatic launches on/off
 //
 // Shapes: qkv, o, gate|up (SiLU epilogue), down and the LM head.
 // Forms: mma (the small-row kernel as the engine lays it out), tiles (the
@@ -40,6 +42,7 @@ __global__ void fill_rand(bf16* p, size_t n, unsigned seed) {
 }
 
 static cudaStream_t S;
+static int g_pdl = 1;
 
 template <typename... A>
 static void launch(void (*f)(A...), dim3 grid, dim3 block, size_t smem, int cluster, A... args) {
@@ -48,7 +51,7 @@ static void launch(void (*f)(A...), dim3 grid, dim3 block, size_t smem, int clus
     cfg.gridDim = grid; cfg.blockDim = block; cfg.dynamicSmemBytes = smem; cfg.stream = S;
     cudaLaunchAttribute at[2];
     at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[0].val.programmaticStreamSerializationAllowed = 1;
+    at[0].val.programmaticStreamSerializationAllowed = g_pdl;
     int na = 1;
     if (cluster > 1) {
         at[1].id = cudaLaunchAttributeClusterDimension;
@@ -152,6 +155,54 @@ int main(int argc, char** argv) {
         for (int m : {64, 384})
             for (int f = 0; f < NFORMS; f++) run_form(f, y1, x, w[2][0], m, shapes[2].k, shapes[2].n, 1);
         CK(cudaStreamSynchronize(S));
+        return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "chain")) {
+        // 32 layers (qkv, o, gate|up, down; the four copies of each weight in
+        // turn) and the LM head, each linear's input the previous one's output
+        // region, captured in one graph; `tiled` says which weights run tiled
+        // (bit 0 gate|up, bit 1 the LM head, bit 2 qkv and down), the rest in the
+        // small kernel. Median of 15 replays.
+        const char* names[] = {"small", "gate_up", "lm_head", "gate_up+lm_head", "all"};
+        int masks[] = {0, 1, 2, 3, 7};
+        printf("%-6s %4s %-16s %10s\n", "pdl", "m", "tiled", "graph ms");
+        for (int pdl = 1; pdl >= 0; pdl--)
+            for (int m : {8, 16, 24, 32, 64})
+                for (int v = 0; v < 5; v++) {
+                    g_pdl = pdl;
+                    int mask = masks[v];
+                    auto lin = [&](int s, bf16* y, const bf16* xin, int c) {
+                        const Shape& sh = shapes[s];
+                        bool t = m > 8 && ((s == 2 && (mask & 1)) || (s == 4 && (mask & 2)) || ((s == 0 || s == 3) && (mask & 4)));
+                        run_form(t ? 1 : 0, y, xin, w[s][c], m, sh.k, sh.n, sh.silu);
+                    };
+                    auto step = [&]() {
+                        for (int l = 0; l < 32; l++) {
+                            int c = l % COPIES;
+                            lin(0, y0, x, c);
+                            lin(1, y1, y0, c);
+                            lin(2, y0, x, c);
+                            lin(3, y1, y0, c);
+                        }
+                        lin(4, y0, y1, 0);
+                    };
+                    step();  // eager once: attributes set and modules warm outside the capture
+                    CK(cudaStreamSynchronize(S));
+                    cudaGraph_t g; cudaGraphExec_t ge;
+                    CK(cudaStreamBeginCapture(S, cudaStreamCaptureModeGlobal));
+                    step();
+                    CK(cudaStreamEndCapture(S, &g));
+                    CK(cudaGraphInstantiate(&ge, g, 0));
+                    std::vector<float> t;
+                    for (int r = 0; r < 16; r++) {
+                        CK(cudaEventRecord(e0, S)); CK(cudaGraphLaunch(ge, S)); CK(cudaEventRecord(e1, S));
+                        CK(cudaEventSynchronize(e1));
+                        float el; cudaEventElapsedTime(&el, e0, e1); if (r) t.push_back(el);
+                    }
+                    CK(cudaGetLastError());
+                    printf("%-6d %4d %-16s %10.3f\n", pdl, m, names[v], median(t));
+                    cudaGraphExecDestroy(ge); cudaGraphDestroy(g);
+                }
         return 0;
     }
     int ms_[] = {1, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512};

@@ -160,7 +160,9 @@ pub const TILES_WIDE_COLUMNS: usize = 16_384;
 /// us at 16 rows, the LM head 272 against 291), but a decode step at batch
 /// 16 took 6.85 ms with it against 5.91 ms without (same H200 run, two
 /// repeats), while the 32- and 64-token tiles made the steps of batch 32 and
-/// 64 faster (6.25 against 6.80 ms, 9.66 against 12.47).
+/// 64 faster (6.25 against 6.80 ms, 9.66 against 12.47). In a graph of the
+/// step's linears the 16-token tile lost only with programmatic dependent
+/// launches (6.93 against 4.69 ms; 4.42 against 4.75 without them).
 pub const TILES_WIDE_MIN_ROWS: usize = 16;
 
 /// Rows from which [`MmaForm::for_shape`] tiles a narrow weight whose k

@@ -163,18 +163,26 @@ int main(int argc, char** argv) {
         // region, captured in one graph; `tiled` says which weights run tiled
         // (bit 0 gate|up, bit 1 the LM head, bit 2 qkv and down), the rest in the
         // small kernel. Median of 15 replays.
-        const char* names[] = {"small", "gate_up", "lm_head", "gate_up+lm_head", "all"};
-        int masks[] = {0, 1, 2, 3, 7};
+        // bit 3: the tiled launches without programmatic serialization; bit 4:
+        // the launch after a tiled one without it.
+        const char* names[] = {"small", "gate_up", "lm_head", "gate_up+lm_head", "all", "gu+lm,tile-nopdl",
+                               "gu+lm,next-nopdl"};
+        int masks[] = {0, 1, 2, 3, 7, 3 | 8, 3 | 16};
+        const int NV = 7;
         printf("%-6s %4s %-16s %10s\n", "pdl", "m", "tiled", "graph ms");
         for (int pdl = 1; pdl >= 0; pdl--)
-            for (int m : {8, 16, 24, 32, 64})
-                for (int v = 0; v < 5; v++) {
+            for (int m : {16, 24, 32, 64})
+                for (int v = 0; v < NV; v++) {
+                    if (v >= 5 && !pdl) continue;
                     g_pdl = pdl;
                     int mask = masks[v];
+                    bool after_tiled = false;
                     auto lin = [&](int s, bf16* y, const bf16* xin, int c) {
                         const Shape& sh = shapes[s];
                         bool t = m > 8 && ((s == 2 && (mask & 1)) || (s == 4 && (mask & 2)) || ((s == 0 || s == 3) && (mask & 4)));
+                        g_pdl = pdl && !((t && (mask & 8)) || (after_tiled && (mask & 16)));
                         run_form(t ? 1 : 0, y, xin, w[s][c], m, sh.k, sh.n, sh.silu);
+                        after_tiled = t;
                     };
                     auto step = [&]() {
                         for (int l = 0; l < 32; l++) {

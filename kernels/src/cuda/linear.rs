@@ -170,8 +170,9 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
                 LinearTiles::AboveSmallRows if m > INVARIANT_MAX_ROWS => {
                     MmaForm::Tiles(TileLaunch::for_shape(m, k, n))
                 }
-                LinearTiles::AboveSmallRows => MmaForm::Small(MmaLaunch::for_shape(m, k, n)),
-                LinearTiles::Off => MmaForm::Small(MmaLaunch::for_shape(m, k, n)),
+                LinearTiles::AboveSmallRows | LinearTiles::Off => {
+                    MmaForm::Small(MmaLaunch::for_shape(m, k, n))
+                }
             };
             return match form {
                 MmaForm::Small(layout) => self.mma(y, x, m, layout, silu),

@@ -35,10 +35,10 @@ fn quick_generate(server: &Serving) -> (u16, Duration) {
     (post(server, "/generate", &body).0, t0.elapsed())
 }
 
-/// A long generation's body (2000 tokens past EOS: seconds of work).
+/// A long generation's body (1000 tokens past EOS: seconds of work).
 fn long_body(stream: bool) -> Vec<u8> {
     json!({"text": "hi", "stream": stream,
-           "sampling_params": {"max_new_tokens": 2000, "temperature": 0, "ignore_eos": true}})
+           "sampling_params": {"max_new_tokens": 1000, "temperature": 0, "ignore_eos": true}})
     .to_string()
     .into_bytes()
 }
@@ -46,7 +46,8 @@ fn long_body(stream: bool) -> Vec<u8> {
 /// Sends a long generation on a new connection and leaves it open.
 fn start_long(port: u16, stream: bool) -> std::net::TcpStream {
     let body = long_body(stream);
-    let mut s = connect(port, Duration::from_secs(30));
+    // Generous: on a loaded 2-core CI runner one long request took over 30 s.
+    let mut s = connect(port, Duration::from_secs(300));
     let head = post_head("/generate", &format!("Content-Length: {}\r\n", body.len()));
     s.write_all(head.as_bytes()).unwrap();
     s.write_all(&body).unwrap();
@@ -307,8 +308,9 @@ fn regression_a_client_that_disconnected_did_not_cancel_its_request_now_it_does(
     std::thread::sleep(Duration::from_millis(100));
     let (status, took) = quick_generate(&server);
     assert_eq!(status, 200);
+    // Had the abandoned requests run, this one would wait for all four.
     assert!(
-        took < Duration::from_secs(1) && took < long_took / 2,
+        took < long_took / 2,
         "a request after 4 abandoned ones of {long_took:?} each took {took:?}"
     );
     assert_eq!(
@@ -325,8 +327,8 @@ fn regression_a_client_that_disconnected_did_not_cancel_its_request_now_it_does(
     let (status, took) = quick_generate(&server);
     assert_eq!(status, 200);
     assert!(
-        took < Duration::from_secs(1),
-        "after an abandoned stream: {took:?}"
+        took < long_took / 2,
+        "after an abandoned stream (a whole one takes {long_took:?}): {took:?}"
     );
 }
 

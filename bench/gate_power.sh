@@ -9,7 +9,7 @@
 # the whole target forward (the baseline's rows included), each real extra
 # work (`--inject-*-work-pct`: that share of forwards run twice).
 #
-#   bash bench/gate_power.sh [TRIALS=20] [SPECULA=target/release/specula] [OUT=results/gate_power] [LOADS="0 1 2"]
+#   bash bench/gate_power.sh [TRIALS=20] [SPECULA=target/release/specula] [OUT=results/gate_power] [LOADS="0 1 2"] [MAX_ROUNDS=48]
 #
 # Writes OUT/power.csv (load, trial, arm, verdict, rounds, loadavg: the
 # 1-minute load average when the trial began) and OUT/power.md (per arm and
@@ -17,7 +17,7 @@
 # and prints the table; each trial's ab.json (every interval) is kept as
 # OUT/runs/loadL-trialT.json. A round runs each undecided variant between two
 # control processes (about 0.45 s each natively); a variant stops once
-# decided (8 to 30 rounds). Measured on the shared 2-core machine under
+# decided (8 to MAX_ROUNDS rounds). Measured on the shared 2-core machine under
 # other jobs (load average 3.5-6.5): about 4.5 minutes a trial, so the
 # full table (20 trials x 3 loads) takes about 4.5 hours; less on a quiet
 # machine if variants decide in fewer rounds.
@@ -27,6 +27,7 @@ trials=${1:-20}
 bin=${2:-target/release/specula}
 out=${3:-results/gate_power}
 loads=${4:-"0 1 2"}
+max_rounds=${5:-48}
 arms=(--arm A= --arm A2=
   --arm verify10="--inject-verify-work-pct 10" --arm verify20="--inject-verify-work-pct 20"
   --arm draft10="--inject-draft-work-pct 10" --arm draft20="--inject-draft-work-pct 20"
@@ -46,7 +47,7 @@ for load in $loads; do
     dir="$out/runs/load$load-trial$t"
     la=$(cut -d' ' -f1 /proc/loadavg)
     rm -rf "$dir"
-    "$bin" ab bench/sweeps/gate-power.toml --out "$dir" "${arms[@]}" > "$dir.txt" 2>/dev/null || true
+    "$bin" ab bench/sweeps/gate-power.toml --out "$dir" --max-rounds "$max_rounds" "${arms[@]}" > "$dir.txt" 2>/dev/null || true
     # "ARM: VERDICT after N rounds (...)"
     awk -v l="$load" -v t="$t" -v la="$la" -F'[: ]+' '/ after [0-9]+ rounds/ {print l "," t "," $1 "," $2 "," $4 "," la}' "$dir.txt" >> "$csv"
     cp "$dir/ab.json" "$dir.json" 2>/dev/null || true

@@ -10,6 +10,7 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90a -Xptxas -v -o /tmp/rows_lab kernels/lab/rows_lab.cu -lcuda
 //   /tmp/rows_lab            # checks and the timing table
 //   /tmp/rows_lab profile    # one launch of each form at 64 and 384 rows (for ncu)
+//   /tmp/rows_lab profile-narrow  # the small-row kernel on qkv, o, down at 1-64 rows (for ncu)
 //   /tmp/rows_lab chain      # the 129 linears of a decode step in a CUDA graph at 8-64
 //                            # rows, which weights tiled, programmatic launches on/off
 //
@@ -154,6 +155,14 @@ int main(int argc, char** argv) {
     if (profile) {
         for (int m : {64, 384})
             for (int f = 0; f < NFORMS; f++) run_form(f, y1, x, w[2][0], m, shapes[2].k, shapes[2].n, 1);
+        CK(cudaStreamSynchronize(S));
+        return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "profile-narrow")) {
+        // The narrow weights (qkv, o, down) in the small-row kernel at 1, 16,
+        // 32 and 64 rows, one launch each (for ncu).
+        for (int s : {0, 1, 3})
+            for (int m : {1, 16, 32, 64}) run_form(0, y1, x, w[s][0], m, shapes[s].k, shapes[s].n, 0);
         CK(cudaStreamSynchronize(S));
         return 0;
     }

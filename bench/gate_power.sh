@@ -12,9 +12,10 @@
 #   bash bench/gate_power.sh [TRIALS=20] [SPECULA=target/release/specula] [OUT=results/gate_power] [LOADS="0 1 2"] [MAX_ROUNDS=48]
 #
 # Writes OUT/power.csv (load, trial, arm, verdict, rounds, loadavg: the
-# 1-minute load average when the trial began) and OUT/power.md (per arm and
-# load: trials the gate called a regression; for A2 those are false alarms),
-# and prints the table; each trial's ab.json (every interval) is kept as
+# 1-minute load average when the trial began) and OUT/power.md (the tables
+# of bench/gate_power_table.py: per arm and load, trials the gate called a
+# regression, for A2 those are false alarms; each arm's estimates), and
+# prints them; each trial's ab.json (every interval) is kept as
 # OUT/runs/loadL-trialT.json. A round runs each undecided variant between two
 # control processes (about 0.45 s each natively); a variant stops once
 # decided (8 to MAX_ROUNDS rounds). Measured on the shared 2-core machine under
@@ -56,13 +57,4 @@ for load in $loads; do
   done
   stop_load
 done
-awk -F, 'NR > 1 {n[$2 FS $3]++; k[$3]; L[$1]; key=$1 FS $3; tot[key]++; if ($4 == "regression") reg[key]++; if ($4 == "inconclusive") inc[key]++}
-  END {
-    printf "| arm | what is planted |"; for (l in L) printf " load %s: regression / trials (inconclusive) |", l; print "";
-    printf "|---|---|"; for (l in L) printf "---|"; print "";
-    split("A2 verify10 verify20 draft10 draft20 target10 target20", order, " ");
-    what["A2"]="nothing (A/A: false alarms)"; what["verify10"]="10% verify"; what["verify20"]="20% verify";
-    what["draft10"]="10% draft"; what["draft20"]="20% draft"; what["target10"]="10% target forward"; what["target20"]="20% target forward";
-    for (i = 1; i <= 7; i++) { a = order[i]; printf "| %s | %s |", a, what[a];
-      for (l in L) { key = l FS a; printf " %d / %d (%d) |", reg[key], tot[key], inc[key] }; print "" }
-  }' "$csv" | tee "$out/power.md"
+python3 bench/gate_power_table.py "$out" | tee "$out/power.md"

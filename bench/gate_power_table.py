@@ -37,25 +37,26 @@ TARGET = {
 def main(folders):
     verdicts = defaultdict(list)  # (load, arm) -> [(verdict, rounds)]
     estimates = defaultdict(list)  # (load, arm) -> [estimate]
-    loadavg = defaultdict(list)
+    loadavg = defaultdict(list)  # load -> [1-minute load average at a trial's start]
     for folder in map(Path, folders):
+        trials = {}  # (load, trial) -> load average
         with open(folder / "power.csv", newline="") as f:
             for row in csv.DictReader(f):
-                load, arm = row["load"], row["arm"]
-                verdicts[load, arm].append((row["verdict"], int(row["rounds"])))
+                verdicts[row["load"], row["arm"]].append((row["verdict"], int(row["rounds"])))
+                trials[row["load"], row["trial"]] = float(row["loadavg"])
+        for (load, trial), average in trials.items():
+            loadavg[load].append(average)
+            path = folder / "runs" / f"load{load}-trial{trial}.json"
+            if not path.exists():
+                continue
+            for outcome in json.loads(path.read_text()):
+                arm, checks = outcome["arm"], outcome["checks"]
                 if arm == "A2":
-                    loadavg[load].append(float(row["loadavg"]))
-                    path = folder / "runs" / f"load{load}-trial{row['trial']}.json"
-                    if path.exists():
-                        for outcome in json.loads(path.read_text()):
-                            checks = outcome["checks"]
-                            a = outcome["arm"]
-                            if a == "A2":
-                                v = max((c["estimate"] for c in checks.values()), key=abs)
-                            else:
-                                suffix = TARGET[a.rstrip("0123456789")]
-                                v = next(c["estimate"] for k, c in checks.items() if k.endswith(suffix))
-                            estimates[load, a].append(v)
+                    v = max((c["estimate"] for c in checks.values()), key=abs)
+                else:
+                    suffix = TARGET[arm.rstrip("0123456789")]
+                    v = next(c["estimate"] for k, c in checks.items() if k.endswith(suffix))
+                estimates[load, arm].append(v)
     loads = sorted({load for load, _ in verdicts}, key=int)
     head = " | ".join(
         f"load {l}: regression / trials (inconclusive, pass), median rounds" for l in loads

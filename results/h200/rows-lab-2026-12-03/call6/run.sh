@@ -1,3 +1,6 @@
+#!/usr/bin/env bash
+# Call 6 as run on the GPU machine from the repo root (OUT set by the device runner): the rows
+# lab built with nvcc, `rows_lab profile-narrow` under Nsight Compute, the summary lines printed.
 set -uo pipefail
 export PATH=/usr/local/cuda/bin:$PATH
 nvcc -O3 -std=c++17 -arch=sm_90a -o /tmp/rows_lab kernels/lab/rows_lab.cu -lcuda || exit 1

@@ -10,8 +10,8 @@
 // with the same k-to-fragment map (lane (g, t) holds k 8t..8t+7 of weight
 // rows g and g + 8 and of token g), and the slices' sums added in slice
 // order. Only the data movement differs: a block owns a tile of BN output
-// columns x BM tokens; weight and token tiles of 64 k stream into shared
-// memory through cp.async, TILE_STAGES deep, so each weight byte is read
+// columns x BM tokens; weight and token tiles of 32 CHUNKS k stream into
+// shared memory through cp.async, STAGES deep, so each weight byte is read
 // once per token tile and each token row once per column tile. The k slices
 // are the blocks of a thread-block cluster (grid x = parts, cluster x =
 // parts): each sums its slice of the same output tile, leaves its partial
@@ -19,7 +19,8 @@
 // a share of the tile by reading every slice's partials in slice order
 // through distributed shared memory (no workspace, no second kernel).
 
-constexpr int TILE_BK = 64;
+// The engine's stage: 64 k (two chunks), four deep.
+constexpr int TILE_CHUNKS = 2;
 constexpr int TILE_STAGES = 4;
 
 __device__ __forceinline__ unsigned int smem_addr(const void* p) {
@@ -30,6 +31,10 @@ __device__ __forceinline__ unsigned int smem_addr(const void* p) {
 
 __device__ __forceinline__ void cp_async16(void* dst, const void* src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src));
+}
+// cp.async of 16 bytes to the shared-memory address `dst` (a 32-bit shared window offset).
+__device__ __forceinline__ void cp_async16_at(unsigned int dst, const void* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
@@ -54,10 +59,12 @@ __device__ __forceinline__ float ld_cluster(const float* p, unsigned int rank) {
     return v;
 }
 
-// The 16-byte unit u (of 8) of row r in a stage buffer of 128-byte rows;
-// odd rows swap their halves, so that the eight lanes of a quarter warp
-// (rows g, g + 1, units t of one 32-wide chunk) hit all 32 banks once.
-__device__ __forceinline__ int tile_unit(int r, int u) { return r * 8 + (u ^ ((r & 1) << 2)); }
+// The 16-byte unit u (of UNITS, a multiple of 8) of row r in a stage buffer
+// of UNITS x 16-byte rows; odd rows swap the halves of each 128 bytes, so
+// that the eight lanes of a quarter warp (rows g, g + 1, units 4c + t of
+// chunk c) hit all 32 banks once.
+template <int UNITS = 8>
+__device__ __forceinline__ int tile_unit(int r, int u) { return r * UNITS + (u ^ ((r & 1) << 2)); }
 
 // mma.m16n8k16 as in linear_mma.cu but not volatile: the accumulator's
 // data dependence keeps each output's steps in order, while the compiler may
@@ -73,121 +80,26 @@ __device__ __forceinline__ void mma_step(float (&acc)[4], unsigned int a0, unsig
 #endif
 }
 
+template <int UNITS>
 __device__ __forceinline__ Frag frag_at(const uint4* buf, int r, int u) {
-    uint4 v = buf[tile_unit(r, u)];
+    uint4 v = buf[tile_unit<UNITS>(r, u)];
     return Frag{v.x, v.y, v.z, v.w};
 }
 
-// Blocks of WN x WM warps; warp (wn, wm) owns BN/WN columns x BM/WM tokens
-// of the block's tile. Dynamic shared memory: TILE_STAGES x (BN + BM) x 128
-// bytes. flags: bit 0 SiLU-and-mul epilogue (interleaved gate|up columns).
-template <int BN, int BM, int WN, int WM>
-__device__ __forceinline__ void linear_tiles(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
-                                             int k, int n, int parts, int flags) {
-    constexpr int NTHREADS = 32 * WN * WM, WCOLS = BN / WN, WTOK = BM / WM, WA = WCOLS / 16, WB = WTOK / 8;
-    constexpr int STAGE_UNITS = (BN + BM) * 8, NACC = WA * WB * 4;
-    extern __shared__ uint4 tiles[];
-    pdl_launch_dependents();
-    int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
-    int part = blockIdx.x, tok0 = blockIdx.y * BM, col0 = blockIdx.z * BN;
-    int span = k / parts, kb = part * span, nst = (span + TILE_BK - 1) / TILE_BK;
-    // Each thread copies the same 16-byte column u of rows r0, r0 + RSTEP, ...
-    // of every stage (WL weight rows, up to XL token rows): the sources and
-    // shared-memory slots are worked out once, a stage adds its k offset.
-    // Units past the slice (its last 32 k when it ends mid-stage) stay unloaded.
-    static_assert((BN * 8) % NTHREADS == 0 && NTHREADS % 8 == 0, "tile rows split evenly over threads");
-    constexpr int RSTEP = NTHREADS / 8, WL = BN / RSTEP, XL = (BM + RSTEP - 1) / RSTEP;
-    const int u = tid & 7, r0 = tid >> 3;
-    const bf16* wsrc[WL];
-    int wdst[WL];
-#pragma unroll
-    for (int j = 0; j < WL; j++) {
-        int r = r0 + j * RSTEP;
-        wsrc[j] = w + (size_t)min(col0 + r, n - 1) * k + kb + u * 8;
-        wdst[j] = tile_unit(r, u);
-    }
-    const bf16* xsrc[XL];
-    int xdst[XL];
-#pragma unroll
-    for (int j = 0; j < XL; j++) {
-        int r = min(r0 + j * RSTEP, BM - 1);
-        xsrc[j] = x + (size_t)min(tok0 + r, m - 1) * k + kb + u * 8;
-        xdst[j] = BN * 8 + tile_unit(r, u);
-    }
-    auto load_w = [&](int s) {
-        if (s * TILE_BK + u * 8 >= span) return;
-        uint4* buf = tiles + (s % TILE_STAGES) * STAGE_UNITS;
-#pragma unroll
-        for (int j = 0; j < WL; j++) cp_async16(buf + wdst[j], wsrc[j] + s * TILE_BK);
-    };
-    auto load_x = [&](int s) {
-        if (s * TILE_BK + u * 8 >= span) return;
-        uint4* buf = tiles + (s % TILE_STAGES) * STAGE_UNITS;
-#pragma unroll
-        for (int j = 0; j < XL; j++)
-            if (r0 + j * RSTEP < BM) cp_async16(buf + xdst[j], xsrc[j] + s * TILE_BK);
-    };
-    // Weights never depend on the previous kernel: their first stages stream
-    // before `pdl_wait`.
-#pragma unroll
-    for (int s = 0; s < TILE_STAGES - 1; s++)
-        if (s < nst) load_w(s);
-    pdl_wait();
-#pragma unroll
-    for (int s = 0; s < TILE_STAGES - 1; s++) {
-        if (s < nst) load_x(s);
-        cp_async_commit();
-    }
-    float acc[WA][WB][4];
-#pragma unroll
-    for (int a = 0; a < WA; a++)
-#pragma unroll
-        for (int b = 0; b < WB; b++) acc[a][b][0] = acc[a][b][1] = acc[a][b][2] = acc[a][b][3] = 0.f;
-    int wc = (warp % WN) * WCOLS, wt = (warp / WN) * WTOK;
-    for (int s = 0; s < nst; s++) {
-        cp_async_wait<TILE_STAGES - 2>();
-        __syncthreads();
-        int next = s + TILE_STAGES - 1;
-        if (next < nst) {
-            load_w(next);
-            load_x(next);
-        }
-        cp_async_commit();
-        const uint4* wbuf = tiles + (s % TILE_STAGES) * STAGE_UNITS;
-        const uint4* xbuf = wbuf + BN * 8;
-        int chunks = min(2, (span - s * TILE_BK) / 32);
-#pragma unroll
-        for (int c = 0; c < 2; c++) {
-            if (c < chunks) {
-                Frag lo[WA], hi[WA], xb[WB];
-#pragma unroll
-                for (int a = 0; a < WA; a++) {
-                    lo[a] = frag_at(wbuf, wc + a * 16 + g, 4 * c + t);
-                    hi[a] = frag_at(wbuf, wc + a * 16 + g + 8, 4 * c + t);
-                }
-#pragma unroll
-                for (int b = 0; b < WB; b++) xb[b] = frag_at(xbuf, wt + b * 8 + g, 4 * c + t);
-                // Every tile's first step (k 0..3 of each lane's 8), then every
-                // tile's second (4..7): mma_chunk's order for each output.
-#pragma unroll
-                for (int a = 0; a < WA; a++)
-#pragma unroll
-                    for (int b = 0; b < WB; b++)
-                        mma_step(acc[a][b], lo[a].a, hi[a].a, lo[a].b, hi[a].b, xb[b].a, xb[b].b);
-#pragma unroll
-                for (int a = 0; a < WA; a++)
-#pragma unroll
-                    for (int b = 0; b < WB; b++)
-                        mma_step(acc[a][b], lo[a].c, hi[a].c, lo[a].d, hi[a].d, xb[b].c, xb[b].d);
-            }
-        }
-    }
-    cp_async_wait<0>();
-    __syncthreads();
+// The end of a tiled linear: with k in `parts` slices (the blocks of one
+// cluster), each slice's partial sums go to its block's shared memory
+// (`partial`, reused stage buffers) and each block adds a share of the tile
+// in slice order through distributed shared memory; then the tile is stored
+// (with the bias and the optional SiLU-and-mul epilogue). acc[a][b] is this
+// warp's tile of 16 columns from col0 + 16a and 8 tokens from tok0 + 8b.
+template <int WA, int WB, int NTHREADS>
+__device__ __forceinline__ void tiles_store(float (&acc)[WA][WB][4], float* partial, bf16* y, const bf16* bias, int m,
+                                            int n, int parts, bool silu, int col0, int tok0) {
+    constexpr int NACC = WA * WB * 4;
+    int tid = threadIdx.x, lane = tid & 31, g = lane >> 2, t = lane & 3;
     unsigned int rank = 0;
     if (parts > 1) {
         // Each slice's partial sums, thread-major, in its block's shared memory.
-        float* partial = (float*)tiles;
 #pragma unroll
         for (int a = 0; a < WA; a++)
 #pragma unroll
@@ -206,19 +118,18 @@ __device__ __forceinline__ void linear_tiles(bf16* y, const bf16* x, const bf16*
         }
         cluster_sync();  // no block leaves while another still reads its partials
     }
-    bool silu = flags & 1;
     // acc[a][b] = D[g][2t], D[g][2t+1], D[g+8][2t], D[g+8][2t+1]: column
-    // col0 + wc + 16a + g (+8), token tok0 + wt + 8b + 2t (+1).
+    // col0 + 16a + g (+8), token tok0 + 8b + 2t (+1).
 #pragma unroll
     for (int a = 0; a < WA; a++) {
 #pragma unroll
         for (int q = 0; q < 4; q++) {
-            int col = col0 + wc + a * 16 + g + (q >= 2 ? 8 : 0);
+            int col = col0 + a * 16 + g + (q >= 2 ? 8 : 0);
             float bv = (bias && col < n) ? ld(&bias[col]) : 0.f;
 #pragma unroll
             for (int b = 0; b < WB; b++) {
                 if (parts > 1 && ((a * WB + b) * 4 + q) % parts != (int)rank) continue;
-                int tok = tok0 + wt + b * 8 + 2 * t + (q & 1);
+                int tok = tok0 + b * 8 + 2 * t + (q & 1);
                 float v = acc[a][b][q] + bv;
                 if (silu) {
                     float u = __shfl_xor_sync(0xffffffffu, v, 4);
@@ -234,6 +145,233 @@ __device__ __forceinline__ void linear_tiles(bf16* y, const bf16* x, const bf16*
             }
         }
     }
+}
+
+// Blocks of WN x WM warps; warp (wn, wm) owns BN/WN columns x BM/WM tokens
+// of the block's tile. Dynamic shared memory: STAGES x (BN + BM) x CHUNKS x
+// 64 bytes. flags: bit 0 SiLU-and-mul epilogue (interleaved gate|up columns).
+// CHUNKS and STAGES move data only: any of them gives the same bits.
+template <int BN, int BM, int WN, int WM, int CHUNKS = TILE_CHUNKS, int STAGES = TILE_STAGES>
+__device__ __forceinline__ void linear_tiles(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
+                                             int k, int n, int parts, int flags) {
+    constexpr int NTHREADS = 32 * WN * WM, WCOLS = BN / WN, WTOK = BM / WM, WA = WCOLS / 16, WB = WTOK / 8;
+    constexpr int UNITS = 4 * CHUNKS, BK = 32 * CHUNKS, STAGE_UNITS = (BN + BM) * UNITS, NACC = WA * WB * 4;
+    static_assert(CHUNKS % 2 == 0 && STAGES >= 2, "rows of whole 128 bytes, at least double-buffered");
+    static_assert(STAGES * STAGE_UNITS * 16 >= NACC * NTHREADS * 4, "the partial sums fit the stage buffers");
+    extern __shared__ uint4 tiles[];
+    pdl_launch_dependents();
+    int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    int part = blockIdx.x, tok0 = blockIdx.y * BM, col0 = blockIdx.z * BN;
+    int span = k / parts, kb = part * span, nst = (span + BK - 1) / BK;
+    // Each thread copies the same 16-byte column u of rows r0, r0 + RSTEP, ...
+    // of every stage (WL weight rows, up to XL token rows): the sources and
+    // shared-memory slots are worked out once, a stage adds its k offset.
+    // Units past the slice (its last 32 k when it ends mid-stage) stay unloaded.
+    static_assert((BN * UNITS) % NTHREADS == 0 && NTHREADS % UNITS == 0, "tile rows split evenly over threads");
+    constexpr int RSTEP = NTHREADS / UNITS, WL = BN / RSTEP, XL = (BM + RSTEP - 1) / RSTEP;
+    const int u = tid % UNITS, r0 = tid / UNITS;
+    const bf16* wsrc[WL];
+    int wdst[WL];
+#pragma unroll
+    for (int j = 0; j < WL; j++) {
+        int r = r0 + j * RSTEP;
+        wsrc[j] = w + (size_t)min(col0 + r, n - 1) * k + kb + u * 8;
+        wdst[j] = tile_unit<UNITS>(r, u);
+    }
+    const bf16* xsrc[XL];
+    int xdst[XL];
+#pragma unroll
+    for (int j = 0; j < XL; j++) {
+        int r = min(r0 + j * RSTEP, BM - 1);
+        xsrc[j] = x + (size_t)min(tok0 + r, m - 1) * k + kb + u * 8;
+        xdst[j] = BN * UNITS + tile_unit<UNITS>(r, u);
+    }
+    auto load_w = [&](int s) {
+        if (s * BK + u * 8 >= span) return;
+        uint4* buf = tiles + (s % STAGES) * STAGE_UNITS;
+#pragma unroll
+        for (int j = 0; j < WL; j++) cp_async16(buf + wdst[j], wsrc[j] + s * BK);
+    };
+    auto load_x = [&](int s) {
+        if (s * BK + u * 8 >= span) return;
+        uint4* buf = tiles + (s % STAGES) * STAGE_UNITS;
+#pragma unroll
+        for (int j = 0; j < XL; j++)
+            if (r0 + j * RSTEP < BM) cp_async16(buf + xdst[j], xsrc[j] + s * BK);
+    };
+    // Weights never depend on the previous kernel: their first stages stream
+    // before `pdl_wait`.
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++)
+        if (s < nst) load_w(s);
+    pdl_wait();
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < nst) load_x(s);
+        cp_async_commit();
+    }
+    float acc[WA][WB][4];
+#pragma unroll
+    for (int a = 0; a < WA; a++)
+#pragma unroll
+        for (int b = 0; b < WB; b++) acc[a][b][0] = acc[a][b][1] = acc[a][b][2] = acc[a][b][3] = 0.f;
+    int wc = (warp % WN) * WCOLS, wt = (warp / WN) * WTOK;
+    for (int s = 0; s < nst; s++) {
+        cp_async_wait<STAGES - 2>();
+        __syncthreads();
+        int next = s + STAGES - 1;
+        if (next < nst) {
+            load_w(next);
+            load_x(next);
+        }
+        cp_async_commit();
+        const uint4* wbuf = tiles + (s % STAGES) * STAGE_UNITS;
+        const uint4* xbuf = wbuf + BN * UNITS;
+        int chunks = min(CHUNKS, (span - s * BK) / 32);
+#pragma unroll
+        for (int c = 0; c < CHUNKS; c++) {
+            if (c < chunks) {
+                Frag lo[WA], hi[WA], xb[WB];
+#pragma unroll
+                for (int a = 0; a < WA; a++) {
+                    lo[a] = frag_at<UNITS>(wbuf, wc + a * 16 + g, 4 * c + t);
+                    hi[a] = frag_at<UNITS>(wbuf, wc + a * 16 + g + 8, 4 * c + t);
+                }
+#pragma unroll
+                for (int b = 0; b < WB; b++) xb[b] = frag_at<UNITS>(xbuf, wt + b * 8 + g, 4 * c + t);
+                // Every tile's first step (k 0..3 of each lane's 8), then every
+                // tile's second (4..7): mma_chunk's order for each output.
+#pragma unroll
+                for (int a = 0; a < WA; a++)
+#pragma unroll
+                    for (int b = 0; b < WB; b++)
+                        mma_step(acc[a][b], lo[a].a, hi[a].a, lo[a].b, hi[a].b, xb[b].a, xb[b].b);
+#pragma unroll
+                for (int a = 0; a < WA; a++)
+#pragma unroll
+                    for (int b = 0; b < WB; b++)
+                        mma_step(acc[a][b], lo[a].c, hi[a].c, lo[a].d, hi[a].d, xb[b].c, xb[b].d);
+            }
+        }
+    }
+    cp_async_wait<0>();
+    __syncthreads();
+    tiles_store<WA, WB, NTHREADS>(acc, (float*)tiles, y, bias, m, n, parts, flags & 1, col0 + wc, tok0 + wt);
+}
+
+// The same tile and arithmetic as linear_tiles<BN, BM, WN, WM> (stages of
+// 64 k), with every address worked out once: each thread's copy slots share
+// one swizzle (its rows differ by an even step), so a stage's copies are one
+// add from a base; each lane's fragments lie at fixed offsets from two
+// bases (its rows all have the parity of g), so every shared-memory load is
+// one instruction. Same bits as linear_tiles (and the small-row kernel).
+template <int BN, int BM, int WN, int WM, int STAGES = TILE_STAGES>
+__device__ __forceinline__ void linear_tiles_lean(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
+                                                  int k, int n, int parts, int flags) {
+    constexpr int NTHREADS = 32 * WN * WM, WCOLS = BN / WN, WTOK = BM / WM, WA = WCOLS / 16, WB = WTOK / 8;
+    constexpr int ROW = 128, BK = 64, STAGE_BYTES = (BN + BM) * ROW, RING = STAGES * STAGE_BYTES;
+    constexpr int RSTEP = NTHREADS / 8, WL = BN / RSTEP, XL = (BM + RSTEP - 1) / RSTEP;
+    static_assert(BN % RSTEP == 0 && RSTEP % 2 == 0 && STAGES >= 2, "copy rows of one parity, double-buffered");
+    static_assert(RING >= BN * BM * 4, "the partial sums fit the stage buffers");
+    extern __shared__ uint4 tiles[];
+    pdl_launch_dependents();
+    int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    int part = blockIdx.x, tok0 = blockIdx.y * BM, col0 = blockIdx.z * BN;
+    int span = k / parts, kb = part * span, nst = (span + BK - 1) / BK;
+    // Copies: thread (r0, u) moves unit u of rows r0, r0 + RSTEP, ... of each stage.
+    const int u = tid & 7, r0 = tid >> 3;
+    const unsigned int cdst = smem_addr(tiles) + r0 * ROW + ((u ^ ((r0 & 1) << 2)) << 4);
+    const bf16* wsrc[WL];
+    const bf16* xsrc[XL];
+#pragma unroll
+    for (int j = 0; j < WL; j++) wsrc[j] = w + (size_t)min(col0 + r0 + j * RSTEP, n - 1) * k + kb + u * 8;
+#pragma unroll
+    for (int j = 0; j < XL; j++) xsrc[j] = x + (size_t)min(tok0 + min(r0 + j * RSTEP, BM - 1), m - 1) * k + kb + u * 8;
+    // Units past the slice (its last 32 k when it ends mid-stage) stay unloaded.
+    auto issue_w = [&](int s, unsigned int slot) {
+        if (s * BK + u * 8 >= span) return;
+#pragma unroll
+        for (int j = 0; j < WL; j++) cp_async16_at(cdst + slot + j * RSTEP * ROW, wsrc[j] + s * BK);
+    };
+    auto issue_x = [&](int s, unsigned int slot) {
+        if (s * BK + u * 8 >= span) return;
+#pragma unroll
+        for (int j = 0; j < XL; j++)
+            if (r0 + j * RSTEP < BM) cp_async16_at(cdst + slot + (BN + j * RSTEP) * ROW, xsrc[j] + s * BK);
+    };
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++)
+        if (s < nst) issue_w(s, s * STAGE_BYTES);
+    pdl_wait();
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < nst) issue_x(s, s * STAGE_BYTES);
+        cp_async_commit();
+    }
+    float acc[WA][WB][4];
+#pragma unroll
+    for (int a = 0; a < WA; a++)
+#pragma unroll
+        for (int b = 0; b < WB; b++) acc[a][b][0] = acc[a][b][1] = acc[a][b][2] = acc[a][b][3] = 0.f;
+    int wc = (warp % WN) * WCOLS, wt = (warp / WN) * WTOK, p = g & 1;
+    // Lane (g, t)'s unit of chunk c is 4c + t with bit 2 flipped on odd rows.
+    const int off0 = (4 * p + t) << 4, off1 = (4 * (1 - p) + t) << 4;
+    const char* wlane = (const char*)tiles + (wc + g) * ROW;
+    const char* xlane = (const char*)tiles + (BN + wt + g) * ROW;
+    auto frag = [](const char* at) {
+        uint4 v = *(const uint4*)at;
+        return Frag{v.x, v.y, v.z, v.w};
+    };
+    unsigned int slot = 0, next_slot = (STAGES - 1) * STAGE_BYTES;
+    for (int s = 0; s < nst; s++) {
+        cp_async_wait<STAGES - 2>();
+        __syncthreads();
+        if (s + STAGES - 1 < nst) {
+            issue_w(s + STAGES - 1, next_slot);
+            issue_x(s + STAGES - 1, next_slot);
+        }
+        cp_async_commit();
+        int chunks = min(2, (span - s * BK) / 32);
+#pragma unroll
+        for (int c = 0; c < 2; c++) {
+            if (c < chunks) {
+                int off = slot + (c ? off1 : off0);
+                // The A operand of each step straight from shared memory in its register order (rows g
+                // and g + 8 word by word), so no fragment is reassembled per mma.
+                unsigned int q1[WA][4], q2[WA][4];
+                Frag xb[WB];
+#pragma unroll
+                for (int a = 0; a < WA; a++) {
+                    const char* lo = wlane + off + a * 16 * ROW;
+                    const char* hi = lo + 8 * ROW;
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        q1[a][2 * h] = *(const unsigned int*)(lo + 4 * h);
+                        q1[a][2 * h + 1] = *(const unsigned int*)(hi + 4 * h);
+                        q2[a][2 * h] = *(const unsigned int*)(lo + 8 + 4 * h);
+                        q2[a][2 * h + 1] = *(const unsigned int*)(hi + 8 + 4 * h);
+                    }
+                }
+#pragma unroll
+                for (int b = 0; b < WB; b++) xb[b] = frag(xlane + off + b * 8 * ROW);
+#pragma unroll
+                for (int a = 0; a < WA; a++)
+#pragma unroll
+                    for (int b = 0; b < WB; b++)
+                        mma_step(acc[a][b], q1[a][0], q1[a][1], q1[a][2], q1[a][3], xb[b].a, xb[b].b);
+#pragma unroll
+                for (int a = 0; a < WA; a++)
+#pragma unroll
+                    for (int b = 0; b < WB; b++)
+                        mma_step(acc[a][b], q2[a][0], q2[a][1], q2[a][2], q2[a][3], xb[b].c, xb[b].d);
+            }
+        }
+        slot = slot + STAGE_BYTES == RING ? 0 : slot + STAGE_BYTES;
+        next_slot = next_slot + STAGE_BYTES == RING ? 0 : next_slot + STAGE_BYTES;
+    }
+    cp_async_wait<0>();
+    __syncthreads();
+    tiles_store<WA, WB, NTHREADS>(acc, (float*)tiles, y, bias, m, n, parts, flags & 1, col0 + wc, tok0 + wt);
 }
 
 #define LINEAR_TILES(BN, BM, WN, WM)                                                                        \

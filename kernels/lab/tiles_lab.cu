@@ -21,6 +21,7 @@
 #include "../src/cuda/prelude.cu"
 #include "../src/cuda/linear_mma.cu"
 #include "../src/cuda/linear_tiles.cu"
+#include "linear_tiles_lean.cu"
 #include "lab_host.cuh"
 
 typedef void (*TileKernel)(bf16*, const bf16*, const bf16*, const bf16*, int, int, int, int, int);
@@ -37,27 +38,29 @@ struct Layout { const char* name; int bn, bm, wn, wm, chunks, stages; TileKernel
 #define LAYOUT(BN, BM, WN, WM, CH, ST) \
     {#BN "x" #BM " w" #WN "x" #WM " c" #CH " s" #ST, BN, BM, WN, WM, CH, ST, lab_tiles_##BN##x##BM##_##WN##x##WM##_c##CH##_s##ST}
 
-#define LAB_LEAN(BN, BM, WN, WM, ST)                                                                         \
+#define LAB_LEAN(BN, BM, WN, WM, ST, LATE)                                                                   \
     extern "C" __global__ void __launch_bounds__(32 * WN * WM)                                              \
-        lab_lean_##BN##x##BM##_##WN##x##WM##_s##ST(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m, \
-                                                  int k, int n, int parts, int flags) {                     \
-        linear_tiles_lean<BN, BM, WN, WM, ST>(y, x, w, bias, m, k, n, parts, flags);                         \
+        lab_lean_##BN##x##BM##_##WN##x##WM##_s##ST##_l##LATE(bf16* y, const bf16* x, const bf16* w,         \
+                                                           const bf16* bias, int m, int k, int n, int parts, \
+                                                           int flags) {                                     \
+        linear_tiles_lean<BN, BM, WN, WM, ST, LATE>(y, x, w, bias, m, k, n, parts, flags);                   \
     }
-#define LEAN(BN, BM, WN, WM, ST) \
-    {"lean " #BN "x" #BM " w" #WN "x" #WM " s" #ST, BN, BM, WN, WM, 2, ST, lab_lean_##BN##x##BM##_##WN##x##WM##_s##ST}
+#define LEAN(BN, BM, WN, WM, ST, LATE)                                                       \
+    {"lean " #BN "x" #BM " w" #WN "x" #WM " s" #ST "/" #LATE, BN, BM, WN, WM, 2, ST, \
+     lab_lean_##BN##x##BM##_##WN##x##WM##_s##ST##_l##LATE}
 
-// Per token tile BM: the engine's stage (c2 s4) and deeper or wider ones,
-// 32- to 128-column blocks (call 1 of results/h200/tiles-lab-2026-12-03 ran
-// more: c4 s6, c8 s3/s4 and 32-column c4 s6 were slower everywhere), then
-// the lean kernel in the engine's and other layouts.
-#define LAYOUTS_FOR(BM, M, L)                                                                           \
-    M(64, BM, 4, 1, 2, 4) M(64, BM, 4, 1, 2, 8) M(64, BM, 4, 1, 4, 4) M(32, BM, 2, 1, 2, 8)              \
-        M(128, BM, 8, 1, 2, 6) M(128, BM, 4, 2, 4, 4) L(64, BM, 4, 1, 4) L(64, BM, 4, 1, 3) L(64, BM, 4, 1, 6) \
-            L(64, BM, 2, 2, 4) L(32, BM, 2, 1, 4) L(32, BM, 2, 1, 6) L(128, BM, 8, 1, 4) L(128, BM, 4, 2, 4)
+// Per token tile BM: the engine's tile (c2 s4; calls 1-3 of
+// results/h200/tiles-lab-2026-12-03 ran deeper and wider stages: slower),
+// then the lean kernel in several layouts, its dependents launched from its
+// start (0) or after its k loop (1).
+#define LAYOUTS_FOR(BM, M, L)                                                                                  \
+    M(64, BM, 4, 1, 2, 4) L(64, BM, 4, 1, 4, 0) L(64, BM, 4, 1, 3, 0) L(64, BM, 4, 1, 6, 0) L(32, BM, 2, 1, 4, 0) \
+        L(128, BM, 4, 2, 4, 0) L(64, BM, 4, 1, 4, 1) L(64, BM, 4, 1, 3, 1) L(64, BM, 4, 1, 6, 1)               \
+            L(32, BM, 2, 1, 4, 1) L(128, BM, 4, 2, 4, 1)
 #define DECLARE(BN, BM, WN, WM, CH, ST) LAB_TILES(BN, BM, WN, WM, CH, ST)
-#define DECLARE_LEAN(BN, BM, WN, WM, ST) LAB_LEAN(BN, BM, WN, WM, ST)
+#define DECLARE_LEAN(BN, BM, WN, WM, ST, LATE) LAB_LEAN(BN, BM, WN, WM, ST, LATE)
 #define ENTRY(BN, BM, WN, WM, CH, ST) LAYOUT(BN, BM, WN, WM, CH, ST),
-#define ENTRY_LEAN(BN, BM, WN, WM, ST) LEAN(BN, BM, WN, WM, ST),
+#define ENTRY_LEAN(BN, BM, WN, WM, ST, LATE) LEAN(BN, BM, WN, WM, ST, LATE),
 LAYOUTS_FOR(16, DECLARE, DECLARE_LEAN)
 LAYOUTS_FOR(32, DECLARE, DECLARE_LEAN)
 LAYOUTS_FOR(64, DECLARE, DECLARE_LEAN)
@@ -207,14 +210,15 @@ int main(int argc, char** argv) {
         for (int s = 0; s < 4; s++) bytes += 32.0 * SHAPES[s].n * SHAPES[s].k * 2;
         bytes += (double)SHAPES[4].n * SHAPES[4].k * 2;
         for (int m : {16, 24, 32, 48, 64}) {
-            for (int v = -1; v < 2 * NLAYOUTS; v++) {
+            for (int v = -1; v < 3 * NLAYOUTS; v++) {
                 const Layout* l = v < 0 ? nullptr : &LAYOUTS[v % NLAYOUTS];
-                bool gate_up_too = v >= NLAYOUTS;
+                // 0: the narrow weights in the layout; 1: and gate|up; 2: down and gate|up only.
+                int on = v < 0 ? -1 : v / NLAYOUTS;
                 if (l && l->bm != token_tile(m)) continue;
                 auto lin = [&](int s, bf16* y, const bf16* xin, int c) {
                     const Shape& sh = SHAPES[s];
-                    bool narrow = s == 0 || s == 1 || s == 3;
-                    if (l && (narrow || (s == 2 && gate_up_too))) run_layout(*l, y, xin, w[s][c], m, sh.k, sh.n, sh.silu);
+                    bool mine = on == 2 ? (s == 2 || s == 3) : (s == 0 || s == 1 || s == 3 || (s == 2 && on == 1));
+                    if (l && mine) run_layout(*l, y, xin, w[s][c], m, sh.k, sh.n, sh.silu);
                     else run_engine(s, y, xin, w[s][c], m);
                 };
                 auto step = [&]() {
@@ -242,7 +246,7 @@ int main(int argc, char** argv) {
                 }
                 CK(cudaGetLastError());
                 float ms = median(t);
-                printf("%4d %-24s %-10s %10.3f %7.1f%%\n", m, l ? l->name : "engine", !l ? "-" : gate_up_too ? "+gate_up" : "narrow",
+                printf("%4d %-24s %-10s %10.3f %7.1f%%\n", m, l ? l->name : "engine", on < 0 ? "-" : on == 1 ? "+gate_up" : on == 2 ? "down+gu" : "narrow",
                        ms, 100 * bytes / (ms * 1e-3) / 1e9 / copy_gbs);
                 cudaGraphExecDestroy(ge); cudaGraphDestroy(g);
             }

@@ -26,67 +26,14 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use rand::{Rng, SeedableRng};
 use specula_bench::interleaved::{medians, Case};
 use specula_bench::legacy_linear;
-use specula_engine::capture::CaptureChoice;
+use specula_bench::tiny_pair::{prefill, Prefilled, CONTEXT};
 use specula_engine::kv_cache::KvCache;
-use specula_engine::model::{Eagle3Draft, ForwardBatch, HiddenInput, TargetModel};
-use specula_engine::pair::ModelPair;
+use specula_engine::model::{ForwardBatch, HiddenInput, TargetModel};
 use specula_kernels::cpu::{default_cpu_threads, linear, pair_bf16, Matrix};
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Tokens in the cache before the timed step.
-const CONTEXT: usize = 128;
 /// Tokens verified at once: a chain of 5 drafted tokens after the last one.
 const VERIFY_ROWS: usize = 6;
-
-/// The models the bench runs.
-fn model_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/tiny-llama")
-}
-
-/// The target and draft after a prefill of `CONTEXT` tokens.
-struct Prefilled {
-    pair: ModelPair,
-    draft: Eagle3Draft,
-    target_cache: KvCache,
-    draft_cache: KvCache,
-    /// The draft's hidden output for the last prompt token.
-    draft_hidden: Vec<f32>,
-}
-
-fn prefill() -> Prefilled {
-    let dir = model_dir();
-    let pair = ModelPair::load(&dir, Some(&dir.join("eagle3")), &CaptureChoice::default())
-        .expect("models/tiny-llama with its eagle3 draft");
-    let draft = Eagle3Draft::load(
-        &dir.join("eagle3"),
-        pair.target.config(),
-        pair.target.embedding(),
-    )
-    .expect("models/tiny-llama/eagle3");
-    let vocab = pair.target.config().vocab_size as u32;
-    let prompt: Vec<u32> = (0..CONTEXT as u32).map(|i| (i * 37 + 11) % vocab).collect();
-    let capture = pair.capture().expect("a draft is loaded").points.clone();
-    let mut batch = ForwardBatch::default();
-    batch.push_causal(0, 0, &prompt, 0, true);
-    let mut caches = vec![pair.target.new_cache()];
-    let out = pair.target.forward(&batch, &mut caches, &capture);
-    let mut target_cache = caches.pop().expect("one cache");
-    target_cache.commit_all();
-    let mut caches = vec![draft.new_cache()];
-    let d = draft.forward(&batch, HiddenInput::Aux(&out.aux), &mut caches);
-    let mut draft_cache = caches.pop().expect("one cache");
-    draft_cache.commit_all();
-    let h = draft.config().hidden_size;
-    let draft_hidden = d.hidden[(CONTEXT - 1) * h..].to_vec();
-    Prefilled {
-        pair,
-        draft,
-        target_cache,
-        draft_cache,
-        draft_hidden,
-    }
-}
 
 /// One target forward of `rows` new tokens after the prefill, every row's logits.
 fn target_step(target: &TargetModel, cache: &mut KvCache, rows: usize) -> f32 {
@@ -414,7 +361,7 @@ fn ratios(p: &Prefilled, lin: &Linears, x: &[f32]) {
         println!("  {name:<26} {v:.2}");
         csv.push_str(&format!("{name},{v:.4}\n"));
     }
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/criterion");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/criterion");
     if std::fs::create_dir_all(&dir).is_ok() {
         let _ = std::fs::write(dir.join("cpu_speed_ratios.csv"), csv);
     }

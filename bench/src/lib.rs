@@ -3,3 +3,4 @@
 
 pub mod interleaved;
 pub mod legacy_linear;
+pub mod tiny_pair;

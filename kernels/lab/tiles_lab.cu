@@ -49,14 +49,17 @@ struct Layout { const char* name; int bn, bm, wn, wm, chunks, stages; TileKernel
     {"lean " #BN "x" #BM " w" #WN "x" #WM " s" #ST "/" #LATE, BN, BM, WN, WM, 2, ST, \
      lab_lean_##BN##x##BM##_##WN##x##WM##_s##ST##_l##LATE}
 
-// Per token tile BM: the engine's tile (c2 s4; calls 1-3 of
-// results/h200/tiles-lab-2026-12-03 ran deeper and wider stages: slower),
-// then the lean kernel in several layouts, its dependents launched from its
-// start (0) or after its k loop (1).
-#define LAYOUTS_FOR(BM, M, L)                                                                                  \
-    M(64, BM, 4, 1, 2, 4) L(64, BM, 4, 1, 4, 0) L(64, BM, 4, 1, 3, 0) L(64, BM, 4, 1, 6, 0) L(32, BM, 2, 1, 4, 0) \
-        L(128, BM, 4, 2, 4, 0) L(64, BM, 4, 1, 4, 1) L(64, BM, 4, 1, 3, 1) L(64, BM, 4, 1, 6, 1)               \
-            L(32, BM, 2, 1, 4, 1) L(128, BM, 4, 2, 4, 1)
+// Per token tile BM: the engine's tile (c2 s4); the deeper and wider stages
+// of the call-1 table in results/h200/tiles-lab-2026-12-03/README.md (c2 s8,
+// c4 s4, 32 columns c2 s8, 128 columns c2 s6 and c4 s4; call 1 also ran
+// c4 s6, c8 s3 and 32-column c4 s6 and c8 s4, slower still); then the lean
+// kernel in several layouts, its dependents launched from its start (0) or
+// after its k loop (1).
+#define LAYOUTS_FOR(BM, M, L)                                                                                   \
+    M(64, BM, 4, 1, 2, 4) M(64, BM, 4, 1, 2, 8) M(64, BM, 4, 1, 4, 4) M(32, BM, 2, 1, 2, 8) M(128, BM, 8, 1, 2, 6) \
+        M(128, BM, 4, 2, 4, 4) L(64, BM, 4, 1, 4, 0) L(64, BM, 4, 1, 3, 0) L(64, BM, 4, 1, 6, 0)               \
+            L(32, BM, 2, 1, 4, 0) L(128, BM, 4, 2, 4, 0) L(64, BM, 4, 1, 4, 1) L(64, BM, 4, 1, 3, 1)           \
+                L(64, BM, 4, 1, 6, 1) L(32, BM, 2, 1, 4, 1) L(128, BM, 4, 2, 4, 1)
 #define DECLARE(BN, BM, WN, WM, CH, ST) LAB_TILES(BN, BM, WN, WM, CH, ST)
 #define DECLARE_LEAN(BN, BM, WN, WM, ST, LATE) LAB_LEAN(BN, BM, WN, WM, ST, LATE)
 #define ENTRY(BN, BM, WN, WM, CH, ST) LAYOUT(BN, BM, WN, WM, CH, ST),

@@ -3,4 +3,5 @@
 
 pub mod interleaved;
 pub mod legacy_linear;
+pub mod roofline;
 pub mod tiny_pair;

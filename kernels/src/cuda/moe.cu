@@ -20,9 +20,6 @@ __device__ void moe_router_logits(float* logits, const T* x, const T* gate, int 
     }
 }
 
-#define P_MOE_LOGITS(T) (float* logits, const T* x, const T* gate, int rows, int k, int experts, int vec)
-BOTH(moe_router_logits, P_MOE_LOGITS, (logits, x, gate, rows, k, experts, vec))
-
 // The warp's best of v[i] over i < n with keep(i): the largest value, the
 // lowest index among equals (the CPU's top_k order). Returns the index (-1: none).
 template <typename F>
@@ -74,15 +71,15 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
     for (int r = warp; r < rows; r += nw) {
         const float* lg = logits + (size_t)r * experts;
         if (sigmoid) {
-            for (int e = lane; e < experts; e += 32) score[e] = 1.f / (1.f + expf(-lg[e]));
+            for (int e = lane; e < experts; e += 32) score[e] = 1.f / (1.f + expf(-__ldcg(&lg[e])));
         } else {
             float mx = -INFINITY;
-            for (int e = lane; e < experts; e += 32) mx = fmaxf(mx, lg[e]);
+            for (int e = lane; e < experts; e += 32) mx = fmaxf(mx, __ldcg(&lg[e]));
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
             float sum = 0.f;
             for (int e = lane; e < experts; e += 32) {
-                float v = expf(lg[e] - mx);
+                float v = expf(__ldcg(&lg[e]) - mx);
                 score[e] = v;
                 sum += v;
             }
@@ -213,40 +210,48 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
     }
 }
 
-extern "C" __global__ void moe_route_plan_f32(const float* logits, const float* bias, int rows, int experts,
-                                              int top_k, int n_group, int topk_group, int flags, float scaling,
-                                              int* ids, float* wts, int* pos, int* expert_off, int* active,
-                                              int* n_active, int* pair_row, unsigned long long* stats) {
-    pdl_enter();
+// Router logits and routing in one launch: every block computes its
+// experts' logits for its rows (moe_router_logits), and the last block to
+// finish (a ticket counter, zero between launches, which it resets) routes
+// every row and lays out the pairs (moe_route_plan) from the logits the
+// other blocks left in L2. Dynamic shared memory: moe_route_plan's.
+template <typename T>
+__device__ void moe_route(float* logits, const T* x, const T* gate, int k, int vec, unsigned int* ticket,
+                          const float* bias, int rows, int experts, int top_k, int n_group, int topk_group, int flags,
+                          float scaling, int* ids, float* wts, int* pos, int* expert_off, int* active, int* n_active,
+                          int* pair_row, unsigned long long* stats) {
+    __shared__ bool last;
+    if (((blockIdx.x * blockDim.x + threadIdx.x) >> 5) < experts) moe_router_logits(logits, x, gate, rows, k, experts, vec);
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(ticket, 1u) == gridDim.x * gridDim.y - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
     moe_route_plan(logits, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, pos, expert_off,
                    active, n_active, pair_row, stats);
+    if (threadIdx.x == 0) *ticket = 0u;
 }
 
-// Grouped small-row linear on tensor cores (bf16): block (column tile,
-// slot) computes y[p] = x[row(p)] W_e^T for the pairs p of expert e =
-// active[slot] (none when slot >= *n_active), W_e = w + e * n * k, row(p) =
-// pair_row[p] when gathering, else p. Each 8-pair tile runs linear_mma_tile1's
-// arithmetic (k split in `parts` by the weight's shape, 32-wide chunks in
-// order, weight loads double-buffered), so a pair's result does not depend
-// on how many pairs share its expert. flags bit 0: SiLU-and-mul epilogue
-// (interleaved gate|up rows; y then n / 2 wide).
-extern "C" __global__ void moe_mma_bf16(bf16* y, const bf16* x, const bf16* w, const int* expert_off,
-                                        const int* active, const int* n_active, const int* pair_row, int k, int n,
-                                        int parts, int flags) {
+#define P_MOE_ROUTE(T) (float* logits, const T* x, const T* gate, int k, int vec, unsigned int* ticket, const float* bias, int rows, int experts, int top_k, int n_group, int topk_group, int flags, float scaling, int* ids, float* wts, int* pos, int* expert_off, int* active, int* n_active, int* pair_row, unsigned long long* stats)
+BOTH(moe_route, P_MOE_ROUTE, (logits, x, gate, k, vec, ticket, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, pos, expert_off, active, n_active, pair_row, stats))
+
+// One warp's share of the grouped small-row linear on tensor cores (bf16):
+// the 16 output columns from col0 of y[p] = x[row(p)] W^T for the cnt pairs
+// p0.. of one expert (W = we, [n, k]), row(p) = pair_row[p] when gathering,
+// else p. Each 8-pair tile runs linear_mma_tile1's arithmetic (k split in
+// `parts` by the weight's shape, 32-wide chunks in order, weight loads
+// double-buffered), so a pair's result does not depend on how many pairs
+// share its expert. silu: SiLU-and-mul epilogue (interleaved gate|up rows;
+// y then n / 2 wide). Every warp of the block calls it with the same cnt.
+__device__ __forceinline__ void moe_mma_tile(bf16* y, const bf16* x, const bf16* we, int p0, int cnt,
+                                             const int* pair_row, int k, int n, int parts, bool silu, int col0,
+                                             float* partial) {
     constexpr int KU = 8, STAGE = 32 * KU;
-    extern __shared__ float partial[];
-    pdl_launch_dependents();
-    pdl_wait();
-    int slot = blockIdx.y;
-    if (slot >= *n_active) return;
-    int e = active[slot], p0 = expert_off[e], cnt = expert_off[e + 1] - p0;
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    int col0 = blockIdx.x * 16;
     int part = warp % parts, span = k / parts, kb = part * span;
-    const bf16* we = w + (size_t)e * n * k;
     const bf16* wlo = we + (size_t)min(col0 + g, n - 1) * k + 8 * t + kb;
     const bf16* whi = we + (size_t)min(col0 + g + 8, n - 1) * k + 8 * t + kb;
-    bool silu = flags & 1;
     int yw = silu ? n / 2 : n;
     const Frag zero{0u, 0u, 0u, 0u};
     int stages = span / STAGE;
@@ -284,6 +289,75 @@ extern "C" __global__ void moe_mma_bf16(bf16* y, const bf16* x, const bf16* w, c
         }
         mma_store<1>(acc, y + (size_t)(p0 + m0) * yw, nullptr, mt, n, parts, silu, col0, partial);
     }
+}
+
+// The grouped linear (moe_mma_tile): block (column tile, slot) for expert
+// active[slot] (none when slot >= *n_active), W_e = w + e * n * k, one
+// warp per slice of k. flags bit 0: SiLU-and-mul epilogue.
+extern "C" __global__ void moe_mma_bf16(bf16* y, const bf16* x, const bf16* w, const int* expert_off,
+                                        const int* active, const int* n_active, const int* pair_row, int k, int n,
+                                        int parts, int flags) {
+    extern __shared__ float partial[];
+    pdl_launch_dependents();
+    pdl_wait();
+    int slot = blockIdx.y;
+    if (slot >= *n_active) return;
+    int e = active[slot], p0 = expert_off[e], cnt = expert_off[e + 1] - p0;
+    moe_mma_tile(y, x, w + (size_t)e * n * k, p0, cnt, pair_row, k, n, parts, flags & 1, blockIdx.x * 16, partial);
+}
+
+// The grouped linear with the shared experts in the same launch (DeepSeek's
+// dense experts every row passes through): the first blocks_s blocks run
+// ys[r] = xs[r] Ws^T ([ns, ks], parts_s slices of k: the dense small-row
+// linear's rule, so its bits) for the rows 0..rows, groups of 16 columns
+// per block; they stream their weight rows into L2 before waiting for the
+// routing. The other blocks run the routed experts as moe_mma_bf16 does,
+// slot by slot, blockDim / (32 * parts) column tiles per block. A block of
+// 32 * max(parts, parts_s) threads. flags bit 0: SiLU-and-mul epilogue for
+// both. Dynamic shared memory: 4 x 32 floats per warp when a parts is > 1.
+extern "C" __global__ void moe_mma_shared_bf16(bf16* y, const bf16* x, const bf16* w, const int* expert_off,
+                                               const int* active, const int* n_active, const int* pair_row, int k,
+                                               int n, int parts, bf16* ys, const bf16* xs, const bf16* ws, int ks,
+                                               int ns, int parts_s, int rows, int blocks_s, int flags) {
+    extern __shared__ float partial[];
+    int warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    // One call site of moe_mma_tile (two inlined copies spill registers).
+    bf16* yt;
+    const bf16 *xt, *wt;
+    const int* rows_of = nullptr;
+    int p0 = 0, cnt = rows, kt = ks, nt = ns, pt = parts_s, col0;
+    if ((int)blockIdx.x < blocks_s) {
+        int groups = nw / parts_s;
+        int r0 = blockIdx.x * groups * 16, nrows = min(groups * 16, ns - r0);
+        const char* wb = (const char*)(ws + (size_t)r0 * ks);
+        size_t bytes = (size_t)nrows * ks * sizeof(bf16);
+        for (size_t o = (size_t)threadIdx.x * 128; o < bytes; o += (size_t)blockDim.x * 128)
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(wb + o));
+        pdl_launch_dependents();
+        pdl_wait();
+        yt = ys;
+        xt = xs;
+        wt = ws;
+        col0 = r0 + (warp / parts_s) * 16;
+    } else {
+        pdl_launch_dependents();
+        pdl_wait();
+        int groups = nw / parts, per_slot = ((n + 15) / 16 + groups - 1) / groups;
+        int b = blockIdx.x - blocks_s, slot = b / per_slot;
+        if (slot >= *n_active) return;
+        int e = active[slot];
+        p0 = expert_off[e];
+        cnt = expert_off[e + 1] - p0;
+        yt = y;
+        xt = x;
+        wt = w + (size_t)e * n * k;
+        rows_of = pair_row;
+        kt = k;
+        nt = n;
+        pt = parts;
+        col0 = ((b % per_slot) * groups + warp / parts) * 16;
+    }
+    moe_mma_tile(yt, xt, wt, p0, cnt, rows_of, kt, nt, pt, flags & 1, col0, partial);
 }
 
 // The grouped linear in FMA (f32, or bf16 whose k is not a multiple of 32):
@@ -326,17 +400,25 @@ KERNELS(moe_rows_silu, moe_rows, MOE_SILU, P_MOE_ROWS, A_MOE_ROWS)
 
 // out[r] = sum_j wts[r, j] * yexp[pos[r, j]] over the slots in order
 // (ascending expert id; multiply, then add: no fusing), then + shared[r]
-// when there are shared experts. grid: rows.
+// when there are shared experts. grid: (rows, column blocks): each thread
+// one column, its row's pair offsets and weights staged in shared memory
+// first, so its top_k loads are in flight together.
 template <typename T>
 __device__ void moe_combine(T* out, const T* yexp, const T* shared, const int* pos, const float* wts, int top_k,
                             int hidden) {
+    __shared__ size_t off[16];
+    __shared__ float wt[16];
     int r = blockIdx.x;
-    for (int d = threadIdx.x; d < hidden; d += blockDim.x) {
+    if (threadIdx.x < top_k) {
+        size_t i = (size_t)r * top_k + threadIdx.x;
+        off[threadIdx.x] = (size_t)pos[i] * hidden;
+        wt[threadIdx.x] = wts[i];
+    }
+    __syncthreads();
+    for (int d = blockIdx.y * blockDim.x + threadIdx.x; d < hidden; d += gridDim.y * blockDim.x) {
         float acc = 0.f;
-        for (int j = 0; j < top_k; j++) {
-            size_t i = (size_t)r * top_k + j;
-            acc = __fadd_rn(acc, __fmul_rn(ld(&yexp[(size_t)pos[i] * hidden + d]), wts[i]));
-        }
+#pragma unroll 16
+        for (int j = 0; j < top_k; j++) acc = __fadd_rn(acc, __fmul_rn(ld(&yexp[off[j] + d]), wt[j]));
         if (shared) acc = __fadd_rn(acc, ld(&shared[(size_t)r * hidden + d]));
         st(&out[(size_t)r * hidden + d], acc);
     }

@@ -5,6 +5,7 @@
 
 use super::device::{Gpu, GpuElement, GpuError, SmallRowLinear};
 use super::launch::{cfg, launch, name, need, RawArg, THREADS};
+use super::linear::INVARIANT_MAX_ROWS;
 use crate::mma_layout::mma_k_parts;
 use cudarc::driver::CudaSlice;
 
@@ -42,6 +43,8 @@ pub struct MoePlan {
     pub(crate) active: CudaSlice<i32>,
     pub(crate) n_active: CudaSlice<i32>,
     pub(crate) pair_row: CudaSlice<i32>,
+    /// Blocks of the routing launch that have finished (zero between launches).
+    ticket: CudaSlice<u32>,
     spec: RouterSpec,
 }
 
@@ -71,6 +74,7 @@ impl MoePlan {
             active: s.alloc_zeros(spec.experts)?,
             n_active: s.alloc_zeros(1)?,
             pair_row: s.alloc_zeros(pairs)?,
+            ticket: s.alloc_zeros(1)?,
             spec,
         })
     }
@@ -112,25 +116,17 @@ pub fn moe_route<T: GpuElement>(
         return Ok(());
     }
     let vec = k.is_multiple_of(16 / T::BYTES);
-    let args = [
-        RawArg::slice(gpu, &plan.logits),
-        RawArg::slice(gpu, x),
-        RawArg::slice(gpu, gate),
-        RawArg::I32(rows as i32),
-        RawArg::I32(k as i32),
-        RawArg::I32(sp.experts as i32),
-        RawArg::I32(i32::from(vec)),
-    ];
-    let blocks = (sp.experts * 32).div_ceil(THREADS as usize) as u32;
-    let grid = cfg((blocks, rows.div_ceil(4).clamp(1, 256) as u32), THREADS, 0);
-    // SAFETY: the kernel's parameters in order; sizes checked above.
-    unsafe { launch(gpu, &name::<T>("moe_router_logits"), grid, &args) }?;
     let flags =
         i32::from(sp.sigmoid) | i32::from(sp.top_two_sum) << 1 | i32::from(sp.norm_topk_prob) << 2;
     let warps = THREADS as usize / 32;
     let smem = (warps * (2 * sp.experts + sp.n_group) + sp.experts) * 4;
     let args = [
         RawArg::slice(gpu, &plan.logits),
+        RawArg::slice(gpu, x),
+        RawArg::slice(gpu, gate),
+        RawArg::I32(k as i32),
+        RawArg::I32(i32::from(vec)),
+        RawArg::slice(gpu, &plan.ticket),
         RawArg::opt(gpu, bias),
         RawArg::I32(rows as i32),
         RawArg::I32(sp.experts as i32),
@@ -148,15 +144,16 @@ pub fn moe_route<T: GpuElement>(
         RawArg::slice(gpu, &plan.pair_row),
         RawArg::opt(gpu, stats.map(|s| &*s)),
     ];
+    // One warp per expert and row group for the logits; the last block to
+    // finish routes every row (moe_route in moe.cu).
+    let blocks = (sp.experts * 32).div_ceil(THREADS as usize) as u32;
+    let grid = cfg(
+        (blocks, rows.div_ceil(4).clamp(1, 256) as u32),
+        THREADS,
+        smem as u32,
+    );
     // SAFETY: the kernel's parameters in order; sizes checked above and in MoePlan::new.
-    unsafe {
-        launch(
-            gpu,
-            "moe_route_plan_f32",
-            cfg((1, 1), THREADS, smem as u32),
-            &args,
-        )
-    }
+    unsafe { launch(gpu, &name::<T>("moe_route"), grid, &args) }
 }
 
 /// Stacked expert weights `[experts, n, k]` (gate|up rows interleaved for
@@ -256,6 +253,140 @@ pub fn moe_grouped<T: GpuElement>(
     unsafe { launch(gpu, &kernel, grid, &args) }
 }
 
+/// A dense expert every row passes through (DeepSeek's shared experts),
+/// run in the grouped launch beside the routed experts
+/// ([`moe_grouped_shared`]): `y[r] = x[r] W^T` for every row of the plan.
+pub struct SharedExpert<'a, T> {
+    /// Output `[rows, n]` (`[rows, n / 2]` with the SiLU epilogue).
+    pub y: &'a mut CudaSlice<T>,
+    /// Input `[rows, k]`.
+    pub x: &'a CudaSlice<T>,
+    /// `W: [n, k]` (gate|up rows interleaved for the SiLU epilogue).
+    pub w: &'a CudaSlice<T>,
+    /// Outputs per row.
+    pub n: usize,
+    /// Inputs per row.
+    pub k: usize,
+}
+
+/// Whether the shared experts may run in the routed experts' launches
+/// (read once from `SPECULA_MOE_SHARED`: unset or `fused`, the default;
+/// `separate` keeps the earlier dense launches after the routed ones, for
+/// same-run comparison). Both give the same bits.
+pub fn moe_shared_fused() -> bool {
+    static FUSED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FUSED.get_or_init(|| match std::env::var("SPECULA_MOE_SHARED").as_deref() {
+        Err(_) | Ok("") | Ok("fused") => true,
+        Ok("separate") => false,
+        Ok(other) => {
+            eprintln!("warning: SPECULA_MOE_SHARED={other} is neither fused nor separate: fused");
+            true
+        }
+    })
+}
+
+/// Whether [`moe_grouped_shared`] can run a layer's experts: routed
+/// experts of `[inner, hidden]` (gate|up `[2 inner, hidden]`) beside a
+/// shared expert of inner width `shared_inner`, every projection on tensor
+/// cores, [`moe_shared_fused`], and a plan of at most [`INVARIANT_MAX_ROWS`] rows (the shared
+/// expert goes through 8-row tiles; longer prefill chunks are faster on the
+/// dense path).
+pub fn moe_shares_launch<T: GpuElement>(
+    gpu: &Gpu,
+    rows: usize,
+    hidden: usize,
+    inner: usize,
+    shared_inner: usize,
+) -> bool {
+    moe_shared_fused()
+        && rows <= INVARIANT_MAX_ROWS
+        && [hidden, inner, shared_inner]
+            .iter()
+            .all(|&k| moe_uses_mma::<T>(gpu, k))
+}
+
+/// [`moe_grouped`] (tensor-core form) with a shared expert in the same
+/// launch: its blocks come first and start streaming their weights before
+/// the routing has finished. The shared expert's k is split as the dense
+/// small-row linear splits it ([`mma_k_parts`] of its shape), so its rows
+/// get the dense path's bits; the routed pairs get [`moe_grouped`]'s.
+/// Needs [`moe_shares_launch`].
+#[allow(clippy::too_many_arguments)]
+pub fn moe_grouped_shared<T: GpuElement>(
+    gpu: &Gpu,
+    y: &mut CudaSlice<T>,
+    x: &CudaSlice<T>,
+    experts: ExpertWeights<'_, T>,
+    plan: &MoePlan,
+    gather: bool,
+    silu: bool,
+    shared: SharedExpert<'_, T>,
+) -> Result<(), GpuError> {
+    let ExpertWeights { w, n, k } = experts;
+    let rows = plan.rows;
+    let pairs = plan.pairs();
+    let width = |n: usize| if silu { n / 2 } else { n };
+    let x_rows = if gather { rows } else { pairs };
+    need(
+        rows <= INVARIANT_MAX_ROWS && moe_uses_mma::<T>(gpu, k) && moe_uses_mma::<T>(gpu, shared.k),
+        || {
+            format!(
+                "moe_grouped_shared: k {k} / {} not on tensor cores, or {rows} rows",
+                shared.k
+            )
+        },
+    )?;
+    need(
+        w.len() == plan.spec.experts * n * k
+            && x.len() >= x_rows * k
+            && y.len() >= pairs * width(n)
+            && shared.w.len() == shared.n * shared.k
+            && shared.x.len() >= rows * shared.k
+            && shared.y.len() >= rows * width(shared.n)
+            && (!silu || (n.is_multiple_of(2) && shared.n.is_multiple_of(2))),
+        || format!("moe_grouped_shared: sizes disagree (n {n}, k {k}, {pairs} pairs)"),
+    )?;
+    if rows == 0 {
+        return Ok(());
+    }
+    let parts = moe_k_parts(k, n, plan.spec.top_k);
+    let parts_s = mma_k_parts(shared.k, shared.n);
+    let warps = parts.max(parts_s);
+    let blocks_s = shared.n.div_ceil(16).div_ceil(warps / parts_s);
+    let per_slot = n.div_ceil(16).div_ceil(warps / parts);
+    let blocks = blocks_s + per_slot * plan.slots();
+    let pair_row = if gather {
+        RawArg::slice(gpu, &plan.pair_row)
+    } else {
+        RawArg::Ptr(0)
+    };
+    let args = [
+        RawArg::slice(gpu, y),
+        RawArg::slice(gpu, x),
+        RawArg::slice(gpu, w),
+        RawArg::slice(gpu, &plan.expert_off),
+        RawArg::slice(gpu, &plan.active),
+        RawArg::slice(gpu, &plan.n_active),
+        pair_row,
+        RawArg::I32(k as i32),
+        RawArg::I32(n as i32),
+        RawArg::I32(parts as i32),
+        RawArg::slice(gpu, shared.y),
+        RawArg::slice(gpu, shared.x),
+        RawArg::slice(gpu, shared.w),
+        RawArg::I32(shared.k as i32),
+        RawArg::I32(shared.n as i32),
+        RawArg::I32(parts_s as i32),
+        RawArg::I32(rows as i32),
+        RawArg::I32(blocks_s as i32),
+        RawArg::I32(i32::from(silu)),
+    ];
+    let smem = if warps > 1 { warps * 4 * 32 * 4 } else { 0 };
+    let grid = cfg((blocks as u32, 1), (32 * warps) as u32, smem as u32);
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch(gpu, "moe_mma_shared_bf16", grid, &args) }
+}
+
 /// `out[r] = sum_j w[r, j] * yexp[pair(r, j)]` over row `r`'s experts in
 /// ascending id (multiply, then add), plus `shared[r]` when given.
 pub fn moe_combine<T: GpuElement>(
@@ -268,7 +399,8 @@ pub fn moe_combine<T: GpuElement>(
 ) -> Result<(), GpuError> {
     let rows = plan.rows;
     need(
-        out.len() >= rows * hidden
+        plan.spec.top_k <= 16
+            && out.len() >= rows * hidden
             && yexp.len() >= plan.pairs() * hidden
             && shared.is_none_or(|s| s.len() >= rows * hidden),
         || "moe_combine: sizes disagree".into(),
@@ -290,7 +422,11 @@ pub fn moe_combine<T: GpuElement>(
         launch(
             gpu,
             &name::<T>("moe_combine"),
-            cfg((rows as u32, 1), THREADS, 0),
+            cfg(
+                (rows as u32, hidden.div_ceil(THREADS as usize) as u32),
+                THREADS,
+                0,
+            ),
             &args,
         )
     }

@@ -306,60 +306,6 @@ extern "C" __global__ void moe_mma_bf16(bf16* y, const bf16* x, const bf16* w, c
     moe_mma_tile(y, x, w + (size_t)e * n * k, p0, cnt, pair_row, k, n, parts, flags & 1, blockIdx.x * 16, partial);
 }
 
-// The grouped linear with the shared experts in the same launch (DeepSeek's
-// dense experts every row passes through): the first blocks_s blocks run
-// ys[r] = xs[r] Ws^T ([ns, ks], parts_s slices of k: the dense small-row
-// linear's rule, so its bits) for the rows 0..rows, groups of 16 columns
-// per block; they stream their weight rows into L2 before waiting for the
-// routing. The other blocks run the routed experts as moe_mma_bf16 does,
-// slot by slot, blockDim / (32 * parts) column tiles per block. A block of
-// 32 * max(parts, parts_s) threads. flags bit 0: SiLU-and-mul epilogue for
-// both. Dynamic shared memory: 4 x 32 floats per warp when a parts is > 1.
-extern "C" __global__ void moe_mma_shared_bf16(bf16* y, const bf16* x, const bf16* w, const int* expert_off,
-                                               const int* active, const int* n_active, const int* pair_row, int k,
-                                               int n, int parts, bf16* ys, const bf16* xs, const bf16* ws, int ks,
-                                               int ns, int parts_s, int rows, int blocks_s, int flags) {
-    extern __shared__ float partial[];
-    int warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    // One call site of moe_mma_tile (two inlined copies spill registers).
-    bf16* yt;
-    const bf16 *xt, *wt;
-    const int* rows_of = nullptr;
-    int p0 = 0, cnt = rows, kt = ks, nt = ns, pt = parts_s, col0;
-    if ((int)blockIdx.x < blocks_s) {
-        int groups = nw / parts_s;
-        int r0 = blockIdx.x * groups * 16, nrows = min(groups * 16, ns - r0);
-        const char* wb = (const char*)(ws + (size_t)r0 * ks);
-        size_t bytes = (size_t)nrows * ks * sizeof(bf16);
-        for (size_t o = (size_t)threadIdx.x * 128; o < bytes; o += (size_t)blockDim.x * 128)
-            asm volatile("prefetch.global.L2 [%0];" ::"l"(wb + o));
-        pdl_launch_dependents();
-        pdl_wait();
-        yt = ys;
-        xt = xs;
-        wt = ws;
-        col0 = r0 + (warp / parts_s) * 16;
-    } else {
-        pdl_launch_dependents();
-        pdl_wait();
-        int groups = nw / parts, per_slot = ((n + 15) / 16 + groups - 1) / groups;
-        int b = blockIdx.x - blocks_s, slot = b / per_slot;
-        if (slot >= *n_active) return;
-        int e = active[slot];
-        p0 = expert_off[e];
-        cnt = expert_off[e + 1] - p0;
-        yt = y;
-        xt = x;
-        wt = w + (size_t)e * n * k;
-        rows_of = pair_row;
-        kt = k;
-        nt = n;
-        pt = parts;
-        col0 = ((b % per_slot) * groups + warp / parts) * 16;
-    }
-    moe_mma_tile(yt, xt, wt, p0, cnt, rows_of, kt, nt, pt, flags & 1, col0, partial);
-}
-
 // The grouped linear in FMA (f32, or bf16 whose k is not a multiple of 32):
 // one warp per output column (with SILU: per gate|up column pair, the
 // SiLU-and-mul of both rounded to T) of expert active[blockIdx.y], every

@@ -11,9 +11,9 @@ use crate::error::Result;
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cuda::{
-    mla_attention, mla_head_linear, mla_prep, moe_combine, moe_grouped, moe_grouped_shared,
-    moe_route, moe_shares_launch, rms_norm_residual, ExpertWeights, Gpu, GpuElement, HeadStrides,
-    MlaPrepInputs, MlaRope, MlaScratch, MoePlan, SharedExpert,
+    mla_attention, mla_head_linear, mla_prep, moe_combine, moe_grouped, moe_route,
+    rms_norm_residual, ExpertWeights, Gpu, GpuElement, HeadStrides, MlaPrepInputs, MlaRope,
+    MlaScratch, MoePlan,
 };
 
 /// Latent attention's buffers of one forward shape.
@@ -214,8 +214,7 @@ where
 }
 
 /// The experts of `sc.normed` into `sc.mlp`: routing, grouped gate|up with
-/// SiLU, grouped down (the shared experts in the same launches where
-/// [`moe_shares_launch`] allows, else after them), the combine.
+/// SiLU, grouped down, the shared experts, the combine.
 pub(super) fn experts<T: GpuElement>(
     gpu: &Gpu,
     m: &DeviceMoe<T>,
@@ -244,50 +243,16 @@ where
         n: 2 * m.inner,
         k: h,
     };
+    moe_grouped(gpu, &mut buf.act, &sc.normed, gu, &buf.plan, true, true)?;
     let dn = ExpertWeights {
         w: &m.down,
         n: h,
         k: m.inner,
     };
-    match &m.shared {
-        // The shared experts in the routed experts' launches (their blocks
-        // start streaming weights while the routing runs).
-        Some(s) if moe_shares_launch::<T>(gpu, rows, h, m.inner, s.inner) => {
-            let sg = SharedExpert {
-                y: &mut sc.act,
-                x: &sc.normed,
-                w: &s.gate_up.w,
-                n: s.gate_up.out_dim,
-                k: h,
-            };
-            moe_grouped_shared(gpu, &mut buf.act, &sc.normed, gu, &buf.plan, true, true, sg)?;
-            let sd = SharedExpert {
-                y: &mut buf.shared_out,
-                x: &sc.act,
-                w: &s.down.w,
-                n: h,
-                k: s.inner,
-            };
-            moe_grouped_shared(
-                gpu,
-                &mut buf.yexp,
-                &buf.act,
-                dn,
-                &buf.plan,
-                false,
-                false,
-                sd,
-            )?;
-            clock.mark(gpu, "routed + shared experts");
-        }
-        shared => {
-            moe_grouped(gpu, &mut buf.act, &sc.normed, gu, &buf.plan, true, true)?;
-            moe_grouped(gpu, &mut buf.yexp, &buf.act, dn, &buf.plan, false, false)?;
-            clock.mark(gpu, "routed experts");
-            if let Some(shared) = shared {
-                mlp_into(gpu, shared, rows, sc, Some(&mut buf.shared_out), clock)?;
-            }
-        }
+    moe_grouped(gpu, &mut buf.yexp, &buf.act, dn, &buf.plan, false, false)?;
+    clock.mark(gpu, "routed experts");
+    if let Some(shared) = &m.shared {
+        mlp_into(gpu, shared, rows, sc, Some(&mut buf.shared_out), clock)?;
     }
     let shared = m.shared.as_ref().map(|_| &buf.shared_out);
     moe_combine(gpu, &mut sc.mlp, &buf.yexp, shared, &buf.plan, h)?;

@@ -6,8 +6,8 @@
 
 use super::{differing, download, normwise_error, random, round, row_recorder, upload, CheckRow};
 use crate::cuda::{
-    moe_combine, moe_grouped, moe_grouped_shared, moe_route, moe_routes, moe_uses_mma,
-    ExpertWeights, Gpu, GpuElement, GpuError, LinearLayer, MoePlan, RouterSpec, SharedExpert,
+    moe_combine, moe_grouped, moe_route, moe_routes, ExpertWeights, Gpu, GpuElement, GpuError,
+    MoePlan, RouterSpec,
 };
 use cudarc::driver::CudaSlice;
 use rand_chacha::ChaCha8Rng;
@@ -165,8 +165,7 @@ pub(super) fn check_moe<T: GpuElement>(
         ..v2
     };
     // bf16 on tensor cores (k multiples of 32) and a scalar-path shape; the
-    // wider one splits the shared down projection's k in 4 and the routed
-    // one's in 2 (blocks of mixed warp roles in the shared launch).
+    // wider one splits k in 4 (gate|up) and 2 (down).
     for (sp, hidden, inner, bias) in [
         (v3, 256, 96, true),
         (v2, 256, 64, false),
@@ -337,115 +336,6 @@ fn check_router<T: GpuElement>(
         format!("{words}: rows alone, 3 rows, 24 rows vs 64: differing values"),
         diff as f64,
         0.0,
-    );
-    if moe_uses_mma::<T>(gpu, h) && moe_uses_mma::<T>(gpu, inner) {
-        for r in [1, 6, 64] {
-            check_shared_launch(gpu, rng, &mut row, sp, &ex, r, &words)?;
-        }
-    }
-    Ok(())
-}
-
-/// The shared expert (inner width twice the routed one's) in the routed
-/// experts' launches against the separate launches: the routed pairs' bits
-/// equal [`moe_grouped`]'s, the shared rows' bits the dense small-row
-/// linear's, and the shared output within rounding of the CPU's.
-fn check_shared_launch<T: GpuElement>(
-    gpu: &Gpu,
-    rng: &mut ChaCha8Rng,
-    row: &mut impl FnMut(&'static str, String, f64, f64),
-    sp: RouterSpec,
-    ex: &Experts<T>,
-    rows: usize,
-    words: &str,
-) -> Result<(), GpuError> {
-    let s = &gpu.stream;
-    let (h, inner, si) = (ex.hidden, ex.inner, 2 * ex.inner);
-    let (x, x_h) = upload::<T>(gpu, &random(rng, rows * h, 1.0))?;
-    let (sgu, sgu_h) = upload::<T>(gpu, &random(rng, 2 * si * h, 2.0 / (h as f32).sqrt()))?;
-    let (sdn, sdn_h) = upload::<T>(gpu, &random(rng, h * si, 2.0 / (si as f32).sqrt()))?;
-    let mut plan = MoePlan::new(gpu, rows, sp)?;
-    moe_route(gpu, &mut plan, &x, &ex.gate, ex.bias.as_ref(), h, None)?;
-    let pairs = plan.pairs();
-    let gu = ExpertWeights {
-        w: &ex.gate_up,
-        n: 2 * inner,
-        k: h,
-    };
-    let dn = ExpertWeights {
-        w: &ex.down,
-        n: h,
-        k: inner,
-    };
-    // Fused: routed and shared in two launches.
-    let (mut act, mut yexp) = (
-        s.alloc_zeros::<T>(pairs * inner)?,
-        s.alloc_zeros::<T>(pairs * h)?,
-    );
-    let (mut sact, mut sout) = (
-        s.alloc_zeros::<T>(rows * si)?,
-        s.alloc_zeros::<T>(rows * h)?,
-    );
-    let sg = SharedExpert {
-        y: &mut sact,
-        x: &x,
-        w: &sgu,
-        n: 2 * si,
-        k: h,
-    };
-    moe_grouped_shared(gpu, &mut act, &x, gu, &plan, true, true, sg)?;
-    let sd = SharedExpert {
-        y: &mut sout,
-        x: &sact,
-        w: &sdn,
-        n: h,
-        k: si,
-    };
-    moe_grouped_shared(gpu, &mut yexp, &act, dn, &plan, false, false, sd)?;
-    // Separate: the grouped launches and the dense small-row linear.
-    let (mut act2, mut yexp2) = (
-        s.alloc_zeros::<T>(pairs * inner)?,
-        s.alloc_zeros::<T>(pairs * h)?,
-    );
-    moe_grouped(gpu, &mut act2, &x, gu, &plan, true, true)?;
-    moe_grouped(gpu, &mut yexp2, &act2, dn, &plan, false, false)?;
-    let (mut sact2, mut sout2) = (
-        s.alloc_zeros::<T>(rows * si)?,
-        s.alloc_zeros::<T>(rows * h)?,
-    );
-    LinearLayer::new(gpu, &sgu, None, h, 2 * si).swiglu(&mut sact2, &x, rows)?;
-    LinearLayer::new(gpu, &sdn, None, si, h).rows(&mut sout2, &sact2, rows)?;
-    let (yexp, yexp2) = (download(gpu, &yexp)?, download(gpu, &yexp2)?);
-    let (sout, sout2) = (download(gpu, &sout)?, download(gpu, &sout2)?);
-    row(
-        "moe_shared_launch_bits",
-        format!(
-            "{words}, shared inner {si}, {rows} rows: values differing from the separate launches"
-        ),
-        (differing(&yexp, &yexp2) + differing(&sout, &sout2)) as f64,
-        0.0,
-    );
-    // The shared expert against the CPU: gate and up rounded to T, the activation stored as T.
-    let mut want = vec![0f32; rows * h];
-    for r in 0..rows {
-        let xr = &x_h[r * h..(r + 1) * h];
-        let dot = |w: &[f32], v: &[f32]| -> f32 { w.iter().zip(v).map(|(a, b)| a * b).sum() };
-        let act: Vec<f32> = (0..si)
-            .map(|i| {
-                let g = round::<T>(dot(&sgu_h[2 * i * h..(2 * i + 1) * h], xr));
-                let u = round::<T>(dot(&sgu_h[(2 * i + 1) * h..(2 * i + 2) * h], xr));
-                round::<T>(g / (1.0 + (-g).exp()) * u)
-            })
-            .collect();
-        for o in 0..h {
-            want[r * h + o] = dot(&sdn_h[o * si..(o + 1) * si], &act);
-        }
-    }
-    row(
-        "moe_shared_launch",
-        format!("{words}, shared inner {si}, {rows} rows: the shared expert against the CPU"),
-        normwise_error(&sout, &want),
-        2e-2,
     );
     Ok(())
 }

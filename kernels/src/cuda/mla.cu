@@ -145,14 +145,30 @@ __device__ void mla_merge_t(T* o, const float* po, const float* ml, int nh, int 
         if (lane == 0) inv[hh] = l;
     }
     __syncthreads();
-    for (int i = threadIdx.x; i < nh * lora; i += blockDim.x) {
-        int hh = i / lora, d = i % lora;
-        const float* p = po + (size_t)hh * splits * lora + d;
-        const float* w = wgt + hh * splits;
-        float acc = 0.f;
-#pragma unroll 8
-        for (int s2 = 0; s2 < splits; s2++) acc += __ldcg(&p[(size_t)s2 * lora]) * w[s2];
-        st(&o[(size_t)hh * lora + d], acc / inv[hh]);
+    // MERGE_OUTS outputs per thread at a time, their split loads in flight
+    // together (each output's sum is still in split order).
+    constexpr int MERGE_OUTS = 4;
+    int total = nh * lora;
+    for (int i0 = threadIdx.x; i0 < total; i0 += MERGE_OUTS * blockDim.x) {
+        float acc[MERGE_OUTS];
+        const float* p[MERGE_OUTS];
+        const float* w[MERGE_OUTS];
+#pragma unroll
+        for (int u = 0; u < MERGE_OUTS; u++) {
+            int i = min(i0 + u * (int)blockDim.x, total - 1), hh = i / lora;
+            acc[u] = 0.f;
+            p[u] = po + (size_t)hh * splits * lora + i % lora;
+            w[u] = wgt + hh * splits;
+        }
+        for (int s2 = 0; s2 < splits; s2++) {
+#pragma unroll
+            for (int u = 0; u < MERGE_OUTS; u++) acc[u] += __ldcg(&p[u][(size_t)s2 * lora]) * w[u][s2];
+        }
+#pragma unroll
+        for (int u = 0; u < MERGE_OUTS; u++) {
+            int i = i0 + u * (int)blockDim.x;
+            if (i < total) st(&o[(size_t)(i / lora) * lora + i % lora], acc[u] / inv[i / lora]);
+        }
     }
 }
 
@@ -197,7 +213,9 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
     } else {
         bool vec = d % VEC == 0;
         int per = vec ? d / VEC : d;
-#pragma unroll 4
+        // Unrolled so that a thread's loads (9 for a 32-key bf16 chunk of
+        // 576-wide entries) are in flight together.
+#pragma unroll 12
         for (int i = threadIdx.x; i < n * per; i += blockDim.x) {
             int j = i / per, c = i % per;
             const T* row = kp + key_entry(base, extra, r, np, e0, start + j) * d;
@@ -207,7 +225,7 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
                 ks[(size_t)j * d + c] = row[c];
             }
         }
-#pragma unroll 4
+#pragma unroll 12
         for (int i = threadIdx.x; i < nh * d; i += blockDim.x) qs[i] = ld(&qcat[((size_t)r * heads + h0) * d + i]);
         __syncthreads();
         for (int j = warp; j < n; j += nw) {
@@ -217,6 +235,7 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
             float acc[MLA_HEADS];
 #pragma unroll
             for (int hh = 0; hh < MLA_HEADS; hh++) acc[hh] = 0.f;
+#pragma unroll 6
             for (int c = lane; c < d; c += 32) {
                 float kv = ld(&key[c]);
 #pragma unroll
@@ -256,6 +275,7 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
             float acc[MLA_HEADS];
 #pragma unroll
             for (int hh = 0; hh < MLA_HEADS; hh++) acc[hh] = 0.f;
+#pragma unroll 8
             for (int j = 0; j < n; j++) {
                 float v = ld(&ks[(size_t)j * d + c]);
 #pragma unroll

@@ -269,8 +269,9 @@ fn weigh_heads<const G: usize>(p: &[f32], values: Values<'_>, out: &mut [f32]) -
 }
 
 /// `rows[r * n + i] = qs[r] . key(entries[i]) * scale` for the `n` entries:
-/// `R` query heads against two keys at a time ([`dots`]: each score the
-/// bits of one canonical dot product). Returns `R`, the heads done.
+/// `R` query heads against four keys at a time with AVX-512's thirty-two
+/// registers, two otherwise ([`dots`]: each score the bits of one canonical
+/// dot product, whichever block computes it). Returns `R`, the heads done.
 fn score_rows<'a, const R: usize>(
     qs: [&[f32]; R],
     entries: &[usize],
@@ -279,20 +280,33 @@ fn score_rows<'a, const R: usize>(
     rows: &mut [f32],
 ) -> usize {
     let n = entries.len();
-    let mut pairs = entries.chunks_exact(2);
     let mut i = 0;
-    for pair in &mut pairs {
-        let d = dots(qs, [key(pair[0]), key(pair[1])]);
+    let mut put = |i: usize, d: &[f32], r: usize| {
+        for (c, v) in d.iter().enumerate() {
+            rows[r * n + i + c] = v * scale;
+        }
+    };
+    if super::DotKernel::current() == super::DotKernel::Avx512 {
+        while n - i >= 4 {
+            let e = &entries[i..i + 4];
+            let d = dots(qs, [key(e[0]), key(e[1]), key(e[2]), key(e[3])]);
+            for (r, dr) in d.iter().enumerate() {
+                put(i, dr, r);
+            }
+            i += 4;
+        }
+    }
+    while n - i >= 2 {
+        let d = dots(qs, [key(entries[i]), key(entries[i + 1])]);
         for (r, dr) in d.iter().enumerate() {
-            rows[r * n + i] = dr[0] * scale;
-            rows[r * n + i + 1] = dr[1] * scale;
+            put(i, dr, r);
         }
         i += 2;
     }
-    for &e in pairs.remainder() {
-        let d = dots(qs, [key(e)]);
+    if i < n {
+        let d = dots(qs, [key(entries[i])]);
         for (r, dr) in d.iter().enumerate() {
-            rows[r * n + i] = dr[0] * scale;
+            put(i, dr, r);
         }
     }
     R

@@ -38,13 +38,14 @@ pub fn exp(x: f32) -> f32 {
         p = p.mul_add(r, *c);
     }
     let y = (p * r).mul_add(r, r) + 1.0;
-    // 2^n for n in -126..=127 (x <= 88.7 keeps it finite; larger x overflows to inf).
-    let n = n.clamp(-126.0, 128.0) as i32;
-    let two_n = if n > 127 {
-        f32::INFINITY
-    } else {
-        f32::from_bits(((n + 127) as u32) << 23)
-    };
+    // 2^n for n in -126..=127 (x <= 88.7 keeps it finite; n = 128, from
+    // larger x, gives the bits of inf). The biased exponent n + 127 (1 to
+    // 255) lands in the low bits of 2^23 + n + 127, exactly, and the shift
+    // drops the rest: float arithmetic that vectorizes, where a float to
+    // integer cast (saturating, NaN to 0) goes one element at a time. A NaN
+    // n gives 0, and `y`, a NaN then too, is the result as before.
+    let n = n.clamp(-126.0, 128.0);
+    let two_n = f32::from_bits(((n + 127.0) + 8_388_608.0).to_bits() << 23);
     y * two_n
 }
 

@@ -14,9 +14,10 @@
 //!   today's kernel (bfloat16 weights) and with the kernel before issue 19
 //!   (bench/src/legacy_linear.rs: scalar, f32 weights), one row and six.
 //!
-//! Then it runs all of them round after round in one process, with the
-//! linears also on paired bfloat16 weights (`pair_bf16`, which the engine
-//! does not use), and prints the ratios of their medians (verify6 / decode,
+//! Then it runs the forwards round after round in one process (their
+//! weights stay in the cache, as in a decode loop), then the linears, also
+//! on paired bfloat16 weights (`pair_bf16`, which the engine does not
+//! use), and prints the ratios of their medians (verify6 / decode,
 //! draft / decode, legacy / new, new / paired),
 //! also written to target/criterion/cpu_speed_ratios.csv.
 //!
@@ -314,7 +315,19 @@ fn ratios(p: &Prefilled, lin: &Linears, x: &[f32]) {
         },
     ];
     let names: Vec<String> = cases.iter().map(|c| c.name.to_string()).collect();
-    let t = medians(&mut cases, 41, 20);
+    // Two interleaved runs: the forwards among themselves, then the
+    // linears. The linears' weights (48 MB with the legacy f32 copies)
+    // would evict tiny-llama's 16 MB from the 32 MB L3 between forwards,
+    // which a decode loop or a speculative step (target and draft, 19 MB)
+    // never does; mixed, decode read 299 us against 231 us warm
+    // (verify6 / decode 1.93 against 2.48), 2026-12-04 on the Zen 5 VM.
+    let forwards = cases
+        .iter()
+        .take_while(|c| !c.name.starts_with("linears"))
+        .count();
+    let (fwd, lin) = cases.split_at_mut(forwards);
+    let mut t = medians(fwd, 41, 20);
+    t.extend(medians(lin, 41, 20));
     drop(cases);
     let at = |n: &str| t[names.iter().position(|x| x == n).expect("a case")];
     let rows = [

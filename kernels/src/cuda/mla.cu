@@ -174,16 +174,17 @@ __device__ void mla_merge_t(T* o, const float* po, const float* ml, int nh, int 
 
 // Split-K latent attention. Block (row r, head group g, split s) takes the
 // keys [s * chunk, (s + 1) * chunk) of row r's key list (as the attention
-// kernel: base[r] + j for j < prefix[r], then base[r] + extra[..]) for heads
-// g * MLA_HEADS ..: the chunk's cache rows are copied to shared memory once;
-// warp w scores keys w, w + 8, ... against each head (warp_dot over D),
-// warp h takes head h's max and sum over the chunk (keys in order, lane
-// partials, xor tree), thread d sums p_e c_e[d] over the chunk's keys in
-// order. Each block writes its unnormalised partial output and (max, sum);
-// the last block of (row, group) merges the splits in split order
-// (attention_merge). A row's result depends only on its own key list.
-// Dynamic shared memory: MLA_HEADS x D + MLA_HEADS x chunk floats, chunk x D of T.
-template <typename T>
+// kernel: base[r] + j for j < prefix[r], then base[r] + extra[..]) for the
+// H heads from g * H (H = MLA_HEADS, or 1 for launches of few blocks: a
+// head's sums are the same for any H): the chunk's cache rows are copied to
+// shared memory once; warp w scores keys w, w + 8, ... against each head
+// (warp_dot over D), warp h takes head h's max and sum over the chunk (keys
+// in order, lane partials, xor tree), thread d sums p_e c_e[d] over the
+// chunk's keys in order. Each block writes its unnormalised partial output
+// and (max, sum); the last block of (row, group) merges the splits in split
+// order (attention_merge). A row's result depends only on its own key list.
+// Dynamic shared memory: H x D + H x chunk floats, chunk x D of T.
+template <typename T, int H>
 __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool,
                               const int* base, const int* prefix, const int* extra_off, const int* extra, int heads,
                               int lora, int rd, float scale, int chunk, long pool_offset) {
@@ -192,14 +193,14 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
     constexpr int VEC = 16 / sizeof(T);
     int d = lora + rd;
     int r = blockIdx.x, g = blockIdx.y, s = blockIdx.z, splits = gridDim.z;
-    int h0 = g * MLA_HEADS, nh = min(MLA_HEADS, heads - h0);
+    int h0 = g * H, nh = min(H, heads - h0);
     const T* kp = pool + pool_offset;
     int np = prefix[r], e0 = extra_off[r];
     int nk = np + extra_off[r + 1] - e0;
     int start = s * chunk, n = min(nk, start + chunk) - start;
     float* qs = smem;
-    float* ps = smem + MLA_HEADS * d;
-    T* ks = (T*)(ps + MLA_HEADS * chunk);
+    float* ps = smem + H * d;
+    T* ks = (T*)(ps + H * chunk);
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
     size_t first = ((size_t)r * heads + h0) * splits;  // slot of (r, h0, split 0)
     if (n <= 0) {
@@ -232,18 +233,18 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
             // The heads' sums side by side (independent chains; each the same
             // order: lane's elements ascending, then the xor tree).
             const T* key = ks + (size_t)j * d;
-            float acc[MLA_HEADS];
+            float acc[H];
 #pragma unroll
-            for (int hh = 0; hh < MLA_HEADS; hh++) acc[hh] = 0.f;
+            for (int hh = 0; hh < H; hh++) acc[hh] = 0.f;
 #pragma unroll 6
             for (int c = lane; c < d; c += 32) {
                 float kv = ld(&key[c]);
 #pragma unroll
-                for (int hh = 0; hh < MLA_HEADS; hh++)
+                for (int hh = 0; hh < H; hh++)
                     if (hh < nh) acc[hh] = fmaf(qs[hh * d + c], kv, acc[hh]);
             }
 #pragma unroll
-            for (int hh = 0; hh < MLA_HEADS; hh++) {
+            for (int hh = 0; hh < H; hh++) {
 #pragma unroll
                 for (int o = 16; o > 0; o >>= 1) acc[hh] += __shfl_xor_sync(0xffffffffu, acc[hh], o);
                 if (lane == 0 && hh < nh) ps[hh * chunk + j] = acc[hh] * scale;
@@ -272,14 +273,14 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
         }
         __syncthreads();
         for (int c = threadIdx.x; c < lora; c += blockDim.x) {
-            float acc[MLA_HEADS];
+            float acc[H];
 #pragma unroll
-            for (int hh = 0; hh < MLA_HEADS; hh++) acc[hh] = 0.f;
+            for (int hh = 0; hh < H; hh++) acc[hh] = 0.f;
 #pragma unroll 8
             for (int j = 0; j < n; j++) {
                 float v = ld(&ks[(size_t)j * d + c]);
 #pragma unroll
-                for (int hh = 0; hh < MLA_HEADS; hh++) acc[hh] = fmaf(ps[hh * chunk + j], v, acc[hh]);
+                for (int hh = 0; hh < H; hh++) acc[hh] = fmaf(ps[hh * chunk + j], v, acc[hh]);
             }
             for (int hh = 0; hh < nh; hh++) part_out[(first + (size_t)hh * splits + s) * lora + c] = acc[hh];
         }
@@ -297,4 +298,8 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
 }
 
 #define P_MLA_ATT(T) (T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int lora, int rd, float scale, int chunk, long pool_offset)
-BOTH(mla_attention, P_MLA_ATT, (out, part_out, part_ml, counters, qcat, pool, base, prefix, extra_off, extra, heads, lora, rd, scale, chunk, pool_offset))
+#define A_MLA_ATT (out, part_out, part_ml, counters, qcat, pool, base, prefix, extra_off, extra, heads, lora, rd, scale, chunk, pool_offset)
+#define MLA_H4(T) <T, MLA_HEADS>
+#define MLA_H1(T) <T, 1>
+KERNELS(mla_attention, mla_attention, MLA_H4, P_MLA_ATT, A_MLA_ATT)
+KERNELS(mla_attention_h1, mla_attention, MLA_H1, P_MLA_ATT, A_MLA_ATT)

@@ -173,8 +173,16 @@ pub fn mla_head_linear<T: GpuElement>(
     unsafe { launch(gpu, &name::<T>("mla_head_linear"), grid, &args) }
 }
 
-/// Heads one block of the latent attention covers (`MLA_HEADS` in `mla.cu`).
+/// Heads one block of the latent attention covers (`MLA_HEADS` in `mla.cu`)
+/// when its launch has more than [`MLA_FEW_BLOCKS`] blocks of one head.
 const MLA_HEADS: usize = 4;
+
+/// Blocks of one head each up to which a latent attention launch gives
+/// every block one head (`mla_attention_h1`): a decode or short verify
+/// forward then spreads over more of the GPU, each block with a quarter of
+/// the work. Past it, four heads share each block's copy of the keys. A
+/// head's sums are the same either way, so the choice may follow the rows.
+const MLA_FEW_BLOCKS: usize = 1024;
 
 /// Keys one block of the latent attention covers: 16-byte-per-key slices
 /// of shared memory, so 32 for bf16 and 16 for f32 (a function of the
@@ -191,6 +199,7 @@ pub struct MlaScratch {
     part_ml: CudaSlice<f32>,
     counters: CudaSlice<i32>,
     splits: usize,
+    heads_per_block: Option<usize>,
 }
 
 impl MlaScratch {
@@ -207,9 +216,21 @@ impl MlaScratch {
         Ok(MlaScratch {
             part_out: s.alloc_zeros(slots * shape.lora)?,
             part_ml: s.alloc_zeros(2 * slots)?,
-            counters: s.alloc_zeros(rows * shape.heads.div_ceil(MLA_HEADS))?,
+            counters: s.alloc_zeros(rows * shape.heads)?,
             splits,
+            heads_per_block: None,
         })
+    }
+
+    /// Heads per block of the launches on this scratch: 1 or `MLA_HEADS`
+    /// (4) forced, or `None` for the launch's own choice
+    /// ([`MLA_FEW_BLOCKS`]). For checks: every choice gives the same bits.
+    pub fn set_heads_per_block(&mut self, heads: Option<usize>) -> Result<(), GpuError> {
+        need(heads.is_none_or(|h| h == 1 || h == MLA_HEADS), || {
+            format!("mla_attention: {heads:?} heads per block (1 or {MLA_HEADS})")
+        })?;
+        self.heads_per_block = heads;
+        Ok(())
     }
 }
 
@@ -232,10 +253,17 @@ pub fn mla_attention<T: GpuElement>(
     let rows = keys.base.len();
     let d = shape.entry();
     let chunk = mla_chunk::<T>();
-    let groups = shape.heads.div_ceil(MLA_HEADS);
+    let per_block = scratch.heads_per_block.unwrap_or(
+        if rows * shape.heads * scratch.splits <= MLA_FEW_BLOCKS {
+            1
+        } else {
+            MLA_HEADS
+        },
+    );
+    let groups = shape.heads.div_ceil(per_block);
     // Query heads, scores and the chunk's entries; the merge reuses it for
     // its per-split weights.
-    let smem = (MLA_HEADS * (d + chunk) * 4 + chunk * d * T::BYTES)
+    let smem = (per_block * (d + chunk) * 4 + chunk * d * T::BYTES)
         .max(MLA_HEADS * (scratch.splits + 1) * 4);
     need(
         qcat.len() >= rows * shape.heads * d && out.len() >= rows * shape.heads * shape.lora,
@@ -274,6 +302,11 @@ pub fn mla_attention<T: GpuElement>(
         block_dim: (256, 1, 1),
         shared_mem_bytes: smem as u32,
     };
+    let kernel = if per_block == 1 {
+        "mla_attention_h1"
+    } else {
+        "mla_attention"
+    };
     // SAFETY: the kernel's parameters in order; sizes checked above.
-    unsafe { launch(gpu, &name::<T>("mla_attention"), grid, &args) }
+    unsafe { launch(gpu, &name::<T>(kernel), grid, &args) }
 }

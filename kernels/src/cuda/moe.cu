@@ -45,6 +45,10 @@ __device__ __forceinline__ int warp_best(const float* v, int n, F keep, int lane
     return bi;
 }
 
+// Pairs up to which moe_route_plan keeps every row's experts in shared
+// memory for the pair layout (more read them back from global memory).
+#define MOE_SMEM_PAIRS 1024
+
 // Routing settings (flags bit 0: sigmoid scores, else softmax; bit 1: a
 // group scores the sum of its two best, else its best; bit 2: norm_topk_prob).
 // Routes every row (one warp per row at a time: scores, bias-corrected
@@ -54,8 +58,10 @@ __device__ __forceinline__ int warp_best(const float* v, int n, F keep, int lane
 // expert's pairs in row order from expert_off[e], pair_row[p] its row,
 // pos[r * top_k + j] the pair of row r's slot j, active[0..*n_active] the
 // experts with pairs in ascending id. stats (if not null): += n_active, += 1.
-// One block; dynamic shared memory: warps x 2 x experts floats + warps x
-// n_group floats + experts ints.
+// One block; dynamic shared memory (moe_plan_smem): warps x (2 x experts +
+// n_group) floats, then experts counts, experts + 1 offsets and
+// min(pairs, MOE_SMEM_PAIRS) expert ids as ints. The logits are read once
+// (through L2: other blocks of the launch wrote them).
 __device__ void moe_route_plan(const float* logits, const float* bias, int rows, int experts, int top_k, int n_group,
                                int topk_group, int flags, float scaling, int* ids, float* wts, int* pos,
                                int* expert_off, int* active, int* n_active, int* pair_row,
@@ -66,20 +72,26 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
     float* choice = score + experts;
     float* gscore = smem + (size_t)nw * 2 * experts + (size_t)warp * n_group;
     int* counts = (int*)(smem + (size_t)nw * (2 * experts + n_group));
+    int* offs = counts + experts;
+    int* sids = offs + experts + 1;
+    int pairs = rows * top_k;
+    bool staged = pairs <= MOE_SMEM_PAIRS;
     bool sigmoid = flags & 1, top2 = flags & 2, norm = flags & 4;
     int gsize = experts / n_group;
+    const float nan = __int_as_float(0x7fc00000);
     for (int r = warp; r < rows; r += nw) {
         const float* lg = logits + (size_t)r * experts;
+        for (int e = lane; e < experts; e += 32) score[e] = __ldcg(&lg[e]);
         if (sigmoid) {
-            for (int e = lane; e < experts; e += 32) score[e] = 1.f / (1.f + expf(-__ldcg(&lg[e])));
+            for (int e = lane; e < experts; e += 32) score[e] = 1.f / (1.f + expf(-score[e]));
         } else {
             float mx = -INFINITY;
-            for (int e = lane; e < experts; e += 32) mx = fmaxf(mx, __ldcg(&lg[e]));
+            for (int e = lane; e < experts; e += 32) mx = fmaxf(mx, score[e]);
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
             float sum = 0.f;
             for (int e = lane; e < experts; e += 32) {
-                float v = expf(__ldcg(&lg[e]) - mx);
+                float v = expf(score[e] - mx);
                 score[e] = v;
                 sum += v;
             }
@@ -113,17 +125,17 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
                 kept |= 1ull << b;
             }
             for (int e = lane; e < experts; e += 32)
-                if (!((kept >> (e / gsize)) & 1ull)) choice[e] = __int_as_float(0x7fc00000);
+                if (!((kept >> (e / gsize)) & 1ull)) choice[e] = nan;
             __syncwarp();
         }
-        // The top_k candidates, best first.
+        // The top_k candidates, best first; a chosen one's choice becomes NaN.
         int chosen[16];
-        unsigned int taken[16];
-        for (int i = 0; i < 16; i++) taken[i] = 0;
         for (int t = 0; t < top_k; t++) {
-            int b = warp_best(choice, experts, [&](int i) { return !isnan(choice[i]) && !((taken[i >> 5] >> (i & 31)) & 1u); }, lane);
+            int b = warp_best(choice, experts, [&](int i) { return !isnan(choice[i]); }, lane);
             chosen[t] = b;
-            taken[b >> 5] |= 1u << (b & 31);
+            __syncwarp();
+            if (lane == 0) choice[b] = nan;
+            __syncwarp();
         }
         if (lane == 0) {
             float w[16];
@@ -153,15 +165,16 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
             for (int t = 0; t < top_k; t++) {
                 ids[(size_t)r * top_k + t] = chosen[t];
                 wts[(size_t)r * top_k + t] = w[t];
+                if (staged) sids[r * top_k + t] = chosen[t];
             }
         }
         __syncwarp();
     }
     __syncthreads();
-    int pairs = rows * top_k;
+    const int* rid = staged ? sids : ids;
     for (int e = threadIdx.x; e < experts; e += blockDim.x) {
         int c = 0;
-        for (int i = 0; i < pairs; i++) c += ids[i] == e;
+        for (int i = 0; i < pairs; i++) c += rid[i] == e;
         counts[e] = c;
     }
     __syncthreads();
@@ -182,7 +195,7 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
                 }
             }
             if (e < experts) {
-                expert_off[e] = carry + ic - c;
+                offs[e] = expert_off[e] = carry + ic - c;
                 if (a) active[acarry + ia - 1] = e;
             }
             carry += __shfl_sync(0xffffffffu, ic, 31);
@@ -199,9 +212,10 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
     }
     __syncthreads();
     for (int e = threadIdx.x; e < experts; e += blockDim.x) {
-        int p = expert_off[e];
+        if (counts[e] == 0) continue;
+        int p = offs[e];
         for (int i = 0; i < pairs; i++) {
-            if (ids[i] == e) {
+            if (rid[i] == e) {
                 pair_row[p] = i / top_k;
                 pos[i] = p;
                 p++;

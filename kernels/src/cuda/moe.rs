@@ -117,8 +117,7 @@ pub fn moe_route<T: GpuElement>(
     let vec = k.is_multiple_of(16 / T::BYTES);
     let flags =
         i32::from(sp.sigmoid) | i32::from(sp.top_two_sum) << 1 | i32::from(sp.norm_topk_prob) << 2;
-    let warps = THREADS as usize / 32;
-    let smem = (warps * (2 * sp.experts + sp.n_group) + sp.experts) * 4;
+    let smem = plan_smem(sp, rows);
     let args = [
         RawArg::slice(gpu, &plan.logits),
         RawArg::slice(gpu, x),
@@ -153,6 +152,19 @@ pub fn moe_route<T: GpuElement>(
     );
     // SAFETY: the kernel's parameters in order; sizes checked above and in MoePlan::new.
     unsafe { launch(gpu, &name::<T>("moe_route"), grid, &args) }
+}
+
+/// Pairs up to which the routing keeps every row's experts in shared
+/// memory (`MOE_SMEM_PAIRS` in `moe.cu`).
+const MOE_SMEM_PAIRS: usize = 1024;
+
+/// Bytes of dynamic shared memory the routing of `rows` rows asks for
+/// (`moe_route_plan` in `moe.cu`): per warp 2 x experts scores and n_group
+/// group scores, then counts, offsets and the staged expert ids.
+fn plan_smem(sp: RouterSpec, rows: usize) -> usize {
+    let warps = THREADS as usize / 32;
+    let ints = sp.experts + sp.experts + 1 + (rows * sp.top_k).min(MOE_SMEM_PAIRS);
+    (warps * (2 * sp.experts + sp.n_group) + ints) * 4
 }
 
 /// Stacked expert weights `[experts, n, k]` (gate|up rows interleaved for

@@ -215,7 +215,7 @@ fn check_shape<T: GpuElement>(
         },
     ];
     let got = run_rows::<T>(
-        gpu, &layer, &qcat_all, &q, &pool, &queries, &bases, sh, scale,
+        gpu, &layer, &qcat_all, &q, &pool, &queries, &bases, sh, scale, None,
     )?;
     // CPU reference: decompressed keys and values of every entry, ordinary attention.
     let hd = qk.max(vd);
@@ -295,6 +295,7 @@ fn check_shape<T: GpuElement>(
             &bases,
             sh,
             scale,
+            None,
         )?;
         diff += differing(&one, &got[i * width..(i + 1) * width]);
     }
@@ -309,8 +310,19 @@ fn check_shape<T: GpuElement>(
             ..queries[i]
         })
         .collect();
+    // The shuffled batch with four heads per block (the rows alone and the
+    // batch above: one each).
     let again = run_rows::<T>(
-        gpu, &layer, &qcat_all, &q, &pool, &reordered, &bases, sh, scale,
+        gpu,
+        &layer,
+        &qcat_all,
+        &q,
+        &pool,
+        &reordered,
+        &bases,
+        sh,
+        scale,
+        Some(4),
     )?;
     for (j, &i) in shuffled.iter().enumerate() {
         diff += differing(
@@ -320,7 +332,7 @@ fn check_shape<T: GpuElement>(
     }
     row(
         "mla_batch_invariant",
-        format!("each row alone and the batch shuffled vs the batch: differing values; {words}"),
+        format!("each row alone and the batch shuffled (4 heads per block) vs the batch: differing values; {words}"),
         diff as f64,
         0.0,
     );
@@ -340,6 +352,7 @@ fn run_rows<T: GpuElement>(
     bases: &[usize],
     sh: MlaShape,
     scale: f32,
+    heads_per_block: Option<usize>,
 ) -> Result<Vec<f32>, GpuError> {
     let s = &gpu.stream;
     let (nh, d, qk) = (sh.heads, sh.entry(), sh.nope + sh.rope);
@@ -379,6 +392,7 @@ fn run_rows<T: GpuElement>(
         .collect();
     let keys = KeyLists::upload(gpu, &lists)?;
     let mut scratch = MlaScratch::new::<T>(gpu, &keys, sh)?;
+    scratch.set_heads_per_block(heads_per_block)?;
     let mut olat = s.alloc_zeros::<T>(rows * nh * sh.lora)?;
     mla_attention(
         gpu,

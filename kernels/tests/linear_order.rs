@@ -228,3 +228,41 @@ fn a_paired_row_is_the_same_bits_alone_in_any_batch_and_on_any_thread_count() {
         }
     }
 }
+
+/// Two rows in one 512-bit register (AVX-512 machines run every product of
+/// exactly 2 rows, and the last 2 rows of 6q + 2, that way): each row the
+/// bits it has alone, in every batch whose split ends in such a pair, on
+/// one thread or the pool, for f32 and bfloat16 weights and a `k` with a
+/// tail.
+#[test]
+fn a_row_in_a_two_row_register_is_the_same_bits_alone_and_on_any_thread_count() {
+    let mut rng = ChaCha8Rng::seed_from_u64(17);
+    let (k, n) = (259, 530);
+    let wf = random(&mut rng, n * k);
+    let wb = bf16(&mut rng, n * k);
+    let x = random(&mut rng, 14 * k);
+    let one_thread = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    for w in [Matrix::F32(&wf), Matrix::Bf16(&wb)] {
+        for kernel in available() {
+            let alone: Vec<f32> = (0..14)
+                .flat_map(|i| {
+                    one_thread.install(|| run(kernel, &x[i * k..(i + 1) * k], 1, k, w, n))
+                })
+                .collect();
+            for (i0, m) in [(0, 2), (5, 2), (12, 2), (0, 8), (6, 8), (0, 14)] {
+                let rows = &x[i0 * k..(i0 + m) * k];
+                let pool = run(kernel, rows, m, k, w, n);
+                let serial = one_thread.install(|| run(kernel, rows, m, k, w, n));
+                assert_eq!(pool, serial, "{kernel:?}: {m} rows, one thread vs the pool");
+                assert_eq!(
+                    pool,
+                    alone[i0 * n..(i0 + m) * n],
+                    "{kernel:?}: rows {i0}.. in a batch of {m} against each alone"
+                );
+            }
+        }
+    }
+}

@@ -69,4 +69,32 @@ mod tests {
         assert!(exp(f32::NEG_INFINITY) < 1.3e-38);
         assert_eq!(exp(100.0), f32::INFINITY);
     }
+
+    /// The exponent was once written by a float-to-integer cast, which does
+    /// not vectorize; the float adds that replaced it give its bits (on all
+    /// 2^32 inputs when it was made; here every 257th bit pattern).
+    #[test]
+    fn two_to_the_n_by_float_adds_gives_the_cast_s_bits() {
+        fn with_cast(x: f32) -> f32 {
+            let x = if x < super::LOWEST { super::LOWEST } else { x };
+            let n = (x * super::LOG2_E).round_ties_even();
+            let r = n.mul_add(-super::LN2_LO, n.mul_add(-super::LN2_HI, x));
+            let mut p = super::POLY[0];
+            for c in &super::POLY[1..] {
+                p = p.mul_add(r, *c);
+            }
+            let y = (p * r).mul_add(r, r) + 1.0;
+            let n = n.clamp(-126.0, 128.0) as i32;
+            let two_n = if n > 127 {
+                f32::INFINITY
+            } else {
+                f32::from_bits(((n + 127) as u32) << 23)
+            };
+            y * two_n
+        }
+        for b in (0..=u32::MAX).step_by(257) {
+            let x = f32::from_bits(b);
+            assert_eq!(exp(x).to_bits(), with_cast(x).to_bits(), "{x:e} ({b:#x})");
+        }
+    }
 }

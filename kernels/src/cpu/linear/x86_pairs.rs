@@ -160,10 +160,10 @@ fn pairs<const P: usize, const R: usize, const C: usize>(
 
 /// Output columns `j0..j1` of `x W^T + bias` for all `m` rows of `x`
 /// (`[m, k]`) into `out` (`[m, n]`), plain f32 or bfloat16 weights: blocks
-/// of four columns times six or four rows (three or two registers per
-/// column: twelve accumulators at most, so that they stay in registers
-/// beside the inputs), the last one to three rows by the 256-bit blocks,
-/// then single columns. Every element is the canonical dot product.
+/// of four columns times six, four or two rows (three, two or one
+/// register per column: twelve accumulators at most, so that they stay in
+/// registers beside the inputs), a last one or three rows by the 256-bit
+/// blocks, then single columns. Every element is the canonical dot product.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn columns(
     x: &[f32],
@@ -203,8 +203,12 @@ pub(super) fn columns(
             }
             rows!(3, 6);
             rows!(2, 4);
-            // One to three rows left: the 256-bit blocks (two rows in one
-            // register measured no faster than them).
+            // Two rows left: one register of two. One or three: the
+            // 256-bit blocks (three as a pair and a single row measured
+            // slower, reading the weights twice).
+            if m - i == 2 {
+                rows!(1, 2);
+            }
             macro_rules! single {
                 ($r:literal) => {{
                     let xs: [&[f32]; $r] = std::array::from_fn(|r| row(i + r));

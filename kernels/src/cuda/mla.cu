@@ -68,7 +68,10 @@ template <typename T>
 __device__ __forceinline__ float warp_dot(const T* a, const T* b, int k, bool vec, int lane) {
     constexpr int VEC = 16 / sizeof(T);
     float acc = 0.f;
+    // Unrolled so that a lane's loads are in flight together (the sums are
+    // the same: one chain in order).
     if (vec) {
+#pragma unroll 8
         for (int i = lane * VEC; i < k; i += 32 * VEC) {
             float av[VEC], bv[VEC];
             ld16(a + i, av);
@@ -77,6 +80,7 @@ __device__ __forceinline__ float warp_dot(const T* a, const T* b, int k, bool ve
             for (int j = 0; j < VEC; j++) acc = fmaf(av[j], bv[j], acc);
         }
     } else {
+#pragma unroll 8
         for (int i = lane; i < k; i += 32) acc = fmaf(ld(&a[i]), ld(&b[i]), acc);
     }
 #pragma unroll

@@ -252,7 +252,17 @@ fn a_row_in_a_two_row_register_is_the_same_bits_alone_and_on_any_thread_count() 
                     one_thread.install(|| run(kernel, &x[i * k..(i + 1) * k], 1, k, w, n))
                 })
                 .collect();
-            for (i0, m) in [(0, 2), (5, 2), (12, 2), (0, 8), (6, 8), (0, 14)] {
+            for (i0, m) in [
+                (0, 2),
+                (5, 2),
+                (12, 2),
+                (0, 3),
+                (11, 3),
+                (0, 8),
+                (6, 8),
+                (0, 9),
+                (0, 14),
+            ] {
                 let rows = &x[i0 * k..(i0 + m) * k];
                 let pool = run(kernel, rows, m, k, w, n);
                 let serial = one_thread.install(|| run(kernel, rows, m, k, w, n));

@@ -1,0 +1,80 @@
+"""Compile the CUDA backend's kernels for sm_90 with NVRTC on a machine with no GPU.
+
+The engine compiles `SOURCE` (kernels/src/cuda/device.rs: the .cu files in
+its include_str! order) with NVRTC at run time on the GPU machine; this runs
+the same compile here, so that a kernel edit's errors, registers and spills
+are known before device time is spent. NVRTC needs no driver. Get it once
+(PyPI's wheel carries libnvrtc; 13.0 matches the H200 machine's CUDA):
+
+    pip download --no-deps -d /tmp/nvrtc "nvidia-cuda-nvrtc==13.0.*"
+    unzip -q -o /tmp/nvrtc/nvidia_cuda_nvrtc-*.whl -d /tmp/nvrtc/w
+    LD_LIBRARY_PATH=/tmp/nvrtc/w/nvidia/cu13/lib python3 tools/gpu/nvrtc_check.py [--kernels moe_,mla_]
+
+Prints the compile log's errors, then registers, stack and spills of every
+kernel whose name starts with one of --kernels (all by default); exits 1 if
+the compile fails.
+"""
+import argparse
+import ctypes
+import ctypes.util
+import glob
+import os
+import re
+import sys
+
+
+def load_nvrtc():
+    for d in os.environ.get("LD_LIBRARY_PATH", "").split(":"):
+        for f in sorted(glob.glob(os.path.join(d, "libnvrtc.so*"))):
+            if "builtins" not in f and ".alt." not in f:
+                return ctypes.CDLL(f)
+    name = ctypes.util.find_library("nvrtc")
+    if not name:
+        raise SystemExit("libnvrtc not found: put the wheel's nvidia/cu13/lib on LD_LIBRARY_PATH (see --help)")
+    return ctypes.CDLL(name)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), "..", ".."))
+    ap.add_argument("--kernels", default="", help="comma-separated name prefixes to report")
+    a = ap.parse_args()
+    cuda = os.path.join(a.root, "kernels", "src", "cuda")
+    dev = open(os.path.join(cuda, "device.rs")).read()
+    files = re.findall(r'include_str!\("([^"]+)"\)', dev[dev.index("pub const SOURCE"):])
+    src = "".join(open(os.path.join(cuda, f)).read() for f in files).encode()
+    lib = load_nvrtc()
+    prog = ctypes.c_void_p()
+    if lib.nvrtcCreateProgram(ctypes.byref(prog), src, b"specula.cu", 0, None, None) != 0:
+        raise SystemExit("nvrtcCreateProgram failed")
+    opts = [b"--gpu-architecture=sm_90", b"-Xptxas", b"-v"]
+    rc = lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
+    n = ctypes.c_size_t()
+    lib.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
+    buf = ctypes.create_string_buffer(n.value)
+    lib.nvrtcGetProgramLog(prog, buf)
+    log = buf.value.decode(errors="replace")
+    for line in log.splitlines():
+        if "error" in line or "warning" in line:
+            print(line)
+    want = [p for p in a.kernels.split(",") if p]
+    name = None
+    for line in log.splitlines():
+        m = re.search(r"Function properties for (\S+)", line)
+        if m:
+            name = m.group(1)
+            stack = ""
+            continue
+        if name and "stack frame" in line:
+            stack = line.split(".", 1)[1].strip()
+        m = re.search(r"Used (\d+) registers", line)
+        if m and name:
+            if not want or any(name.startswith(p) for p in want):
+                print(f"{name:40} {m.group(1):>4} registers  {stack}")
+            name = None
+    print(f"nvrtc compile {'ok' if rc == 0 else 'FAILED'} ({len(files)} files)")
+    sys.exit(0 if rc == 0 else 1)
+
+
+if __name__ == "__main__":
+    main()

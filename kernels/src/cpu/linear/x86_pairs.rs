@@ -238,11 +238,8 @@ pub(super) fn columns(
                     }
                 }};
             }
-            match m - i {
-                1 => single!(1),
-                2 => single!(2),
-                3 => single!(3),
-                _ => {}
+            if m - i == 1 {
+                single!(1);
             }
         }};
     }

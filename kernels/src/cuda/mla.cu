@@ -187,16 +187,19 @@ __device__ void mla_merge_t(T* o, const float* po, const float* ml, int nh, int 
 // chunk's keys in order. Each block writes its unnormalised partial output
 // and (max, sum); the last block of (row, group) merges the splits in split
 // order (attention_merge). A row's result depends only on its own key list.
-// Dynamic shared memory: H x D + H x chunk floats, chunk x D of T.
+// A launch covers the rows row0 .. row0 + gridDim.x (the scratch holds that
+// many rows' partials). Dynamic shared memory: H x D + H x chunk floats,
+// chunk x D of T.
 template <typename T, int H>
 __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool,
                               const int* base, const int* prefix, const int* extra_off, const int* extra, int heads,
-                              int lora, int rd, float scale, int chunk, long pool_offset) {
+                              int lora, int rd, float scale, int chunk, long pool_offset, int row0) {
     extern __shared__ float smem[];
     __shared__ int last;
     constexpr int VEC = 16 / sizeof(T);
     int d = lora + rd;
-    int r = blockIdx.x, g = blockIdx.y, s = blockIdx.z, splits = gridDim.z;
+    // Row r of the batch; its partials in the scratch at the launch's own row rl.
+    int rl = blockIdx.x, r = row0 + rl, g = blockIdx.y, s = blockIdx.z, splits = gridDim.z;
     int h0 = g * H, nh = min(H, heads - h0);
     const T* kp = pool + pool_offset;
     int np = prefix[r], e0 = extra_off[r];
@@ -206,7 +209,7 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
     float* ps = smem + H * d;
     T* ks = (T*)(ps + H * chunk);
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
-    size_t first = ((size_t)r * heads + h0) * splits;  // slot of (r, h0, split 0)
+    size_t first = ((size_t)rl * heads + h0) * splits;  // slot of (rl, h0, split 0)
     if (n <= 0) {
         for (int i = threadIdx.x; i < nh * lora; i += blockDim.x)
             part_out[(first + (size_t)(i / lora) * splits + s) * lora + i % lora] = 0.f;
@@ -291,7 +294,7 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
     }
     __threadfence();
     __syncthreads();
-    int pair = r * gridDim.y + g;
+    int pair = rl * gridDim.y + g;
     if (threadIdx.x == 0) last = atomicAdd(&counters[pair], 1) == splits - 1;
     __syncthreads();
     if (!last) return;
@@ -301,8 +304,8 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
     if (threadIdx.x == 0) counters[pair] = 0;
 }
 
-#define P_MLA_ATT(T) (T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int lora, int rd, float scale, int chunk, long pool_offset)
-#define A_MLA_ATT (out, part_out, part_ml, counters, qcat, pool, base, prefix, extra_off, extra, heads, lora, rd, scale, chunk, pool_offset)
+#define P_MLA_ATT(T) (T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int lora, int rd, float scale, int chunk, long pool_offset, int row0)
+#define A_MLA_ATT (out, part_out, part_ml, counters, qcat, pool, base, prefix, extra_off, extra, heads, lora, rd, scale, chunk, pool_offset, row0)
 #define MLA_H4(T) <T, MLA_HEADS>
 #define MLA_H1(T) <T, 1>
 KERNELS(mla_attention, mla_attention, MLA_H4, P_MLA_ATT, A_MLA_ATT)

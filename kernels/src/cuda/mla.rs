@@ -191,33 +191,57 @@ pub fn mla_chunk<T: GpuElement>() -> usize {
     64 / T::BYTES
 }
 
+/// Bytes of split partials (outputs and (max, sum)) one latent attention
+/// scratch holds at most: a forward whose rows need more (a prefill chunk
+/// over thousands of keys: rows x heads x splits x lora floats) runs its
+/// rows in launches of as many rows as fit. A row's partials are its own, so
+/// the launches give the bits one launch would.
+pub const MLA_SCRATCH_BYTES: usize = 1 << 30;
+
 /// Scratch of the split-K latent attention for a batch's key lists:
-/// partial outputs and (max, sum) `[rows, heads, splits]`, and a counter of
-/// finished splits per (row, head group), zero between launches.
+/// partial outputs and (max, sum) `[launch rows, heads, splits]`, and a
+/// counter of finished splits per (row, head group), zero between launches.
 pub struct MlaScratch {
     part_out: CudaSlice<f32>,
     part_ml: CudaSlice<f32>,
     counters: CudaSlice<i32>,
     splits: usize,
+    /// Rows one launch covers (the scratch's rows).
+    launch_rows: usize,
     heads_per_block: Option<usize>,
 }
 
 impl MlaScratch {
-    /// Scratch for `keys` (rows and the longest key list) and `shape`.
+    /// Scratch for `keys` (rows and the longest key list) and `shape`, at
+    /// most [`MLA_SCRATCH_BYTES`] of partials.
     pub fn new<T: GpuElement>(
         gpu: &Gpu,
         keys: &KeyLists,
         shape: MlaShape,
     ) -> Result<MlaScratch, GpuError> {
+        Self::with_budget::<T>(gpu, keys, shape, MLA_SCRATCH_BYTES)
+    }
+
+    /// [`MlaScratch::new`] with `bytes` of partials at most (at least one
+    /// row's); checks use small budgets to run a batch in several launches.
+    pub fn with_budget<T: GpuElement>(
+        gpu: &Gpu,
+        keys: &KeyLists,
+        shape: MlaShape,
+        bytes: usize,
+    ) -> Result<MlaScratch, GpuError> {
         let rows = keys.base.len();
         let splits = keys.max_keys.div_ceil(mla_chunk::<T>()).max(1);
-        let slots = rows * shape.heads * splits;
+        let row_bytes = shape.heads * splits * (shape.lora + 2) * 4;
+        let launch_rows = rows.min((bytes / row_bytes).max(1)).max(1);
+        let slots = launch_rows * shape.heads * splits;
         let s = &gpu.stream;
         Ok(MlaScratch {
             part_out: s.alloc_zeros(slots * shape.lora)?,
             part_ml: s.alloc_zeros(2 * slots)?,
-            counters: s.alloc_zeros(rows * shape.heads)?,
+            counters: s.alloc_zeros(launch_rows * shape.heads)?,
             splits,
+            launch_rows,
             heads_per_block: None,
         })
     }
@@ -253,60 +277,66 @@ pub fn mla_attention<T: GpuElement>(
     let rows = keys.base.len();
     let d = shape.entry();
     let chunk = mla_chunk::<T>();
-    let per_block = scratch.heads_per_block.unwrap_or(
-        if rows * shape.heads * scratch.splits <= MLA_FEW_BLOCKS {
-            1
-        } else {
-            MLA_HEADS
-        },
-    );
-    let groups = shape.heads.div_ceil(per_block);
-    // Query heads, scores and the chunk's entries; the merge reuses it for
-    // its per-split weights.
-    let smem = (per_block * (d + chunk) * 4 + chunk * d * T::BYTES)
-        .max(MLA_HEADS * (scratch.splits + 1) * 4);
     need(
         qcat.len() >= rows * shape.heads * d && out.len() >= rows * shape.heads * shape.lora,
         || "mla_attention: q/out sizes disagree".into(),
     )?;
+    let lr = scratch.launch_rows;
     need(
         scratch.splits * chunk >= keys.max_keys
-            && scratch.part_ml.len() >= 2 * rows * shape.heads * scratch.splits
-            && scratch.part_out.len() >= rows * shape.heads * scratch.splits * shape.lora
-            && scratch.counters.len() >= rows * groups,
+            && scratch.part_ml.len() >= 2 * lr * shape.heads * scratch.splits
+            && scratch.part_out.len() >= lr * shape.heads * scratch.splits * shape.lora
+            && scratch.counters.len() >= lr * shape.heads,
         || "mla_attention: scratch made for other key lists".into(),
     )?;
-    need(smem <= 48 * 1024 && pool_offset < pool.len(), || {
-        format!("mla_attention: an entry of {d} values does not fit the kernel's shared memory")
-    })?;
-    let args = [
-        RawArg::slice(gpu, out),
-        RawArg::slice(gpu, &scratch.part_out),
-        RawArg::slice(gpu, &scratch.part_ml),
-        RawArg::slice(gpu, &scratch.counters),
-        RawArg::slice(gpu, qcat),
-        RawArg::slice(gpu, pool),
-        RawArg::slice(gpu, &keys.base),
-        RawArg::slice(gpu, &keys.prefix),
-        RawArg::slice(gpu, &keys.extra_off),
-        RawArg::slice(gpu, &keys.extra),
-        RawArg::I32(shape.heads as i32),
-        RawArg::I32(shape.lora as i32),
-        RawArg::I32(shape.rope as i32),
-        RawArg::F32(scale),
-        RawArg::I32(chunk as i32),
-        RawArg::I64(pool_offset as i64),
-    ];
-    let grid = LaunchConfig {
-        grid_dim: (rows as u32, groups as u32, scratch.splits as u32),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: smem as u32,
-    };
-    let kernel = if per_block == 1 {
-        "mla_attention_h1"
-    } else {
-        "mla_attention"
-    };
-    // SAFETY: the kernel's parameters in order; sizes checked above.
-    unsafe { launch(gpu, &name::<T>(kernel), grid, &args) }
+    for row0 in (0..rows).step_by(lr.max(1)) {
+        let n = lr.min(rows - row0);
+        let per_block = scratch.heads_per_block.unwrap_or(
+            if n * shape.heads * scratch.splits <= MLA_FEW_BLOCKS {
+                1
+            } else {
+                MLA_HEADS
+            },
+        );
+        let groups = shape.heads.div_ceil(per_block);
+        // Query heads, scores and the chunk's entries; the merge reuses it for
+        // its per-split weights.
+        let smem = (per_block * (d + chunk) * 4 + chunk * d * T::BYTES)
+            .max(MLA_HEADS * (scratch.splits + 1) * 4);
+        need(smem <= 48 * 1024 && pool_offset < pool.len(), || {
+            format!("mla_attention: an entry of {d} values does not fit the kernel's shared memory")
+        })?;
+        let args = [
+            RawArg::slice(gpu, out),
+            RawArg::slice(gpu, &scratch.part_out),
+            RawArg::slice(gpu, &scratch.part_ml),
+            RawArg::slice(gpu, &scratch.counters),
+            RawArg::slice(gpu, qcat),
+            RawArg::slice(gpu, pool),
+            RawArg::slice(gpu, &keys.base),
+            RawArg::slice(gpu, &keys.prefix),
+            RawArg::slice(gpu, &keys.extra_off),
+            RawArg::slice(gpu, &keys.extra),
+            RawArg::I32(shape.heads as i32),
+            RawArg::I32(shape.lora as i32),
+            RawArg::I32(shape.rope as i32),
+            RawArg::F32(scale),
+            RawArg::I32(chunk as i32),
+            RawArg::I64(pool_offset as i64),
+            RawArg::I32(row0 as i32),
+        ];
+        let grid = LaunchConfig {
+            grid_dim: (n as u32, groups as u32, scratch.splits as u32),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: smem as u32,
+        };
+        let kernel = if per_block == 1 {
+            "mla_attention_h1"
+        } else {
+            "mla_attention"
+        };
+        // SAFETY: the kernel's parameters in order; sizes checked above.
+        unsafe { launch(gpu, &name::<T>(kernel), grid, &args) }?;
+    }
+    Ok(())
 }

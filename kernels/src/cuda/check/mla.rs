@@ -7,7 +7,7 @@ use super::{differing, download, normwise_error, random, row_recorder, upload, C
 use crate::cpu;
 use crate::cuda::{
     mla_attention, mla_head_linear, mla_prep, Gpu, GpuElement, GpuError, HeadStrides, KeyLists,
-    MlaPrepInputs, MlaRope, MlaScratch, MlaShape,
+    MlaPrepInputs, MlaRope, MlaScratch, MlaShape, MLA_SCRATCH_BYTES,
 };
 use cudarc::driver::CudaSlice;
 use rand::Rng;
@@ -215,7 +215,17 @@ fn check_shape<T: GpuElement>(
         },
     ];
     let got = run_rows::<T>(
-        gpu, &layer, &qcat_all, &q, &pool, &queries, &bases, sh, scale, None,
+        gpu,
+        &layer,
+        &qcat_all,
+        &q,
+        &pool,
+        &queries,
+        &bases,
+        sh,
+        scale,
+        None,
+        MLA_SCRATCH_BYTES,
     )?;
     // CPU reference: decompressed keys and values of every entry, ordinary attention.
     let hd = qk.max(vd);
@@ -296,6 +306,7 @@ fn check_shape<T: GpuElement>(
             sh,
             scale,
             None,
+            MLA_SCRATCH_BYTES,
         )?;
         diff += differing(&one, &got[i * width..(i + 1) * width]);
     }
@@ -311,7 +322,7 @@ fn check_shape<T: GpuElement>(
         })
         .collect();
     // The shuffled batch with four heads per block (the rows alone and the
-    // batch above: one each).
+    // batch above: one each), one row per launch (a scratch of one row).
     let again = run_rows::<T>(
         gpu,
         &layer,
@@ -323,6 +334,7 @@ fn check_shape<T: GpuElement>(
         sh,
         scale,
         Some(4),
+        1,
     )?;
     for (j, &i) in shuffled.iter().enumerate() {
         diff += differing(
@@ -332,7 +344,7 @@ fn check_shape<T: GpuElement>(
     }
     row(
         "mla_batch_invariant",
-        format!("each row alone and the batch shuffled (4 heads per block) vs the batch: differing values; {words}"),
+        format!("each row alone and the batch shuffled (4 heads per block, a launch per row) vs the batch: differing values; {words}"),
         diff as f64,
         0.0,
     );
@@ -353,6 +365,7 @@ fn run_rows<T: GpuElement>(
     sh: MlaShape,
     scale: f32,
     heads_per_block: Option<usize>,
+    scratch_bytes: usize,
 ) -> Result<Vec<f32>, GpuError> {
     let s = &gpu.stream;
     let (nh, d, qk) = (sh.heads, sh.entry(), sh.nope + sh.rope);
@@ -391,7 +404,7 @@ fn run_rows<T: GpuElement>(
         .map(|qr| (bases[qr.seq], qr.prefix, qr.extra.clone()))
         .collect();
     let keys = KeyLists::upload(gpu, &lists)?;
-    let mut scratch = MlaScratch::new::<T>(gpu, &keys, sh)?;
+    let mut scratch = MlaScratch::with_budget::<T>(gpu, &keys, sh, scratch_bytes)?;
     scratch.set_heads_per_block(heads_per_block)?;
     let mut olat = s.alloc_zeros::<T>(rows * nh * sh.lora)?;
     mla_attention(

@@ -287,19 +287,17 @@ fn columns(
     }
     #[cfg(target_arch = "x86_64")]
     if kernel == DotKernel::Avx512
-        && m >= 2
-        && m != 5
+        && (m == 2 || m == 4 || m >= 6)
         && !matches!(w, Matrix::Bf16Paired(_))
         && x86_pairs::available()
     {
         // Two rows per 512-bit register: measured on the 2-core AVX-512
         // Xeon of issue 19 (one thread, bfloat16 weights of tiny-llama's
-        // shapes), 4 and 6 rows 9-18% faster than the 256-bit blocks, 5
-        // (4 + 1) slower. On the 2-core Zen 5 VM (tiny-llama's head, 8192 x
-        // 256, 2 threads) 2 rows (greedy verification's head rounds,
-        // engine/src/generate/head.rs) 22% faster (100 us against 130) and
-        // 3 (as 4, x86_pairs) 14% faster, where the Xeon measured 2 and 3
-        // no faster as a pair plus a single row.
+        // shapes), 4 and 6 rows 9-18% faster than the 256-bit blocks; 3
+        // rows no faster (they keep the 256-bit blocks), 5 (4 + 1) slower.
+        // 2 rows (greedy verification's head rounds, engine/src/generate/
+        // head.rs) no faster there, 22% faster on the 2-core Zen 5 VM
+        // (tiny-llama's head, 8192 x 256, 2 threads: 100 us against 130).
         return x86_pairs::columns(x, m, k, w, n, bias, out, (j0, j1));
     }
     let mut j = j0;

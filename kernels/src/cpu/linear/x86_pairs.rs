@@ -162,8 +162,8 @@ fn pairs<const P: usize, const R: usize, const C: usize>(
 /// (`[m, k]`) into `out` (`[m, n]`), plain f32 or bfloat16 weights: blocks
 /// of four columns times six, four or two rows (three, two or one
 /// register per column: twelve accumulators at most, so that they stay in
-/// registers beside the inputs; three rows as four with the last twice), a
-/// last single row by the 256-bit blocks, then single columns. Every element is the canonical dot product.
+/// registers beside the inputs), a last one or three rows by the 256-bit
+/// blocks, then single columns. Every element is the canonical dot product.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn columns(
     x: &[f32],
@@ -201,29 +201,11 @@ pub(super) fn columns(
                     }
                 };
             }
-            macro_rules! padded {
-                ($p:literal, $r:literal) => {{
-                    let xs: [&[f32]; $r] = std::array::from_fn(|r| row((i + r).min(m - 1)));
-                    let v = pairs::<$p, $r, $c>(xs, w, k, cols, ahead);
-                    for (r, vr) in v.iter().enumerate().take($r - 1) {
-                        for (c, &x) in vr.iter().enumerate() {
-                            put(i + r, cols[c], x);
-                        }
-                    }
-                    i += $r - 1;
-                }};
-            }
             rows!(3, 6);
             rows!(2, 4);
-            // Three rows left: two registers of two, the last row twice
-            // (its copy's results dropped; each lane's arithmetic is its
-            // own, so the kept rows' bits do not change): 14% faster than
-            // the 256-bit blocks on the Zen 5 VM (tiny-llama's head, 2
-            // threads: 78 us against 91), where a pair and a single row
-            // read the weights twice and were slower. Two: one register.
-            if m - i == 3 {
-                padded!(2, 4);
-            }
+            // Two rows left: one register of two. One or three: the
+            // 256-bit blocks (three as a pair and a single row measured
+            // slower, reading the weights twice).
             if m - i == 2 {
                 rows!(1, 2);
             }
@@ -238,8 +220,11 @@ pub(super) fn columns(
                     }
                 }};
             }
-            if m - i == 1 {
-                single!(1);
+            match m - i {
+                1 => single!(1),
+                2 => single!(2),
+                3 => single!(3),
+                _ => {}
             }
         }};
     }

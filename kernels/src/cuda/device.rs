@@ -3,6 +3,7 @@
 use cudarc::driver::{
     sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DeviceRepr, ValidAsZeroBits,
 };
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// The CUDA C source of every kernel: the prelude (shared device helpers
@@ -70,6 +71,22 @@ pub struct Gpu {
     /// Which kernel runs batch-invariant bf16 linears (`SPECULA_LINEAR=fma`
     /// picks the FMA kernel; tensor cores need sm_80+).
     pub small_row_linear: SmallRowLinear,
+    /// Work that overlaps the main stream's ([`Gpu::fork`]).
+    side: SideStream,
+}
+
+/// A second stream for launches that may run beside the main stream's
+/// (the shared experts beside the routing), with the two events that
+/// order it: the side waits for `fork`, the main stream for `join`.
+struct SideStream {
+    stream: Arc<CudaStream>,
+    fork: CudaEvent,
+    join: CudaEvent,
+    /// Whether launches go to the side stream now.
+    active: AtomicBool,
+    /// Whether forks are taken (`SPECULA_FORK=0`: every launch in order on
+    /// the main stream, for same-run comparisons).
+    enabled: bool,
 }
 
 /// The kernel family of the batch-invariant small-row linear. Either is
@@ -116,7 +133,16 @@ impl Gpu {
         let compile_s = t0.elapsed().as_secs_f64();
         let module = ctx.load_module(ptx)?;
         let blas = cudarc::cublas::CudaBlas::new(stream.clone())?;
+        let ordering = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
+        let side = SideStream {
+            stream: ctx.new_stream()?,
+            fork: ctx.new_event(ordering)?,
+            join: ctx.new_event(ordering)?,
+            active: AtomicBool::new(false),
+            enabled: std::env::var("SPECULA_FORK").map_or(true, |v| v != "0"),
+        };
         Ok(Gpu {
+            side,
             name: ctx.name()?,
             ctx,
             stream,
@@ -144,6 +170,62 @@ impl Gpu {
     pub fn sync(&self) -> Result<(), GpuError> {
         Ok(self.stream.synchronize()?)
     }
+
+    /// The stream kernels launch on now: the main stream, or the side
+    /// stream inside [`Gpu::fork`].
+    pub fn launch_stream(&self) -> &CudaStream {
+        if self.side.active.load(Ordering::Relaxed) {
+            &self.side.stream
+        } else {
+            &self.stream
+        }
+    }
+
+    /// Whether [`Gpu::fork`] overlaps its work with the main stream's (it
+    /// runs it in order otherwise; `SPECULA_FORK=0` turns it off).
+    pub fn forks(&self) -> bool {
+        self.side.enabled
+    }
+
+    /// Runs `work`'s launches on the side stream, after everything the
+    /// main stream holds so far, so that they overlap what the main stream
+    /// gets next; [`Gpu::join`] makes the main stream wait for them. The
+    /// work must only launch kernels (cuBLAS stays on the main stream) and
+    /// touch buffers the main stream leaves alone until the join. Inside a
+    /// graph capture the fork and join become the graph's edges. Without
+    /// forks ([`Gpu::forks`]) `work` runs on the main stream.
+    pub fn fork<R>(&self, work: impl FnOnce() -> R) -> Result<R, GpuError> {
+        if !self.side.enabled {
+            return Ok(work());
+        }
+        need_main(self)?;
+        self.side.fork.record(&self.stream)?;
+        self.side.stream.wait(&self.side.fork)?;
+        self.side.active.store(true, Ordering::Relaxed);
+        let out = work();
+        self.side.active.store(false, Ordering::Relaxed);
+        self.side.join.record(&self.side.stream)?;
+        Ok(out)
+    }
+
+    /// Makes the main stream wait for the last [`Gpu::fork`]'s work.
+    pub fn join(&self) -> Result<(), GpuError> {
+        if self.side.enabled {
+            need_main(self)?;
+            self.stream.wait(&self.side.join)?;
+        }
+        Ok(())
+    }
+}
+
+/// `Ok` on the main stream; forks do not nest.
+fn need_main(gpu: &Gpu) -> Result<(), GpuError> {
+    if gpu.side.active.load(Ordering::Relaxed) {
+        return Err(GpuError::Shape(
+            "a fork of the GPU's work inside another fork".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// An element type the kernels are compiled for.

@@ -70,7 +70,7 @@ impl RawArg {
 }
 
 /// Launches the kernel named `kernel` (its full name, as [`name`] gives it)
-/// on the GPU's stream, as a programmatic dependent of the previous kernel
+/// on the GPU's launch stream ([`Gpu::launch_stream`]), as a programmatic dependent of the previous kernel
 /// when `gpu.pdl` is set.
 ///
 /// # Safety
@@ -143,7 +143,7 @@ pub(crate) unsafe fn launch_cluster(
         blockDimY: cfg.block_dim.1,
         blockDimZ: cfg.block_dim.2,
         sharedMemBytes: cfg.shared_mem_bytes,
-        hStream: gpu.stream.cu_stream(),
+        hStream: gpu.launch_stream().cu_stream(),
         attrs: attrs.as_mut_ptr(),
         numAttrs: used as u32,
     };

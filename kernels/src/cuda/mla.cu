@@ -181,10 +181,11 @@ __device__ void mla_merge_t(T* o, const float* po, const float* ml, int nh, int 
 // kernel: base[r] + j for j < prefix[r], then base[r] + extra[..]) for the
 // H heads from g * H (H = MLA_HEADS, or 1 for launches of few blocks: a
 // head's sums are the same for any H): the chunk's cache rows are copied to
-// shared memory once; warp w scores keys w, w + 8, ... against each head
-// (warp_dot over D), warp h takes head h's max and sum over the chunk (keys
-// in order, lane partials, xor tree), thread d sums p_e c_e[d] over the
-// chunk's keys in order. Each block writes its unnormalised partial output
+// shared memory once (a warp per key); warp w scores keys w, w + 8, ...
+// against each head (lane l the 16-byte slices l, l + 32, ... of the D
+// values, then the xor tree), warp h takes head h's max and sum over the
+// chunk (keys in order, lane partials, xor tree), thread t sums p_e c_e[d]
+// for the columns d = 2t, 2t + 1 over the chunk's keys in order. Each block writes its unnormalised partial output
 // and (max, sum); the last block of (row, group) merges the splits in split
 // order (attention_merge). A row's result depends only on its own key list.
 // A launch covers the rows row0 .. row0 + gridDim.x (the scratch holds that
@@ -221,34 +222,74 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
     } else {
         bool vec = d % VEC == 0;
         int per = vec ? d / VEC : d;
-        // Unrolled so that a thread's loads (9 for a 32-key bf16 chunk of
-        // 576-wide entries) are in flight together.
-#pragma unroll 12
-        for (int i = threadIdx.x; i < n * per; i += blockDim.x) {
-            int j = i / per, c = i % per;
-            const T* row = kp + key_entry(base, extra, r, np, e0, start + j) * d;
+        // The chunk's cache rows: warp w copies keys w, w + nw, ... (a row's
+        // address found once), a lane's 16-byte slices in flight together.
+        long brow = base[r];
+        for (int j = warp; j < n; j += nw) {
+            int jj = start + j;
+            const T* row = kp + (size_t)(brow + (jj < np ? jj : extra[e0 + jj - np])) * d;
+            T* dst = ks + (size_t)j * d;
             if (vec) {
-                *(uint4*)(ks + (size_t)j * d + c * VEC) = *(const uint4*)(row + c * VEC);
+#pragma unroll 5
+                for (int c = lane; c < per; c += 32) ((uint4*)dst)[c] = ((const uint4*)row)[c];
             } else {
-                ks[(size_t)j * d + c] = row[c];
+                for (int c = lane; c < d; c += 32) dst[c] = row[c];
             }
         }
-#pragma unroll 12
-        for (int i = threadIdx.x; i < nh * d; i += blockDim.x) qs[i] = ld(&qcat[((size_t)r * heads + h0) * d + i]);
+        // The query heads in f32; with 16-byte slices each slice's values as
+        // VEC / 4 float4 planes [head][plane][slice], so that the lanes of a
+        // warp read consecutive float4s.
+        const T* qh = qcat + ((size_t)r * heads + h0) * d;
+        if (vec) {
+            constexpr int PLANES = VEC / 4;
+            for (int i = threadIdx.x; i < nh * per; i += blockDim.x) {
+                int hh = i / per, c = i % per;
+                float v[VEC];
+                ld16(qh + (size_t)hh * d + c * VEC, v);
+#pragma unroll
+                for (int pl = 0; pl < PLANES; pl++)
+                    ((float4*)qs)[(hh * PLANES + pl) * per + c] =
+                        make_float4(v[4 * pl], v[4 * pl + 1], v[4 * pl + 2], v[4 * pl + 3]);
+            }
+        } else {
+            for (int i = threadIdx.x; i < nh * d; i += blockDim.x) qs[i] = ld(&qh[i]);
+        }
         __syncthreads();
         for (int j = warp; j < n; j += nw) {
             // The heads' sums side by side (independent chains; each the same
-            // order: lane's elements ascending, then the xor tree).
+            // order: the lane's slices ascending, a slice's values in order,
+            // then the xor tree).
             const T* key = ks + (size_t)j * d;
             float acc[H];
 #pragma unroll
             for (int hh = 0; hh < H; hh++) acc[hh] = 0.f;
-#pragma unroll 6
-            for (int c = lane; c < d; c += 32) {
-                float kv = ld(&key[c]);
+            if (vec) {
+                constexpr int PLANES = VEC / 4;
+#pragma unroll 3
+                for (int c = lane; c < per; c += 32) {
+                    float kv[VEC];
+                    ld16(key + c * VEC, kv);
 #pragma unroll
-                for (int hh = 0; hh < H; hh++)
-                    if (hh < nh) acc[hh] = fmaf(qs[hh * d + c], kv, acc[hh]);
+                    for (int hh = 0; hh < H; hh++) {
+                        if (hh >= nh) continue;
+#pragma unroll
+                        for (int pl = 0; pl < PLANES; pl++) {
+                            float4 qv = ((const float4*)qs)[(hh * PLANES + pl) * per + c];
+                            acc[hh] = fmaf(qv.x, kv[4 * pl], acc[hh]);
+                            acc[hh] = fmaf(qv.y, kv[4 * pl + 1], acc[hh]);
+                            acc[hh] = fmaf(qv.z, kv[4 * pl + 2], acc[hh]);
+                            acc[hh] = fmaf(qv.w, kv[4 * pl + 3], acc[hh]);
+                        }
+                    }
+                }
+            } else {
+#pragma unroll 6
+                for (int c = lane; c < d; c += 32) {
+                    float kv = ld(&key[c]);
+#pragma unroll
+                    for (int hh = 0; hh < H; hh++)
+                        if (hh < nh) acc[hh] = fmaf(qs[hh * d + c], kv, acc[hh]);
+                }
             }
 #pragma unroll
             for (int hh = 0; hh < H; hh++) {
@@ -279,7 +320,31 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
             }
         }
         __syncthreads();
-        for (int c = threadIdx.x; c < lora; c += blockDim.x) {
+        // Thread t sums columns 2t and 2t + 1 (when lora is even) over the
+        // chunk's keys in order: each column's sum as with one per thread.
+        int pairs = lora % 2 == 0 ? lora / 2 : 0;
+        for (int cp = threadIdx.x; cp < pairs; cp += blockDim.x) {
+            float a0[H], a1[H];
+#pragma unroll
+            for (int hh = 0; hh < H; hh++) a0[hh] = a1[hh] = 0.f;
+#pragma unroll 8
+            for (int j = 0; j < n; j++) {
+                float v0, v1;
+                ld2(ks + (size_t)j * d + 2 * cp, v0, v1);
+#pragma unroll
+                for (int hh = 0; hh < H; hh++) {
+                    float pj = ps[hh * chunk + j];
+                    a0[hh] = fmaf(pj, v0, a0[hh]);
+                    a1[hh] = fmaf(pj, v1, a1[hh]);
+                }
+            }
+            for (int hh = 0; hh < nh; hh++) {
+                float* po = part_out + (first + (size_t)hh * splits + s) * lora + 2 * cp;
+                po[0] = a0[hh];
+                po[1] = a1[hh];
+            }
+        }
+        for (int c = pairs > 0 ? lora : threadIdx.x; c < lora; c += blockDim.x) {
             float acc[H];
 #pragma unroll
             for (int hh = 0; hh < H; hh++) acc[hh] = 0.f;

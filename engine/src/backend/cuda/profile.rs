@@ -55,6 +55,12 @@ impl OpClock {
     }
 
     /// The operation `name` ends here.
+    /// Whether the clock records spans (launches then stay on the main
+    /// stream, in order, so that each span times its own kernels).
+    pub(crate) fn running(&self) -> bool {
+        self.start.is_some()
+    }
+
     pub(crate) fn mark(&mut self, gpu: &Gpu, name: &'static str) {
         if self.start.is_some() {
             self.marks.push((name, event(gpu)));

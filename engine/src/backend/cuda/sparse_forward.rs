@@ -11,9 +11,9 @@ use crate::error::Result;
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cuda::{
-    mla_attention, mla_head_linear, mla_prep, moe_combine, moe_grouped, moe_route,
-    rms_norm_residual, ExpertWeights, Gpu, GpuElement, HeadStrides, MlaPrepInputs, MlaRope,
-    MlaScratch, MoePlan,
+    invariant_linear_rows, mla_attention, mla_head_linear, mla_prep, moe_combine, moe_grouped,
+    moe_route, rms_norm_residual, ExpertWeights, Gpu, GpuElement, HeadStrides, MlaPrepInputs,
+    MlaRope, MlaScratch, MoePlan,
 };
 
 /// Latent attention's buffers of one forward shape.
@@ -154,7 +154,18 @@ where
         positions: &b.positions,
         entries: &b.entries,
     };
-    mla_prep(gpu, &mut buf.qcat, &mut pool.k, offset, &inputs, rope, sh)?;
+    // The cache entry and the rotated query parts (qcat's last `rope`
+    // values of each head) beside q_lat = W_UK^T q_nope (its first `lora`):
+    // both read only q and the compressed row.
+    let fork = !clock.running();
+    let prep = |qcat: &mut CudaSlice<T>, k: &mut CudaSlice<T>| {
+        mla_prep(gpu, qcat, k, offset, &inputs, rope, sh)
+    };
+    if fork {
+        gpu.fork(|| prep(&mut buf.qcat, &mut pool.k))??;
+    } else {
+        prep(&mut buf.qcat, &mut pool.k)?;
+    }
     let qs = HeadStrides {
         row: q_stride,
         head: qk,
@@ -175,6 +186,9 @@ where
         sh.lora,
         sh.nope,
     )?;
+    if fork {
+        gpu.join()?;
+    }
     clock.mark(gpu, "latent prep + W_UK");
     mla_attention(
         gpu,
@@ -228,6 +242,13 @@ where
     CudaBlas: Gemm<T>,
 {
     let h = m.hidden;
+    // The shared experts read only the normed rows: they run beside the
+    // routing and the routed experts (in order while the clock times spans,
+    // or when the shared projections would go to cuBLAS on the main stream).
+    let beside = m.shared.is_some() && rows <= invariant_linear_rows() && !clock.running();
+    if let (Some(shared), true) = (&m.shared, beside) {
+        gpu.fork(|| mlp_into(gpu, shared, rows, sc, Some(&mut buf.shared_out), clock))??;
+    }
     moe_route(
         gpu,
         &mut buf.plan,
@@ -251,8 +272,10 @@ where
     };
     moe_grouped(gpu, &mut buf.yexp, &buf.act, dn, &buf.plan, false, false)?;
     clock.mark(gpu, "routed experts");
-    if let Some(shared) = &m.shared {
-        mlp_into(gpu, shared, rows, sc, Some(&mut buf.shared_out), clock)?;
+    match &m.shared {
+        Some(_) if beside => gpu.join()?,
+        Some(shared) => mlp_into(gpu, shared, rows, sc, Some(&mut buf.shared_out), clock)?,
+        None => {}
     }
     let shared = m.shared.as_ref().map(|_| &buf.shared_out);
     moe_combine(gpu, &mut sc.mlp, &buf.yexp, shared, &buf.plan, h)?;

@@ -111,6 +111,11 @@ BOTH(mla_head_linear, P_MLA_HL, (y, x, w, rows, heads, n, k, xs, xh, ys, yh, vec
 
 // Heads per block of the latent attention.
 #define MLA_HEADS 4
+// Keys per warp, and 16-byte slices per lane of each, that the latent
+// attention loads before storing any (a bf16 chunk of 32 keys of 576 values
+// over 8 warps: 4 keys of 72 slices).
+#define MLA_STAGE_KEYS 4
+#define MLA_STAGE_SLICES 3
 
 // attention_merge for the nh heads of a block at once (the same arithmetic:
 // m the max of the splits' maxima, l = sum_s l_s e^(m_s - m) and o[d] =
@@ -164,6 +169,7 @@ __device__ void mla_merge_t(T* o, const float* po, const float* ml, int nh, int 
             p[u] = po + (size_t)hh * splits * lora + i % lora;
             w[u] = wgt + hh * splits;
         }
+#pragma unroll 4
         for (int s2 = 0; s2 < splits; s2++) {
 #pragma unroll
             for (int u = 0; u < MERGE_OUTS; u++) acc[u] += __ldcg(&p[u][(size_t)s2 * lora]) * w[u][s2];
@@ -223,11 +229,39 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
         bool vec = d % VEC == 0;
         int per = vec ? d / VEC : d;
         // The chunk's cache rows: warp w copies keys w, w + nw, ... (a row's
-        // address found once), a lane's 16-byte slices in flight together.
+        // address found once). The first MLA_STAGE_KEYS keys of a warp have
+        // all their 16-byte slices (up to MLA_STAGE_SLICES a lane) loaded
+        // before any is stored, so that one memory latency covers them.
         long brow = base[r];
-        for (int j = warp; j < n; j += nw) {
+        auto row_of = [&](int j) {
             int jj = start + j;
-            const T* row = kp + (size_t)(brow + (jj < np ? jj : extra[e0 + jj - np])) * d;
+            return kp + (size_t)(brow + (jj < np ? jj : extra[e0 + jj - np])) * d;
+        };
+        int staged = 0;
+        if (vec && per <= 32 * MLA_STAGE_SLICES) {
+            uint4 v[MLA_STAGE_KEYS][MLA_STAGE_SLICES];
+#pragma unroll
+            for (int u = 0; u < MLA_STAGE_KEYS; u++) {
+                int j = warp + u * nw;
+                if (j >= n) continue;
+                const uint4* row = (const uint4*)row_of(j);
+#pragma unroll
+                for (int sl = 0; sl < MLA_STAGE_SLICES; sl++)
+                    if (lane + 32 * sl < per) v[u][sl] = row[lane + 32 * sl];
+            }
+#pragma unroll
+            for (int u = 0; u < MLA_STAGE_KEYS; u++) {
+                int j = warp + u * nw;
+                if (j >= n) continue;
+                uint4* dst = (uint4*)(ks + (size_t)j * d);
+#pragma unroll
+                for (int sl = 0; sl < MLA_STAGE_SLICES; sl++)
+                    if (lane + 32 * sl < per) dst[lane + 32 * sl] = v[u][sl];
+            }
+            staged = MLA_STAGE_KEYS * nw;
+        }
+        for (int j = staged + warp; j < n; j += nw) {
+            const T* row = row_of(j);
             T* dst = ks + (size_t)j * d;
             if (vec) {
 #pragma unroll 5

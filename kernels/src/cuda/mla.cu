@@ -123,12 +123,13 @@ BOTH(mla_head_linear, P_MLA_HL, (y, x, w, rows, heads, n, k, xs, xh, ys, yh, vec
 // head h's (max, sum) pairs with lanes over splits and its lane 0 sums them
 // in order from registers; then thread (h, d) sums its outputs. Heads' parts
 // are splits apart: po [nh][splits][lora], ml [nh][splits][2]. Uses
-// MLA_HEADS x (splits + 1) floats of `scratch` (shared memory).
+// hcap x (splits + 1) floats of `scratch` (shared memory; nh <= hcap).
 template <typename T>
-__device__ void mla_merge_t(T* o, const float* po, const float* ml, int nh, int lora, int splits, float* scratch) {
+__device__ void mla_merge_t(T* o, const float* po, const float* ml, int nh, int lora, int splits, float* scratch,
+                            int hcap = MLA_HEADS) {
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
-    float* wgt = scratch;                   // [MLA_HEADS][splits]: e^(m_s - m)
-    float* inv = scratch + MLA_HEADS * splits;  // [MLA_HEADS]: l
+    float* wgt = scratch;                  // [hcap][splits]: e^(m_s - m)
+    float* inv = scratch + hcap * splits;  // [hcap]: l
     __syncthreads();  // the block's own partials are no longer read from scratch
     for (int hh = warp; hh < nh; hh += nw) {
         const float* mh = ml + (size_t)hh * splits * 2;

@@ -184,6 +184,44 @@ const MLA_HEADS: usize = 4;
 /// head's sums are the same either way, so the choice may follow the rows.
 const MLA_FEW_BLOCKS: usize = 1024;
 
+/// Query heads one block of the tensor-core latent attention covers (the
+/// 16 rows of mma.m16n8k16; `mla_mma.cu`).
+pub const MLA_MMA_HEADS: usize = 16;
+
+/// Whether the latent attention of `shape` in `T` runs on tensor cores
+/// (`mla_attention_mma_bf16`): bf16 on sm_80+, heads a multiple of 16, an
+/// entry of at most 768 values in 32-wide chunks, a latent of 64-column
+/// warp slices, and not turned off (`SPECULA_MLA=fma`, for same-run
+/// comparisons). Its bits differ from the FMA kernel's in the last places
+/// (p is rounded to bf16 for the output product); each is batch-invariant.
+pub fn mla_uses_mma<T: GpuElement>(gpu: &Gpu, shape: MlaShape) -> bool {
+    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let off = *OFF.get_or_init(|| std::env::var("SPECULA_MLA").is_ok_and(|v| v == "fma"));
+    !off && mla_mma_fits::<T>(gpu, shape)
+}
+
+/// The shapes the tensor-core latent attention can take (see [`mla_uses_mma`]).
+fn mla_mma_fits<T: GpuElement>(gpu: &Gpu, shape: MlaShape) -> bool {
+    let d = shape.entry();
+    T::SUFFIX == "bf16"
+        && gpu.arch[3..].parse::<u32>().is_ok_and(|sm| sm >= 80)
+        && shape.heads.is_multiple_of(MLA_MMA_HEADS)
+        && d.is_multiple_of(32)
+        && d <= 768
+        && shape.lora.is_multiple_of(64)
+}
+
+/// Dynamic shared memory of the tensor-core latent attention for `splits`
+/// splits: the chunk's keys and the 16 query rows (8 values of padding
+/// each), two parities of scores, p in bf16; the merge's per-split weights.
+fn mla_mma_smem(shape: MlaShape, splits: usize) -> usize {
+    let (keys, dp) = (32, shape.entry() + 8);
+    let stage = (keys + MLA_MMA_HEADS) * dp * 2
+        + 2 * MLA_MMA_HEADS * keys * 4
+        + MLA_MMA_HEADS * (keys + 8) * 2;
+    stage.max(MLA_MMA_HEADS * (splits + 1) * 4)
+}
+
 /// Keys one block of the latent attention covers: 16-byte-per-key slices
 /// of shared memory, so 32 for bf16 and 16 for f32 (a function of the
 /// element type alone: a row's splits never depend on the batch).
@@ -247,12 +285,18 @@ impl MlaScratch {
     }
 
     /// Heads per block of the launches on this scratch: 1 or `MLA_HEADS`
-    /// (4) forced, or `None` for the launch's own choice
-    /// ([`MLA_FEW_BLOCKS`]). For checks: every choice gives the same bits.
+    /// (4) forced in FMA, [`MLA_MMA_HEADS`] (16) on tensor cores, or `None`
+    /// for the launch's own choice ([`mla_uses_mma`], [`MLA_FEW_BLOCKS`]).
+    /// For checks: 1 and 4 give the same bits; the tensor-core form its own.
     pub fn set_heads_per_block(&mut self, heads: Option<usize>) -> Result<(), GpuError> {
-        need(heads.is_none_or(|h| h == 1 || h == MLA_HEADS), || {
-            format!("mla_attention: {heads:?} heads per block (1 or {MLA_HEADS})")
-        })?;
+        need(
+            heads.is_none_or(|h| h == 1 || h == MLA_HEADS || h == MLA_MMA_HEADS),
+            || {
+                format!(
+                    "mla_attention: {heads:?} heads per block (1, {MLA_HEADS} or {MLA_MMA_HEADS})"
+                )
+            },
+        )?;
         self.heads_per_block = heads;
         Ok(())
     }
@@ -291,20 +335,34 @@ pub fn mla_attention<T: GpuElement>(
     )?;
     for row0 in (0..rows).step_by(lr.max(1)) {
         let n = lr.min(rows - row0);
-        let per_block = scratch.heads_per_block.unwrap_or(
-            if n * shape.heads * scratch.splits <= MLA_FEW_BLOCKS {
+        let per_block = scratch
+            .heads_per_block
+            .unwrap_or(if mla_uses_mma::<T>(gpu, shape) {
+                MLA_MMA_HEADS
+            } else if n * shape.heads * scratch.splits <= MLA_FEW_BLOCKS {
                 1
             } else {
                 MLA_HEADS
-            },
-        );
+            });
+        let mma = per_block == MLA_MMA_HEADS;
+        need(!mma || mla_mma_fits::<T>(gpu, shape), || {
+            format!(
+                "mla_attention: no tensor-core form for {shape:?} in {}",
+                T::SUFFIX
+            )
+        })?;
         let groups = shape.heads.div_ceil(per_block);
         // Query heads, scores and the chunk's entries; the merge reuses it for
         // its per-split weights.
-        let smem = (per_block * (d + chunk) * 4 + chunk * d * T::BYTES)
-            .max(MLA_HEADS * (scratch.splits + 1) * 4);
-        need(smem <= 48 * 1024 && pool_offset < pool.len(), || {
-            format!("mla_attention: an entry of {d} values does not fit the kernel's shared memory")
+        let smem = if mma {
+            mla_mma_smem(shape, scratch.splits)
+        } else {
+            (per_block * (d + chunk) * 4 + chunk * d * T::BYTES)
+                .max(MLA_HEADS * (scratch.splits + 1) * 4)
+        };
+        let limit = if mma { 227 * 1024 } else { 48 * 1024 };
+        need(smem <= limit && pool_offset < pool.len(), || {
+            format!("mla_attention: an entry of {d} values ({} splits) does not fit the kernel's shared memory", scratch.splits)
         })?;
         let args = [
             RawArg::slice(gpu, out),
@@ -330,13 +388,14 @@ pub fn mla_attention<T: GpuElement>(
             block_dim: (256, 1, 1),
             shared_mem_bytes: smem as u32,
         };
-        let kernel = if per_block == 1 {
-            "mla_attention_h1"
-        } else {
-            "mla_attention"
+        let kernel = match per_block {
+            1 => name::<T>("mla_attention_h1"),
+            MLA_MMA_HEADS => "mla_attention_mma_bf16".to_string(),
+            _ => name::<T>("mla_attention"),
         };
-        // SAFETY: the kernel's parameters in order; sizes checked above.
-        unsafe { launch(gpu, &name::<T>(kernel), grid, &args) }?;
+        // SAFETY: the kernel's parameters in order; sizes checked above
+        // (the tensor-core form's shape by mla_mma_fits).
+        unsafe { launch(gpu, &kernel, grid, &args) }?;
     }
     Ok(())
 }

@@ -6,8 +6,8 @@
 use super::{differing, download, normwise_error, random, row_recorder, upload, CheckRow};
 use crate::cpu;
 use crate::cuda::{
-    mla_attention, mla_head_linear, mla_prep, Gpu, GpuElement, GpuError, HeadStrides, KeyLists,
-    MlaPrepInputs, MlaRope, MlaScratch, MlaShape, MLA_SCRATCH_BYTES,
+    mla_attention, mla_head_linear, mla_prep, mla_uses_mma, Gpu, GpuElement, GpuError, HeadStrides,
+    KeyLists, MlaPrepInputs, MlaRope, MlaScratch, MlaShape, MLA_MMA_HEADS, MLA_SCRATCH_BYTES,
 };
 use cudarc::driver::CudaSlice;
 use rand::Rng;
@@ -57,6 +57,14 @@ pub(super) fn check_mla<T: GpuElement>(
     let shapes = [
         MlaShape {
             heads: 10,
+            lora: 128,
+            rope: 32,
+            nope: 64,
+            v_dim: 48,
+        },
+        // 32 heads: the tensor-core form in bf16 (two groups of 16).
+        MlaShape {
+            heads: 32,
             lora: 128,
             rope: 32,
             nope: 64,
@@ -281,9 +289,11 @@ fn check_shape<T: GpuElement>(
             want.extend_from_slice(&out[h * hd..h * hd + vd]);
         }
     }
+    let mma = mla_uses_mma::<T>(gpu, sh);
     let words = format!(
-        "{} heads, latent {lora} + rope {rd}, nope {nope}, v {vd}",
-        nh
+        "{} heads, latent {lora} + rope {rd}, nope {nope}, v {vd}, {}",
+        nh,
+        if mma { "tensor cores" } else { "FMA" }
     );
     row(
         "mla_absorbed",
@@ -321,8 +331,10 @@ fn check_shape<T: GpuElement>(
             ..queries[i]
         })
         .collect();
-    // The shuffled batch with four heads per block (the rows alone and the
-    // batch above: one each), one row per launch (a scratch of one row).
+    // The shuffled batch one row per launch (a scratch of one row), in FMA
+    // with four heads per block (the rows alone and the batch above: one
+    // each), or on tensor cores as above.
+    let forced = if mma { MLA_MMA_HEADS } else { 4 };
     let again = run_rows::<T>(
         gpu,
         &layer,
@@ -333,7 +345,7 @@ fn check_shape<T: GpuElement>(
         &bases,
         sh,
         scale,
-        Some(4),
+        Some(forced),
         1,
     )?;
     for (j, &i) in shuffled.iter().enumerate() {
@@ -344,7 +356,7 @@ fn check_shape<T: GpuElement>(
     }
     row(
         "mla_batch_invariant",
-        format!("each row alone and the batch shuffled (4 heads per block, a launch per row) vs the batch: differing values; {words}"),
+        format!("each row alone and the batch shuffled ({forced} heads per block, a launch per row) vs the batch: differing values; {words}"),
         diff as f64,
         0.0,
     );

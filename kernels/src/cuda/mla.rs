@@ -188,20 +188,48 @@ const MLA_FEW_BLOCKS: usize = 1024;
 /// 16 rows of mma.m16n8k16; `mla_mma.cu`).
 pub const MLA_MMA_HEADS: usize = 16;
 
-/// Whether the latent attention of `shape` in `T` runs on tensor cores
-/// (`mla_attention_mma_bf16`): bf16 on sm_80+, heads a multiple of 16, an
-/// entry of at most 768 values in 32-wide chunks, a latent of 64-column
-/// warp slices, and not turned off (`SPECULA_MLA=fma`, for same-run
-/// comparisons). Its bits differ from the FMA kernel's in the last places
-/// (p is rounded to bf16 for the output product); each is batch-invariant.
-pub fn mla_uses_mma<T: GpuElement>(gpu: &Gpu, shape: MlaShape) -> bool {
-    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let off = *OFF.get_or_init(|| std::env::var("SPECULA_MLA").is_ok_and(|v| v == "fma"));
-    !off && mla_mma_fits::<T>(gpu, shape)
+/// Where the tensor-core latent attention runs (`SPECULA_MLA`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MlaMmaUse {
+    /// Forwards of causal rows only (prefill chunks; the default): decode
+    /// and verification rows keep the FMA kernel, whose split-K form is
+    /// faster for the few blocks of a small batch, so that a sequence's
+    /// decode and verify rows always share one kernel's bits.
+    Prefill,
+    /// Every forward it fits (`SPECULA_MLA=mma`).
+    Always,
+    /// None (`SPECULA_MLA=fma`).
+    Never,
 }
 
-/// The shapes the tensor-core latent attention can take (see [`mla_uses_mma`]).
-fn mla_mma_fits<T: GpuElement>(gpu: &Gpu, shape: MlaShape) -> bool {
+fn mla_mma_use() -> MlaMmaUse {
+    static USE: std::sync::OnceLock<MlaMmaUse> = std::sync::OnceLock::new();
+    *USE.get_or_init(|| match std::env::var("SPECULA_MLA").as_deref() {
+        Ok("mma") => MlaMmaUse::Always,
+        Ok("fma") => MlaMmaUse::Never,
+        _ => MlaMmaUse::Prefill,
+    })
+}
+
+/// Whether a latent attention of `shape` in `T` over `keys` runs on tensor
+/// cores (`mla_attention_mma_bf16`): where the shape fits
+/// ([`mla_mma_fits`]) and, by default, only for a forward of causal rows
+/// (see `MlaMmaUse`). Its bits differ from the FMA kernel's in the last
+/// places (p is rounded to bf16 for the output product); each form is
+/// batch-invariant on its own, and a forward's rows all take one form.
+pub fn mla_uses_mma<T: GpuElement>(gpu: &Gpu, shape: MlaShape, keys: &KeyLists) -> bool {
+    mla_mma_fits::<T>(gpu, shape)
+        && match mla_mma_use() {
+            MlaMmaUse::Always => true,
+            MlaMmaUse::Never => false,
+            MlaMmaUse::Prefill => !keys.has_tree,
+        }
+}
+
+/// Whether `shape` in `T` can take the tensor-core latent attention: bf16
+/// on sm_80+, heads a multiple of 16, an entry of at most 768 values in
+/// 32-wide chunks, a latent of 64-column warp slices.
+pub fn mla_mma_fits<T: GpuElement>(gpu: &Gpu, shape: MlaShape) -> bool {
     let d = shape.entry();
     T::SUFFIX == "bf16"
         && gpu.arch[3..].parse::<u32>().is_ok_and(|sm| sm >= 80)
@@ -285,8 +313,9 @@ impl MlaScratch {
     }
 
     /// Heads per block of the launches on this scratch: 1 or `MLA_HEADS`
-    /// (4) forced in FMA, [`MLA_MMA_HEADS`] (16) on tensor cores, or `None`
-    /// for the launch's own choice ([`mla_uses_mma`], [`MLA_FEW_BLOCKS`]).
+    /// (4) forced in FMA, [`MLA_MMA_HEADS`] (16) on tensor cores (where
+    /// [`mla_mma_fits`]), or `None` for the launch's own choice
+    /// ([`mla_uses_mma`], [`MLA_FEW_BLOCKS`]).
     /// For checks: 1 and 4 give the same bits; the tensor-core form its own.
     pub fn set_heads_per_block(&mut self, heads: Option<usize>) -> Result<(), GpuError> {
         need(
@@ -337,7 +366,7 @@ pub fn mla_attention<T: GpuElement>(
         let n = lr.min(rows - row0);
         let per_block = scratch
             .heads_per_block
-            .unwrap_or(if mla_uses_mma::<T>(gpu, shape) {
+            .unwrap_or(if mla_uses_mma::<T>(gpu, shape, keys) {
                 MLA_MMA_HEADS
             } else if n * shape.heads * scratch.splits <= MLA_FEW_BLOCKS {
                 1

@@ -6,12 +6,15 @@
 use super::{differing, download, normwise_error, random, row_recorder, upload, CheckRow};
 use crate::cpu;
 use crate::cuda::{
-    mla_attention, mla_head_linear, mla_prep, mla_uses_mma, Gpu, GpuElement, GpuError, HeadStrides,
+    mla_attention, mla_head_linear, mla_mma_fits, mla_prep, Gpu, GpuElement, GpuError, HeadStrides,
     KeyLists, MlaPrepInputs, MlaRope, MlaScratch, MlaShape, MLA_MMA_HEADS, MLA_SCRATCH_BYTES,
 };
 use cudarc::driver::CudaSlice;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+
+/// Heads per block of the FMA kernel's shared-keys form.
+const MLA_HEADS_FMA: usize = 4;
 
 /// One query row of the check: the sequence, the position its query comes
 /// from, and its key list (visible prefix, further entries).
@@ -222,19 +225,6 @@ fn check_shape<T: GpuElement>(
             extra: vec![],
         },
     ];
-    let got = run_rows::<T>(
-        gpu,
-        &layer,
-        &qcat_all,
-        &q,
-        &pool,
-        &queries,
-        &bases,
-        sh,
-        scale,
-        None,
-        MLA_SCRATCH_BYTES,
-    )?;
     // CPU reference: decompressed keys and values of every entry, ordinary attention.
     let hd = qk.max(vd);
     let mut kc = vec![0f32; total * nh * hd];
@@ -289,77 +279,69 @@ fn check_shape<T: GpuElement>(
             want.extend_from_slice(&out[h * hd..h * hd + vd]);
         }
     }
-    let mma = mla_uses_mma::<T>(gpu, sh);
-    let words = format!(
-        "{} heads, latent {lora} + rope {rd}, nope {nope}, v {vd}, {}",
-        nh,
-        if mma { "tensor cores" } else { "FMA" }
-    );
-    row(
-        "mla_absorbed",
-        format!("5 rows (decode, tree, prefill) vs the decompressed form; {words}"),
-        normwise_error(&got, &want),
-        if T::BYTES == 2 { 2e-2 } else { 1e-4 },
-    );
-    // Batch invariance: each row alone, and the rows in reverse order, give the same bits.
-    let width = nh * vd;
-    let mut diff = 0;
-    for (i, qr) in queries.iter().enumerate() {
-        let one = run_rows::<T>(
-            gpu,
-            &layer,
-            &qcat_all,
-            &q,
-            &pool,
-            std::slice::from_ref(qr),
-            &bases,
-            sh,
-            scale,
-            None,
-            MLA_SCRATCH_BYTES,
-        )?;
-        diff += differing(&one, &got[i * width..(i + 1) * width]);
+    // Each form the shape can take: FMA (one head per block; the shuffled
+    // batch four), and on tensor cores where it fits.
+    let mut forms = vec![(1, MLA_HEADS_FMA, "FMA")];
+    if mla_mma_fits::<T>(gpu, sh) {
+        forms.push((MLA_MMA_HEADS, MLA_MMA_HEADS, "tensor cores"));
     }
-    let mut shuffled: Vec<usize> = (0..queries.len()).collect();
-    for i in (1..shuffled.len()).rev() {
-        shuffled.swap(i, rng.random_range(0..=i));
-    }
-    let reordered: Vec<QueryRow> = shuffled
-        .iter()
-        .map(|&i| QueryRow {
-            extra: queries[i].extra.clone(),
-            ..queries[i]
-        })
-        .collect();
-    // The shuffled batch one row per launch (a scratch of one row), in FMA
-    // with four heads per block (the rows alone and the batch above: one
-    // each), or on tensor cores as above.
-    let forced = if mma { MLA_MMA_HEADS } else { 4 };
-    let again = run_rows::<T>(
-        gpu,
-        &layer,
-        &qcat_all,
-        &q,
-        &pool,
-        &reordered,
-        &bases,
-        sh,
-        scale,
-        Some(forced),
-        1,
-    )?;
-    for (j, &i) in shuffled.iter().enumerate() {
-        diff += differing(
-            &again[j * width..(j + 1) * width],
-            &got[i * width..(i + 1) * width],
+    for (per_block, shuffled_per_block, form) in forms {
+        let words = format!("{nh} heads, latent {lora} + rope {rd}, nope {nope}, v {vd}, {form}");
+        let run = |queries: &[QueryRow], per_block: usize, scratch_bytes: usize| {
+            run_rows::<T>(
+                gpu,
+                &layer,
+                &qcat_all,
+                &q,
+                &pool,
+                queries,
+                &bases,
+                sh,
+                scale,
+                Some(per_block),
+                scratch_bytes,
+            )
+        };
+        let got = run(&queries, per_block, MLA_SCRATCH_BYTES)?;
+        row(
+            "mla_absorbed",
+            format!("5 rows (decode, tree, prefill) vs the decompressed form; {words}"),
+            normwise_error(&got, &want),
+            if T::BYTES == 2 { 2e-2 } else { 1e-4 },
+        );
+        // Batch invariance: each row alone, and the rows in a shuffled order
+        // one row per launch (a scratch of one row), give the same bits.
+        let width = nh * vd;
+        let mut diff = 0;
+        for (i, qr) in queries.iter().enumerate() {
+            let one = run(std::slice::from_ref(qr), per_block, MLA_SCRATCH_BYTES)?;
+            diff += differing(&one, &got[i * width..(i + 1) * width]);
+        }
+        let mut shuffled: Vec<usize> = (0..queries.len()).collect();
+        for i in (1..shuffled.len()).rev() {
+            shuffled.swap(i, rng.random_range(0..=i));
+        }
+        let reordered: Vec<QueryRow> = shuffled
+            .iter()
+            .map(|&i| QueryRow {
+                extra: queries[i].extra.clone(),
+                ..queries[i]
+            })
+            .collect();
+        let again = run(&reordered, shuffled_per_block, 1)?;
+        for (j, &i) in shuffled.iter().enumerate() {
+            diff += differing(
+                &again[j * width..(j + 1) * width],
+                &got[i * width..(i + 1) * width],
+            );
+        }
+        row(
+            "mla_batch_invariant",
+            format!("each row alone and the batch shuffled ({shuffled_per_block} heads per block, a launch per row) vs the batch: differing values; {words}"),
+            diff as f64,
+            0.0,
         );
     }
-    row(
-        "mla_batch_invariant",
-        format!("each row alone and the batch shuffled ({forced} heads per block, a launch per row) vs the batch: differing values; {words}"),
-        diff as f64,
-        0.0,
-    );
     Ok(())
 }
 

@@ -27,6 +27,7 @@ pub const SOURCE: &str = concat!(
     include_str!("flash_prefill.cu"),
     include_str!("tree_attention.cu"),
     include_str!("mla.cu"),
+    include_str!("mla_split.cu"),
     include_str!("mla_mma.cu"),
     include_str!("moe.cu")
 );

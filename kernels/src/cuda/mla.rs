@@ -257,6 +257,23 @@ pub fn mla_chunk<T: GpuElement>() -> usize {
     64 / T::BYTES
 }
 
+/// Splits the FMA latent attention gives a row at most: a row of more than
+/// `chunk x MLA_MAX_SPLITS` keys walks several chunks per split with a
+/// running max and sum (`MLA_MAX_SPLITS` in `mla_split.cu`), so that a long
+/// row's partials and their merge stay small.
+pub const MLA_MAX_SPLITS: usize = 32;
+
+/// Splits of a launch over key lists of at most `max_keys` keys: one per
+/// chunk on tensor cores (`mma`), at most [`MLA_MAX_SPLITS`] in FMA.
+fn mla_splits(max_keys: usize, chunk: usize, mma: bool) -> usize {
+    let all = max_keys.div_ceil(chunk).max(1);
+    if mma {
+        all
+    } else {
+        all.min(MLA_MAX_SPLITS)
+    }
+}
+
 /// Bytes of split partials (outputs and (max, sum)) one latent attention
 /// scratch holds at most: a forward whose rows need more (a prefill chunk
 /// over thousands of keys: rows x heads x splits x lora floats) runs its
@@ -297,7 +314,9 @@ impl MlaScratch {
         bytes: usize,
     ) -> Result<MlaScratch, GpuError> {
         let rows = keys.base.len();
-        let splits = keys.max_keys.div_ceil(mla_chunk::<T>()).max(1);
+        // Room for either form's splits (the tensor-core form's are more).
+        let mma = mla_mma_fits::<T>(gpu, shape) && mla_mma_use() != MlaMmaUse::Never;
+        let splits = mla_splits(keys.max_keys, mla_chunk::<T>(), mma);
         let row_bytes = shape.heads * splits * (shape.lora + 2) * 4;
         let launch_rows = rows.min((bytes / row_bytes).max(1)).max(1);
         let slots = launch_rows * shape.heads * splits;
@@ -356,24 +375,31 @@ pub fn mla_attention<T: GpuElement>(
     )?;
     let lr = scratch.launch_rows;
     need(
-        scratch.splits * chunk >= keys.max_keys
-            && scratch.part_ml.len() >= 2 * lr * shape.heads * scratch.splits
+        scratch.part_ml.len() >= 2 * lr * shape.heads * scratch.splits
             && scratch.part_out.len() >= lr * shape.heads * scratch.splits * shape.lora
             && scratch.counters.len() >= lr * shape.heads,
         || "mla_attention: scratch made for other key lists".into(),
     )?;
     for row0 in (0..rows).step_by(lr.max(1)) {
         let n = lr.min(rows - row0);
+        let fma_splits = mla_splits(keys.max_keys, chunk, false);
         let per_block = scratch
             .heads_per_block
             .unwrap_or(if mla_uses_mma::<T>(gpu, shape, keys) {
                 MLA_MMA_HEADS
-            } else if n * shape.heads * scratch.splits <= MLA_FEW_BLOCKS {
+            } else if n * shape.heads * fma_splits <= MLA_FEW_BLOCKS {
                 1
             } else {
                 MLA_HEADS
             });
         let mma = per_block == MLA_MMA_HEADS;
+        let splits = mla_splits(keys.max_keys, chunk, mma);
+        need(splits <= scratch.splits, || {
+            format!(
+                "mla_attention: scratch of {} splits for {splits} (key lists of {} keys)",
+                scratch.splits, keys.max_keys
+            )
+        })?;
         need(!mma || mla_mma_fits::<T>(gpu, shape), || {
             format!(
                 "mla_attention: no tensor-core form for {shape:?} in {}",
@@ -384,14 +410,13 @@ pub fn mla_attention<T: GpuElement>(
         // Query heads, scores and the chunk's entries; the merge reuses it for
         // its per-split weights.
         let smem = if mma {
-            mla_mma_smem(shape, scratch.splits)
+            mla_mma_smem(shape, splits)
         } else {
-            (per_block * (d + chunk) * 4 + chunk * d * T::BYTES)
-                .max(MLA_HEADS * (scratch.splits + 1) * 4)
+            (per_block * (d + chunk + shape.lora) * 4 + chunk * d * T::BYTES)
+                .max(MLA_HEADS * (splits + 1) * 4)
         };
-        let limit = if mma { 227 * 1024 } else { 48 * 1024 };
-        need(smem <= limit && pool_offset < pool.len(), || {
-            format!("mla_attention: an entry of {d} values ({} splits) does not fit the kernel's shared memory", scratch.splits)
+        need(smem <= 227 * 1024 && pool_offset < pool.len(), || {
+            format!("mla_attention: an entry of {d} values ({splits} splits) does not fit the kernel's shared memory")
         })?;
         let args = [
             RawArg::slice(gpu, out),
@@ -413,7 +438,7 @@ pub fn mla_attention<T: GpuElement>(
             RawArg::I32(row0 as i32),
         ];
         let grid = LaunchConfig {
-            grid_dim: (n as u32, groups as u32, scratch.splits as u32),
+            grid_dim: (n as u32, groups as u32, splits as u32),
             block_dim: (256, 1, 1),
             shared_mem_bytes: smem as u32,
         };

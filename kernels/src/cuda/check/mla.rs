@@ -138,8 +138,10 @@ fn check_shape<T: GpuElement>(
         norm,
         inv,
     };
-    // Three sequences prefilled into one pool (rows in order, base = running sum).
-    let lens = [70usize, 40, 9];
+    // Four sequences prefilled into one pool (rows in order, base = running
+    // sum); the last is longer than 32 chunks of keys in either element
+    // type, so that its rows walk several chunks per split.
+    let lens = [70usize, 40, 9, 1100];
     let bases: Vec<usize> = lens
         .iter()
         .scan(0, |a, l| {
@@ -224,6 +226,18 @@ fn check_shape<T: GpuElement>(
             prefix: 40,
             extra: vec![],
         },
+        QueryRow {
+            seq: 3,
+            pos: 1099,
+            prefix: 1100,
+            extra: vec![],
+        },
+        QueryRow {
+            seq: 3,
+            pos: 1099,
+            prefix: 1090,
+            extra: vec![1093, 1096, 1099],
+        },
     ];
     // CPU reference: decompressed keys and values of every entry, ordinary attention.
     let hd = qk.max(vd);
@@ -305,7 +319,7 @@ fn check_shape<T: GpuElement>(
         let got = run(&queries, per_block, MLA_SCRATCH_BYTES)?;
         row(
             "mla_absorbed",
-            format!("5 rows (decode, tree, prefill) vs the decompressed form; {words}"),
+            format!("7 rows (decode, tree, prefill; 2 over 1100 keys) vs the decompressed form; {words}"),
             normwise_error(&got, &want),
             if T::BYTES == 2 { 2e-2 } else { 1e-4 },
         );

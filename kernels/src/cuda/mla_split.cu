@@ -1,0 +1,264 @@
+
+// ---------------------------------------------------------------------------
+// Split-K latent attention in FMA (f32, and bf16 decode and verification
+// rows; mla_mma.cu has the tensor-core form). Block (row r, head group g,
+// split s) takes the H heads from g * H (H = MLA_HEADS, or 1 for launches of
+// few blocks: a head's sums are the same for any H) and a run of `tiles`
+// chunks of `chunk` keys of row r's key list (as the attention kernel:
+// base[r] + j for j < prefix[r], then base[r] + extra[..]), tiles =
+// ceil(nk / (chunk x MLA_MAX_SPLITS)) for a row of nk keys: one chunk per
+// split up to chunk x MLA_MAX_SPLITS keys, so a row never has more than
+// MLA_MAX_SPLITS splits and its splits depend on its own key count alone.
+// Per chunk: the cache rows are copied to shared memory (a warp per key,
+// its first keys' slices loaded before any is stored); warp w scores keys
+// w, w + 8, ... against each head (lane l the 16-byte slices l, l + 32, ...
+// of the D values, then the xor tree); warp h takes head h's chunk max and
+// the new running max m, p = e^(s - m), their sum (lane partials, xor tree)
+// and the factor a = e^(m_old - m) that rescales the running sum and
+// output; thread t sums p_e c_e[d] for the columns d = 2t, 2t + 1 over the
+// chunk's keys in order and adds it to its running output times a. (With
+// one chunk per split, a = 0 and the sums are the chunk's own.) Each block
+// writes its unnormalised partial output and (max, sum); the last block of
+// (row, group) merges the splits in split order (mla_merge_t). A row's
+// result depends only on its own key list. A launch covers the rows row0 ..
+// row0 + gridDim.x (the scratch holds that many rows' partials). Dynamic
+// shared memory: H x (D + chunk + lora) floats, chunk x D of T.
+
+// Splits of a row at most (mla.rs: MLA_MAX_SPLITS).
+#define MLA_MAX_SPLITS 32
+
+template <typename T, int H>
+__device__ void mla_attention(T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool,
+                              const int* base, const int* prefix, const int* extra_off, const int* extra, int heads,
+                              int lora, int rd, float scale, int chunk, long pool_offset, int row0) {
+    extern __shared__ float smem[];
+    __shared__ int last;
+    __shared__ float run_m[H], run_l[H], rescale[H];
+    constexpr int VEC = 16 / sizeof(T);
+    int d = lora + rd;
+    // Row r of the batch; its partials in the scratch at the launch's own row rl.
+    int rl = blockIdx.x, r = row0 + rl, g = blockIdx.y, s = blockIdx.z, splits = gridDim.z;
+    int h0 = g * H, nh = min(H, heads - h0);
+    const T* kp = pool + pool_offset;
+    int np = prefix[r], e0 = extra_off[r];
+    int nk = np + extra_off[r + 1] - e0;
+    int tiles = max(1, (nk + chunk * MLA_MAX_SPLITS - 1) / (chunk * MLA_MAX_SPLITS));
+    int start = s * tiles * chunk, end = min(nk, start + tiles * chunk);
+    float* qs = smem;
+    float* ps = qs + H * d;
+    float* os = ps + H * chunk;
+    T* ks = (T*)(os + H * lora);
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+    size_t first = ((size_t)rl * heads + h0) * splits;  // slot of (rl, h0, split 0)
+    if (end <= start) {
+        for (int i = threadIdx.x; i < nh * lora; i += blockDim.x)
+            part_out[(first + (size_t)(i / lora) * splits + s) * lora + i % lora] = 0.f;
+        if (threadIdx.x < nh) {
+            size_t slot = first + (size_t)threadIdx.x * splits + s;
+            part_ml[2 * slot] = -INFINITY;
+            part_ml[2 * slot + 1] = 0.f;
+        }
+    } else {
+        bool vec = d % VEC == 0;
+        int per = vec ? d / VEC : d;
+        long brow = base[r];
+        // The query heads in f32; with 16-byte slices each slice's values as
+        // VEC / 4 float4 planes [head][plane][slice], so that the lanes of a
+        // warp read consecutive float4s.
+        const T* qh = qcat + ((size_t)r * heads + h0) * d;
+        if (vec) {
+            constexpr int PLANES = VEC / 4;
+            for (int i = threadIdx.x; i < nh * per; i += blockDim.x) {
+                int hh = i / per, c = i % per;
+                float v[VEC];
+                ld16(qh + (size_t)hh * d + c * VEC, v);
+#pragma unroll
+                for (int pl = 0; pl < PLANES; pl++)
+                    ((float4*)qs)[(hh * PLANES + pl) * per + c] =
+                        make_float4(v[4 * pl], v[4 * pl + 1], v[4 * pl + 2], v[4 * pl + 3]);
+            }
+        } else {
+            for (int i = threadIdx.x; i < nh * d; i += blockDim.x) qs[i] = ld(&qh[i]);
+        }
+        for (int i = threadIdx.x; i < nh * lora; i += blockDim.x) os[i] = 0.f;
+        if (threadIdx.x < H) {
+            run_m[threadIdx.x] = -INFINITY;
+            run_l[threadIdx.x] = 0.f;
+        }
+        for (int t0 = start; t0 < end; t0 += chunk) {
+            int n = min(chunk, end - t0);
+            auto row_of = [&](int j) {
+                int jj = t0 + j;
+                return kp + (size_t)(brow + (jj < np ? jj : extra[e0 + jj - np])) * d;
+            };
+            // The chunk's cache rows: warp w copies keys w, w + nw, ... (a
+            // row's address found once); the first MLA_STAGE_KEYS keys of a
+            // warp have all their 16-byte slices (up to MLA_STAGE_SLICES a
+            // lane) loaded before any is stored.
+            int staged = 0;
+            if (vec && per <= 32 * MLA_STAGE_SLICES) {
+                uint4 v[MLA_STAGE_KEYS][MLA_STAGE_SLICES];
+#pragma unroll
+                for (int u = 0; u < MLA_STAGE_KEYS; u++) {
+                    int j = warp + u * nw;
+                    if (j >= n) continue;
+                    const uint4* row = (const uint4*)row_of(j);
+#pragma unroll
+                    for (int sl = 0; sl < MLA_STAGE_SLICES; sl++)
+                        if (lane + 32 * sl < per) v[u][sl] = row[lane + 32 * sl];
+                }
+#pragma unroll
+                for (int u = 0; u < MLA_STAGE_KEYS; u++) {
+                    int j = warp + u * nw;
+                    if (j >= n) continue;
+                    uint4* dst = (uint4*)(ks + (size_t)j * d);
+#pragma unroll
+                    for (int sl = 0; sl < MLA_STAGE_SLICES; sl++)
+                        if (lane + 32 * sl < per) dst[lane + 32 * sl] = v[u][sl];
+                }
+                staged = MLA_STAGE_KEYS * nw;
+            }
+            for (int j = staged + warp; j < n; j += nw) {
+                const T* row = row_of(j);
+                T* dst = ks + (size_t)j * d;
+                if (vec) {
+#pragma unroll 5
+                    for (int c = lane; c < per; c += 32) ((uint4*)dst)[c] = ((const uint4*)row)[c];
+                } else {
+                    for (int c = lane; c < d; c += 32) dst[c] = row[c];
+                }
+            }
+            __syncthreads();
+            for (int j = warp; j < n; j += nw) {
+                // The heads' sums side by side (independent chains; each the
+                // same order: the lane's slices ascending, a slice's values in
+                // order, then the xor tree).
+                const T* key = ks + (size_t)j * d;
+                float acc[H];
+#pragma unroll
+                for (int hh = 0; hh < H; hh++) acc[hh] = 0.f;
+                if (vec) {
+                    constexpr int PLANES = VEC / 4;
+#pragma unroll 3
+                    for (int c = lane; c < per; c += 32) {
+                        float kv[VEC];
+                        ld16(key + c * VEC, kv);
+#pragma unroll
+                        for (int hh = 0; hh < H; hh++) {
+                            if (hh >= nh) continue;
+#pragma unroll
+                            for (int pl = 0; pl < PLANES; pl++) {
+                                float4 qv = ((const float4*)qs)[(hh * PLANES + pl) * per + c];
+                                acc[hh] = fmaf(qv.x, kv[4 * pl], acc[hh]);
+                                acc[hh] = fmaf(qv.y, kv[4 * pl + 1], acc[hh]);
+                                acc[hh] = fmaf(qv.z, kv[4 * pl + 2], acc[hh]);
+                                acc[hh] = fmaf(qv.w, kv[4 * pl + 3], acc[hh]);
+                            }
+                        }
+                    }
+                } else {
+#pragma unroll 6
+                    for (int c = lane; c < d; c += 32) {
+                        float kv = ld(&key[c]);
+#pragma unroll
+                        for (int hh = 0; hh < H; hh++)
+                            if (hh < nh) acc[hh] = fmaf(qs[hh * d + c], kv, acc[hh]);
+                    }
+                }
+#pragma unroll
+                for (int hh = 0; hh < H; hh++) {
+#pragma unroll
+                    for (int o = 16; o > 0; o >>= 1) acc[hh] += __shfl_xor_sync(0xffffffffu, acc[hh], o);
+                    if (lane == 0 && hh < nh) ps[hh * chunk + j] = acc[hh] * scale;
+                }
+            }
+            __syncthreads();
+            for (int hh = warp; hh < nh; hh += nw) {
+                float* p = ps + hh * chunk;
+                float mx = -INFINITY;
+                for (int j = lane; j < n; j += 32) mx = fmaxf(mx, p[j]);
+#pragma unroll
+                for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+                float m = fmaxf(run_m[hh], mx);
+                float sum = 0.f;
+                for (int j = lane; j < n; j += 32) {
+                    float e = expf(p[j] - m);
+                    p[j] = e;
+                    sum += e;
+                }
+#pragma unroll
+                for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+                __syncwarp();
+                if (lane == 0) {
+                    float a = expf(run_m[hh] - m);
+                    rescale[hh] = a;
+                    run_l[hh] = run_l[hh] * a + sum;
+                    run_m[hh] = m;
+                }
+            }
+            __syncthreads();
+            // Thread t sums columns 2t and 2t + 1 (when lora is even) over
+            // the chunk's keys in order: each column's sum as with one per
+            // thread.
+            int pairs = vec && lora % 2 == 0 ? lora / 2 : 0;
+            for (int cp = threadIdx.x; cp < pairs; cp += blockDim.x) {
+                float a0[H], a1[H];
+#pragma unroll
+                for (int hh = 0; hh < H; hh++) a0[hh] = a1[hh] = 0.f;
+#pragma unroll 8
+                for (int j = 0; j < n; j++) {
+                    float v0, v1;
+                    ld2(ks + (size_t)j * d + 2 * cp, v0, v1);
+#pragma unroll
+                    for (int hh = 0; hh < H; hh++) {
+                        float pj = ps[hh * chunk + j];
+                        a0[hh] = fmaf(pj, v0, a0[hh]);
+                        a1[hh] = fmaf(pj, v1, a1[hh]);
+                    }
+                }
+                for (int hh = 0; hh < nh; hh++) {
+                    float* o = os + hh * lora + 2 * cp;
+                    o[0] = o[0] * rescale[hh] + a0[hh];
+                    o[1] = o[1] * rescale[hh] + a1[hh];
+                }
+            }
+            for (int c = pairs > 0 ? lora : threadIdx.x; c < lora; c += blockDim.x) {
+                float acc[H];
+#pragma unroll
+                for (int hh = 0; hh < H; hh++) acc[hh] = 0.f;
+#pragma unroll 8
+                for (int j = 0; j < n; j++) {
+                    float v = ld(&ks[(size_t)j * d + c]);
+#pragma unroll
+                    for (int hh = 0; hh < H; hh++) acc[hh] = fmaf(ps[hh * chunk + j], v, acc[hh]);
+                }
+                for (int hh = 0; hh < nh; hh++) os[hh * lora + c] = os[hh * lora + c] * rescale[hh] + acc[hh];
+            }
+            __syncthreads();  // the chunk's keys, scores and factors are no longer read
+        }
+        if (threadIdx.x < nh) {
+            size_t slot = first + (size_t)threadIdx.x * splits + s;
+            part_ml[2 * slot] = run_m[threadIdx.x];
+            part_ml[2 * slot + 1] = run_l[threadIdx.x];
+        }
+        for (int i = threadIdx.x; i < nh * lora; i += blockDim.x)
+            part_out[(first + (size_t)(i / lora) * splits + s) * lora + i % lora] = os[i];
+    }
+    __threadfence();
+    __syncthreads();
+    int pair = rl * gridDim.y + g;
+    if (threadIdx.x == 0) last = atomicAdd(&counters[pair], 1) == splits - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    mla_merge_t(out + ((size_t)r * heads + h0) * lora, part_out + first * lora, part_ml + 2 * first, nh, lora, splits,
+                smem);
+    if (threadIdx.x == 0) counters[pair] = 0;
+}
+
+#define P_MLA_ATT(T) (T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int lora, int rd, float scale, int chunk, long pool_offset, int row0)
+#define A_MLA_ATT (out, part_out, part_ml, counters, qcat, pool, base, prefix, extra_off, extra, heads, lora, rd, scale, chunk, pool_offset, row0)
+#define MLA_H4(T) <T, MLA_HEADS>
+#define MLA_H1(T) <T, 1>
+KERNELS(mla_attention, mla_attention, MLA_H4, P_MLA_ATT, A_MLA_ATT)
+KERNELS(mla_attention_h1, mla_attention, MLA_H1, P_MLA_ATT, A_MLA_ATT)

@@ -11,17 +11,10 @@ const MMA_TARGET_WARPS: usize = 768;
 /// slice at least 256 wide. A function of the shape alone, never of the
 /// rows, so a row's reduction order is the same in every batch.
 pub fn mma_k_parts(k: usize, n: usize) -> usize {
-    mma_k_parts_towards(k, n, MMA_TARGET_WARPS)
-}
-
-/// [`mma_k_parts`] splitting k further until the `[n, k]` weight's column
-/// tiles x slices reach `target_warps` (the grouped experts' launches, whose
-/// warps each stream one expert's slice, want more of them in flight).
-pub fn mma_k_parts_towards(k: usize, n: usize, target_warps: usize) -> usize {
     let tiles = n.div_ceil(16);
     let mut parts = 1;
     while parts < 8
-        && tiles * parts < target_warps
+        && tiles * parts < MMA_TARGET_WARPS
         && k.is_multiple_of(64 * parts)
         && k / (2 * parts) >= 256
     {
@@ -316,28 +309,5 @@ mod tests {
         assert_eq!(mma_k_parts(4096, 128_256), 1, "lm_head");
         // Slices stay at least 256 wide.
         assert_eq!(mma_k_parts(256, 16), 1);
-    }
-
-    #[test]
-    fn a_higher_warp_target_splits_k_further_but_never_below_256_wide_slices() {
-        // DeepSeek-V2-Lite's experts (6 of them per token): gate|up, down.
-        assert_eq!(mma_k_parts_towards(2048, 2816 * 6, 768), 1);
-        assert_eq!(mma_k_parts_towards(2048, 2816 * 6, 4096), 4);
-        assert_eq!(
-            mma_k_parts_towards(1408, 2048 * 6, 4096),
-            4,
-            "slices of 352"
-        );
-        assert_eq!(mma_k_parts_towards(1408, 2048 * 6, 768), 1);
-        for (k, n) in shapes() {
-            let (low, high) = (mma_k_parts(k, n), mma_k_parts_towards(k, n, 4096));
-            assert!(high >= low, "k {k} n {n}");
-            if high > 1 {
-                assert!(
-                    k % (32 * high) == 0 && k / high >= 256,
-                    "k {k} n {n}: {high}"
-                );
-            }
-        }
     }
 }

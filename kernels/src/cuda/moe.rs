@@ -5,7 +5,7 @@
 
 use super::device::{Gpu, GpuElement, GpuError, SmallRowLinear};
 use super::launch::{cfg, launch, name, need, RawArg, THREADS};
-use crate::mma_layout::mma_k_parts_towards;
+use crate::mma_layout::mma_k_parts;
 use cudarc::driver::CudaSlice;
 
 /// How a router turns logits into experts and weights (the engine's `MoeConfig`).
@@ -190,24 +190,8 @@ pub fn moe_uses_mma<T: GpuElement>(gpu: &Gpu, k: usize) -> bool {
 /// the router alone (the dense rule for the `top_k` experts one token
 /// reads side by side), never of the rows.
 pub fn moe_k_parts(k: usize, n: usize, top_k: usize) -> usize {
-    mma_k_parts_towards(k, n * top_k, moe_target_warps())
+    mma_k_parts(k, n * top_k)
 }
-
-/// Column tiles x k slices the grouped linear aims for (`mma_k_parts_towards`):
-/// `SPECULA_MOE_WARPS`, else [`MOE_TARGET_WARPS`]. Read once per process, so
-/// every launch of a run splits k alike.
-fn moe_target_warps() -> usize {
-    static WARPS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *WARPS.get_or_init(|| {
-        std::env::var("SPECULA_MOE_WARPS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(MOE_TARGET_WARPS)
-    })
-}
-
-/// The grouped linear's default warp target (the dense linears' 768).
-pub const MOE_TARGET_WARPS: usize = 768;
 
 /// The grouped linear: for every pair `p` of the plan, `y[p] = x[row] W_e^T`
 /// with `e` the pair's expert and `row` the pair's row (`gather`) or `p`

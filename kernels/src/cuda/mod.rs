@@ -28,9 +28,10 @@
 //!   flash prefill (`flash_prefill.cu`) for causal rows, the tree kernel
 //!   (`tree_attention.cu`, tensor-core pieces in `att_tile.cu`) or split-K
 //!   (`attention.cu`) for decode and verification rows.
-//! - `mla`: latent attention (DeepSeek, Kimi) in the absorbed form over a
-//!   compressed cache: entry and query preparation, per-head absorbed
-//!   products, split-K attention.
+//! - `mla`, `mla_attention`: latent attention (DeepSeek, Kimi) in the
+//!   absorbed form over a compressed cache: entry and query preparation,
+//!   per-head absorbed products (`mla`); split-K attention in FMA or on
+//!   tensor cores (`mla_attention`).
 //! - `moe`: mixture of experts: router logits and routing on the device,
 //!   grouped expert products over the routed experts only, the combine.
 //!
@@ -55,6 +56,7 @@ mod launch;
 mod linear;
 mod linear_tiles;
 mod mla;
+mod mla_attention;
 mod moe;
 mod norm;
 mod random;
@@ -73,6 +75,7 @@ pub use device::{Gpu, GpuElement, GpuError, GpuTimer, SmallRowLinear};
 pub use flash_attention::uses_tree_kernel;
 pub use linear::*;
 pub use mla::*;
+pub use mla_attention::*;
 pub use moe::*;
 pub use norm::*;
 pub use random::*;

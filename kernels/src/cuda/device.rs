@@ -29,6 +29,7 @@ pub const SOURCE: &str = concat!(
     include_str!("mla.cu"),
     include_str!("mla_split.cu"),
     include_str!("mla_mma.cu"),
+    include_str!("moe_route.cu"),
     include_str!("moe.cu")
 );
 

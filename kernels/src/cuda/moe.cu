@@ -62,6 +62,7 @@ __device__ __forceinline__ int warp_best(const float* v, int n, F keep, int lane
 // n_group) floats, then experts counts, experts + 1 offsets and
 // min(pairs, MOE_SMEM_PAIRS) expert ids as ints. The logits are read once
 // (through L2: other blocks of the launch wrote them).
+template <bool LANES>
 __device__ void moe_route_plan(const float* logits, const float* bias, int rows, int experts, int top_k, int n_group,
                                int topk_group, int flags, float scaling, int* ids, float* wts, int* pos,
                                int* expert_off, int* active, int* n_active, int* pair_row,
@@ -81,6 +82,21 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
     const float nan = __int_as_float(0x7fc00000);
     for (int r = warp; r < rows; r += nw) {
         const float* lg = logits + (size_t)r * experts;
+        if (LANES) {
+            // The row in parallel lanes (moe_route.cu): the same ids and weights.
+            int npl = (experts + 31) >> 5;
+            int* rid = ids + (size_t)r * top_k;
+            float* rw = wts + (size_t)r * top_k;
+            int* rs = staged ? sids + r * top_k : nullptr;
+#define MOE_ROW(NPL) \
+    moe_route_row<NPL>(lg, bias, experts, top_k, n_group, topk_group, flags, scaling, score, choice, rid, rw, rs, lane)
+            if (npl <= 2) MOE_ROW(2);
+            else if (npl <= 4) MOE_ROW(4);
+            else if (npl <= 8) MOE_ROW(8);
+            else MOE_ROW(16);
+#undef MOE_ROW
+            continue;
+        }
         for (int e = lane; e < experts; e += 32) score[e] = __ldcg(&lg[e]);
         if (sigmoid) {
             for (int e = lane; e < experts; e += 32) score[e] = 1.f / (1.f + expf(-score[e]));
@@ -229,7 +245,7 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
 // finish (a ticket counter, zero between launches, which it resets) routes
 // every row and lays out the pairs (moe_route_plan) from the logits the
 // other blocks left in L2. Dynamic shared memory: moe_route_plan's.
-template <typename T>
+template <typename T, bool LANES>
 __device__ void moe_route(float* logits, const T* x, const T* gate, int k, int vec, unsigned int* ticket,
                           const float* bias, int rows, int experts, int top_k, int n_group, int topk_group, int flags,
                           float scaling, int* ids, float* wts, int* pos, int* expert_off, int* active, int* n_active,
@@ -242,13 +258,17 @@ __device__ void moe_route(float* logits, const T* x, const T* gate, int k, int v
     __syncthreads();
     if (!last) return;
     __threadfence();
-    moe_route_plan(logits, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, pos, expert_off,
+    moe_route_plan<LANES>(logits, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, pos, expert_off,
                    active, n_active, pair_row, stats);
     if (threadIdx.x == 0) *ticket = 0u;
 }
 
 #define P_MOE_ROUTE(T) (float* logits, const T* x, const T* gate, int k, int vec, unsigned int* ticket, const float* bias, int rows, int experts, int top_k, int n_group, int topk_group, int flags, float scaling, int* ids, float* wts, int* pos, int* expert_off, int* active, int* n_active, int* pair_row, unsigned long long* stats)
-BOTH(moe_route, P_MOE_ROUTE, (logits, x, gate, k, vec, ticket, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, pos, expert_off, active, n_active, pair_row, stats))
+#define A_MOE_ROUTE (logits, x, gate, k, vec, ticket, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, pos, expert_off, active, n_active, pair_row, stats)
+#define MOE_SERIAL(T) <T, false>
+#define MOE_LANES(T) <T, true>
+KERNELS(moe_route, moe_route, MOE_SERIAL, P_MOE_ROUTE, A_MOE_ROUTE)
+KERNELS(moe_route_lanes, moe_route, MOE_LANES, P_MOE_ROUTE, A_MOE_ROUTE)
 
 // One warp's share of the grouped small-row linear on tensor cores (bf16):
 // the 16 output columns from col0 of y[p] = x[row(p)] W^T for the cnt pairs

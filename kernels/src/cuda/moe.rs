@@ -45,6 +45,10 @@ pub struct MoePlan {
     /// Blocks of the routing launch that have finished (zero between launches).
     ticket: CudaSlice<u32>,
     spec: RouterSpec,
+    /// Whether rows are routed in parallel lanes (`moe_route_lanes`, the
+    /// same ids and weight bits; `SPECULA_MOE_ROUTE=lanes` until it has run
+    /// on a device) rather than by the serial plan.
+    lanes: bool,
 }
 
 impl MoePlan {
@@ -56,9 +60,10 @@ impl MoePlan {
                 && spec.top_k <= spec.experts
                 && (1..=64).contains(&spec.n_group)
                 && spec.experts.is_multiple_of(spec.n_group)
-                && (1..=spec.n_group).contains(&spec.topk_group),
+                && (1..=spec.n_group).contains(&spec.topk_group)
+                && spec.topk_group * (spec.experts / spec.n_group) >= spec.top_k,
             || {
-                format!("moe: unsupported router {spec:?} (at most 512 experts, 16 per token, 64 groups)")
+                format!("moe: unsupported router {spec:?} (at most 512 experts, 16 per token, 64 groups; the kept groups must hold top_k experts)")
             },
         )?;
         let s = &gpu.stream;
@@ -75,7 +80,14 @@ impl MoePlan {
             pair_row: s.alloc_zeros(pairs)?,
             ticket: s.alloc_zeros(1)?,
             spec,
+            lanes: moe_route_lanes_default(),
         })
+    }
+
+    /// Routes rows in parallel lanes (`true`) or by the serial plan; the
+    /// checks compare the two.
+    pub fn set_lanes(&mut self, lanes: bool) {
+        self.lanes = lanes;
     }
 
     /// Pairs (row, routed expert) of a forward: `rows * top_k`.
@@ -151,7 +163,18 @@ pub fn moe_route<T: GpuElement>(
         smem as u32,
     );
     // SAFETY: the kernel's parameters in order; sizes checked above and in MoePlan::new.
-    unsafe { launch(gpu, &name::<T>("moe_route"), grid, &args) }
+    let kernel = if plan.lanes {
+        "moe_route_lanes"
+    } else {
+        "moe_route"
+    };
+    unsafe { launch(gpu, &name::<T>(kernel), grid, &args) }
+}
+
+/// `SPECULA_MOE_ROUTE=lanes`: route in parallel lanes by default.
+fn moe_route_lanes_default() -> bool {
+    static LANES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *LANES.get_or_init(|| std::env::var("SPECULA_MOE_ROUTE").is_ok_and(|v| v == "lanes"))
 }
 
 /// Pairs up to which the routing keeps every row's experts in shared

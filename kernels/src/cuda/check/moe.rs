@@ -92,7 +92,8 @@ struct MoeRun {
     out: Vec<f32>,
 }
 
-/// Routes `x` (`rows` rows) and runs the experts.
+/// Routes `x` (`rows` rows; in parallel lanes or by the serial plan, or
+/// `None`: the default) and runs the experts.
 fn run<T: GpuElement>(
     gpu: &Gpu,
     sp: RouterSpec,
@@ -100,10 +101,14 @@ fn run<T: GpuElement>(
     x: &CudaSlice<T>,
     shared: Option<&CudaSlice<T>>,
     rows: usize,
+    lanes: Option<bool>,
 ) -> Result<MoeRun, GpuError> {
     let s = &gpu.stream;
     let (h, inner) = (ex.hidden, ex.inner);
     let mut plan = MoePlan::new(gpu, rows, sp)?;
+    if let Some(lanes) = lanes {
+        plan.set_lanes(lanes);
+    }
     moe_route(gpu, &mut plan, x, &ex.gate, ex.bias.as_ref(), h, None)?;
     let pairs = plan.pairs();
     let mut act = s.alloc_zeros::<T>(pairs * inner)?;
@@ -224,7 +229,7 @@ fn check_router<T: GpuElement>(
         ids,
         weights: w,
         out,
-    } = run(gpu, sp, &ex, &x, Some(&ex.shared), rows)?;
+    } = run(gpu, sp, &ex, &x, Some(&ex.shared), rows, Some(false))?;
     let words = format!(
         "{rows} rows, {e} experts top {} ({}, {} groups keep {}), hidden {h}, inner {inner}",
         sp.top_k,
@@ -269,6 +274,17 @@ fn check_router<T: GpuElement>(
         format!("{words}: largest relative weight error"),
         w_err,
         1e-5,
+    );
+    // The routing in parallel lanes: the serial plan's ids and weight bits.
+    let lanes = run(gpu, sp, &ex, &x, Some(&ex.shared), rows, Some(true))?;
+    let lane_diff = (0..ids.len())
+        .filter(|&i| lanes.ids[i] != ids[i] || lanes.weights[i].to_bits() != w[i].to_bits())
+        .count();
+    row(
+        "moe_route_lanes",
+        format!("{words}: routing in parallel lanes vs the serial plan: differing ids or weights"),
+        lane_diff as f64,
+        0.0,
     );
     // The experts and the combine against the CPU: gate and up rounded to T, the activation and
     // each expert's output stored as T, the weighted sum in ascending expert id, then shared.
@@ -326,7 +342,7 @@ fn check_router<T: GpuElement>(
             .flat_map(|&r| shared_h[r * h..(r + 1) * h].to_vec())
             .collect();
         let (shd, _) = upload::<T>(gpu, &sh)?;
-        let o = run(gpu, sp, &ex, &xs, Some(&shd), idx.len())?.out;
+        let o = run(gpu, sp, &ex, &xs, Some(&shd), idx.len(), None)?.out;
         for (i, &r) in idx.iter().enumerate() {
             diff += differing(&o[i * h..(i + 1) * h], &out[r * h..(r + 1) * h]);
         }

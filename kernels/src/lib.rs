@@ -14,4 +14,5 @@
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+pub mod mla_layout;
 pub mod mma_layout;

@@ -6,6 +6,7 @@ use super::attention::KeyLists;
 use super::device::{Gpu, GpuElement, GpuError};
 use super::launch::{launch, name, need, RawArg};
 use super::mla::MlaShape;
+use crate::mla_layout::mla_launch_splits;
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
 /// Heads one block of the latent attention covers (`MLA_HEADS` in `mla.cu`)
@@ -92,23 +93,6 @@ pub fn mla_chunk<T: GpuElement>() -> usize {
     64 / T::BYTES
 }
 
-/// Splits the FMA latent attention gives a row at most: a row of more than
-/// `chunk x MLA_MAX_SPLITS` keys walks several chunks per split with a
-/// running max and sum (`MLA_MAX_SPLITS` in `mla_split.cu`), so that a long
-/// row's partials and their merge stay small.
-pub const MLA_MAX_SPLITS: usize = 32;
-
-/// Splits of a launch over key lists of at most `max_keys` keys: one per
-/// chunk on tensor cores (`mma`), at most [`MLA_MAX_SPLITS`] in FMA.
-fn mla_splits(max_keys: usize, chunk: usize, mma: bool) -> usize {
-    let all = max_keys.div_ceil(chunk).max(1);
-    if mma {
-        all
-    } else {
-        all.min(MLA_MAX_SPLITS)
-    }
-}
-
 /// Bytes of split partials (outputs and (max, sum)) one latent attention
 /// scratch holds at most: a forward whose rows need more (a prefill chunk
 /// over thousands of keys: rows x heads x splits x lora floats) runs its
@@ -151,7 +135,7 @@ impl MlaScratch {
         let rows = keys.base.len();
         // Room for either form's splits (the tensor-core form's are more).
         let mma = mla_mma_fits::<T>(gpu, shape) && mla_mma_use() != MlaMmaUse::Never;
-        let splits = mla_splits(keys.max_keys, mla_chunk::<T>(), mma);
+        let splits = mla_launch_splits(keys.max_keys, mla_chunk::<T>(), mma);
         let row_bytes = shape.heads * splits * (shape.lora + 2) * 4;
         let launch_rows = rows.min((bytes / row_bytes).max(1)).max(1);
         let slots = launch_rows * shape.heads * splits;
@@ -217,7 +201,7 @@ pub fn mla_attention<T: GpuElement>(
     )?;
     for row0 in (0..rows).step_by(lr.max(1)) {
         let n = lr.min(rows - row0);
-        let fma_splits = mla_splits(keys.max_keys, chunk, false);
+        let fma_splits = mla_launch_splits(keys.max_keys, chunk, false);
         let per_block = scratch
             .heads_per_block
             .unwrap_or(if mla_uses_mma::<T>(gpu, shape, keys) {
@@ -228,7 +212,7 @@ pub fn mla_attention<T: GpuElement>(
                 MLA_HEADS
             });
         let mma = per_block == MLA_MMA_HEADS;
-        let splits = mla_splits(keys.max_keys, chunk, mma);
+        let splits = mla_launch_splits(keys.max_keys, chunk, mma);
         need(splits <= scratch.splits, || {
             format!(
                 "mla_attention: scratch of {} splits for {splits} (key lists of {} keys)",

@@ -24,7 +24,7 @@
 // row0 + gridDim.x (the scratch holds that many rows' partials). Dynamic
 // shared memory: H x (D + chunk + lora) floats, chunk x D of T.
 
-// Splits of a row at most (mla.rs: MLA_MAX_SPLITS).
+// Splits of a row at most (mla_layout.rs: MLA_MAX_SPLITS, mla_row_splits).
 #define MLA_MAX_SPLITS 32
 
 template <typename T, int H>

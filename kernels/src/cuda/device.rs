@@ -184,19 +184,13 @@ impl Gpu {
         }
     }
 
-    /// Whether [`Gpu::fork`] overlaps its work with the main stream's (it
-    /// runs it in order otherwise; `SPECULA_FORK=0` turns it off).
-    pub fn forks(&self) -> bool {
-        self.side.enabled
-    }
-
     /// Runs `work`'s launches on the side stream, after everything the
     /// main stream holds so far, so that they overlap what the main stream
     /// gets next; [`Gpu::join`] makes the main stream wait for them. The
     /// work must only launch kernels (cuBLAS stays on the main stream) and
     /// touch buffers the main stream leaves alone until the join. Inside a
-    /// graph capture the fork and join become the graph's edges. Without
-    /// forks ([`Gpu::forks`]) `work` runs on the main stream.
+    /// graph capture the fork and join become the graph's edges. With
+    /// `SPECULA_FORK=0` `work` runs on the main stream, in order.
     pub fn fork<R>(&self, work: impl FnOnce() -> R) -> Result<R, GpuError> {
         if !self.side.enabled {
             return Ok(work());

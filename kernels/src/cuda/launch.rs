@@ -70,8 +70,8 @@ impl RawArg {
 }
 
 /// Launches the kernel named `kernel` (its full name, as [`name`] gives it)
-/// on the GPU's launch stream ([`Gpu::launch_stream`]), as a programmatic dependent of the previous kernel
-/// when `gpu.pdl` is set.
+/// on the GPU's launch stream ([`Gpu::launch_stream`]), as a programmatic
+/// dependent of the previous kernel when `gpu.pdl` is set.
 ///
 /// # Safety
 /// The arguments must match the kernel's parameters in number, order and

@@ -126,7 +126,7 @@ BOTH(mla_head_linear, P_MLA_HL, (y, x, w, rows, heads, n, k, xs, xh, ys, yh, vec
 // hcap x (splits + 1) floats of `scratch` (shared memory; nh <= hcap).
 template <typename T>
 __device__ void mla_merge_t(T* o, const float* po, const float* ml, int nh, int lora, int splits, float* scratch,
-                            int hcap = MLA_HEADS) {
+                            int hcap) {
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
     float* wgt = scratch;                  // [hcap][splits]: e^(m_s - m)
     float* inv = scratch + hcap * splits;  // [hcap]: l
@@ -183,3 +183,34 @@ __device__ void mla_merge_t(T* o, const float* po, const float* ml, int nh, int 
     }
 }
 
+// Split s of the heads from slot `first` (splits per head) saw no keys: a
+// zero partial output and (max, sum) = (-inf, 0), which the merge adds as
+// nothing.
+__device__ void mla_empty_split(float* part_out, float* part_ml, size_t first, int nh, int lora, int splits, int s) {
+    for (int i = threadIdx.x; i < nh * lora; i += blockDim.x)
+        part_out[(first + (size_t)(i / lora) * splits + s) * lora + i % lora] = 0.f;
+    if (threadIdx.x < nh) {
+        size_t slot = first + (size_t)threadIdx.x * splits + s;
+        part_ml[2 * slot] = -INFINITY;
+        part_ml[2 * slot + 1] = 0.f;
+    }
+}
+
+// After a block has written its split's partials: the last block of (launch
+// row blockIdx.x, head group blockIdx.y) to finish (a counter per pair, zero
+// between launches, which it resets) merges the splits into o (mla_merge_t
+// over po/ml from the pair's first slot, hcap heads of scratch).
+template <typename T>
+__device__ void mla_finish_split(T* o, const float* po, const float* ml, int* counters, int nh, int lora, int splits,
+                                 float* scratch, int hcap) {
+    __shared__ int last;
+    __threadfence();
+    __syncthreads();
+    int pair = blockIdx.x * gridDim.y + blockIdx.y;
+    if (threadIdx.x == 0) last = atomicAdd(&counters[pair], 1) == splits - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    mla_merge_t(o, po, ml, nh, lora, splits, scratch, hcap);
+    if (threadIdx.x == 0) counters[pair] = 0;
+}

@@ -28,7 +28,7 @@
 // Nothing in a row's arithmetic depends on another row, the batch or the
 // launch's shape: decode and verification rows with the same keys give the
 // same bits. Needs heads % 16 == 0, D % 32 == 0, D <= 768, lora % 64 == 0
-// (the launcher checks). Dynamic shared memory: mla_mma_smem in mla.rs.
+// (the launcher checks). Dynamic shared memory: mla_mma_smem in mla_attention.rs.
 
 #define MLA_MMA_KEYS 32
 #define MLA_MMA_PAD 8
@@ -49,8 +49,9 @@ extern "C" __global__ void mla_attention_mma_bf16(bf16* out, float* part_out, fl
                                                   const int* prefix, const int* extra_off, const int* extra,
                                                   int heads, int lora, int rd, float scale, int chunk,
                                                   long pool_offset, int row0) {
-    extern __shared__ float smem[];
-    __shared__ int last;
+    // Its own name: an extern "C" kernel's dynamic shared array would
+    // clash in linkage with the templates' `smem`.
+    extern __shared__ float mma_smem[];
     pdl_enter();
     constexpr int H = 16, NK = MLA_MMA_KEYS;
     int d = lora + rd, dp = d + MLA_MMA_PAD, per = d / 8;
@@ -61,19 +62,13 @@ extern "C" __global__ void mla_attention_mma_bf16(bf16* out, float* part_out, fl
     int nk = np + extra_off[r + 1] - e0;
     int start = s * NK, n = min(nk, start + NK) - start;
     size_t first = ((size_t)rl * heads + h0) * splits;  // slot of (rl, h0, split 0)
-    bf16* ks = (bf16*)smem;                              // [NK][dp]
+    bf16* ks = (bf16*)mma_smem;                          // [NK][dp]
     bf16* qs = ks + NK * dp;                             // [H][dp]
     float* ps = (float*)(qs + H * dp);                   // [2][H][NK]: the two parities' scores
     bf16* pb = (bf16*)(ps + 2 * H * NK);                 // [H][NK + 8]: p in bf16
     constexpr int PBS = NK + 8;
     if (n <= 0) {
-        for (int i = threadIdx.x; i < H * lora; i += blockDim.x)
-            part_out[(first + (size_t)(i / lora) * splits + s) * lora + i % lora] = 0.f;
-        if (threadIdx.x < H) {
-            size_t slot = first + (size_t)threadIdx.x * splits + s;
-            part_ml[2 * slot] = -INFINITY;
-            part_ml[2 * slot + 1] = 0.f;
-        }
+        mla_empty_split(part_out, part_ml, first, H, lora, splits, s);
     } else {
         // 1. Warp w stages keys w, w + 8, w + 16, w + 24 and heads w, w + 8,
         // every 16-byte slice of them loaded before any is stored.
@@ -177,14 +172,6 @@ extern "C" __global__ void mla_attention_mma_bf16(bf16* out, float* part_out, fl
             *(float2*)&part_out[(first + (size_t)(g + 8) * splits + s) * lora + col] = make_float2(acc[2], acc[3]);
         }
     }
-    __threadfence();
-    __syncthreads();
-    int pair = rl * gridDim.y + g0;
-    if (threadIdx.x == 0) last = atomicAdd(&counters[pair], 1) == splits - 1;
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-    mla_merge_t(out + ((size_t)r * heads + h0) * lora, part_out + first * lora, part_ml + 2 * first, H, lora, splits,
-                smem, H);
-    if (threadIdx.x == 0) counters[pair] = 0;
+    mla_finish_split(out + ((size_t)r * heads + h0) * lora, part_out + first * lora, part_ml + 2 * first, counters, H, lora,
+                     splits, mma_smem, H);
 }

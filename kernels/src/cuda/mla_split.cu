@@ -32,7 +32,6 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
                               const int* base, const int* prefix, const int* extra_off, const int* extra, int heads,
                               int lora, int rd, float scale, int chunk, long pool_offset, int row0) {
     extern __shared__ float smem[];
-    __shared__ int last;
     __shared__ float run_m[H], run_l[H], rescale[H];
     constexpr int VEC = 16 / sizeof(T);
     int d = lora + rd;
@@ -51,13 +50,7 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
     size_t first = ((size_t)rl * heads + h0) * splits;  // slot of (rl, h0, split 0)
     if (end <= start) {
-        for (int i = threadIdx.x; i < nh * lora; i += blockDim.x)
-            part_out[(first + (size_t)(i / lora) * splits + s) * lora + i % lora] = 0.f;
-        if (threadIdx.x < nh) {
-            size_t slot = first + (size_t)threadIdx.x * splits + s;
-            part_ml[2 * slot] = -INFINITY;
-            part_ml[2 * slot + 1] = 0.f;
-        }
+        mla_empty_split(part_out, part_ml, first, nh, lora, splits, s);
     } else {
         bool vec = d % VEC == 0;
         int per = vec ? d / VEC : d;
@@ -244,16 +237,8 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
         for (int i = threadIdx.x; i < nh * lora; i += blockDim.x)
             part_out[(first + (size_t)(i / lora) * splits + s) * lora + i % lora] = os[i];
     }
-    __threadfence();
-    __syncthreads();
-    int pair = rl * gridDim.y + g;
-    if (threadIdx.x == 0) last = atomicAdd(&counters[pair], 1) == splits - 1;
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-    mla_merge_t(out + ((size_t)r * heads + h0) * lora, part_out + first * lora, part_ml + 2 * first, nh, lora, splits,
-                smem);
-    if (threadIdx.x == 0) counters[pair] = 0;
+    mla_finish_split(out + ((size_t)r * heads + h0) * lora, part_out + first * lora, part_ml + 2 * first, counters, nh,
+                     lora, splits, smem, MLA_HEADS);
 }
 
 #define P_MLA_ATT(T) (T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int lora, int rd, float scale, int chunk, long pool_offset, int row0)

@@ -162,12 +162,12 @@ pub fn moe_route<T: GpuElement>(
         THREADS,
         smem as u32,
     );
-    // SAFETY: the kernel's parameters in order; sizes checked above and in MoePlan::new.
     let kernel = if plan.lanes {
         "moe_route_lanes"
     } else {
         "moe_route"
     };
+    // SAFETY: the kernel's parameters in order; sizes checked above and in MoePlan::new.
     unsafe { launch(gpu, &name::<T>(kernel), grid, &args) }
 }
 

@@ -22,7 +22,6 @@ __device__ __forceinline__ void st(bf16* p, float v) {
     *p = (bf16)(u >> 16);
 }
 
-// 16 bytes of T as floats.
 // Two adjacent values (p 8-byte aligned for f32, 4-byte for bf16).
 __device__ __forceinline__ void ld2(const float* p, float& a, float& b) {
     float2 v = *(const float2*)p;
@@ -34,6 +33,7 @@ __device__ __forceinline__ void ld2(const bf16* p, float& a, float& b) {
     a = __uint_as_float(w << 16);
     b = __uint_as_float(w & 0xffff0000u);
 }
+// 16 bytes of T as floats.
 __device__ __forceinline__ void ld16(const float* p, float* v) {
     float4 a = *(const float4*)p;
     v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;

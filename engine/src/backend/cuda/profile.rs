@@ -54,13 +54,13 @@ impl OpClock {
         }
     }
 
-    /// The operation `name` ends here.
     /// Whether the clock records spans (launches then stay on the main
     /// stream, in order, so that each span times its own kernels).
     pub(crate) fn running(&self) -> bool {
         self.start.is_some()
     }
 
+    /// The operation `name` ends here.
     pub(crate) fn mark(&mut self, gpu: &Gpu, name: &'static str) {
         if self.start.is_some() {
             self.marks.push((name, event(gpu)));

@@ -38,6 +38,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), "..", ".."))
     ap.add_argument("--kernels", default="", help="comma-separated name prefixes to report")
+    ap.add_argument("--define", action="append", default=[], help="a macro to define (as -D), e.g. SPECULA_PDL_EARLY")
     a = ap.parse_args()
     cuda = os.path.join(a.root, "kernels", "src", "cuda")
     dev = open(os.path.join(cuda, "device.rs")).read()
@@ -47,7 +48,7 @@ def main():
     prog = ctypes.c_void_p()
     if lib.nvrtcCreateProgram(ctypes.byref(prog), src, b"specula.cu", 0, None, None) != 0:
         raise SystemExit("nvrtcCreateProgram failed")
-    opts = [b"--gpu-architecture=sm_90", b"-Xptxas", b"-v"]
+    opts = [b"--gpu-architecture=sm_90", b"-Xptxas", b"-v"] + [f"-D{d}".encode() for d in a.define]
     rc = lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
     n = ctypes.c_size_t()
     lib.nvrtcGetProgramLogSize(prog, ctypes.byref(n))

@@ -30,7 +30,8 @@ pub const SOURCE: &str = concat!(
     include_str!("mla_split.cu"),
     include_str!("mla_mma.cu"),
     include_str!("moe_route.cu"),
-    include_str!("moe.cu")
+    include_str!("moe.cu"),
+    include_str!("moe_combine.cu")
 );
 
 /// Why the GPU path cannot run.
@@ -127,8 +128,16 @@ impl Gpu {
         let (major, minor) = ctx.compute_capability()?;
         let arch: &'static str = Box::leak(format!("sm_{major}{minor}").into_boxed_str());
         let t0 = std::time::Instant::now();
+        // SPECULA_PDL=early: every kernel lets the next one launch as soon as
+        // it starts (prelude.cu's pdl_enter), not as its blocks finish.
+        let early = std::env::var("SPECULA_PDL").is_ok_and(|v| v == "early");
         let opts = cudarc::nvrtc::CompileOptions {
             arch: Some(arch),
+            options: if early {
+                vec!["-DSPECULA_PDL_EARLY".into()]
+            } else {
+                Vec::new()
+            },
             ..Default::default()
         };
         let ptx = cudarc::nvrtc::compile_ptx_with_opts(SOURCE, opts)

@@ -175,7 +175,7 @@ __device__ void linear_mma(bf16* y, const bf16* x, const bf16* w, const bf16* bi
 extern "C" __global__ void linear_mma_tile1_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
                                                  int k, int n, int parts, int flags) {
     constexpr int KU = 8, STAGE = 32 * KU;
-    extern __shared__ float partial[];
+    extern __shared__ float tile1_partial[];
     pdl_launch_dependents();
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     int col0 = blockIdx.x * 16;
@@ -224,7 +224,7 @@ extern "C" __global__ void linear_mma_tile1_bf16(bf16* y, const bf16* x, const b
         Frag lo = ld_frag(wlo + kc), hi = ld_frag(whi + kc), xv = live ? ld_frag(xr + kc) : zero;
         mma_chunk(acc[0], lo, hi, xv);
     }
-    mma_store<1>(acc, y, bias, m, n, parts, flags & 1, col0, partial);
+    mma_store<1>(acc, y, bias, m, n, parts, flags & 1, col0, tile1_partial);
 }
 
 #define LINEAR_MMA(KU)                                                                                         \

@@ -20,49 +20,23 @@ __device__ void moe_router_logits(float* logits, const T* x, const T* gate, int 
     }
 }
 
-// The warp's best of v[i] over i < n with keep(i): the largest value, the
-// lowest index among equals (the CPU's top_k order). Returns the index (-1: none).
-template <typename F>
-__device__ __forceinline__ int warp_best(const float* v, int n, F keep, int lane) {
-    float bv = -INFINITY;
-    int bi = -1;
-    for (int i = lane; i < n; i += 32) {
-        if (keep(i) && (bi < 0 || v[i] > bv)) {
-            bv = v[i];
-            bi = i;
-        }
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        float ov = __shfl_xor_sync(0xffffffffu, bv, o);
-        int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-        bool take = oi >= 0 && (bi < 0 || ov > bv || (ov == bv && oi < bi));
-        if (take) {
-            bv = ov;
-            bi = oi;
-        }
-    }
-    return bi;
-}
-
 // Pairs up to which moe_route_plan keeps every row's experts in shared
 // memory for the pair layout (more read them back from global memory).
 #define MOE_SMEM_PAIRS 1024
 
 // Routing settings (flags bit 0: sigmoid scores, else softmax; bit 1: a
 // group scores the sum of its two best, else its best; bit 2: norm_topk_prob).
-// Routes every row (one warp per row at a time: scores, bias-corrected
-// choice, the topk_group best groups when n_group > 1, the top_k best
-// candidates, their unbiased scores renormalised and scaled, sorted by
-// expert id) into ids/wts [rows, top_k]; then lays out the pairs: each
-// expert's pairs in row order from expert_off[e], pair_row[p] its row,
-// pos[r * top_k + j] the pair of row r's slot j, active[0..*n_active] the
-// experts with pairs in ascending id. stats (if not null): += n_active, += 1.
-// One block; dynamic shared memory (moe_plan_smem): warps x (2 x experts +
-// n_group) floats, then experts counts, experts + 1 offsets and
-// min(pairs, MOE_SMEM_PAIRS) expert ids as ints. The logits are read once
-// (through L2: other blocks of the launch wrote them).
-template <bool LANES>
+// Routes every row, one warp per row at a time (moe_route_row in
+// moe_route.cu: scores, bias-corrected choice, the topk_group best groups
+// when n_group > 1, the top_k best candidates, their unbiased scores
+// renormalised and scaled, sorted by expert id) into ids/wts [rows, top_k];
+// then lays out the pairs: each expert's pairs in row order from
+// expert_off[e], pair_row[p] its row, pos[r * top_k + j] the pair of row r's
+// slot j, active[0..*n_active] the experts with pairs in ascending id. stats
+// (if not null): += n_active, += 1. One block; dynamic shared memory
+// (moe_plan_smem): warps x 2 x experts floats, then experts counts, experts
+// + 1 offsets and min(pairs, MOE_SMEM_PAIRS) expert ids as ints. The logits
+// are read once (through L2: other blocks of the launch wrote them).
 __device__ void moe_route_plan(const float* logits, const float* bias, int rows, int experts, int top_k, int n_group,
                                int topk_group, int flags, float scaling, int* ids, float* wts, int* pos,
                                int* expert_off, int* active, int* n_active, int* pair_row,
@@ -71,120 +45,24 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
     float* score = smem + (size_t)warp * 2 * experts;
     float* choice = score + experts;
-    float* gscore = smem + (size_t)nw * 2 * experts + (size_t)warp * n_group;
-    int* counts = (int*)(smem + (size_t)nw * (2 * experts + n_group));
+    int* counts = (int*)(smem + (size_t)nw * 2 * experts);
     int* offs = counts + experts;
     int* sids = offs + experts + 1;
     int pairs = rows * top_k;
     bool staged = pairs <= MOE_SMEM_PAIRS;
-    bool sigmoid = flags & 1, top2 = flags & 2, norm = flags & 4;
-    int gsize = experts / n_group;
-    const float nan = __int_as_float(0x7fc00000);
+    int npl = (experts + 31) >> 5;
     for (int r = warp; r < rows; r += nw) {
         const float* lg = logits + (size_t)r * experts;
-        if (LANES) {
-            // The row in parallel lanes (moe_route.cu): the same ids and weights.
-            int npl = (experts + 31) >> 5;
-            int* rid = ids + (size_t)r * top_k;
-            float* rw = wts + (size_t)r * top_k;
-            int* rs = staged ? sids + r * top_k : nullptr;
+        int* rid = ids + (size_t)r * top_k;
+        float* rw = wts + (size_t)r * top_k;
+        int* rs = staged ? sids + r * top_k : nullptr;
 #define MOE_ROW(NPL) \
     moe_route_row<NPL>(lg, bias, experts, top_k, n_group, topk_group, flags, scaling, score, choice, rid, rw, rs, lane)
-            if (npl <= 2) MOE_ROW(2);
-            else if (npl <= 4) MOE_ROW(4);
-            else if (npl <= 8) MOE_ROW(8);
-            else MOE_ROW(16);
+        if (npl <= 2) MOE_ROW(2);
+        else if (npl <= 4) MOE_ROW(4);
+        else if (npl <= 8) MOE_ROW(8);
+        else MOE_ROW(16);
 #undef MOE_ROW
-            continue;
-        }
-        for (int e = lane; e < experts; e += 32) score[e] = __ldcg(&lg[e]);
-        if (sigmoid) {
-            for (int e = lane; e < experts; e += 32) score[e] = 1.f / (1.f + expf(-score[e]));
-        } else {
-            float mx = -INFINITY;
-            for (int e = lane; e < experts; e += 32) mx = fmaxf(mx, score[e]);
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-            float sum = 0.f;
-            for (int e = lane; e < experts; e += 32) {
-                float v = expf(score[e] - mx);
-                score[e] = v;
-                sum += v;
-            }
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-            __syncwarp();
-            for (int e = lane; e < experts; e += 32) score[e] /= sum;
-        }
-        for (int e = lane; e < experts; e += 32) choice[e] = bias ? score[e] + bias[e] : score[e];
-        __syncwarp();
-        if (n_group > 1) {
-            // Lane g scores group g (its two best, lowest index first among equals).
-            for (int gi = lane; gi < n_group; gi += 32) {
-                int b1 = -1, b2 = -1;
-                for (int e = gi * gsize; e < (gi + 1) * gsize; e++) {
-                    if (b1 < 0 || choice[e] > choice[b1]) {
-                        b2 = b1;
-                        b1 = e;
-                    } else if (b2 < 0 || choice[e] > choice[b2]) {
-                        b2 = e;
-                    }
-                }
-                gscore[gi] = top2 ? (0.f + choice[b1]) + choice[b2] : choice[b1];
-            }
-            __syncwarp();
-            // Keep the topk_group best groups; the experts of the others stop being
-            // candidates (their choice becomes NaN).
-            unsigned long long kept = 0;
-            for (int t = 0; t < topk_group; t++) {
-                int b = warp_best(gscore, n_group, [&](int i) { return !((kept >> i) & 1ull); }, lane);
-                kept |= 1ull << b;
-            }
-            for (int e = lane; e < experts; e += 32)
-                if (!((kept >> (e / gsize)) & 1ull)) choice[e] = nan;
-            __syncwarp();
-        }
-        // The top_k candidates, best first; a chosen one's choice becomes NaN.
-        int chosen[16];
-        for (int t = 0; t < top_k; t++) {
-            int b = warp_best(choice, experts, [&](int i) { return !isnan(choice[i]); }, lane);
-            chosen[t] = b;
-            __syncwarp();
-            if (lane == 0) choice[b] = nan;
-            __syncwarp();
-        }
-        if (lane == 0) {
-            float w[16];
-            float sum = 0.f;
-            for (int t = 0; t < top_k; t++) {
-                w[t] = score[chosen[t]];
-                sum += w[t];
-            }
-            if (sigmoid) sum += 1e-20f;
-            for (int t = 0; t < top_k; t++) {
-                if (norm) w[t] /= sum;
-                if (scaling != 1.f) w[t] *= scaling;
-            }
-            // Ascending expert id (insertion sort of at most 16).
-            for (int a = 1; a < top_k; a++) {
-                int ca = chosen[a];
-                float wa = w[a];
-                int b = a - 1;
-                while (b >= 0 && chosen[b] > ca) {
-                    chosen[b + 1] = chosen[b];
-                    w[b + 1] = w[b];
-                    b--;
-                }
-                chosen[b + 1] = ca;
-                w[b + 1] = wa;
-            }
-            for (int t = 0; t < top_k; t++) {
-                ids[(size_t)r * top_k + t] = chosen[t];
-                wts[(size_t)r * top_k + t] = w[t];
-                if (staged) sids[r * top_k + t] = chosen[t];
-            }
-        }
-        __syncwarp();
     }
     __syncthreads();
     const int* rid = staged ? sids : ids;
@@ -244,31 +122,37 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
 // experts' logits for its rows (moe_router_logits), and the last block to
 // finish (a ticket counter, zero between launches, which it resets) routes
 // every row and lays out the pairs (moe_route_plan) from the logits the
-// other blocks left in L2. Dynamic shared memory: moe_route_plan's.
-template <typename T, bool LANES>
+// other blocks left in L2. Before waiting on the kernel before it, each
+// warp of the first row group asks L2 for its expert's gate row (weights:
+// no kernel writes them). Dynamic shared memory: moe_route_plan's.
+template <typename T>
 __device__ void moe_route(float* logits, const T* x, const T* gate, int k, int vec, unsigned int* ticket,
                           const float* bias, int rows, int experts, int top_k, int n_group, int topk_group, int flags,
                           float scaling, int* ids, float* wts, int* pos, int* expert_off, int* active, int* n_active,
                           int* pair_row, unsigned long long* stats) {
     __shared__ bool last;
-    if (((blockIdx.x * blockDim.x + threadIdx.x) >> 5) < experts) moe_router_logits(logits, x, gate, rows, k, experts, vec);
+    int e = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (blockIdx.y == 0 && e < experts) {
+        const char* w = (const char*)(gate + (size_t)e * k);
+        for (size_t b = (threadIdx.x & 31) * 128; b < (size_t)k * sizeof(T); b += 32 * 128) prefetch_l2(w + b);
+    }
+    pdl_enter();
+    if (e < experts) moe_router_logits(logits, x, gate, rows, k, experts, vec);
     __threadfence();
     __syncthreads();
     if (threadIdx.x == 0) last = atomicAdd(ticket, 1u) == gridDim.x * gridDim.y - 1;
     __syncthreads();
     if (!last) return;
     __threadfence();
-    moe_route_plan<LANES>(logits, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, pos, expert_off,
+    moe_route_plan(logits, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, pos, expert_off,
                    active, n_active, pair_row, stats);
     if (threadIdx.x == 0) *ticket = 0u;
 }
 
 #define P_MOE_ROUTE(T) (float* logits, const T* x, const T* gate, int k, int vec, unsigned int* ticket, const float* bias, int rows, int experts, int top_k, int n_group, int topk_group, int flags, float scaling, int* ids, float* wts, int* pos, int* expert_off, int* active, int* n_active, int* pair_row, unsigned long long* stats)
 #define A_MOE_ROUTE (logits, x, gate, k, vec, ticket, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, pos, expert_off, active, n_active, pair_row, stats)
-#define MOE_SERIAL(T) <T, false>
-#define MOE_LANES(T) <T, true>
-KERNELS(moe_route, moe_route, MOE_SERIAL, P_MOE_ROUTE, A_MOE_ROUTE)
-KERNELS(moe_route_lanes, moe_route, MOE_LANES, P_MOE_ROUTE, A_MOE_ROUTE)
+// moe_route enters as a programmatic dependent itself (after its prefetch).
+KERNELS_ENTERED(moe_route, moe_route, T_ONLY, P_MOE_ROUTE, A_MOE_ROUTE, (void)0)
 
 // One warp's share of the grouped small-row linear on tensor cores (bf16):
 // the 16 output columns from col0 of y[p] = x[row(p)] W^T for the cnt pairs
@@ -331,13 +215,13 @@ __device__ __forceinline__ void moe_mma_tile(bf16* y, const bf16* x, const bf16*
 extern "C" __global__ void moe_mma_bf16(bf16* y, const bf16* x, const bf16* w, const int* expert_off,
                                         const int* active, const int* n_active, const int* pair_row, int k, int n,
                                         int parts, int flags) {
-    extern __shared__ float partial[];
+    extern __shared__ float moe_partial[];
     pdl_launch_dependents();
     pdl_wait();
     int slot = blockIdx.y;
     if (slot >= *n_active) return;
     int e = active[slot], p0 = expert_off[e], cnt = expert_off[e + 1] - p0;
-    moe_mma_tile(y, x, w + (size_t)e * n * k, p0, cnt, pair_row, k, n, parts, flags & 1, blockIdx.x * 16, partial);
+    moe_mma_tile(y, x, w + (size_t)e * n * k, p0, cnt, pair_row, k, n, parts, flags & 1, blockIdx.x * 16, moe_partial);
 }
 
 // The grouped linear in FMA (f32, or bf16 whose k is not a multiple of 32):
@@ -377,32 +261,3 @@ __device__ void moe_rows(T* y, const T* x, const T* w, const int* expert_off, co
 #define A_MOE_ROWS (y, x, w, expert_off, active, n_active, pair_row, k, n, vec)
 KERNELS(moe_rows, moe_rows, MOE_PLAIN, P_MOE_ROWS, A_MOE_ROWS)
 KERNELS(moe_rows_silu, moe_rows, MOE_SILU, P_MOE_ROWS, A_MOE_ROWS)
-
-// out[r] = sum_j wts[r, j] * yexp[pos[r, j]] over the slots in order
-// (ascending expert id; multiply, then add: no fusing), then + shared[r]
-// when there are shared experts. grid: (rows, column blocks): each thread
-// one column, its row's pair offsets and weights staged in shared memory
-// first, so its top_k loads are in flight together.
-template <typename T>
-__device__ void moe_combine(T* out, const T* yexp, const T* shared, const int* pos, const float* wts, int top_k,
-                            int hidden) {
-    __shared__ size_t off[16];
-    __shared__ float wt[16];
-    int r = blockIdx.x;
-    if (threadIdx.x < top_k) {
-        size_t i = (size_t)r * top_k + threadIdx.x;
-        off[threadIdx.x] = (size_t)pos[i] * hidden;
-        wt[threadIdx.x] = wts[i];
-    }
-    __syncthreads();
-    for (int d = blockIdx.y * blockDim.x + threadIdx.x; d < hidden; d += gridDim.y * blockDim.x) {
-        float acc = 0.f;
-#pragma unroll 16
-        for (int j = 0; j < top_k; j++) acc = __fadd_rn(acc, __fmul_rn(ld(&yexp[off[j] + d]), wt[j]));
-        if (shared) acc = __fadd_rn(acc, ld(&shared[(size_t)r * hidden + d]));
-        st(&out[(size_t)r * hidden + d], acc);
-    }
-}
-
-#define P_MOE_COMBINE(T) (T* out, const T* yexp, const T* shared, const int* pos, const float* wts, int top_k, int hidden)
-BOTH(moe_combine, P_MOE_COMBINE, (out, yexp, shared, pos, wts, top_k, hidden))

@@ -45,10 +45,6 @@ pub struct MoePlan {
     /// Blocks of the routing launch that have finished (zero between launches).
     ticket: CudaSlice<u32>,
     spec: RouterSpec,
-    /// Whether rows are routed in parallel lanes (`moe_route_lanes`, the
-    /// same ids and weight bits; `SPECULA_MOE_ROUTE=lanes` until it has run
-    /// on a device) rather than by the serial plan.
-    lanes: bool,
 }
 
 impl MoePlan {
@@ -80,14 +76,7 @@ impl MoePlan {
             pair_row: s.alloc_zeros(pairs)?,
             ticket: s.alloc_zeros(1)?,
             spec,
-            lanes: moe_route_lanes_default(),
         })
-    }
-
-    /// Routes rows in parallel lanes (`true`) or by the serial plan; the
-    /// checks compare the two.
-    pub fn set_lanes(&mut self, lanes: bool) {
-        self.lanes = lanes;
     }
 
     /// Pairs (row, routed expert) of a forward: `rows * top_k`.
@@ -162,19 +151,8 @@ pub fn moe_route<T: GpuElement>(
         THREADS,
         smem as u32,
     );
-    let kernel = if plan.lanes {
-        "moe_route_lanes"
-    } else {
-        "moe_route"
-    };
     // SAFETY: the kernel's parameters in order; sizes checked above and in MoePlan::new.
-    unsafe { launch(gpu, &name::<T>(kernel), grid, &args) }
-}
-
-/// `SPECULA_MOE_ROUTE=lanes`: route in parallel lanes by default.
-fn moe_route_lanes_default() -> bool {
-    static LANES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *LANES.get_or_init(|| std::env::var("SPECULA_MOE_ROUTE").is_ok_and(|v| v == "lanes"))
+    unsafe { launch(gpu, &name::<T>("moe_route"), grid, &args) }
 }
 
 /// Pairs up to which the routing keeps every row's experts in shared
@@ -182,12 +160,12 @@ fn moe_route_lanes_default() -> bool {
 const MOE_SMEM_PAIRS: usize = 1024;
 
 /// Bytes of dynamic shared memory the routing of `rows` rows asks for
-/// (`moe_route_plan` in `moe.cu`): per warp 2 x experts scores and n_group
-/// group scores, then counts, offsets and the staged expert ids.
+/// (`moe_route_plan` in `moe.cu`): per warp 2 x experts scores, then
+/// counts, offsets and the staged expert ids.
 fn plan_smem(sp: RouterSpec, rows: usize) -> usize {
     let warps = THREADS as usize / 32;
     let ints = sp.experts + sp.experts + 1 + (rows * sp.top_k).min(MOE_SMEM_PAIRS);
-    (warps * (2 * sp.experts + sp.n_group) + ints) * 4
+    (warps * 2 * sp.experts + ints) * 4
 }
 
 /// Stacked expert weights `[experts, n, k]` (gate|up rows interleaved for
@@ -330,6 +308,61 @@ pub fn moe_combine<T: GpuElement>(
             &args,
         )
     }
+}
+
+/// The experts' output of a forward, waiting to be combined: the routed
+/// outputs by pair, the shared experts' output, and the plan that routed them.
+#[derive(Clone, Copy)]
+pub struct ExpertsOutput<'a, T> {
+    /// Each pair's expert output, `[pairs, hidden]`.
+    pub yexp: &'a CudaSlice<T>,
+    /// The shared experts' output, `[rows, hidden]`, when the layer has them.
+    pub shared: Option<&'a CudaSlice<T>>,
+    /// The routing that made `yexp`.
+    pub plan: &'a MoePlan,
+}
+
+/// `residual[r] += ` row `r`'s combine (as [`moe_combine`] stores it), then
+/// `out[r] = rmsnorm(residual[r]) * w`, as [`super::rms_norm_residual`]
+/// computes it: the combine and the next layer's RMSNorm in one launch, the
+/// same bits as the two launches.
+pub fn moe_combine_norm<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<T>,
+    residual: &mut CudaSlice<T>,
+    experts: ExpertsOutput<'_, T>,
+    w: &CudaSlice<T>,
+    eps: f32,
+) -> Result<(), GpuError> {
+    let ExpertsOutput { yexp, shared, plan } = experts;
+    let (rows, hidden) = (plan.rows, w.len());
+    need(
+        plan.spec.top_k <= 16
+            && residual.len() == rows * hidden
+            && out.len() >= rows * hidden
+            && yexp.len() >= plan.pairs() * hidden
+            && shared.is_none_or(|s| s.len() >= rows * hidden),
+        || "moe_combine_norm: sizes disagree".into(),
+    )?;
+    if rows == 0 {
+        return Ok(());
+    }
+    let args = [
+        RawArg::slice(gpu, out),
+        RawArg::slice(gpu, residual),
+        RawArg::slice(gpu, yexp),
+        RawArg::opt(gpu, shared),
+        RawArg::slice(gpu, &plan.pos),
+        RawArg::slice(gpu, &plan.weights),
+        RawArg::I32(plan.spec.top_k as i32),
+        RawArg::slice(gpu, w),
+        RawArg::F32(eps),
+        RawArg::I32(hidden as i32),
+    ];
+    // One block of 512 threads a row, as rms_norm_residual.
+    let grid = cfg((rows as u32, 1), 512, 0);
+    // SAFETY: the kernel's parameters in order; sizes checked above.
+    unsafe { launch(gpu, &name::<T>("moe_combine_norm"), grid, &args) }
 }
 
 /// Each row's experts and weights (ascending id) as the device holds them.

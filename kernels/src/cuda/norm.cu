@@ -2,15 +2,18 @@
 // ---------------------------------------------------------------------------
 // RMSNorm, with the residual add fused.
 
-// residual += delta (when delta is not null); out = rmsnorm(residual) * w. grid: rows.
-// Rows whose width is a multiple of 16 bytes and fits 4 vectors per thread
-// stay in registers (one read of each input); others take a scalar loop.
-template <typename T>
-__device__ void rms_norm_residual(T* out, T* residual, const T* delta, const T* w, float eps, int hidden) {
+// residual += delta (when there is one: the row's values rounded to T as a
+// kernel would have stored them); out = rmsnorm(residual) * w, for row
+// blockIdx.x. D gives the delta: `has()`, `vec(i, v)` (its VEC values from
+// column i, i a multiple of VEC) and `one(i)`. Rows whose width is a
+// multiple of 16 bytes and fits 4 vectors per thread stay in registers (one
+// read of each input); others take a scalar loop.
+template <typename T, typename D>
+__device__ void rms_norm_delta(T* out, T* residual, const D& delta, const T* w, float eps, int hidden) {
     constexpr int VEC = 16 / sizeof(T);
     T* x = residual + (size_t)blockIdx.x * hidden;
-    const T* d = delta ? delta + (size_t)blockIdx.x * hidden : nullptr;
     T* o = out + (size_t)blockIdx.x * hidden;
+    bool d = delta.has();
     int nv = hidden / VEC;
     if (hidden % VEC == 0 && nv <= 4 * (int)blockDim.x) {
         float v[4][VEC];
@@ -22,7 +25,7 @@ __device__ void rms_norm_residual(T* out, T* residual, const T* delta, const T* 
                 ld16(x + i, v[u]);
                 if (d) {
                     float dv[VEC];
-                    ld16(d + i, dv);
+                    delta.vec(i, dv);
                     // The stored residual is rounded to T; the norm reads it back as stored.
                     T tmp[VEC];
 #pragma unroll
@@ -49,12 +52,28 @@ __device__ void rms_norm_residual(T* out, T* residual, const T* delta, const T* 
     }
     float ss = 0.f;
     for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
-        if (d) st(&x[i], ld(&x[i]) + ld(&d[i]));
+        if (d) st(&x[i], ld(&x[i]) + delta.one(i));
         float v = ld(&x[i]);
         ss += v * v;
     }
     float inv = rsqrtf(block_sum(ss) / hidden + eps);
     for (int i = threadIdx.x; i < hidden; i += blockDim.x) st(&o[i], ld(&x[i]) * inv * ld(&w[i]));
+}
+
+// A delta stored as a [rows, hidden] tensor (or none: a null pointer).
+template <typename T>
+struct StoredDelta {
+    const T* d;
+    __device__ bool has() const { return d != nullptr; }
+    __device__ void vec(int i, float* v) const { ld16(d + i, v); }
+    __device__ float one(int i) const { return ld(&d[i]); }
+};
+
+// residual += delta; out = rmsnorm(residual) * w. grid: rows.
+template <typename T>
+__device__ void rms_norm_residual(T* out, T* residual, const T* delta, const T* w, float eps, int hidden) {
+    StoredDelta<T> sd{delta ? delta + (size_t)blockIdx.x * hidden : nullptr};
+    rms_norm_delta(out, residual, sd, w, eps, hidden);
 }
 
 #define P_RMS(T) (T* out, T* residual, const T* delta, const T* w, float eps, int hidden)

@@ -79,12 +79,23 @@ __device__ __forceinline__ void pdl_wait() {
 }
 
 // Where every kernel but the linears starts (they prefetch weights first):
-// the next kernel may launch now, and nothing is read or written before the
-// previous kernel has finished. Every kernel launched as a programmatic
-// dependent must wait like this, or a kernel after it could overtake the one
-// before it.
+// nothing is read or written before the previous kernel has finished. Every
+// kernel launched as a programmatic dependent must wait like this, or a
+// kernel after it could overtake the one before it. The next kernel
+// launches as this one's blocks finish, or (compiled with
+// SPECULA_PDL_EARLY: SPECULA_PDL=early) at once, so that its weight
+// prefetch overlaps this kernel.
 __device__ __forceinline__ void pdl_enter() {
     pdl_wait();
+#ifdef SPECULA_PDL_EARLY
+    pdl_launch_dependents();
+#endif
+}
+
+// Asks L2 for the 128-byte line at p (no register written; weights only,
+// which no kernel writes, so it may run before pdl_wait).
+__device__ __forceinline__ void prefetch_l2(const void* p) {
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
 }
 
 // silu(g) * u, the SiLU-and-mul of every gate|up kernel (a macro, so that
@@ -123,18 +134,21 @@ __device__ float block_max(float v) {
     return sh[0];
 }
 
-// The kernels NAME_f32 and NAME_bf16, parameters PARAMS(T): each enters as
-// a programmatic dependent, then calls FN TARGS(T) ARGS (TARGS(T) spells
-// the template arguments: T_ONLY for FN<T>).
-#define KERNELS(NAME, FN, TARGS, PARAMS, ARGS)                                      \
+// The kernels NAME_f32 and NAME_bf16, parameters PARAMS(T): each runs ENTER
+// (pdl_enter, or nothing for a kernel that enters as a programmatic
+// dependent itself), then calls FN TARGS(T) ARGS (TARGS(T) spells the
+// template arguments: T_ONLY for FN<T>).
+#define KERNELS_ENTERED(NAME, FN, TARGS, PARAMS, ARGS, ENTER)                      \
     extern "C" __global__ void NAME##_f32 PARAMS(float) {                           \
-        pdl_enter();                                                                \
+        ENTER;                                                                      \
         FN TARGS(float) ARGS;                                                       \
     }                                                                               \
     extern "C" __global__ void NAME##_bf16 PARAMS(bf16) {                           \
-        pdl_enter();                                                                \
+        ENTER;                                                                      \
         FN TARGS(bf16) ARGS;                                                        \
     }
+// KERNELS_ENTERED with pdl_enter: what almost every kernel uses.
+#define KERNELS(NAME, FN, TARGS, PARAMS, ARGS) KERNELS_ENTERED(NAME, FN, TARGS, PARAMS, ARGS, pdl_enter())
 #define T_ONLY(T) <T>
 
 // The kernels of the device template NAME<T>: NAME_f32 and NAME_bf16.

@@ -472,6 +472,20 @@ where
         norm.eps,
         h,
     )?;
-    embedding_gather(gpu, &mut st.last, normed, &st.batch.logit_rows, h)?;
+    logits_forward(gpu, lm_head, st)
+}
+
+/// The batch's logit rows of `st.norm_out` (the final norm's output)
+/// gathered into `st.last`, and the LM head over them into `st.logits`.
+pub(crate) fn logits_forward<T: GpuElement, B>(
+    gpu: &Gpu,
+    lm_head: &DeviceLinear<T>,
+    st: &mut Step<T, B>,
+) -> Result<()>
+where
+    CudaBlas: Gemm<T>,
+{
+    let h = lm_head.in_dim;
+    embedding_gather(gpu, &mut st.last, &st.norm_out, &st.batch.logit_rows, h)?;
     lm_head.forward(gpu, &mut st.logits, &st.last, st.batch.n_logits.max(1))
 }

@@ -16,7 +16,9 @@ use crate::model::layer::{DecoderLayer, FeedForward, Mixer};
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::AttentionShape;
-use specula_kernels::cuda::{Gpu, GpuElement, MlaRope, QkvLayout, INVARIANT_MAX_ROWS};
+use specula_kernels::cuda::{
+    moe_combine_norm, rms_norm_residual, Gpu, GpuElement, MlaRope, QkvLayout, INVARIANT_MAX_ROWS,
+};
 
 /// A layer's attention (a few per model: the variants' sizes do not matter).
 #[allow(clippy::large_enum_variant)]
@@ -167,8 +169,9 @@ pub(crate) struct LayerInputs<'a> {
 }
 
 /// Runs one layer on `input` (its input norm's output): `x += attention`,
-/// `sc.normed = post_norm(x)`, `sc.mlp = feed_forward(sc.normed)` (added to
-/// `x` by the next norm).
+/// `sc.normed = post_norm(x)`, then the feed-forward of `sc.normed`, added to
+/// `x` by the next norm ([`norm_after`]): a dense MLP's into `sc.mlp`, an
+/// experts layer's left uncombined in `sp`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn layer_forward<T: GpuElement>(
     gpu: &Gpu,
@@ -212,4 +215,33 @@ where
             experts(gpu, m, b.rows, sc, buf, stats, clock)
         }
     }
+}
+
+/// The RMSNorm that follows layer `prev` (none: the first layer's, on the
+/// embeddings): `x +=` what `prev`'s feed-forward made (`mlp` for a dense
+/// MLP; an experts layer's combine, fused into this launch), then `out =
+/// norm(x)`.
+pub(crate) fn norm_after<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<T>,
+    x: &mut CudaSlice<T>,
+    prev: Option<&TargetLayer<T>>,
+    mlp: &CudaSlice<T>,
+    sp: &SparseBuffers<T>,
+    norm: &DeviceNorm<T>,
+) -> Result<()> {
+    let h = norm.w.len();
+    match prev.map(|l| &l.ffn) {
+        Some(LayerFfn::Experts(m)) => {
+            let yo = sp
+                .experts_output(m)
+                .expect("expert buffers exist for an expert layer");
+            moe_combine_norm(gpu, out, x, yo, &norm.w, norm.eps)?
+        }
+        Some(LayerFfn::Dense(_)) => {
+            rms_norm_residual(gpu, out, x, Some(mlp), &norm.w, norm.eps, h)?
+        }
+        None => rms_norm_residual(gpu, out, x, None, &norm.w, norm.eps, h)?,
+    }
+    Ok(())
 }

@@ -11,8 +11,8 @@ use crate::error::Result;
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cuda::{
-    invariant_linear_rows, mla_attention, mla_head_linear, mla_prep, moe_combine, moe_grouped,
-    moe_route, rms_norm_residual, ExpertWeights, Gpu, GpuElement, HeadStrides, MlaPrepInputs,
+    invariant_linear_rows, mla_attention, mla_head_linear, mla_prep, moe_grouped, moe_route,
+    rms_norm_residual, ExpertWeights, ExpertsOutput, Gpu, GpuElement, HeadStrides, MlaPrepInputs,
     MlaRope, MlaScratch, MoePlan,
 };
 
@@ -227,8 +227,9 @@ where
     Ok(())
 }
 
-/// The experts of `sc.normed` into `sc.mlp`: routing, grouped gate|up with
-/// SiLU, grouped down, the shared experts, the combine.
+/// The experts of `sc.normed`: routing, grouped gate|up with SiLU, grouped
+/// down, the shared experts. Their combine is the next RMSNorm's
+/// ([`SparseBuffers::experts_output`]).
 pub(super) fn experts<T: GpuElement>(
     gpu: &Gpu,
     m: &DeviceMoe<T>,
@@ -277,8 +278,17 @@ where
         Some(shared) => mlp_into(gpu, shared, rows, sc, Some(&mut buf.shared_out), clock)?,
         None => {}
     }
-    let shared = m.shared.as_ref().map(|_| &buf.shared_out);
-    moe_combine(gpu, &mut sc.mlp, &buf.yexp, shared, &buf.plan, h)?;
-    clock.mark(gpu, "combine");
     Ok(())
+}
+
+impl<T> SparseBuffers<T> {
+    /// The output of the last experts layer `m` ran, left for the next
+    /// RMSNorm to combine (`moe_combine_norm`); none without experts.
+    pub(crate) fn experts_output<'a>(&'a self, m: &DeviceMoe<T>) -> Option<ExpertsOutput<'a, T>> {
+        self.moe.as_ref().map(|buf| ExpertsOutput {
+            yexp: &buf.yexp,
+            shared: m.shared.as_ref().map(|_| &buf.shared_out),
+            plan: &buf.plan,
+        })
+    }
 }

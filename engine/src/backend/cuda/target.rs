@@ -4,10 +4,10 @@
 //! shape.
 
 use super::device_rows::{DeviceRows, SharedRows};
-use super::forward::{head_forward, BatchOnDevice, HostBatch};
+use super::forward::{logits_forward, BatchOnDevice, HostBatch};
 use super::graph::{Replays, Step};
 use super::kv_pool::{GpuCache, KvPool};
-use super::layers::{layer_forward, scratch_sizes, LayerFfn, LayerInputs, TargetLayer};
+use super::layers::{layer_forward, norm_after, scratch_sizes, LayerFfn, LayerInputs, TargetLayer};
 use super::profile::OpClock;
 use super::sparse_forward::SparseBuffers;
 use super::weights::{download, upload, DeviceLinear, DeviceNorm, Seeds};
@@ -20,8 +20,7 @@ use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::Rope;
 use specula_kernels::cuda::{
-    argmax_split, copy_cols, embedding_gather, rms_norm_residual, ArgmaxScratch, Gpu, GpuElement,
-    MlaRope,
+    argmax_split, copy_cols, embedding_gather, ArgmaxScratch, Gpu, GpuElement, MlaRope,
 };
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -196,9 +195,10 @@ where
         embedding_gather(gpu, &mut st.x, &w.embed, &st.batch.tokens, h)?;
         clock.mark(gpu, "upload + embed + buffers");
         for (li, layer) in w.layers.iter().enumerate() {
-            let delta = (li > 0).then_some(&st.sc.mlp);
+            let prev = li.checked_sub(1).map(|p| &w.layers[p]);
+            let (sc, sparse) = (&st.sc, &st.own.sparse);
             let n = &layer.input_norm;
-            rms_norm_residual(gpu, &mut st.norm_out, &mut st.x, delta, &n.w, n.eps, h)?;
+            norm_after(gpu, &mut st.norm_out, &mut st.x, prev, &sc.mlp, sparse, n)?;
             for (slot, _) in capture.iter().enumerate().filter(|(_, &p)| p == li) {
                 copy_cols(gpu, &mut st.own.aux, &st.x, rows, h, aux_w, slot * h)?;
             }
@@ -224,7 +224,18 @@ where
                 clock,
             )?;
         }
-        head_forward(gpu, &w.norm, &w.lm_head, st)?;
+        let (sc, sparse) = (&st.sc, &st.own.sparse);
+        let last = w.layers.last();
+        norm_after(
+            gpu,
+            &mut st.norm_out,
+            &mut st.x,
+            last,
+            &sc.mlp,
+            sparse,
+            &w.norm,
+        )?;
+        logits_forward(gpu, &w.lm_head, st)?;
         if wanted == LogitsWanted::Argmax {
             let (nl, vocab) = (st.batch.n_logits.max(1), self.config.vocab_size);
             let own = &mut st.own;

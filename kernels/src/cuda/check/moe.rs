@@ -1,13 +1,14 @@
 //! The mixture-of-experts kernels against CPU references: router logits,
 //! the routing (on the device's own logits: the same experts exactly), the
 //! grouped expert products with the combine (each row's experts summed in
-//! ascending id, the shared output added), and batch invariance bit for bit
-//! (a row alone, in other batches, and with many rows per expert).
+//! ascending id, the shared output added; fused into the next RMSNorm, the
+//! same bits), and batch invariance bit for bit (a row alone, in other
+//! batches, and with many rows per expert).
 
 use super::{differing, download, normwise_error, random, round, row_recorder, upload, CheckRow};
 use crate::cuda::{
-    moe_combine, moe_grouped, moe_route, moe_routes, ExpertWeights, Gpu, GpuElement, GpuError,
-    MoePlan, RouterSpec,
+    moe_combine, moe_combine_norm, moe_grouped, moe_route, moe_routes, rms_norm_residual,
+    ExpertWeights, ExpertsOutput, Gpu, GpuElement, GpuError, MoePlan, RouterSpec,
 };
 use cudarc::driver::CudaSlice;
 use rand_chacha::ChaCha8Rng;
@@ -84,16 +85,18 @@ struct Experts<T> {
     inner: usize,
 }
 
-/// What one MoE run gives back: logits, each row's experts and weights, the output.
+/// What one MoE run gives back: logits, each row's experts and weights, the
+/// output, and the values where the combine fused into an RMSNorm differs
+/// from the combine and then the norm.
 struct MoeRun {
     logits: Vec<f32>,
     ids: Vec<i32>,
     weights: Vec<f32>,
     out: Vec<f32>,
+    fused_diff: usize,
 }
 
-/// Routes `x` (`rows` rows; in parallel lanes or by the serial plan, or
-/// `None`: the default) and runs the experts.
+/// Routes `x` (`rows` rows) and runs the experts.
 fn run<T: GpuElement>(
     gpu: &Gpu,
     sp: RouterSpec,
@@ -101,14 +104,10 @@ fn run<T: GpuElement>(
     x: &CudaSlice<T>,
     shared: Option<&CudaSlice<T>>,
     rows: usize,
-    lanes: Option<bool>,
 ) -> Result<MoeRun, GpuError> {
     let s = &gpu.stream;
     let (h, inner) = (ex.hidden, ex.inner);
     let mut plan = MoePlan::new(gpu, rows, sp)?;
-    if let Some(lanes) = lanes {
-        plan.set_lanes(lanes);
-    }
     moe_route(gpu, &mut plan, x, &ex.gate, ex.bias.as_ref(), h, None)?;
     let pairs = plan.pairs();
     let mut act = s.alloc_zeros::<T>(pairs * inner)?;
@@ -127,12 +126,27 @@ fn run<T: GpuElement>(
     moe_grouped(gpu, &mut yexp, &act, dn, &plan, false, false)?;
     let mut out = s.alloc_zeros::<T>(rows * h)?;
     moe_combine(gpu, &mut out, &yexp, shared, &plan, h)?;
+    // The combine into the next RMSNorm, one launch or two: x itself as the
+    // residual, the shared output's first row as the norm's weight.
+    let norm_w = s.clone_dtod(&ex.shared.slice(..h))?;
+    let (mut res_a, mut res_b) = (s.clone_dtod(x)?, s.clone_dtod(x)?);
+    let (mut norm_a, mut norm_b) = (s.alloc_zeros::<T>(rows * h)?, s.alloc_zeros::<T>(rows * h)?);
+    rms_norm_residual(gpu, &mut norm_a, &mut res_a, Some(&out), &norm_w, 1e-6, h)?;
+    let yo = ExpertsOutput {
+        yexp: &yexp,
+        shared,
+        plan: &plan,
+    };
+    moe_combine_norm(gpu, &mut norm_b, &mut res_b, yo, &norm_w, 1e-6)?;
+    let fused_diff = differing(&download(gpu, &norm_a)?, &download(gpu, &norm_b)?)
+        + differing(&download(gpu, &res_a)?, &download(gpu, &res_b)?);
     let (ids, weights) = moe_routes(gpu, &plan)?;
     Ok(MoeRun {
         logits: s.clone_dtoh(&plan.logits)?,
         ids,
         weights,
         out: download(gpu, &out)?,
+        fused_diff,
     })
 }
 
@@ -229,7 +243,8 @@ fn check_router<T: GpuElement>(
         ids,
         weights: w,
         out,
-    } = run(gpu, sp, &ex, &x, Some(&ex.shared), rows, Some(false))?;
+        fused_diff,
+    } = run(gpu, sp, &ex, &x, Some(&ex.shared), rows)?;
     let words = format!(
         "{rows} rows, {e} experts top {} ({}, {} groups keep {}), hidden {h}, inner {inner}",
         sp.top_k,
@@ -275,15 +290,10 @@ fn check_router<T: GpuElement>(
         w_err,
         1e-5,
     );
-    // The routing in parallel lanes: the serial plan's ids and weight bits.
-    let lanes = run(gpu, sp, &ex, &x, Some(&ex.shared), rows, Some(true))?;
-    let lane_diff = (0..ids.len())
-        .filter(|&i| lanes.ids[i] != ids[i] || lanes.weights[i].to_bits() != w[i].to_bits())
-        .count();
     row(
-        "moe_route_lanes",
-        format!("{words}: routing in parallel lanes vs the serial plan: differing ids or weights"),
-        lane_diff as f64,
+        "moe_combine_norm",
+        format!("{words}: the combine fused into the next RMSNorm vs the two launches: differing values"),
+        fused_diff as f64,
         0.0,
     );
     // The experts and the combine against the CPU: gate and up rounded to T, the activation and
@@ -342,7 +352,7 @@ fn check_router<T: GpuElement>(
             .flat_map(|&r| shared_h[r * h..(r + 1) * h].to_vec())
             .collect();
         let (shd, _) = upload::<T>(gpu, &sh)?;
-        let o = run(gpu, sp, &ex, &xs, Some(&shd), idx.len(), None)?.out;
+        let o = run(gpu, sp, &ex, &xs, Some(&shd), idx.len())?.out;
         for (i, &r) in idx.iter().enumerate() {
             diff += differing(&o[i * h..(i + 1) * h], &out[r * h..(r + 1) * h]);
         }

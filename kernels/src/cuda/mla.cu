@@ -97,9 +97,14 @@ template <typename T>
 __device__ void mla_head_linear(T* y, const T* x, const T* w, int rows, int heads, int n, int k, int xs, int xh,
                                 int ys, int yh, int vec) {
     int gw = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
-    if (gw >= heads * n) return;
     int h = gw / n, c = gw % n;
     const T* wr = w + ((size_t)h * n + c) * k;
+    // The warp's weight row asked of L2 before the wait on the previous
+    // kernel (no kernel writes weights).
+    if (gw < heads * n && blockIdx.y == 0)
+        for (size_t b = lane * 128; b < (size_t)k * sizeof(T); b += 32 * 128) prefetch_l2((const char*)wr + b);
+    pdl_enter();
+    if (gw >= heads * n) return;
     for (int r = blockIdx.y; r < rows; r += gridDim.y) {
         float acc = warp_dot(wr, x + (size_t)r * xs + (size_t)h * xh, k, vec != 0, lane);
         if (lane == 0) st(&y[(size_t)r * ys + (size_t)h * yh + c], acc);
@@ -107,7 +112,7 @@ __device__ void mla_head_linear(T* y, const T* x, const T* w, int rows, int head
 }
 
 #define P_MLA_HL(T) (T* y, const T* x, const T* w, int rows, int heads, int n, int k, int xs, int xh, int ys, int yh, int vec)
-BOTH(mla_head_linear, P_MLA_HL, (y, x, w, rows, heads, n, k, xs, xh, ys, yh, vec))
+KERNELS_ENTERED(mla_head_linear, mla_head_linear, T_ONLY, P_MLA_HL, (y, x, w, rows, heads, n, k, xs, xh, ys, yh, vec), NO_ENTER)
 
 // Heads per block of the latent attention.
 #define MLA_HEADS 4

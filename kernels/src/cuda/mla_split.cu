@@ -27,6 +27,25 @@
 // Splits of a row at most (mla_layout.rs: MLA_MAX_SPLITS, mla_row_splits).
 #define MLA_MAX_SPLITS 32
 
+// Before the wait on the previous kernel: the cache rows of the block's
+// first chunk asked of L2 (a prefetch reads nothing into registers, and the
+// key lists were uploaded before the forward's first kernel).
+template <typename T>
+__device__ void mla_prefetch_chunk(const T* pool, const int* base, const int* prefix, const int* extra_off,
+                                   const int* extra, int d, int chunk, long pool_offset, int row0) {
+    int r = row0 + blockIdx.x, s = blockIdx.z;
+    int np = prefix[r], e0 = extra_off[r];
+    int nk = np + extra_off[r + 1] - e0;
+    int tiles = max(1, (nk + chunk * MLA_MAX_SPLITS - 1) / (chunk * MLA_MAX_SPLITS));
+    int start = s * tiles * chunk, n = min(nk - start, chunk);
+    int lines = (d * (int)sizeof(T) + 127) / 128;
+    for (int i = threadIdx.x; i < n * lines; i += blockDim.x) {
+        int jj = start + i / lines;
+        long key = base[r] + (jj < np ? jj : extra[e0 + jj - np]);
+        prefetch_l2((const char*)(pool + pool_offset + key * d) + (i % lines) * 128);
+    }
+}
+
 template <typename T, int H>
 __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool,
                               const int* base, const int* prefix, const int* extra_off, const int* extra, int heads,
@@ -245,5 +264,7 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
 #define A_MLA_ATT (out, part_out, part_ml, counters, qcat, pool, base, prefix, extra_off, extra, heads, lora, rd, scale, chunk, pool_offset, row0)
 #define MLA_H4(T) <T, MLA_HEADS>
 #define MLA_H1(T) <T, 1>
-KERNELS(mla_attention, mla_attention, MLA_H4, P_MLA_ATT, A_MLA_ATT)
-KERNELS(mla_attention_h1, mla_attention, MLA_H1, P_MLA_ATT, A_MLA_ATT)
+// The kernels enter as programmatic dependents after their prefetch.
+#define MLA_ENTER(T) mla_prefetch_chunk<T>(pool, base, prefix, extra_off, extra, lora + rd, chunk, pool_offset, row0); pdl_enter()
+KERNELS_ENTERED(mla_attention, mla_attention, MLA_H4, P_MLA_ATT, A_MLA_ATT, MLA_ENTER)
+KERNELS_ENTERED(mla_attention_h1, mla_attention, MLA_H1, P_MLA_ATT, A_MLA_ATT, MLA_ENTER)

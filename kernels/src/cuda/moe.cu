@@ -152,7 +152,7 @@ __device__ void moe_route(float* logits, const T* x, const T* gate, int k, int v
 #define P_MOE_ROUTE(T) (float* logits, const T* x, const T* gate, int k, int vec, unsigned int* ticket, const float* bias, int rows, int experts, int top_k, int n_group, int topk_group, int flags, float scaling, int* ids, float* wts, int* pos, int* expert_off, int* active, int* n_active, int* pair_row, unsigned long long* stats)
 #define A_MOE_ROUTE (logits, x, gate, k, vec, ticket, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, pos, expert_off, active, n_active, pair_row, stats)
 // moe_route enters as a programmatic dependent itself (after its prefetch).
-KERNELS_ENTERED(moe_route, moe_route, T_ONLY, P_MOE_ROUTE, A_MOE_ROUTE, (void)0)
+KERNELS_ENTERED(moe_route, moe_route, T_ONLY, P_MOE_ROUTE, A_MOE_ROUTE, NO_ENTER)
 
 // One warp's share of the grouped small-row linear on tensor cores (bf16):
 // the 16 output columns from col0 of y[p] = x[row(p)] W^T for the cnt pairs

@@ -79,12 +79,13 @@ BOTH(moe_combine, P_MOE_COMBINE, (out, yexp, shared, pos, wts, top_k, hidden))
 
 // residual += row r's combine (as moe_combine stores it), then out =
 // rmsnorm(residual) * w (rms_norm_residual's arithmetic). grid: rows.
+// Enters as a programmatic dependent itself (rms_norm_delta).
 template <typename T>
 __device__ void moe_combine_norm(T* out, T* residual, const T* yexp, const T* shared, const int* pos, const float* wts,
                                  int top_k, const T* w, float eps, int hidden) {
-    ExpertsDelta<T> dl = moe_combine_slots(yexp, shared, pos, wts, top_k, hidden);
-    rms_norm_delta(out, residual, dl, w, eps, hidden);
+    auto make = [&]() { return moe_combine_slots(yexp, shared, pos, wts, top_k, hidden); };
+    rms_norm_delta(out, residual, make, w, eps, hidden);
 }
 
 #define P_MOE_COMBINE_NORM(T) (T* out, T* residual, const T* yexp, const T* shared, const int* pos, const float* wts, int top_k, const T* w, float eps, int hidden)
-BOTH(moe_combine_norm, P_MOE_COMBINE_NORM, (out, residual, yexp, shared, pos, wts, top_k, w, eps, hidden))
+KERNELS_ENTERED(moe_combine_norm, moe_combine_norm, T_ONLY, P_MOE_COMBINE_NORM, (out, residual, yexp, shared, pos, wts, top_k, w, eps, hidden), NO_ENTER)

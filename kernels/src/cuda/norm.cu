@@ -4,18 +4,35 @@
 
 // residual += delta (when there is one: the row's values rounded to T as a
 // kernel would have stored them); out = rmsnorm(residual) * w, for row
-// blockIdx.x. D gives the delta: `has()`, `vec(i, v)` (its VEC values from
-// column i, i a multiple of VEC) and `one(i)`. Rows whose width is a
-// multiple of 16 bytes and fits 4 vectors per thread stay in registers (one
-// read of each input); others take a scalar loop.
-template <typename T, typename D>
-__device__ void rms_norm_delta(T* out, T* residual, const D& delta, const T* w, float eps, int hidden) {
+// blockIdx.x. The kernel's entry: the norm's weights are loaded (into
+// registers, or asked of L2 on the scalar path) before the wait on the
+// previous kernel (no kernel writes them), then `make_delta()` (after the
+// wait) gives the delta: `has()`, `vec(i, v)` (its VEC values from column i,
+// i a multiple of VEC) and `one(i)`. Rows whose width is a multiple of 16
+// bytes and fits 4 vectors per thread stay in registers (one read of each
+// input); others take a scalar loop.
+template <typename T, typename F>
+__device__ void rms_norm_delta(T* out, T* residual, F make_delta, const T* w, float eps, int hidden) {
     constexpr int VEC = 16 / sizeof(T);
     T* x = residual + (size_t)blockIdx.x * hidden;
     T* o = out + (size_t)blockIdx.x * hidden;
-    bool d = delta.has();
     int nv = hidden / VEC;
-    if (hidden % VEC == 0 && nv <= 4 * (int)blockDim.x) {
+    bool fits = hidden % VEC == 0 && nv <= 4 * (int)blockDim.x;
+    float wv[4][VEC];
+    if (fits) {
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            int i = (threadIdx.x + u * blockDim.x) * VEC;
+            if (i < hidden) ld16(w + i, wv[u]);
+        }
+    } else {
+        for (size_t b = threadIdx.x * 128; b < (size_t)hidden * sizeof(T); b += blockDim.x * 128)
+            prefetch_l2((const char*)w + b);
+    }
+    pdl_enter();
+    auto delta = make_delta();
+    bool d = delta.has();
+    if (fits) {
         float v[4][VEC];
         float ss = 0.f;
 #pragma unroll
@@ -41,10 +58,9 @@ __device__ void rms_norm_delta(T* out, T* residual, const D& delta, const T* w, 
         for (int u = 0; u < 4; u++) {
             int i = (threadIdx.x + u * blockDim.x) * VEC;
             if (i < hidden) {
-                float wv[VEC], r[VEC];
-                ld16(w + i, wv);
+                float r[VEC];
 #pragma unroll
-                for (int e = 0; e < VEC; e++) r[e] = v[u][e] * inv * wv[e];
+                for (int e = 0; e < VEC; e++) r[e] = v[u][e] * inv * wv[u][e];
                 st16(o + i, r);
             }
         }
@@ -69,12 +85,13 @@ struct StoredDelta {
     __device__ float one(int i) const { return ld(&d[i]); }
 };
 
-// residual += delta; out = rmsnorm(residual) * w. grid: rows.
+// residual += delta; out = rmsnorm(residual) * w. grid: rows. Enters as a
+// programmatic dependent itself (rms_norm_delta).
 template <typename T>
 __device__ void rms_norm_residual(T* out, T* residual, const T* delta, const T* w, float eps, int hidden) {
-    StoredDelta<T> sd{delta ? delta + (size_t)blockIdx.x * hidden : nullptr};
-    rms_norm_delta(out, residual, sd, w, eps, hidden);
+    auto make = [&]() { return StoredDelta<T>{delta ? delta + (size_t)blockIdx.x * hidden : nullptr}; };
+    rms_norm_delta(out, residual, make, w, eps, hidden);
 }
 
 #define P_RMS(T) (T* out, T* residual, const T* delta, const T* w, float eps, int hidden)
-BOTH(rms_norm_residual, P_RMS, (out, residual, delta, w, eps, hidden))
+KERNELS_ENTERED(rms_norm_residual, rms_norm_residual, T_ONLY, P_RMS, (out, residual, delta, w, eps, hidden), NO_ENTER)

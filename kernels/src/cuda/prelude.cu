@@ -134,21 +134,24 @@ __device__ float block_max(float v) {
     return sh[0];
 }
 
-// The kernels NAME_f32 and NAME_bf16, parameters PARAMS(T): each runs ENTER
-// (pdl_enter, or nothing for a kernel that enters as a programmatic
-// dependent itself), then calls FN TARGS(T) ARGS (TARGS(T) spells the
-// template arguments: T_ONLY for FN<T>).
+// The kernels NAME_f32 and NAME_bf16, parameters PARAMS(T): each runs
+// ENTER(T) (PDL_ENTER: pdl_enter; NO_ENTER for a kernel that enters as a
+// programmatic dependent itself, after loading what no kernel writes), then
+// calls FN TARGS(T) ARGS (TARGS(T) spells the template arguments: T_ONLY
+// for FN<T>).
 #define KERNELS_ENTERED(NAME, FN, TARGS, PARAMS, ARGS, ENTER)                      \
     extern "C" __global__ void NAME##_f32 PARAMS(float) {                           \
-        ENTER;                                                                      \
+        ENTER(float);                                                               \
         FN TARGS(float) ARGS;                                                       \
     }                                                                               \
     extern "C" __global__ void NAME##_bf16 PARAMS(bf16) {                           \
-        ENTER;                                                                      \
+        ENTER(bf16);                                                                \
         FN TARGS(bf16) ARGS;                                                        \
     }
+#define PDL_ENTER(T) pdl_enter()
+#define NO_ENTER(T) (void)0
 // KERNELS_ENTERED with pdl_enter: what almost every kernel uses.
-#define KERNELS(NAME, FN, TARGS, PARAMS, ARGS) KERNELS_ENTERED(NAME, FN, TARGS, PARAMS, ARGS, pdl_enter())
+#define KERNELS(NAME, FN, TARGS, PARAMS, ARGS) KERNELS_ENTERED(NAME, FN, TARGS, PARAMS, ARGS, PDL_ENTER)
 #define T_ONLY(T) <T>
 
 // The kernels of the device template NAME<T>: NAME_f32 and NAME_bf16.

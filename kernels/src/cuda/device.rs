@@ -70,7 +70,8 @@ pub struct Gpu {
     /// Seconds NVRTC took.
     pub compile_s: f64,
     /// Whether kernels launch as programmatic dependents of the kernel
-    /// before them (sm_90+, unless `SPECULA_PDL=0`).
+    /// before them (sm_90+, unless `SPECULA_PDL=0`; `SPECULA_PDL=late`
+    /// keeps them but lets each launch only as the one before finishes).
     pub pdl: bool,
     /// Which kernel runs batch-invariant bf16 linears (`SPECULA_LINEAR=fma`
     /// picks the FMA kernel; tensor cores need sm_80+).
@@ -128,9 +129,11 @@ impl Gpu {
         let (major, minor) = ctx.compute_capability()?;
         let arch: &'static str = Box::leak(format!("sm_{major}{minor}").into_boxed_str());
         let t0 = std::time::Instant::now();
-        // SPECULA_PDL=early: every kernel lets the next one launch as soon as
-        // it starts (prelude.cu's pdl_enter), not as its blocks finish.
-        let early = std::env::var("SPECULA_PDL").is_ok_and(|v| v == "early");
+        // Every kernel lets the next one launch as soon as it has waited for
+        // the one before it (prelude.cu's pdl_enter), so that the next
+        // kernel's loads of what no kernel writes overlap it;
+        // SPECULA_PDL=late: as its blocks finish.
+        let early = std::env::var("SPECULA_PDL").map_or(true, |v| v != "late");
         let opts = cudarc::nvrtc::CompileOptions {
             arch: Some(arch),
             options: if early {

@@ -78,13 +78,15 @@ __device__ __forceinline__ void pdl_wait() {
 #endif
 }
 
-// Where every kernel but the linears starts (they prefetch weights first):
-// nothing is read or written before the previous kernel has finished. Every
-// kernel launched as a programmatic dependent must wait like this, or a
-// kernel after it could overtake the one before it. The next kernel
-// launches as this one's blocks finish, or (compiled with
-// SPECULA_PDL_EARLY: SPECULA_PDL=early) at once, so that its weight
-// prefetch overlaps this kernel.
+// Where every kernel starts, after loading what no kernel writes (weights,
+// key lists): nothing else is read or written before the previous kernel
+// has finished. Every kernel launched as a programmatic dependent must wait
+// like this, or a kernel after it could overtake the one before it. Then
+// the next kernel may launch (compiled with SPECULA_PDL_EARLY, the default;
+// SPECULA_PDL=late leaves it out: the next launches as this one's blocks
+// finish), so that its own early loads overlap this kernel
+// (results/h200/moe-route-2026-12-04/call3: DeepSeek-V2-Lite batch 1
+// 2396-2422 -> 2316-2337 us, Llama-3.1-8B batch 8 4755-4775 -> 4661-4697).
 __device__ __forceinline__ void pdl_enter() {
     pdl_wait();
 #ifdef SPECULA_PDL_EARLY

@@ -23,6 +23,8 @@ __device__ void moe_router_logits(float* logits, const T* x, const T* gate, int 
 // Pairs up to which moe_route_plan keeps every row's experts in shared
 // memory for the pair layout (more read them back from global memory).
 #define MOE_SMEM_PAIRS 1024
+// Warps that route rows (moe_route_plan).
+#define MOE_ROUTE_WARPS 8
 
 // Routing settings (flags bit 0: sigmoid scores, else softmax; bit 1: a
 // group scores the sum of its two best, else its best; bit 2: norm_topk_prob).
@@ -34,7 +36,7 @@ __device__ void moe_router_logits(float* logits, const T* x, const T* gate, int 
 // expert_off[e], pair_row[p] its row, pos[r * top_k + j] the pair of row r's
 // slot j, active[0..*n_active] the experts with pairs in ascending id. stats
 // (if not null): += n_active, += 1. One block; dynamic shared memory
-// (moe_plan_smem): warps x 2 x experts floats, then experts counts, experts
+// (plan_smem in moe.rs): MOE_ROUTE_WARPS x 2 x experts floats, then experts counts, experts
 // + 1 offsets and min(pairs, MOE_SMEM_PAIRS) expert ids as ints. The logits
 // are read once (through L2: other blocks of the launch wrote them).
 __device__ void moe_route_plan(const float* logits, const float* bias, int rows, int experts, int top_k, int n_group,
@@ -42,7 +44,9 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
                                int* expert_off, int* active, int* n_active, int* pair_row,
                                unsigned long long* stats) {
     extern __shared__ float smem[];
-    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+    // At most MOE_ROUTE_WARPS warps route (so the shared memory does not
+    // grow with the block); every thread lays out.
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = min(blockDim.x >> 5, MOE_ROUTE_WARPS);
     float* score = smem + (size_t)warp * 2 * experts;
     float* choice = score + experts;
     int* counts = (int*)(smem + (size_t)nw * 2 * experts);
@@ -51,7 +55,7 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
     int pairs = rows * top_k;
     bool staged = pairs <= MOE_SMEM_PAIRS;
     int npl = (experts + 31) >> 5;
-    for (int r = warp; r < rows; r += nw) {
+    for (int r = warp; r < rows && warp < nw; r += nw) {
         const float* lg = logits + (size_t)r * experts;
         int* rid = ids + (size_t)r * top_k;
         float* rw = wts + (size_t)r * top_k;
@@ -118,6 +122,26 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
     }
 }
 
+// After a block has written its logits: the last block of the launch to
+// finish (a ticket counter, zero between launches, which it resets) routes
+// every row and lays out the pairs (moe_route_plan) from the logits the
+// other blocks left in L2.
+__device__ void moe_route_tail(const float* logits, unsigned int* ticket, const float* bias, int rows, int experts,
+                               int top_k, int n_group, int topk_group, int flags, float scaling, int* ids, float* wts,
+                               int* pos, int* expert_off, int* active, int* n_active, int* pair_row,
+                               unsigned long long* stats) {
+    __shared__ bool last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(ticket, 1u) == gridDim.x * gridDim.y - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    moe_route_plan(logits, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, pos, expert_off,
+                   active, n_active, pair_row, stats);
+    if (threadIdx.x == 0) *ticket = 0u;
+}
+
 // Router logits and routing in one launch: every block computes its
 // experts' logits for its rows (moe_router_logits), and the last block to
 // finish (a ticket counter, zero between launches, which it resets) routes
@@ -130,7 +154,6 @@ __device__ void moe_route(float* logits, const T* x, const T* gate, int k, int v
                           const float* bias, int rows, int experts, int top_k, int n_group, int topk_group, int flags,
                           float scaling, int* ids, float* wts, int* pos, int* expert_off, int* active, int* n_active,
                           int* pair_row, unsigned long long* stats) {
-    __shared__ bool last;
     int e = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (blockIdx.y == 0 && e < experts) {
         const char* w = (const char*)(gate + (size_t)e * k);
@@ -138,15 +161,8 @@ __device__ void moe_route(float* logits, const T* x, const T* gate, int k, int v
     }
     pdl_enter();
     if (e < experts) moe_router_logits(logits, x, gate, rows, k, experts, vec);
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(ticket, 1u) == gridDim.x * gridDim.y - 1;
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-    moe_route_plan(logits, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, pos, expert_off,
-                   active, n_active, pair_row, stats);
-    if (threadIdx.x == 0) *ticket = 0u;
+    moe_route_tail(logits, ticket, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, pos,
+                   expert_off, active, n_active, pair_row, stats);
 }
 
 #define P_MOE_ROUTE(T) (float* logits, const T* x, const T* gate, int k, int vec, unsigned int* ticket, const float* bias, int rows, int experts, int top_k, int n_group, int topk_group, int flags, float scaling, int* ids, float* wts, int* pos, int* expert_off, int* active, int* n_active, int* pair_row, unsigned long long* stats)

@@ -44,7 +44,7 @@ pub struct MoePlan {
     pub(crate) pair_row: CudaSlice<i32>,
     /// Blocks of the routing launch that have finished (zero between launches).
     ticket: CudaSlice<u32>,
-    spec: RouterSpec,
+    pub(crate) spec: RouterSpec,
 }
 
 impl MoePlan {
@@ -116,18 +116,42 @@ pub fn moe_route<T: GpuElement>(
         return Ok(());
     }
     let vec = k.is_multiple_of(16 / T::BYTES);
-    let flags =
-        i32::from(sp.sigmoid) | i32::from(sp.top_two_sum) << 1 | i32::from(sp.norm_topk_prob) << 2;
-    let smem = plan_smem(sp, rows);
-    let args = [
+    let mut args = vec![
         RawArg::slice(gpu, &plan.logits),
         RawArg::slice(gpu, x),
         RawArg::slice(gpu, gate),
         RawArg::I32(k as i32),
         RawArg::I32(i32::from(vec)),
+    ];
+    args.extend(route_args(gpu, plan, bias, stats));
+    // One warp per expert and row group for the logits; the last block to
+    // finish routes every row (moe_route in moe.cu).
+    let blocks = (sp.experts * 32).div_ceil(THREADS as usize) as u32;
+    let grid = cfg(
+        (blocks, rows.div_ceil(4).clamp(1, 256) as u32),
+        THREADS,
+        plan_smem(sp, rows) as u32,
+    );
+    // SAFETY: the kernel's parameters in order; sizes checked above and in MoePlan::new.
+    unsafe { launch(gpu, &name::<T>("moe_route"), grid, &args) }
+}
+
+/// The routing kernels' parameters from the ticket on (`moe_route_tail` in
+/// `moe.cu`): the ticket, the bias, the router's settings, the plan's
+/// outputs and the counters.
+pub(crate) fn route_args(
+    gpu: &Gpu,
+    plan: &MoePlan,
+    bias: Option<&CudaSlice<f32>>,
+    stats: Option<&mut CudaSlice<u64>>,
+) -> Vec<RawArg> {
+    let sp = plan.spec;
+    let flags =
+        i32::from(sp.sigmoid) | i32::from(sp.top_two_sum) << 1 | i32::from(sp.norm_topk_prob) << 2;
+    vec![
         RawArg::slice(gpu, &plan.ticket),
         RawArg::opt(gpu, bias),
-        RawArg::I32(rows as i32),
+        RawArg::I32(plan.rows as i32),
         RawArg::I32(sp.experts as i32),
         RawArg::I32(sp.top_k as i32),
         RawArg::I32(sp.n_group as i32),
@@ -142,30 +166,22 @@ pub fn moe_route<T: GpuElement>(
         RawArg::slice(gpu, &plan.n_active),
         RawArg::slice(gpu, &plan.pair_row),
         RawArg::opt(gpu, stats.map(|s| &*s)),
-    ];
-    // One warp per expert and row group for the logits; the last block to
-    // finish routes every row (moe_route in moe.cu).
-    let blocks = (sp.experts * 32).div_ceil(THREADS as usize) as u32;
-    let grid = cfg(
-        (blocks, rows.div_ceil(4).clamp(1, 256) as u32),
-        THREADS,
-        smem as u32,
-    );
-    // SAFETY: the kernel's parameters in order; sizes checked above and in MoePlan::new.
-    unsafe { launch(gpu, &name::<T>("moe_route"), grid, &args) }
+    ]
 }
 
 /// Pairs up to which the routing keeps every row's experts in shared
 /// memory (`MOE_SMEM_PAIRS` in `moe.cu`).
 const MOE_SMEM_PAIRS: usize = 1024;
 
+/// Warps that route rows (`MOE_ROUTE_WARPS` in `moe.cu`).
+const MOE_ROUTE_WARPS: usize = 8;
+
 /// Bytes of dynamic shared memory the routing of `rows` rows asks for
-/// (`moe_route_plan` in `moe.cu`): per warp 2 x experts scores, then
-/// counts, offsets and the staged expert ids.
-fn plan_smem(sp: RouterSpec, rows: usize) -> usize {
-    let warps = THREADS as usize / 32;
+/// (`moe_route_plan` in `moe.cu`): per routing warp 2 x experts scores,
+/// then counts, offsets and the staged expert ids.
+pub(crate) fn plan_smem(sp: RouterSpec, rows: usize) -> usize {
     let ints = sp.experts + sp.experts + 1 + (rows * sp.top_k).min(MOE_SMEM_PAIRS);
-    (warps * 2 * sp.experts + ints) * 4
+    (MOE_ROUTE_WARPS * 2 * sp.experts + ints) * 4
 }
 
 /// Stacked expert weights `[experts, n, k]` (gate|up rows interleaved for

@@ -18,6 +18,7 @@ mod linear;
 mod linear_tiles;
 mod mla;
 mod moe;
+mod moe_fused;
 mod norm;
 mod random;
 mod rope;

@@ -45,6 +45,11 @@ echo "== ncu durations"
 timeout 100 $NCU --graph-profiling node --cache-control none --clock-control none --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size \
   --launch-count 4000 --csv --log-file $R/ncu.csv $B --config bench/configs/deepseek-v2-lite.json --batch-sizes 1 --repeats 1 --max-new-tokens 6 --out $R/ncu > $R/ncu.log 2>&1; echo "rc $? at $(el) s"
 python3 tools/gpu/ncu_forward_table.py $R/ncu.csv > $R/kernel_times.txt 2>&1; head -20 $R/kernel_times.txt
+echo "== ncu: where the fused norm and routing spends its time (one launch, SASS with stall samples)"
+timeout 100 $NCU --graph-profiling node --cache-control none --clock-control none -k regex:"moe_norm_route" --launch-skip 60 --launch-count 1 \
+  --section WarpStateStats --section SourceCounters --section SpeedOfLight --page source --print-source sass --csv \
+  $B --config bench/configs/deepseek-v2-lite.json --batch-sizes 1 --repeats 1 --max-new-tokens 6 --out $R/ncu3 > $R/ncu_norm_route_sass.csv 2>&1; echo "rc $? at $(el) s"
+head -c 600 $R/ncu_norm_route_sass.csv; echo
 for d in v2-1-1 v2-0-1 v2-1-2 v2-0-2 moon l8 v2long; do for f in decode_bandwidth synthetic_speedup scaling; do [ -f $R/$d/$f.csv ] && cp $R/$d/$f.csv $R/${f}_$d.csv; done; done
-rm -rf $R/fx $R/check $R/agree-*/ $R/v2-*/ $R/moon/ $R/l8/ $R/v2long/ $R/ncu $R/ncu.csv
+rm -rf $R/fx $R/check $R/agree-*/ $R/v2-*/ $R/moon/ $R/l8/ $R/v2long/ $R/ncu $R/ncu3 $R/ncu.csv
 cd $OUT && tar czf r.tgz r && rm -rf r

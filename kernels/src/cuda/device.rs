@@ -31,8 +31,7 @@ pub const SOURCE: &str = concat!(
     include_str!("mla_mma.cu"),
     include_str!("moe_route.cu"),
     include_str!("moe.cu"),
-    include_str!("moe_combine.cu"),
-    include_str!("moe_norm_route.cu")
+    include_str!("moe_combine.cu")
 );
 
 /// Why the GPU path cannot run.

@@ -44,7 +44,7 @@ pub struct MoePlan {
     pub(crate) pair_row: CudaSlice<i32>,
     /// Blocks of the routing launch that have finished (zero between launches).
     ticket: CudaSlice<u32>,
-    pub(crate) spec: RouterSpec,
+    spec: RouterSpec,
 }
 
 impl MoePlan {
@@ -139,7 +139,7 @@ pub fn moe_route<T: GpuElement>(
 /// The routing kernels' parameters from the ticket on (`moe_route_tail` in
 /// `moe.cu`): the ticket, the bias, the router's settings, the plan's
 /// outputs and the counters.
-pub(crate) fn route_args(
+fn route_args(
     gpu: &Gpu,
     plan: &MoePlan,
     bias: Option<&CudaSlice<f32>>,
@@ -179,7 +179,7 @@ const MOE_ROUTE_WARPS: usize = 8;
 /// Bytes of dynamic shared memory the routing of `rows` rows asks for
 /// (`moe_route_plan` in `moe.cu`): per routing warp 2 x experts scores,
 /// then counts, offsets and the staged expert ids.
-pub(crate) fn plan_smem(sp: RouterSpec, rows: usize) -> usize {
+fn plan_smem(sp: RouterSpec, rows: usize) -> usize {
     let ints = sp.experts + sp.experts + 1 + (rows * sp.top_k).min(MOE_SMEM_PAIRS);
     (MOE_ROUTE_WARPS * 2 * sp.experts + ints) * 4
 }

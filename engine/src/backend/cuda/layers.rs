@@ -7,9 +7,7 @@ use super::forward::{
 };
 use super::kv_pool::KvPool;
 use super::profile::OpClock;
-use super::sparse_forward::{
-    experts, fused_norm_route, latent_attention, norm_route, SparseBuffers,
-};
+use super::sparse_forward::{experts, latent_attention, SparseBuffers};
 use super::sparse_weights::{DeviceMla, DeviceMlaQuery, DeviceMoe};
 use super::weights::{DeviceGqa, DeviceMlp, DeviceNorm, Seeds};
 use crate::config::TargetConfig;
@@ -205,24 +203,16 @@ where
             )?;
         }
     }
+    post_attention_norm(gpu, &l.post_norm, x, sc, clock)?;
     match &l.ffn {
-        LayerFfn::Dense(m) => {
-            post_attention_norm(gpu, &l.post_norm, x, sc, clock)?;
-            dense_mlp(gpu, m, b.rows, sc, clock)
-        }
+        LayerFfn::Dense(m) => dense_mlp(gpu, m, b.rows, sc, clock),
         LayerFfn::Experts(m) => {
             let buf = sp
                 .moe
                 .as_mut()
                 .expect("expert buffers exist for an expert layer");
-            let mut stats = li.stats.filter(|_| b.rows <= INVARIANT_MAX_ROWS);
-            let fused = fused_norm_route();
-            if fused {
-                norm_route(gpu, &l.post_norm, x, sc, m, buf, stats.take(), clock)?;
-            } else {
-                post_attention_norm(gpu, &l.post_norm, x, sc, clock)?;
-            }
-            experts(gpu, m, b.rows, sc, buf, stats, fused, clock)
+            let stats = li.stats.filter(|_| b.rows <= INVARIANT_MAX_ROWS);
+            experts(gpu, m, b.rows, sc, buf, stats, clock)
         }
     }
 }

@@ -7,14 +7,13 @@ use super::kv_pool::KvPool;
 use super::layers::{LayerAttention, LayerFfn, TargetLayer};
 use super::profile::OpClock;
 use super::sparse_weights::{DeviceMla, DeviceMlaQuery, DeviceMoe};
-use super::weights::DeviceNorm;
 use crate::error::Result;
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cuda::{
-    invariant_linear_rows, mla_attention, mla_head_linear, mla_prep, moe_grouped, moe_norm_route,
-    moe_route, rms_norm_residual, ExpertWeights, ExpertsOutput, Gpu, GpuElement, HeadStrides,
-    MlaPrepInputs, MlaRope, MlaScratch, MoePlan, RouterWeights,
+    invariant_linear_rows, mla_attention, mla_head_linear, mla_prep, moe_grouped, moe_route,
+    rms_norm_residual, ExpertWeights, ExpertsOutput, Gpu, GpuElement, HeadStrides, MlaPrepInputs,
+    MlaRope, MlaScratch, MoePlan,
 };
 
 /// Latent attention's buffers of one forward shape.
@@ -228,11 +227,9 @@ where
     Ok(())
 }
 
-/// The experts of `sc.normed`: routing (unless `routed`: `moe_norm_route`
-/// did it with the norm), grouped gate|up with SiLU, grouped down, the
-/// shared experts. Their combine is the next RMSNorm's
+/// The experts of `sc.normed`: routing, grouped gate|up with SiLU, grouped
+/// down, the shared experts. Their combine is the next RMSNorm's
 /// ([`SparseBuffers::experts_output`]).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn experts<T: GpuElement>(
     gpu: &Gpu,
     m: &DeviceMoe<T>,
@@ -240,7 +237,6 @@ pub(super) fn experts<T: GpuElement>(
     sc: &mut Scratch<T>,
     buf: &mut MoeBuffers<T>,
     stats: Option<&mut CudaSlice<u64>>,
-    routed: bool,
     clock: &mut OpClock,
 ) -> Result<()>
 where
@@ -254,17 +250,15 @@ where
     if let (Some(shared), true) = (&m.shared, beside) {
         gpu.fork(|| mlp_into(gpu, shared, rows, sc, Some(&mut buf.shared_out), clock))??;
     }
-    if !routed {
-        moe_route(
-            gpu,
-            &mut buf.plan,
-            &sc.normed,
-            &m.gate,
-            m.bias.as_ref(),
-            h,
-            stats,
-        )?;
-    }
+    moe_route(
+        gpu,
+        &mut buf.plan,
+        &sc.normed,
+        &m.gate,
+        m.bias.as_ref(),
+        h,
+        stats,
+    )?;
     clock.mark(gpu, "router");
     let gu = ExpertWeights {
         w: &m.gate_up,
@@ -297,36 +291,4 @@ impl<T> SparseBuffers<T> {
             plan: &buf.plan,
         })
     }
-}
-
-/// A MoE layer's post-attention norm (`x += sc.o`, `sc.normed =
-/// post_norm(x)`) and its routing into `buf`'s plan, in one launch
-/// (`moe_norm_route`, the same bits as the two).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn norm_route<T: GpuElement>(
-    gpu: &Gpu,
-    post_norm: &DeviceNorm<T>,
-    x: &mut CudaSlice<T>,
-    sc: &mut Scratch<T>,
-    m: &DeviceMoe<T>,
-    buf: &mut MoeBuffers<T>,
-    stats: Option<&mut CudaSlice<u64>>,
-    clock: &mut OpClock,
-) -> Result<()> {
-    let router = RouterWeights {
-        gate: &m.gate,
-        bias: m.bias.as_ref(),
-    };
-    let norm = (&post_norm.w, post_norm.eps);
-    let (normed, o) = (&mut sc.normed, &sc.o);
-    moe_norm_route(gpu, &mut buf.plan, normed, x, Some(o), norm, router, stats)?;
-    clock.mark(gpu, "rms_norm_residual + router");
-    Ok(())
-}
-
-/// Whether a MoE layer's post-attention norm and routing run as one launch
-/// (`SPECULA_MOE_NORM_ROUTE=0`: two, as before).
-pub(super) fn fused_norm_route() -> bool {
-    static FUSED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *FUSED.get_or_init(|| std::env::var("SPECULA_MOE_NORM_ROUTE").map_or(true, |v| v != "0"))
 }

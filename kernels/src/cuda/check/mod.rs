@@ -18,7 +18,6 @@ mod linear;
 mod linear_tiles;
 mod mla;
 mod moe;
-mod moe_fused;
 mod norm;
 mod random;
 mod rope;

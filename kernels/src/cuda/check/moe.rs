@@ -5,11 +5,10 @@
 //! same bits), and batch invariance bit for bit (a row alone, in other
 //! batches, and with many rows per expert).
 
-use super::moe_fused::norm_route_diff;
 use super::{differing, download, normwise_error, random, round, row_recorder, upload, CheckRow};
 use crate::cuda::{
     moe_combine, moe_combine_norm, moe_grouped, moe_route, moe_routes, rms_norm_residual,
-    ExpertWeights, ExpertsOutput, Gpu, GpuElement, GpuError, MoePlan, RouterSpec, RouterWeights,
+    ExpertWeights, ExpertsOutput, Gpu, GpuElement, GpuError, MoePlan, RouterSpec,
 };
 use cudarc::driver::CudaSlice;
 use rand_chacha::ChaCha8Rng;
@@ -290,19 +289,6 @@ fn check_router<T: GpuElement>(
         format!("{words}: largest relative weight error"),
         w_err,
         1e-5,
-    );
-    let router = RouterWeights {
-        gate: &ex.gate,
-        bias: ex.bias.as_ref(),
-    };
-    // The norm fused with the routing: a row alone, and 64 rows.
-    let fused = norm_route_diff(gpu, rng, sp, router, 1, h)?
-        + norm_route_diff(gpu, rng, sp, router, rows, h)?;
-    row(
-        "moe_norm_route",
-        format!("{words}: the post-attention norm fused with the routing vs the two launches, 1 and {rows} rows: differing values"),
-        fused as f64,
-        0.0,
     );
     row(
         "moe_combine_norm",

@@ -12,7 +12,9 @@ are known before device time is spent. NVRTC needs no driver. Get it once
 
 Prints the compile log's errors, then registers, stack and spills of every
 kernel whose name starts with one of --kernels (all by default); exits 1 if
-the compile fails.
+the compile fails. The macros the engine defines by default
+(SPECULA_PDL_EARLY, unless SPECULA_PDL=late) are defined here too;
+--late leaves them out, --define adds more.
 """
 import argparse
 import ctypes
@@ -38,7 +40,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), "..", ".."))
     ap.add_argument("--kernels", default="", help="comma-separated name prefixes to report")
-    ap.add_argument("--define", action="append", default=[], help="a macro to define (as -D), e.g. SPECULA_PDL_EARLY")
+    ap.add_argument("--define", action="append", default=[], help="one more macro to define (as -D)")
+    ap.add_argument("--late", action="store_true", help="compile as SPECULA_PDL=late does (no SPECULA_PDL_EARLY)")
     a = ap.parse_args()
     cuda = os.path.join(a.root, "kernels", "src", "cuda")
     dev = open(os.path.join(cuda, "device.rs")).read()
@@ -48,7 +51,7 @@ def main():
     prog = ctypes.c_void_p()
     if lib.nvrtcCreateProgram(ctypes.byref(prog), src, b"specula.cu", 0, None, None) != 0:
         raise SystemExit("nvrtcCreateProgram failed")
-    opts = [b"--gpu-architecture=sm_90", b"-Xptxas", b"-v"] + [f"-D{d}".encode() for d in a.define]
+    opts = [b"--gpu-architecture=sm_90", b"-Xptxas", b"-v"] + [f"-D{d}".encode() for d in ([] if a.late else ["SPECULA_PDL_EARLY"]) + a.define]
     rc = lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
     n = ctypes.c_size_t()
     lib.nvrtcGetProgramLogSize(prog, ctypes.byref(n))

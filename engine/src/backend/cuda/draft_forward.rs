@@ -2,8 +2,9 @@
 //! CUDA-graph replay for shapes of up to `INVARIANT_MAX_ROWS` rows (see
 //! `graph.rs`).
 
+use super::batch::{BatchOnDevice, HostBatch};
 use super::draft::GpuDraft;
-use super::forward::{block_forward, head_forward, BatchOnDevice, HostBatch, ScratchSizes};
+use super::forward::{block_forward, head_forward, ScratchSizes};
 use super::graph::Step;
 use super::kv_pool::{GpuCache, KvPool};
 use super::profile::OpClock;

@@ -6,7 +6,8 @@
 //! graph serves every context length. Only the batch-invariant small-row
 //! path (no cuBLAS) is captured.
 
-use super::forward::{BatchOnDevice, HostBatch, Scratch, ScratchSizes};
+use super::batch::{BatchOnDevice, HostBatch};
+use super::forward::{Scratch, ScratchSizes};
 use super::profile;
 use crate::error::{EngineError, Result};
 use cudarc::driver::{sys, CudaGraph, CudaSlice};

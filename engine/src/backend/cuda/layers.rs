@@ -2,9 +2,8 @@
 //! or latent attention, then a dense MLP or experts, each behind an RMSNorm
 //! and added to the residual (the CPU model's `DecoderLayer`).
 
-use super::forward::{
-    dense_mlp, gqa_attention, post_attention_norm, BatchOnDevice, Scratch, ScratchSizes,
-};
+use super::batch::BatchOnDevice;
+use super::forward::{dense_mlp, gqa_attention, post_attention_norm, Scratch, ScratchSizes};
 use super::kv_pool::KvPool;
 use super::profile::OpClock;
 use super::sparse_forward::{experts, latent_attention, SparseBuffers};

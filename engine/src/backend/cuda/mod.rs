@@ -4,6 +4,7 @@
 //! of every family: grouped-query or latent attention (the absorbed form
 //! over a compressed cache), dense MLPs or experts (`layers.rs`).
 
+mod batch;
 mod device_rows;
 mod draft;
 mod draft_forward;

@@ -2,7 +2,8 @@
 //! `layers.rs` for the layer around them): their per-shape buffers, the
 //! absorbed-form latent attention and the routed + shared experts.
 
-use super::forward::{mlp_into, BatchOnDevice, Scratch};
+use super::batch::BatchOnDevice;
+use super::forward::{mlp_into, Scratch};
 use super::kv_pool::KvPool;
 use super::layers::{LayerAttention, LayerFfn, TargetLayer};
 use super::profile::OpClock;

@@ -3,8 +3,9 @@
 //! `T` (bf16 or f32), or random weights drawn on the device for a config's
 //! shape.
 
+use super::batch::{BatchOnDevice, HostBatch};
 use super::device_rows::{DeviceRows, SharedRows};
-use super::forward::{logits_forward, BatchOnDevice, HostBatch};
+use super::forward::logits_forward;
 use super::graph::{Replays, Step};
 use super::kv_pool::{GpuCache, KvPool};
 use super::layers::{layer_forward, norm_after, scratch_sizes, LayerFfn, LayerInputs, TargetLayer};

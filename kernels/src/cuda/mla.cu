@@ -101,8 +101,7 @@ __device__ void mla_head_linear(T* y, const T* x, const T* w, int rows, int head
     const T* wr = w + ((size_t)h * n + c) * k;
     // The warp's weight row asked of L2 before the wait on the previous
     // kernel (no kernel writes weights).
-    if (gw < heads * n && blockIdx.y == 0)
-        for (size_t b = lane * 128; b < (size_t)k * sizeof(T); b += 32 * 128) prefetch_l2((const char*)wr + b);
+    if (gw < heads * n && blockIdx.y == 0) prefetch_l2_span(wr, (size_t)k * sizeof(T), lane, 32);
     pdl_enter();
     if (gw >= heads * n) return;
     for (int r = blockIdx.y; r < rows; r += gridDim.y) {
@@ -113,6 +112,21 @@ __device__ void mla_head_linear(T* y, const T* x, const T* w, int rows, int head
 
 #define P_MLA_HL(T) (T* y, const T* x, const T* w, int rows, int heads, int n, int k, int xs, int xh, int ys, int yh, int vec)
 KERNELS_ENTERED(mla_head_linear, mla_head_linear, T_ONLY, P_MLA_HL, (y, x, w, rows, heads, n, k, xs, xh, ys, yh, vec), NO_ENTER)
+
+// Row r's key list as the latent attention reads it (as the attention
+// kernel does): base[r] + j for j < prefix[r], then base[r] +
+// extra[extra_off[r] + j - prefix[r]]; n keys in all.
+struct MlaRowKeys {
+    long base;
+    int np, e0, n;
+    // The cache entry of the list's key j.
+    __device__ long entry(const int* extra, int j) const { return base + (j < np ? j : extra[e0 + j - np]); }
+};
+
+__device__ MlaRowKeys mla_row_keys(const int* base, const int* prefix, const int* extra_off, int r) {
+    int np = prefix[r], e0 = extra_off[r];
+    return MlaRowKeys{base[r], np, e0, np + extra_off[r + 1] - e0};
+}
 
 // Heads per block of the latent attention.
 #define MLA_HEADS 4

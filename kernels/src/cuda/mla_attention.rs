@@ -199,9 +199,9 @@ pub fn mla_attention<T: GpuElement>(
             && scratch.counters.len() >= lr * shape.heads,
         || "mla_attention: scratch made for other key lists".into(),
     )?;
+    let fma_splits = mla_launch_splits(keys.max_keys, chunk, false);
     for row0 in (0..rows).step_by(lr.max(1)) {
         let n = lr.min(rows - row0);
-        let fma_splits = mla_launch_splits(keys.max_keys, chunk, false);
         let per_block = scratch
             .heads_per_block
             .unwrap_or(if mla_uses_mma::<T>(gpu, shape, keys) {

@@ -58,9 +58,8 @@ extern "C" __global__ void mla_attention_mma_bf16(bf16* out, float* part_out, fl
     int rl = blockIdx.x, r = row0 + rl, g0 = blockIdx.y, s = blockIdx.z, splits = gridDim.z;
     int h0 = g0 * H;
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    int np = prefix[r], e0 = extra_off[r];
-    int nk = np + extra_off[r + 1] - e0;
-    int start = s * NK, n = min(nk, start + NK) - start;
+    MlaRowKeys rk = mla_row_keys(base, prefix, extra_off, r);
+    int start = s * NK, n = min(rk.n, start + NK) - start;
     size_t first = ((size_t)rl * heads + h0) * splits;  // slot of (rl, h0, split 0)
     bf16* ks = (bf16*)mma_smem;                          // [NK][dp]
     bf16* qs = ks + NK * dp;                             // [H][dp]
@@ -73,7 +72,6 @@ extern "C" __global__ void mla_attention_mma_bf16(bf16* out, float* part_out, fl
         // 1. Warp w stages keys w, w + 8, w + 16, w + 24 and heads w, w + 8,
         // every 16-byte slice of them loaded before any is stored.
         const bf16* kp = pool + pool_offset;
-        long brow = base[r];
         const bf16* qh = qcat + ((size_t)r * heads + h0) * d;
         const uint4 zero4 = make_uint4(0u, 0u, 0u, 0u);
         uint4 kv[4][3], qv[2][3];
@@ -85,7 +83,7 @@ extern "C" __global__ void mla_attention_mma_bf16(bf16* out, float* part_out, fl
                 for (int sl = 0; sl < 3; sl++) kv[u][sl] = zero4;
                 continue;
             }
-            const uint4* row = (const uint4*)(kp + (size_t)(brow + (jj < np ? jj : extra[e0 + jj - np])) * d);
+            const uint4* row = (const uint4*)(kp + (size_t)rk.entry(extra, jj) * d);
 #pragma unroll
             for (int sl = 0; sl < 3; sl++)
                 if (lane + 32 * sl < per) kv[u][sl] = row[lane + 32 * sl];

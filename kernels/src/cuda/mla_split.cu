@@ -27,21 +27,22 @@
 // Splits of a row at most (mla_layout.rs: MLA_MAX_SPLITS, mla_row_splits).
 #define MLA_MAX_SPLITS 32
 
+// Chunks per split of a row of nk keys (mla_layout.rs: mla_row_splits).
+__device__ __forceinline__ int mla_split_tiles(int nk, int chunk) {
+    return max(1, (nk + chunk * MLA_MAX_SPLITS - 1) / (chunk * MLA_MAX_SPLITS));
+}
+
 // Before the wait on the previous kernel: the cache rows of the block's
 // first chunk asked of L2 (a prefetch reads nothing into registers, and the
 // key lists were uploaded before the forward's first kernel).
 template <typename T>
 __device__ void mla_prefetch_chunk(const T* pool, const int* base, const int* prefix, const int* extra_off,
                                    const int* extra, int d, int chunk, long pool_offset, int row0) {
-    int r = row0 + blockIdx.x, s = blockIdx.z;
-    int np = prefix[r], e0 = extra_off[r];
-    int nk = np + extra_off[r + 1] - e0;
-    int tiles = max(1, (nk + chunk * MLA_MAX_SPLITS - 1) / (chunk * MLA_MAX_SPLITS));
-    int start = s * tiles * chunk, n = min(nk - start, chunk);
+    MlaRowKeys rk = mla_row_keys(base, prefix, extra_off, row0 + blockIdx.x);
+    int start = blockIdx.z * mla_split_tiles(rk.n, chunk) * chunk, n = min(rk.n - start, chunk);
     int lines = (d * (int)sizeof(T) + 127) / 128;
     for (int i = threadIdx.x; i < n * lines; i += blockDim.x) {
-        int jj = start + i / lines;
-        long key = base[r] + (jj < np ? jj : extra[e0 + jj - np]);
+        long key = rk.entry(extra, start + i / lines);
         prefetch_l2((const char*)(pool + pool_offset + key * d) + (i % lines) * 128);
     }
 }
@@ -58,10 +59,9 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
     int rl = blockIdx.x, r = row0 + rl, g = blockIdx.y, s = blockIdx.z, splits = gridDim.z;
     int h0 = g * H, nh = min(H, heads - h0);
     const T* kp = pool + pool_offset;
-    int np = prefix[r], e0 = extra_off[r];
-    int nk = np + extra_off[r + 1] - e0;
-    int tiles = max(1, (nk + chunk * MLA_MAX_SPLITS - 1) / (chunk * MLA_MAX_SPLITS));
-    int start = s * tiles * chunk, end = min(nk, start + tiles * chunk);
+    MlaRowKeys rk = mla_row_keys(base, prefix, extra_off, r);
+    int tiles = mla_split_tiles(rk.n, chunk);
+    int start = s * tiles * chunk, end = min(rk.n, start + tiles * chunk);
     float* qs = smem;
     float* ps = qs + H * d;
     float* os = ps + H * chunk;
@@ -73,7 +73,6 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
     } else {
         bool vec = d % VEC == 0;
         int per = vec ? d / VEC : d;
-        long brow = base[r];
         // The query heads in f32; with 16-byte slices each slice's values as
         // VEC / 4 float4 planes [head][plane][slice], so that the lanes of a
         // warp read consecutive float4s.
@@ -99,10 +98,7 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
         }
         for (int t0 = start; t0 < end; t0 += chunk) {
             int n = min(chunk, end - t0);
-            auto row_of = [&](int j) {
-                int jj = t0 + j;
-                return kp + (size_t)(brow + (jj < np ? jj : extra[e0 + jj - np])) * d;
-            };
+            auto row_of = [&](int j) { return kp + (size_t)rk.entry(extra, t0 + j) * d; };
             // The chunk's cache rows: warp w copies keys w, w + nw, ... (a
             // row's address found once); the first MLA_STAGE_KEYS keys of a
             // warp have all their 16-byte slices (up to MLA_STAGE_SLICES a

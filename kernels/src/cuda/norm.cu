@@ -26,8 +26,7 @@ __device__ void rms_norm_delta(T* out, T* residual, F make_delta, const T* w, fl
             if (i < hidden) ld16(w + i, wv[u]);
         }
     } else {
-        for (size_t b = threadIdx.x * 128; b < (size_t)hidden * sizeof(T); b += blockDim.x * 128)
-            prefetch_l2((const char*)w + b);
+        prefetch_l2_span(w, (size_t)hidden * sizeof(T), threadIdx.x, blockDim.x);
     }
     pdl_enter();
     auto delta = make_delta();

@@ -100,6 +100,11 @@ __device__ __forceinline__ void prefetch_l2(const void* p) {
     asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
 }
 
+// Thread i of n asks L2 for its share of the 128-byte lines of [p, p + bytes).
+__device__ __forceinline__ void prefetch_l2_span(const void* p, size_t bytes, int i, int n) {
+    for (size_t b = (size_t)i * 128; b < bytes; b += (size_t)n * 128) prefetch_l2((const char*)p + b);
+}
+
 // silu(g) * u, the SiLU-and-mul of every gate|up kernel (a macro, so that
 // each use compiles exactly as the expression written out; g is evaluated
 // twice: pass a variable).

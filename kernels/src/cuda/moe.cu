@@ -44,8 +44,8 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
                                int* expert_off, int* active, int* n_active, int* pair_row,
                                unsigned long long* stats) {
     extern __shared__ float smem[];
-    // At most MOE_ROUTE_WARPS warps route (so the shared memory does not
-    // grow with the block); every thread lays out.
+    // At most MOE_ROUTE_WARPS warps route (plan_smem sizes the shared
+    // memory for them); every thread lays out.
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = min(blockDim.x >> 5, MOE_ROUTE_WARPS);
     float* score = smem + (size_t)warp * 2 * experts;
     float* choice = score + experts;
@@ -155,10 +155,8 @@ __device__ void moe_route(float* logits, const T* x, const T* gate, int k, int v
                           float scaling, int* ids, float* wts, int* pos, int* expert_off, int* active, int* n_active,
                           int* pair_row, unsigned long long* stats) {
     int e = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    if (blockIdx.y == 0 && e < experts) {
-        const char* w = (const char*)(gate + (size_t)e * k);
-        for (size_t b = (threadIdx.x & 31) * 128; b < (size_t)k * sizeof(T); b += 32 * 128) prefetch_l2(w + b);
-    }
+    if (blockIdx.y == 0 && e < experts)
+        prefetch_l2_span(gate + (size_t)e * k, (size_t)k * sizeof(T), threadIdx.x & 31, 32);
     pdl_enter();
     if (e < experts) moe_router_logits(logits, x, gate, rows, k, experts, vec);
     moe_route_tail(logits, ticket, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, pos,

@@ -5,6 +5,7 @@
 
 use super::device::{Gpu, GpuElement, GpuError, SmallRowLinear};
 use super::launch::{cfg, launch, name, need, RawArg, THREADS};
+use super::norm::NORM_THREADS;
 use crate::mma_layout::mma_k_parts;
 use cudarc::driver::CudaSlice;
 
@@ -116,42 +117,17 @@ pub fn moe_route<T: GpuElement>(
         return Ok(());
     }
     let vec = k.is_multiple_of(16 / T::BYTES);
-    let mut args = vec![
+    let flags =
+        i32::from(sp.sigmoid) | i32::from(sp.top_two_sum) << 1 | i32::from(sp.norm_topk_prob) << 2;
+    let args = [
         RawArg::slice(gpu, &plan.logits),
         RawArg::slice(gpu, x),
         RawArg::slice(gpu, gate),
         RawArg::I32(k as i32),
         RawArg::I32(i32::from(vec)),
-    ];
-    args.extend(route_args(gpu, plan, bias, stats));
-    // One warp per expert and row group for the logits; the last block to
-    // finish routes every row (moe_route in moe.cu).
-    let blocks = (sp.experts * 32).div_ceil(THREADS as usize) as u32;
-    let grid = cfg(
-        (blocks, rows.div_ceil(4).clamp(1, 256) as u32),
-        THREADS,
-        plan_smem(sp, rows) as u32,
-    );
-    // SAFETY: the kernel's parameters in order; sizes checked above and in MoePlan::new.
-    unsafe { launch(gpu, &name::<T>("moe_route"), grid, &args) }
-}
-
-/// The routing kernels' parameters from the ticket on (`moe_route_tail` in
-/// `moe.cu`): the ticket, the bias, the router's settings, the plan's
-/// outputs and the counters.
-fn route_args(
-    gpu: &Gpu,
-    plan: &MoePlan,
-    bias: Option<&CudaSlice<f32>>,
-    stats: Option<&mut CudaSlice<u64>>,
-) -> Vec<RawArg> {
-    let sp = plan.spec;
-    let flags =
-        i32::from(sp.sigmoid) | i32::from(sp.top_two_sum) << 1 | i32::from(sp.norm_topk_prob) << 2;
-    vec![
         RawArg::slice(gpu, &plan.ticket),
         RawArg::opt(gpu, bias),
-        RawArg::I32(plan.rows as i32),
+        RawArg::I32(rows as i32),
         RawArg::I32(sp.experts as i32),
         RawArg::I32(sp.top_k as i32),
         RawArg::I32(sp.n_group as i32),
@@ -166,15 +142,25 @@ fn route_args(
         RawArg::slice(gpu, &plan.n_active),
         RawArg::slice(gpu, &plan.pair_row),
         RawArg::opt(gpu, stats.map(|s| &*s)),
-    ]
+    ];
+    // One warp per expert and row group for the logits; the last block to
+    // finish routes every row (moe_route in moe.cu).
+    let blocks = (sp.experts * 32).div_ceil(THREADS as usize) as u32;
+    let grid = cfg(
+        (blocks, rows.div_ceil(4).clamp(1, 256) as u32),
+        THREADS,
+        plan_smem(sp, rows) as u32,
+    );
+    // SAFETY: the kernel's parameters in order; sizes checked above and in MoePlan::new.
+    unsafe { launch(gpu, &name::<T>("moe_route"), grid, &args) }
 }
 
 /// Pairs up to which the routing keeps every row's experts in shared
 /// memory (`MOE_SMEM_PAIRS` in `moe.cu`).
 const MOE_SMEM_PAIRS: usize = 1024;
 
-/// Warps that route rows (`MOE_ROUTE_WARPS` in `moe.cu`).
-const MOE_ROUTE_WARPS: usize = 8;
+/// Warps that route rows (`MOE_ROUTE_WARPS` in `moe.cu`: the launch's 8).
+const MOE_ROUTE_WARPS: usize = THREADS as usize / 32;
 
 /// Bytes of dynamic shared memory the routing of `rows` rows asks for
 /// (`moe_route_plan` in `moe.cu`): per routing warp 2 x experts scores,
@@ -375,8 +361,8 @@ pub fn moe_combine_norm<T: GpuElement>(
         RawArg::F32(eps),
         RawArg::I32(hidden as i32),
     ];
-    // One block of 512 threads a row, as rms_norm_residual.
-    let grid = cfg((rows as u32, 1), 512, 0);
+    // One block a row, as rms_norm_residual.
+    let grid = cfg((rows as u32, 1), NORM_THREADS, 0);
     // SAFETY: the kernel's parameters in order; sizes checked above.
     unsafe { launch(gpu, &name::<T>("moe_combine_norm"), grid, &args) }
 }

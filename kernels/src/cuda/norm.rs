@@ -4,6 +4,10 @@ use super::device::{Gpu, GpuElement, GpuError};
 use super::launch::{cfg, launch, name, need, RawArg};
 use cudarc::driver::CudaSlice;
 
+/// Threads of an RMSNorm block (one block a row; `norm.cu`'s register
+/// path holds up to 4 x 16 bytes of a row per thread).
+pub(crate) const NORM_THREADS: u32 = 512;
+
 /// `residual += delta` (when given), then `out = rmsnorm(residual) * w`, row by row.
 pub fn rms_norm_residual<T: GpuElement>(
     gpu: &Gpu,
@@ -31,5 +35,5 @@ pub fn rms_norm_residual<T: GpuElement>(
     ];
     let kernel = name::<T>("rms_norm_residual");
     // SAFETY: the kernel's parameters in order; sizes checked above.
-    unsafe { launch(gpu, &kernel, cfg((rows as u32, 1), 512, 0), &args) }
+    unsafe { launch(gpu, &kernel, cfg((rows as u32, 1), NORM_THREADS, 0), &args) }
 }

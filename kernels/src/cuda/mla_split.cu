@@ -39,7 +39,7 @@ template <typename T>
 __device__ void mla_prefetch_chunk(const T* pool, const int* base, const int* prefix, const int* extra_off,
                                    const int* extra, int d, int chunk, long pool_offset, int row0) {
     MlaRowKeys rk = mla_row_keys(base, prefix, extra_off, row0 + blockIdx.x);
-    int start = blockIdx.z * mla_split_tiles(rk.n, chunk) * chunk, n = min(rk.n - start, chunk);
+    int start = (int)blockIdx.z * mla_split_tiles(rk.n, chunk) * chunk, n = min(rk.n - start, chunk);
     int lines = (d * (int)sizeof(T) + 127) / 128;
     for (int i = threadIdx.x; i < n * lines; i += blockDim.x) {
         long key = rk.entry(extra, start + i / lines);

@@ -22,6 +22,12 @@ pub(super) struct Measured {
     pub(super) steps: usize,
     pub(super) verify_us: f64,
     pub(super) draft_us_per_step: f64,
+    /// Drafting and verifying summed over the run, microseconds.
+    pub(super) draft_verify_us: f64,
+    /// Tokens emitted by decode steps, summed over sequences.
+    pub(super) decode_tokens: usize,
+    /// Verify steps per sequence, mean over the batch.
+    pub(super) sequence_steps: f64,
     pub(super) prefill_ms: f64,
     pub(super) log: SpanLog,
 }
@@ -45,12 +51,16 @@ pub(super) fn measure(
         .cloned()
         .unwrap_or_default();
     let draft_total = rec.log.total(Span::Draft).as_secs_f64() * 1e6;
+    let verify_total = rec.log.total(Span::Verify).as_secs_f64() * 1e6;
     Ok(Measured {
         tok_s: g.decode_throughput(),
         tau: g.tau(),
         steps: g.batch_steps,
         verify_us: median_us(&verify),
         draft_us_per_step: draft_total / g.batch_steps.max(1) as f64,
+        draft_verify_us: draft_total + verify_total,
+        decode_tokens: g.emitted_in_decode(),
+        sequence_steps: g.verify_steps() as f64 / g.sequences.len().max(1) as f64,
         prefill_ms: rec.log.total(Span::Prefill).as_secs_f64() * 1e3,
         log: rec.log,
     })
@@ -168,19 +178,24 @@ pub(super) fn run_case(
                 tok_s: syn.tok_s,
                 verify_us: syn.verify_us,
                 draft_us_per_step: syn.draft_us_per_step,
+                draft_verify_us: syn.draft_verify_us,
+                decode_tokens: syn.decode_tokens,
+                sequence_steps: syn.sequence_steps,
                 prefill_ms: syn.prefill_ms,
                 steps: syn.steps,
             };
             eprintln!(
-                "batch {batch} prompt {} repeat {repeat}: synthetic tau {:.2}: {:.1} tok/s, speedup {:.2} vs ideal {:.2} ({:.1}%), verify {:.2}x a decode step, {} steps",
+                "batch {batch} prompt {} repeat {repeat}: synthetic tau {:.2}: {:.1} tok/s, speedup {:.2} vs ideal {:.2} ({:.1}%; {:.1}% of tau x step / (draft + verify)), verify {:.2}x a decode step, {} batch steps ({:.1} per sequence)",
                 ctx.prompt_len,
                 s.tau,
                 s.tok_s,
                 row.speedup(&s),
                 row.ideal(&s),
                 100.0 * row.speedup(&s) / row.ideal(&s),
+                100.0 * row.speedup(&s) / row.tau_ideal(&s),
                 s.verify_us / row.step_us,
-                s.steps
+                s.steps,
+                s.sequence_steps,
             );
             row.synthetic = Some(s);
             if last {

@@ -43,9 +43,16 @@ pub struct SyntheticRepeat {
     pub verify_us: f64,
     /// Drafting per step, microseconds.
     pub draft_us_per_step: f64,
+    /// Drafting and verifying summed over the run, microseconds.
+    pub draft_verify_us: f64,
+    /// Tokens emitted by decode steps, summed over sequences.
+    pub decode_tokens: usize,
+    /// Verify steps per sequence, mean over the batch (the batch steps
+    /// until its slowest sequence is done: `steps` >= this).
+    pub sequence_steps: f64,
     /// Prefill with the draft's extend over the prompts, milliseconds.
     pub prefill_ms: f64,
-    /// Decode steps taken.
+    /// Decode steps the batch took.
     pub steps: usize,
 }
 
@@ -55,9 +62,22 @@ impl CaseRepeat {
         s.tok_s / self.tok_s
     }
 
-    /// The speedup the measured span costs allow: tau steps' worth of
-    /// baseline time per (draft + verify).
+    /// The speedup the measured span costs allow: the run's decode tokens
+    /// over its drafting and verifying time alone, against the baseline's
+    /// tokens per second. measured / ideal is the share of the speculative
+    /// decode time spent drafting and verifying; the rest is the engine's
+    /// host work between them (tree building, acceptance, KV commits,
+    /// launches). The batch's tail (sequences that need more steps than
+    /// the mean keep the batch stepping with fewer rows) is in both.
     pub fn ideal(&self, s: &SyntheticRepeat) -> f64 {
+        s.decode_tokens as f64 / (s.draft_verify_us * 1e-6) / self.tok_s
+    }
+
+    /// The speedup if every sequence took its mean steps at the median
+    /// span costs: tau steps' worth of baseline time per (draft + verify).
+    /// Below [`CaseRepeat::ideal`] by the batch's tail: a batch of
+    /// fixed-length sequences steps until its slowest sequence is done.
+    pub fn tau_ideal(&self, s: &SyntheticRepeat) -> f64 {
         s.tau * self.step_us / (s.draft_us_per_step + s.verify_us)
     }
 }
@@ -75,10 +95,10 @@ pub struct Ceilings {
 pub const DECODE_HEADER: &str = "batch_size,prompt_len,repeat,dtype,cuda_graphs,weight_bytes,step_us_p50,weight_gb_s,copy_gb_s,fraction_of_copy,tok_s,experts_per_moe_layer,expert_bytes,kv_bytes,bytes_read,read_gb_s,read_fraction_of_copy,prefill_ms,prefill_tok_s,device_used_bytes,tflops,tflops_fraction_of_gemm";
 
 /// Header of synthetic_speedup.csv.
-pub const SYNTHETIC_HEADER: &str = "batch_size,prompt_len,repeat,synthetic,profile,steps,topk,num_draft_tokens,tau,expected_tau,base_tok_s,spec_tok_s,measured_speedup,base_step_us,draft_us_per_step,verify_us,verify_over_decode,ideal_speedup,fraction_of_ideal,spec_prefill_ms";
+pub const SYNTHETIC_HEADER: &str = "batch_size,prompt_len,repeat,synthetic,profile,steps,topk,num_draft_tokens,tau,expected_tau,base_tok_s,spec_tok_s,measured_speedup,base_step_us,draft_us_per_step,verify_us,verify_over_decode,ideal_speedup,fraction_of_ideal,spec_prefill_ms,batch_steps,sequence_steps,tau_ideal_speedup,fraction_of_tau_ideal";
 
 /// Header of scaling.csv.
-pub const SCALING_HEADER: &str = "batch_size,prompt_len,repeats,step_us,bytes_read,kv_bytes,read_fraction_of_copy,tok_s,tflops,tflops_fraction_of_gemm,prefill_ms,prefill_tok_s,device_used_bytes,tau,verify_us,verify_over_decode,draft_us_per_step,measured_speedup,ideal_speedup,fraction_of_ideal,draft_extend_ms";
+pub const SCALING_HEADER: &str = "batch_size,prompt_len,repeats,step_us,bytes_read,kv_bytes,read_fraction_of_copy,tok_s,tflops,tflops_fraction_of_gemm,prefill_ms,prefill_tok_s,device_used_bytes,tau,verify_us,verify_over_decode,draft_us_per_step,measured_speedup,ideal_speedup,fraction_of_ideal,draft_extend_ms,batch_steps,sequence_steps,tau_ideal_speedup,fraction_of_tau_ideal";
 
 /// Fields of decode_bandwidth.csv that are not in [`CaseRepeat`].
 pub struct DecodeContext<'a> {
@@ -141,9 +161,9 @@ pub struct SyntheticContext {
 /// A synthetic_speedup.csv row (None without a synthetic run).
 pub fn synthetic_row(r: &CaseRepeat, c: &SyntheticContext) -> Option<String> {
     let s = r.synthetic.as_ref()?;
-    let (measured, ideal) = (r.speedup(s), r.ideal(s));
+    let (measured, ideal, tau_ideal) = (r.speedup(s), r.ideal(s), r.tau_ideal(s));
     Some(format!(
-        "{},{},{},true,{},{},{},{},{:.4},{:.4},{:.2},{:.2},{measured:.4},{:.1},{:.1},{:.1},{:.4},{ideal:.4},{:.4},{:.2}\n",
+        "{},{},{},true,{},{},{},{},{:.4},{:.4},{:.2},{:.2},{measured:.4},{:.1},{:.1},{:.1},{:.4},{ideal:.4},{:.4},{:.2},{},{:.2},{tau_ideal:.4},{:.4}\n",
         r.batch,
         r.prompt_len,
         r.repeat,
@@ -161,6 +181,9 @@ pub fn synthetic_row(r: &CaseRepeat, c: &SyntheticContext) -> Option<String> {
         s.verify_us / r.step_us,
         measured / ideal,
         s.prefill_ms,
+        s.steps,
+        s.sequence_steps,
+        measured / tau_ideal,
     ))
 }
 
@@ -202,7 +225,7 @@ pub fn scaling_rows(all: &[CaseRepeat], ceil: Ceilings) -> String {
         let read_frac = med(&rows, |r| r.bytes_read / (r.step_us * 1e-6) / 1e9) / ceil.copy_gb_s;
         let tflops = med(&rows, |r| r.step_flops / (r.step_us * 1e-6) / 1e12);
         out.push_str(&format!(
-            "{batch},{prompt_len},{},{step_us:.1},{:.0},{:.0},{read_frac:.4},{:.2},{tflops:.2},{:.4},{:.2},{:.1},{},{},{},{},{},{},{},{},{}\n",
+            "{batch},{prompt_len},{},{step_us:.1},{:.0},{:.0},{read_frac:.4},{:.2},{tflops:.2},{:.4},{:.2},{:.1},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             rows.len(),
             med(&rows, |r| r.bytes_read),
             med(&rows, |r| r.kv_bytes),
@@ -219,6 +242,10 @@ pub fn scaling_rows(all: &[CaseRepeat], ceil: Ceilings) -> String {
             med_syn(&rows, |r, s| r.ideal(s)),
             med_syn(&rows, |r, s| r.speedup(s) / r.ideal(s)),
             med_syn(&rows, |r, s| s.prefill_ms - r.prefill_ms),
+            med_syn(&rows, |_, s| s.steps as f64),
+            med_syn(&rows, |_, s| s.sequence_steps),
+            med_syn(&rows, |r, s| r.tau_ideal(s)),
+            med_syn(&rows, |r, s| r.speedup(s) / r.tau_ideal(s)),
         ));
     }
     out
@@ -242,6 +269,10 @@ mod tests {
                 tok_s: tau * batch as f64 / (2.0 * step_us * 1e-6),
                 verify_us: 1.5 * step_us,
                 draft_us_per_step: 0.5 * step_us,
+                // 10 steps of every sequence, each drafting and verifying.
+                draft_verify_us: 10.0 * 2.0 * step_us,
+                decode_tokens: (10.0 * tau * batch as f64).round() as usize,
+                sequence_steps: 10.0,
                 prefill_ms: 11.0,
                 steps: 10,
             }),
@@ -279,6 +310,25 @@ mod tests {
         assert_eq!(cells[19], "1.0000");
         // the draft's extend: 11 ms with it, 10 ms without.
         assert_eq!(cells[20], "1.0000");
+    }
+
+    #[test]
+    fn a_batch_tail_lowers_the_tau_ideal_but_not_the_span_ideal() {
+        // Sequences need 10 steps on average but the batch steps 12 times
+        // (its slowest sequence), with no host time between the spans: the
+        // engine turned all of its drafting and verifying into tokens.
+        let mut r = repeat(8, 1000.0, 3.0);
+        let s = r.synthetic.as_mut().unwrap();
+        s.steps = 12;
+        s.draft_verify_us = 12.0 * 2.0 * 1000.0;
+        s.tok_s = s.decode_tokens as f64 / (s.draft_verify_us * 1e-6);
+        let s = r.synthetic.clone().unwrap();
+        assert!((r.speedup(&s) / r.ideal(&s) - 1.0).abs() < 1e-9);
+        assert!((r.speedup(&s) / r.tau_ideal(&s) - 10.0 / 12.0).abs() < 1e-9);
+        // Host time between the spans (a quarter of the run) shows in both.
+        let mut slow = s.clone();
+        slow.tok_s = s.tok_s * 0.75;
+        assert!((r.speedup(&slow) / r.ideal(&slow) - 0.75).abs() < 1e-9);
     }
 
     #[test]

@@ -156,7 +156,6 @@ __device__ void attention(T* out, float* part_out, float* part_ml, int* counters
                           const T* vp, const int* base, const int* prefix, const int* extra_off, const int* extra,
                           int heads, int kv_heads, int head_dim, float scale, int chunk, long pool_offset, int skip_causal) {
     extern __shared__ float smem[];
-    __shared__ int last;
     kp += pool_offset;
     vp += pool_offset;
     int r = blockIdx.x, h = blockIdx.y, s = blockIdx.z, splits = gridDim.z;
@@ -174,13 +173,8 @@ __device__ void attention(T* out, float* part_out, float* part_ml, int* counters
         attention_split<T, AHEAD>(po, ml, q, kp, vp, base, prefix, extra_off, extra, heads, kv_heads, head_dim, scale, start, end,
                         chunk, smem);
     }
-    // The last block of the pair merges (its writes, then everyone's, visible first).
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(&counters[pair], 1) == splits - 1;
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
+    // The last block of the pair merges.
+    if (!last_to_arrive(&counters[pair], splits)) return;
     attention_merge(out + pair * head_dim, part_out + first * head_dim, part_ml + 2 * first, head_dim, splits);
     if (threadIdx.x == 0) counters[pair] = 0;
 }

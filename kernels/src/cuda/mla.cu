@@ -222,14 +222,8 @@ __device__ void mla_empty_split(float* part_out, float* part_ml, size_t first, i
 template <typename T>
 __device__ void mla_finish_split(T* o, const float* po, const float* ml, int* counters, int nh, int lora, int splits,
                                  float* scratch, int hcap) {
-    __shared__ int last;
-    __threadfence();
-    __syncthreads();
     int pair = blockIdx.x * gridDim.y + blockIdx.y;
-    if (threadIdx.x == 0) last = atomicAdd(&counters[pair], 1) == splits - 1;
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
+    if (!last_to_arrive(&counters[pair], splits)) return;
     mla_merge_t(o, po, ml, nh, lora, splits, scratch, hcap);
     if (threadIdx.x == 0) counters[pair] = 0;
 }

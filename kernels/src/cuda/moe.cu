@@ -130,13 +130,7 @@ __device__ void moe_route_tail(const float* logits, unsigned int* ticket, const 
                                int top_k, int n_group, int topk_group, int flags, float scaling, int* ids, float* wts,
                                int* pos, int* expert_off, int* active, int* n_active, int* pair_row,
                                unsigned long long* stats) {
-    __shared__ bool last;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(ticket, 1u) == gridDim.x * gridDim.y - 1;
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
+    if (!last_to_arrive(ticket, gridDim.x * gridDim.y)) return;
     moe_route_plan(logits, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, pos, expert_off,
                    active, n_active, pair_row, stats);
     if (threadIdx.x == 0) *ticket = 0u;

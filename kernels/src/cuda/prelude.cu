@@ -105,6 +105,29 @@ __device__ __forceinline__ void prefetch_l2_span(const void* p, size_t bytes, in
     for (size_t b = (size_t)i * 128; b < bytes; b += (size_t)n * 128) prefetch_l2((const char*)p + b);
 }
 
+// Whether this block is the last of n to arrive at *counter (zero between
+// launches: the last block resets it once done), with every global write
+// the arriving blocks made before the call visible to the last block's
+// threads after it. One thread per block takes the ticket with an acq_rel
+// atomic between two block barriers (the barrier orders the block's writes
+// before that thread's release, as CUTLASS's barrier.h arrives), in place
+// of a sequentially consistent fence by every thread before and after.
+__device__ __forceinline__ unsigned int atom_add_acq_rel(unsigned int* counter, unsigned int v) {
+    unsigned int prev;
+    asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], %2;" : "=r"(prev) : "l"(counter), "r"(v) : "memory");
+    return prev;
+}
+__device__ __forceinline__ bool last_to_arrive(unsigned int* counter, unsigned int n) {
+    __shared__ bool last;
+    __syncthreads();
+    if (threadIdx.x == 0) last = atom_add_acq_rel(counter, 1u) == n - 1;
+    __syncthreads();
+    return last;
+}
+__device__ __forceinline__ bool last_to_arrive(int* counter, int n) {
+    return last_to_arrive((unsigned int*)counter, (unsigned int)n);
+}
+
 // silu(g) * u, the SiLU-and-mul of every gate|up kernel (a macro, so that
 // each use compiles exactly as the expression written out; g is evaluated
 // twice: pass a variable).

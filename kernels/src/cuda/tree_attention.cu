@@ -216,8 +216,13 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
             tree_store<HD>(part_out, part_ml, o, m0, m1, l0, l1, whole0 ? -1 : v0, whole1 ? -1 : v1, lane, slot);
         }
     }
-    // Count this split for each row it covered; whoever completes a row merges it.
-    __threadfence();
+    // Every row one split: all written above.
+    if (longest <= split_keys) return;
+    // Count this split for each row it covered; whoever completes a row
+    // merges it. Each count is an acq_rel atomic after a block barrier (the
+    // barrier orders the block's partials before it, as in last_to_arrive):
+    // the completing thread sees every split's partials, and the barrier
+    // below passes them on to the block.
     __syncthreads();
     if (threadIdx.x == 0) n_done = 0;
     __syncthreads();
@@ -226,12 +231,12 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
         if (k0 >= n) continue;
         int splits = (n + split_keys - 1) / split_keys;
         if (splits == 1) continue;  // written above
-        if (atomicAdd(&counters[r * kv_heads + kvh], 1) == splits - 1) done[atomicAdd(&n_done, 1)] = r;
+        if (atom_add_acq_rel((unsigned int*)&counters[r * kv_heads + kvh], 1u) == (unsigned int)splits - 1)
+            done[atomicAdd(&n_done, 1)] = r;
     }
     __syncthreads();
     int nd = n_done;
     if (nd == 0) return;
-    __threadfence();
     // Merge the completed rows, as many at a time as their split weights fit
     // the (now free) stages: per (row, head) one warp finds the maximum and
     // the weights over the splits (lanes over splits; the sum of weights in

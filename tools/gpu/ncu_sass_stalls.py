@@ -5,7 +5,7 @@ The input is what `ncu -k regex:NAME --launch-count N --section WarpStateStats
 a run (one table per profiled launch; other lines are skipped). One launch of
 a short kernel holds few stall samples (12 for a 17 us launch in
 results/h200/moe-route-2026-12-04/call4 at the default interval), so sample
-densely (`--sampling-interval 0`: every 32 cycles) and profile many launches:
+densely (`--warp-sampling-interval 0` in current Nsight Compute, `--sampling-interval` in older ones: every 32 cycles) and profile many launches:
 their tables are summed instruction by instruction (the same kernel's SASS, in the
 same order). Prints the launches and samples summed, the instructions with
 the most samples (index, share, SASS), and the phases between barriers,

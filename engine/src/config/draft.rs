@@ -312,6 +312,23 @@ impl DraftConfig {
 /// of the target's width, heads and MLP, a draft vocabulary of at most
 /// 32000 tokens (for runs without a draft checkpoint: random weights, timing studies).
 pub fn default_draft_config(target: &super::TargetConfig) -> DraftConfig {
+    // Latent attention has no head width of its own: the draft's layer is a
+    // Llama layer of 128-wide heads, hidden / 128 of them with as many kv
+    // heads (SpecForge's DeepSeek-V3 and Kimi-K2.5 drafts: 56 or 64 heads of
+    // 128 at hidden 7168; DeepSeek-V2-Lite and Moonlight: 16 of 128, their
+    // own head count). A target's own heads would give V3's draft 128 heads
+    // of 56, a width no attention kernel is built for.
+    let (heads, kv_heads, head_dim) = match &target.mla {
+        Some(_) => {
+            let heads = (target.hidden_size / 128).max(1);
+            (heads, heads, target.hidden_size / heads)
+        }
+        None => (
+            target.num_attention_heads,
+            target.num_key_value_heads,
+            target.head_dim,
+        ),
+    };
     DraftConfig {
         path: PathBuf::from(format!("{} (random EAGLE-3 draft)", target.path.display())),
         architecture: EAGLE3_ARCHITECTURE.to_string(),
@@ -319,15 +336,9 @@ pub fn default_draft_config(target: &super::TargetConfig) -> DraftConfig {
         hidden_size: target.hidden_size,
         target_hidden_size: target.hidden_size,
         intermediate_size: target.intermediate_size,
-        num_attention_heads: target.num_attention_heads,
-        num_key_value_heads: target.num_key_value_heads,
-        // Latent attention has no head width of its own: the draft's layer
-        // is a Llama layer (hidden / heads wide heads).
-        head_dim: if target.mla.is_some() {
-            target.hidden_size / target.num_attention_heads
-        } else {
-            target.head_dim
-        },
+        num_attention_heads: heads,
+        num_key_value_heads: kv_heads,
+        head_dim,
         rms_norm_eps: target.rms_norm_eps,
         rope_theta: target.rope_theta,
         rope_scaling: target.rope_scaling,
@@ -338,5 +349,45 @@ pub fn default_draft_config(target: &super::TargetConfig) -> DraftConfig {
         fc_norm: false,
         norm_output: true,
         norm_before_residual: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_draft_config;
+    use crate::config::TargetConfig;
+
+    fn bench_config(name: &str) -> TargetConfig {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/configs");
+        TargetConfig::load_file(&dir.join(name)).unwrap()
+    }
+
+    /// Regression (results/h200/ideal-2026-12-04/call4): the random draft of a
+    /// DeepSeek-V3-shaped target had the target's 128 heads, 56 wide, which no
+    /// attention kernel is built for; its pass over an 8192-token prompt then
+    /// took the slow path.
+    #[test]
+    fn a_latent_attention_targets_random_draft_has_heads_128_wide() {
+        for (name, heads) in [
+            ("deepseek-v3-4-layers.json", 56),
+            ("kimi-k2-4-layers.json", 56),
+            ("deepseek-v2-lite.json", 16),
+            ("moonlight-16b-a3b.json", 16),
+        ] {
+            let d = default_draft_config(&bench_config(name));
+            assert_eq!(
+                (d.num_attention_heads, d.num_key_value_heads, d.head_dim),
+                (heads, heads, 128),
+                "{name}"
+            );
+            assert_eq!(d.num_attention_heads * d.head_dim, d.hidden_size, "{name}");
+        }
+        // A dense target's draft keeps the target's own heads.
+        let llama = bench_config("llama-3.1-8b.json");
+        let d = default_draft_config(&llama);
+        assert_eq!(
+            (d.num_attention_heads, d.num_key_value_heads, d.head_dim),
+            (32, 8, 128)
+        );
     }
 }

@@ -262,3 +262,43 @@ pub(super) fn parse(
     }
     Ok(Some(m))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::TargetConfig;
+    use serde_json::Value;
+
+    /// Every `bench/configs/*.json` of the DeepSeek family (the shapes
+    /// `specula gpu bench --config` measures) loads, with the routing and
+    /// latent-attention settings its file states.
+    #[test]
+    fn the_bench_configs_load_with_the_experts_and_layers_their_files_state() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/configs");
+        let mut deepseek = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let c = TargetConfig::load_file(&path).unwrap_or_else(|e| panic!("{e}"));
+            let json: Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let field = |k: &str| json[k].as_u64().map(|v| v as usize);
+            assert_eq!(Some(c.num_hidden_layers), field("num_hidden_layers"));
+            let Some(experts) = field("n_routed_experts") else {
+                assert!(c.moe.is_none(), "{}", path.display());
+                continue;
+            };
+            deepseek += 1;
+            let m = c.moe.as_ref().expect("a config with routed experts");
+            assert_eq!(m.n_routed_experts, experts, "{}", path.display());
+            assert_eq!(Some(m.top_k), field("num_experts_per_tok"));
+            let dense = field("first_k_dense_replace").unwrap();
+            let sparse = m.sparse_layers.iter().filter(|&&s| s).count();
+            assert_eq!(sparse, c.num_hidden_layers - dense, "{}", path.display());
+            let groups = field("n_group").unwrap();
+            let read = m.grouping.map_or(1, |g| g.n_group);
+            assert_eq!(read, groups, "{}", path.display());
+            let mla = c.mla.as_ref().expect("latent attention");
+            assert_eq!(mla.q_lora_rank, field("q_lora_rank"), "{}", path.display());
+        }
+        assert!(deepseek >= 4, "{deepseek} DeepSeek-family bench configs");
+    }
+}

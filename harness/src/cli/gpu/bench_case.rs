@@ -171,8 +171,10 @@ pub(super) fn run_case(
             out.last_logs.push(("baseline", base.log));
         }
         if ctx.synthetic {
+            models.reset_expert_stats()?;
             let syn = measure(models, gpu, prompts, spec_params)?;
             print_profile(batch, "synthetic (target forwards)");
+            let (touched, moe_forwards) = models.expert_stats()?;
             let s = SyntheticRepeat {
                 tau: syn.tau,
                 tok_s: syn.tok_s,
@@ -181,11 +183,12 @@ pub(super) fn run_case(
                 draft_verify_us: syn.draft_verify_us,
                 decode_tokens: syn.decode_tokens,
                 sequence_steps: syn.sequence_steps,
+                experts_per_layer: touched as f64 / moe_forwards.max(1) as f64,
                 prefill_ms: syn.prefill_ms,
                 steps: syn.steps,
             };
             eprintln!(
-                "batch {batch} prompt {} repeat {repeat}: synthetic tau {:.2}: {:.1} tok/s, speedup {:.2} vs ideal {:.2} ({:.1}%; {:.1}% of tau x step / (draft + verify)), verify {:.2}x a decode step, {} batch steps ({:.1} per sequence)",
+                "batch {batch} prompt {} repeat {repeat}: synthetic tau {:.2}: {:.1} tok/s, speedup {:.2} vs ideal {:.2} ({:.1}%; {:.1}% of tau x step / (draft + verify)), verify {:.2}x a decode step ({:.1} experts per MoE layer), {} batch steps ({:.1} per sequence)",
                 ctx.prompt_len,
                 s.tau,
                 s.tok_s,
@@ -194,6 +197,7 @@ pub(super) fn run_case(
                 100.0 * row.speedup(&s) / row.ideal(&s),
                 100.0 * row.speedup(&s) / row.tau_ideal(&s),
                 s.verify_us / row.step_us,
+                s.experts_per_layer,
                 s.steps,
                 s.sequence_steps,
             );

@@ -50,6 +50,10 @@ pub struct SyntheticRepeat {
     /// Verify steps per sequence, mean over the batch (the batch steps
     /// until its slowest sequence is done: `steps` >= this).
     pub sequence_steps: f64,
+    /// Routed experts a verify forward touches per MoE layer, mean over the
+    /// run (0 on dense targets): the union of every verified token's experts,
+    /// what makes a MoE target's verify cost more than its decode step.
+    pub experts_per_layer: f64,
     /// Prefill with the draft's extend over the prompts, milliseconds.
     pub prefill_ms: f64,
     /// Decode steps the batch took.
@@ -95,10 +99,10 @@ pub struct Ceilings {
 pub const DECODE_HEADER: &str = "batch_size,prompt_len,repeat,dtype,cuda_graphs,weight_bytes,step_us_p50,weight_gb_s,copy_gb_s,fraction_of_copy,tok_s,experts_per_moe_layer,expert_bytes,kv_bytes,bytes_read,read_gb_s,read_fraction_of_copy,prefill_ms,prefill_tok_s,device_used_bytes,tflops,tflops_fraction_of_gemm";
 
 /// Header of synthetic_speedup.csv.
-pub const SYNTHETIC_HEADER: &str = "batch_size,prompt_len,repeat,synthetic,profile,steps,topk,num_draft_tokens,tau,expected_tau,base_tok_s,spec_tok_s,measured_speedup,base_step_us,draft_us_per_step,verify_us,verify_over_decode,ideal_speedup,fraction_of_ideal,spec_prefill_ms,batch_steps,sequence_steps,tau_ideal_speedup,fraction_of_tau_ideal";
+pub const SYNTHETIC_HEADER: &str = "batch_size,prompt_len,repeat,synthetic,profile,steps,topk,num_draft_tokens,tau,expected_tau,base_tok_s,spec_tok_s,measured_speedup,base_step_us,draft_us_per_step,verify_us,verify_over_decode,ideal_speedup,fraction_of_ideal,spec_prefill_ms,batch_steps,sequence_steps,tau_ideal_speedup,fraction_of_tau_ideal,verify_experts_per_moe_layer";
 
 /// Header of scaling.csv.
-pub const SCALING_HEADER: &str = "batch_size,prompt_len,repeats,step_us,bytes_read,kv_bytes,read_fraction_of_copy,tok_s,tflops,tflops_fraction_of_gemm,prefill_ms,prefill_tok_s,device_used_bytes,tau,verify_us,verify_over_decode,draft_us_per_step,measured_speedup,ideal_speedup,fraction_of_ideal,draft_extend_ms,batch_steps,sequence_steps,tau_ideal_speedup,fraction_of_tau_ideal";
+pub const SCALING_HEADER: &str = "batch_size,prompt_len,repeats,step_us,bytes_read,kv_bytes,read_fraction_of_copy,tok_s,tflops,tflops_fraction_of_gemm,prefill_ms,prefill_tok_s,device_used_bytes,tau,verify_us,verify_over_decode,draft_us_per_step,measured_speedup,ideal_speedup,fraction_of_ideal,draft_extend_ms,batch_steps,sequence_steps,tau_ideal_speedup,fraction_of_tau_ideal,verify_experts_per_moe_layer";
 
 /// Fields of decode_bandwidth.csv that are not in [`CaseRepeat`].
 pub struct DecodeContext<'a> {
@@ -163,7 +167,7 @@ pub fn synthetic_row(r: &CaseRepeat, c: &SyntheticContext) -> Option<String> {
     let s = r.synthetic.as_ref()?;
     let (measured, ideal, tau_ideal) = (r.speedup(s), r.ideal(s), r.tau_ideal(s));
     Some(format!(
-        "{},{},{},true,{},{},{},{},{:.4},{:.4},{:.2},{:.2},{measured:.4},{:.1},{:.1},{:.1},{:.4},{ideal:.4},{:.4},{:.2},{},{:.2},{tau_ideal:.4},{:.4}\n",
+        "{},{},{},true,{},{},{},{},{:.4},{:.4},{:.2},{:.2},{measured:.4},{:.1},{:.1},{:.1},{:.4},{ideal:.4},{:.4},{:.2},{},{:.2},{tau_ideal:.4},{:.4},{:.2}\n",
         r.batch,
         r.prompt_len,
         r.repeat,
@@ -184,6 +188,7 @@ pub fn synthetic_row(r: &CaseRepeat, c: &SyntheticContext) -> Option<String> {
         s.steps,
         s.sequence_steps,
         measured / tau_ideal,
+        s.experts_per_layer,
     ))
 }
 
@@ -225,7 +230,7 @@ pub fn scaling_rows(all: &[CaseRepeat], ceil: Ceilings) -> String {
         let read_frac = med(&rows, |r| r.bytes_read / (r.step_us * 1e-6) / 1e9) / ceil.copy_gb_s;
         let tflops = med(&rows, |r| r.step_flops / (r.step_us * 1e-6) / 1e12);
         out.push_str(&format!(
-            "{batch},{prompt_len},{},{step_us:.1},{:.0},{:.0},{read_frac:.4},{:.2},{tflops:.2},{:.4},{:.2},{:.1},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{batch},{prompt_len},{},{step_us:.1},{:.0},{:.0},{read_frac:.4},{:.2},{tflops:.2},{:.4},{:.2},{:.1},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             rows.len(),
             med(&rows, |r| r.bytes_read),
             med(&rows, |r| r.kv_bytes),
@@ -246,6 +251,7 @@ pub fn scaling_rows(all: &[CaseRepeat], ceil: Ceilings) -> String {
             med_syn(&rows, |_, s| s.sequence_steps),
             med_syn(&rows, |r, s| r.tau_ideal(s)),
             med_syn(&rows, |r, s| r.speedup(s) / r.tau_ideal(s)),
+            med_syn(&rows, |_, s| s.experts_per_layer),
         ));
     }
     out
@@ -273,6 +279,7 @@ mod tests {
                 draft_verify_us: 10.0 * 2.0 * step_us,
                 decode_tokens: (10.0 * tau * batch as f64).round() as usize,
                 sequence_steps: 10.0,
+                experts_per_layer: 0.0,
                 prefill_ms: 11.0,
                 steps: 10,
             }),

@@ -14,7 +14,8 @@ Prints the compile log's errors, then registers, stack and spills of every
 kernel whose name starts with one of --kernels (all by default); exits 1 if
 the compile fails. The macros the engine defines by default
 (SPECULA_PDL_EARLY, unless SPECULA_PDL=late) are defined here too;
---late leaves them out, --define adds more.
+--late leaves them out, --define adds more. --lab FILE compiles the prelude
+and a lab's device file instead (kernels/lab/wgmma_bits.cu: --arch sm_90a).
 """
 import argparse
 import ctypes
@@ -42,16 +43,21 @@ def main():
     ap.add_argument("--kernels", default="", help="comma-separated name prefixes to report")
     ap.add_argument("--define", action="append", default=[], help="one more macro to define (as -D)")
     ap.add_argument("--late", action="store_true", help="compile as SPECULA_PDL=late does (no SPECULA_PDL_EARLY)")
+    ap.add_argument("--lab", help="a lab's device-only .cu, compiled after the prelude instead of the engine's files")
+    ap.add_argument("--arch", default="sm_90", help="target architecture (sm_90a for wgmma)")
     a = ap.parse_args()
     cuda = os.path.join(a.root, "kernels", "src", "cuda")
     dev = open(os.path.join(cuda, "device.rs")).read()
     files = re.findall(r'include_str!\("([^"]+)"\)', dev[dev.index("pub const SOURCE"):])
-    src = "".join(open(os.path.join(cuda, f)).read() for f in files).encode()
+    paths = [os.path.join(cuda, f) for f in files]
+    if a.lab:
+        paths = [os.path.join(cuda, "prelude.cu"), a.lab]
+    src = "".join(open(p).read() for p in paths).encode()
     lib = load_nvrtc()
     prog = ctypes.c_void_p()
     if lib.nvrtcCreateProgram(ctypes.byref(prog), src, b"specula.cu", 0, None, None) != 0:
         raise SystemExit("nvrtcCreateProgram failed")
-    opts = [b"--gpu-architecture=sm_90", b"-Xptxas", b"-v"] + [f"-D{d}".encode() for d in ([] if a.late else ["SPECULA_PDL_EARLY"]) + a.define]
+    opts = [f"--gpu-architecture={a.arch}".encode(), b"-Xptxas", b"-v"] + [f"-D{d}".encode() for d in ([] if a.late else ["SPECULA_PDL_EARLY"]) + a.define]
     rc = lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
     n = ctypes.c_size_t()
     lib.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
@@ -76,7 +82,7 @@ def main():
             if not want or any(name.startswith(p) for p in want):
                 print(f"{name:40} {m.group(1):>4} registers  {stack}")
             name = None
-    print(f"nvrtc compile {'ok' if rc == 0 else 'FAILED'} ({len(files)} files)")
+    print(f"nvrtc compile {'ok' if rc == 0 else 'FAILED'} ({len(paths)} files)")
     sys.exit(0 if rc == 0 else 1)
 
 

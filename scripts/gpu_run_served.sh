@@ -2,7 +2,8 @@
 # The served MoE family at the batch sizes and prompts users run (issue 16):
 # DeepSeek-V3's and the Kimi-K2/K2.5 language model's shapes, cut to 4
 # layers so that their bf16 experts fit one H200 (bench/configs/), random
-# weights on the device, batch 1-64 at prompts 128 and 8192; the latent
+# weights on the device, drafts of SpecForge's shapes for them
+# (bench/drafts), batch 1-64 at prompts 128 and 8192; the latent
 # attention of decode and verify rows in its FMA form (the default) and on
 # tensor cores (SPECULA_MLA=mma), same run. CSVs under OUT.
 #
@@ -33,6 +34,8 @@ bench() { # name, mla form, args...
     grep -E "random bf16|baseline step|synthetic|rror|skipped" "$OUT/$name-$mla.log"
 }
 for mla in fma mma; do
-    bench v3 $mla --config bench/configs/deepseek-v3-4-layers.json --batch-sizes 1,8,64 --prompt-lens 128,8192
-    bench kimi $mla --config bench/configs/kimi-k2-4-layers.json --batch-sizes 1,8,64 --prompt-lens 128,8192
+    bench v3 $mla --config bench/configs/deepseek-v3-4-layers.json --draft-config bench/drafts/deepseek-v3-eagle3.json \
+        --batch-sizes 1,8,64 --prompt-lens 128,8192
+    bench kimi $mla --config bench/configs/kimi-k2-4-layers.json --draft-config bench/drafts/kimi-k25-eagle3.json \
+        --batch-sizes 1,8,64 --prompt-lens 128,8192
 done

@@ -154,7 +154,13 @@ fn kind_of(path: &Path, archs: &[String]) -> Result<Option<DraftKind>> {
 impl DraftConfig {
     /// Reads `dir/config.json` of an EAGLE draft.
     pub fn load(dir: &Path) -> Result<DraftConfig> {
-        let path = dir.join("config.json");
+        Self::load_file(&dir.join("config.json"))
+    }
+
+    /// Reads an EAGLE draft's config.json at `path` (a shape for random
+    /// weights: `specula gpu bench --draft-config`).
+    pub fn load_file(path: &Path) -> Result<DraftConfig> {
+        let path = path.to_path_buf();
         let raw: RawDraftConfig = read_json(&path, "config.json (the draft config)")?;
         let archs = required(&path, "architectures", raw.architectures)?;
         let kind = kind_of(&path, &archs)?;
@@ -353,41 +359,5 @@ pub fn default_draft_config(target: &super::TargetConfig) -> DraftConfig {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::default_draft_config;
-    use crate::config::TargetConfig;
-
-    fn bench_config(name: &str) -> TargetConfig {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/configs");
-        TargetConfig::load_file(&dir.join(name)).unwrap()
-    }
-
-    /// Regression (results/h200/ideal-2026-12-04/call4): the random draft of a
-    /// DeepSeek-V3-shaped target had the target's 128 heads, 56 wide, which no
-    /// attention kernel is built for; its pass over an 8192-token prompt then
-    /// took the slow path.
-    #[test]
-    fn a_latent_attention_targets_random_draft_has_heads_128_wide() {
-        for (name, heads) in [
-            ("deepseek-v3-4-layers.json", 56),
-            ("kimi-k2-4-layers.json", 56),
-            ("deepseek-v2-lite.json", 16),
-            ("moonlight-16b-a3b.json", 16),
-        ] {
-            let d = default_draft_config(&bench_config(name));
-            assert_eq!(
-                (d.num_attention_heads, d.num_key_value_heads, d.head_dim),
-                (heads, heads, 128),
-                "{name}"
-            );
-            assert_eq!(d.num_attention_heads * d.head_dim, d.hidden_size, "{name}");
-        }
-        // A dense target's draft keeps the target's own heads.
-        let llama = bench_config("llama-3.1-8b.json");
-        let d = default_draft_config(&llama);
-        assert_eq!(
-            (d.num_attention_heads, d.num_key_value_heads, d.head_dim),
-            (32, 8, 128)
-        );
-    }
-}
+#[path = "draft_tests.rs"]
+mod tests;

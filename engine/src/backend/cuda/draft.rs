@@ -11,6 +11,7 @@ use super::GpuOptions;
 use crate::capture::AUX_STATES;
 use crate::config::{DraftConfig, TargetConfig};
 use crate::error::{EngineError, Result};
+use crate::model::draft_layout::check_vocab;
 use crate::model::Eagle3Draft;
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
@@ -93,6 +94,17 @@ where
                 "a random draft shares the target's embedding: hidden sizes must agree",
             ));
         }
+        if c.target_hidden_size != target.hidden_size {
+            return Err(EngineError::config(
+                &c.path,
+                "target_hidden_size",
+                format!(
+                    "{} (or hidden_size when absent), but the target's hidden_size is {}",
+                    c.target_hidden_size, target.hidden_size
+                ),
+            ));
+        }
+        check_vocab(c, target)?;
         let h = c.hidden_size;
         let mut seeds = Seeds(seed ^ 0xD2AF_7000);
         let layout = QkvLayout {

@@ -26,7 +26,7 @@ use specula_engine::backend::cuda::{
     default_draft_config, GpuDtype, GpuModels, GpuOptions, LoadOptions, LoadStats,
 };
 use specula_engine::capture::CaptureChoice;
-use specula_engine::config::TargetConfig;
+use specula_engine::config::{DraftConfig, TargetConfig};
 use specula_engine::generate::GenerateParams;
 use specula_engine::speculative::{SpeculativeConfig, SyntheticAcceptance};
 use specula_kernels::cuda::check::measure_ceilings;
@@ -41,6 +41,12 @@ pub struct BenchArgs {
     /// Draw random weights for --config's shape on the device (no download).
     #[arg(long, requires = "config")]
     random_weights: bool,
+    /// With --random-weights: an EAGLE-3 draft's config.json (SpecForge
+    /// layout) for the random draft's shape, in place of the default (one
+    /// layer of the target's width and MLP, 32000 draft tokens). Example:
+    /// bench/drafts/deepseek-v3-eagle3.json.
+    #[arg(long, requires = "random_weights")]
+    draft_config: Option<PathBuf>,
     /// A target checkpoint folder (config.json, safetensors) to load instead.
     #[arg(long)]
     target: Option<PathBuf>,
@@ -119,6 +125,10 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
     let target = match &a.target {
         Some(t) => TargetConfig::load(t)?,
         None => TargetConfig::load_file(a.config.as_deref().expect("checked above"))?,
+    };
+    let random_draft = match &a.draft_config {
+        Some(path) => DraftConfig::load_file(path)?,
+        None => default_draft_config(&target),
     };
     let synthetic = a.target.is_none() || a.draft.is_some();
     let dtype = if a.dtype == "f32" {
@@ -226,7 +236,7 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
                 GpuModels::random(
                     gpu.clone(),
                     target.clone(),
-                    Some(default_draft_config(&target)),
+                    Some(random_draft.clone()),
                     dtype,
                     a.seed,
                     &opts,

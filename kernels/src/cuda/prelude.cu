@@ -105,6 +105,15 @@ __device__ __forceinline__ void prefetch_l2_span(const void* p, size_t bytes, in
     for (size_t b = (size_t)i * 128; b < bytes; b += (size_t)n * 128) prefetch_l2((const char*)p + b);
 }
 
+// *counter += v at GPU scope, releasing what this thread's block wrote
+// before a block barrier and acquiring what the earlier adders released;
+// returns the old value.
+__device__ __forceinline__ unsigned int atom_add_acq_rel(unsigned int* counter, unsigned int v) {
+    unsigned int prev;
+    asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], %2;" : "=r"(prev) : "l"(counter), "r"(v) : "memory");
+    return prev;
+}
+
 // Whether this block is the last of n to arrive at *counter (zero between
 // launches: the last block resets it once done), with every global write
 // the arriving blocks made before the call visible to the last block's
@@ -112,11 +121,6 @@ __device__ __forceinline__ void prefetch_l2_span(const void* p, size_t bytes, in
 // atomic between two block barriers (the barrier orders the block's writes
 // before that thread's release, as CUTLASS's barrier.h arrives), in place
 // of a sequentially consistent fence by every thread before and after.
-__device__ __forceinline__ unsigned int atom_add_acq_rel(unsigned int* counter, unsigned int v) {
-    unsigned int prev;
-    asm volatile("atom.add.acq_rel.gpu.u32 %0, [%1], %2;" : "=r"(prev) : "l"(counter), "r"(v) : "memory");
-    return prev;
-}
 __device__ __forceinline__ bool last_to_arrive(unsigned int* counter, unsigned int n) {
     __shared__ bool last;
     __syncthreads();

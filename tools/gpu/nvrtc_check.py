@@ -15,7 +15,8 @@ kernel whose name starts with one of --kernels (all by default); exits 1 if
 the compile fails. The macros the engine defines by default
 (SPECULA_PDL_EARLY, unless SPECULA_PDL=late) are defined here too;
 --late leaves them out, --define adds more. --lab FILE compiles the prelude
-and a lab's device file instead (kernels/lab/wgmma_bits.cu: --arch sm_90a).
+and a separately compiled device file instead (kernels/src/cuda/wgmma_bits.cu,
+with --arch sm_90a).
 """
 import argparse
 import ctypes
@@ -43,7 +44,7 @@ def main():
     ap.add_argument("--kernels", default="", help="comma-separated name prefixes to report")
     ap.add_argument("--define", action="append", default=[], help="one more macro to define (as -D)")
     ap.add_argument("--late", action="store_true", help="compile as SPECULA_PDL=late does (no SPECULA_PDL_EARLY)")
-    ap.add_argument("--lab", help="a lab's device-only .cu, compiled after the prelude instead of the engine's files")
+    ap.add_argument("--lab", help="a device file compiled on its own after the prelude, instead of the engine's files")
     ap.add_argument("--arch", default="sm_90", help="target architecture (sm_90a for wgmma)")
     a = ap.parse_args()
     cuda = os.path.join(a.root, "kernels", "src", "cuda")

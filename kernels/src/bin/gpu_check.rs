@@ -3,12 +3,15 @@
 //! ceilings, and per-kernel timings of the Llama-3.1-8B shape (not with
 //! `--checks-only`; the long-context attention timings also with
 //! `--attention-timing`); CSV into OUT_DIR, a table on stdout. Exit 1 on any
-//! failure.
+//! failure. `--wgmma-bits` alone: whether warpgroup mma gives the small-row
+//! linear's bits (`wgmma_bits.rs`; exit 1 if its outputs are wrong, whatever
+//! the bits say).
 
 use specula_kernels::cuda::attention_timing::time_attention;
 use specula_kernels::cuda::check::{measure_ceilings, run_checks};
 use specula_kernels::cuda::split_sweep::time_linear_splits;
 use specula_kernels::cuda::timing::{time_kernels, ModelShape};
+use specula_kernels::cuda::wgmma_bits::{wgmma_bits, LAYOUT_TOLERANCE};
 use specula_kernels::cuda::Gpu;
 use std::io::Write;
 use std::process::ExitCode;
@@ -43,6 +46,9 @@ fn main() -> ExitCode {
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(1, |d| d.as_nanos() as u64);
+    if args.iter().any(|a| a == "--wgmma-bits") {
+        return wgmma_report(&gpu, seed, out.as_deref());
+    }
     let rows = match run_checks(&gpu, seed) {
         Ok(r) => r,
         Err(e) => {
@@ -252,4 +258,65 @@ fn attention_table(gpu: &Gpu) -> Result<String, specula_kernels::cuda::GpuError>
         ));
     }
     Ok(csv)
+}
+
+/// `--wgmma-bits`: the table on stdout, wgmma_bits.csv in `out`; exit 1 when
+/// an output is off by more than a wrong operand layout would leave.
+fn wgmma_report(gpu: &Gpu, seed: u64, out: Option<&std::path::Path>) -> ExitCode {
+    let cases = match wgmma_bits(gpu, seed) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut csv = String::from(
+        "k,tokens,accumulator,max_rel_err,differ_from_mma,differ_from_n8,outputs,seed\n",
+    );
+    println!("wgmma.m64nNk16 against mma.m16n8k16 chains, seed {seed}:");
+    for c in &cases {
+        let acc = if c.random_c { "random" } else { "zero" };
+        let n8 = c.differ_from_n8.map_or(String::new(), |d| d.to_string());
+        println!(
+            "k {:>4} N {:>2} C {:<6}: max rel err {:.2e}, != mma.sync {:>4} of {}, tokens 0-7 != N 8: {}",
+            c.k, c.n, acc, c.max_rel_err, c.differ_from_mma, c.outputs, if n8.is_empty() { "-" } else { &n8 }
+        );
+        csv.push_str(&format!(
+            "{},{},{acc},{:e},{},{n8},{},{seed}\n",
+            c.k, c.n, c.max_rel_err, c.differ_from_mma, c.outputs
+        ));
+    }
+    let worst = cases.iter().map(|c| c.max_rel_err).fold(0.0, f64::max);
+    let to_mma: usize = cases.iter().map(|c| c.differ_from_mma).sum();
+    let to_n8: usize = cases.iter().filter_map(|c| c.differ_from_n8).sum();
+    let total: usize = cases.iter().map(|c| c.outputs).sum();
+    println!(
+        "operand layout: {} (worst relative error {worst:.2e})",
+        if worst < LAYOUT_TOLERANCE {
+            "right"
+        } else {
+            "WRONG"
+        }
+    );
+    println!(
+        "wgmma bits = mma.sync bits: {} ({to_mma} of {total} outputs differ)",
+        if to_mma == 0 { "yes" } else { "no" }
+    );
+    println!(
+        "wgmma bits independent of N: {} ({to_n8} token outputs differ)",
+        if to_n8 == 0 { "yes" } else { "no" }
+    );
+    if let Some(dir) = out {
+        let written = std::fs::create_dir_all(dir)
+            .and_then(|_| std::fs::write(dir.join("wgmma_bits.csv"), &csv));
+        if let Err(e) = written {
+            eprintln!("error: {}: {e}", dir.display());
+            return ExitCode::from(2);
+        }
+    }
+    if worst < LAYOUT_TOLERANCE {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }

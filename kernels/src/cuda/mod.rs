@@ -40,8 +40,9 @@
 //! programmatic dependent, and the wrappers' shared helpers), [`check`] (every
 //! kernel against its CPU reference, the device's ceilings), [`timing`]
 //! (per-kernel timings on a model shape), [`split_sweep`] (the small-row
-//! linear in every form) and [`attention_timing`] (decode and verify
-//! attention at long contexts, each kernel).
+//! linear in every form), [`attention_timing`] (decode and verify
+//! attention at long contexts, each kernel) and [`wgmma_bits`] (whether
+//! warpgroup mma gives the small-row linear's bits: its own sm_90a source).
 
 mod activation;
 mod attention;
@@ -65,6 +66,7 @@ mod select;
 pub mod split_sweep;
 pub mod timing;
 mod verify;
+pub mod wgmma_bits;
 
 pub use activation::*;
 pub use attention::*;

@@ -1,4 +1,5 @@
-// Device side of the wgmma lab (wgmma_lab.cu): does a warpgroup's
+// The wgmma bits check (wgmma_bits.rs, `specula-gpu-check --wgmma-bits`),
+// compiled on its own for sm_90a (not part of the engine's source): does a warpgroup's
 // wgmma.mma_async give the bits of the mma.sync.m16n8k16 steps the engine's
 // linears use (linear_mma.cu, linear_tiles.cu), and are a token's bits
 // the same whatever the instruction's token count N? If both hold, a
@@ -7,9 +8,9 @@
 //
 // Both kernels compute D[64, N] = C + A[64, K] B[N, K]^T for one block:
 // A the weight rows, B the token rows (k contiguous in both), C and D f32,
-// k in ascending 16-wide steps. lab_mma: four warps, warp w rows 16w..16w+15,
+// k in ascending 16-wide steps. wg_mma: four warps, warp w rows 16w..16w+15,
 // one mma.m16n8k16 per 8 tokens and step, operands in the standard fragment
-// order read from global memory. lab_wgmma: one warpgroup, one
+// order read from global memory. wg_wgmma: one warpgroup, one
 // wgmma.m64nNk16 per step, both operands staged in shared memory in the
 // no-swizzle K-major layout. D is stored in the accumulator order both
 // share: thread (warp w, lane 4g + t) holds, per 8 tokens j, rows 16w + g
@@ -73,7 +74,7 @@ __device__ __forceinline__ void wg_frag_io(float* acc, float* mat, bool store) {
 }
 
 template <int N>
-__global__ void __launch_bounds__(128) lab_wgmma(float* d_out, const bf16* a, const bf16* b, float* c, int k) {
+__device__ void wg_wgmma(float* d_out, const bf16* a, const bf16* b, float* c, int k) {
     __shared__ __align__(128) bf16 sa[64 * 16];
     __shared__ __align__(128) bf16 sb[N * 16];
     float d[N / 2];
@@ -97,7 +98,7 @@ __global__ void __launch_bounds__(128) lab_wgmma(float* d_out, const bf16* a, co
 __device__ __forceinline__ unsigned wg_pair(const bf16* p) { return *(const unsigned*)p; }
 
 template <int N>
-__global__ void __launch_bounds__(128) lab_mma(float* d_out, const bf16* a, const bf16* b, float* c, int k) {
+__device__ void wg_mma(float* d_out, const bf16* a, const bf16* b, float* c, int k) {
     int w = threadIdx.x >> 5, l = threadIdx.x & 31, g = l >> 2, t = l & 3;
     float d[N / 2];
     wg_frag_io<N>(d, c, false);
@@ -120,10 +121,17 @@ __global__ void __launch_bounds__(128) lab_mma(float* d_out, const bf16* a, cons
     wg_frag_io<N>(d, d_out, true);
 }
 
-// The token counts the lab compares (N = 8 is the engine's token tile).
-template __global__ void lab_wgmma<8>(float*, const bf16*, const bf16*, float*, int);
-template __global__ void lab_wgmma<16>(float*, const bf16*, const bf16*, float*, int);
-template __global__ void lab_wgmma<64>(float*, const bf16*, const bf16*, float*, int);
-template __global__ void lab_mma<8>(float*, const bf16*, const bf16*, float*, int);
-template __global__ void lab_mma<16>(float*, const bf16*, const bf16*, float*, int);
-template __global__ void lab_mma<64>(float*, const bf16*, const bf16*, float*, int);
+// wgmma_bits_{wgmma,mma}_N for the token counts the check compares (N = 8
+// is the engine's token tile); one block of 128 threads each.
+#define WG_KERNELS(N)                                                                                     \
+    extern "C" __global__ void __launch_bounds__(128)                                                     \
+        wgmma_bits_wgmma_##N(float* d, const bf16* a, const bf16* b, float* c, int k) {                   \
+        wg_wgmma<N>(d, a, b, c, k);                                                                       \
+    }                                                                                                     \
+    extern "C" __global__ void __launch_bounds__(128)                                                     \
+        wgmma_bits_mma_##N(float* d, const bf16* a, const bf16* b, float* c, int k) {                     \
+        wg_mma<N>(d, a, b, c, k);                                                                         \
+    }
+WG_KERNELS(8)
+WG_KERNELS(16)
+WG_KERNELS(64)

@@ -44,7 +44,7 @@ def main():
     ap.add_argument("--kernels", default="", help="comma-separated name prefixes to report")
     ap.add_argument("--define", action="append", default=[], help="one more macro to define (as -D)")
     ap.add_argument("--late", action="store_true", help="compile as SPECULA_PDL=late does (no SPECULA_PDL_EARLY)")
-    ap.add_argument("--lab", help="a device file compiled on its own after the prelude, instead of the engine's files")
+    ap.add_argument("--lab", action="append", default=[], help="a device file compiled after the prelude instead of the engine's files (repeat for several, in order)")
     ap.add_argument("--arch", default="sm_90", help="target architecture (sm_90a for wgmma)")
     a = ap.parse_args()
     cuda = os.path.join(a.root, "kernels", "src", "cuda")
@@ -52,7 +52,7 @@ def main():
     files = re.findall(r'include_str!\("([^"]+)"\)', dev[dev.index("pub const SOURCE"):])
     paths = [os.path.join(cuda, f) for f in files]
     if a.lab:
-        paths = [os.path.join(cuda, "prelude.cu"), a.lab]
+        paths = [os.path.join(cuda, "prelude.cu")] + a.lab
     src = "".join(open(p).read() for p in paths).encode()
     lib = load_nvrtc()
     prog = ctypes.c_void_p()

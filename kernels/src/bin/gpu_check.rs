@@ -5,13 +5,16 @@
 //! `--attention-timing`); CSV into OUT_DIR, a table on stdout. Exit 1 on any
 //! failure. `--wgmma-bits` alone: whether warpgroup mma gives the small-row
 //! linear's bits (`wgmma_bits.rs`; exit 1 if its outputs are wrong, whatever
-//! the bits say).
+//! the bits say). `--wgmma-timing` alone: a linear on warpgroup mma against
+//! the engine's forms at 32-128 rows (`wgmma_linear.rs`; exit 1 if its
+//! output strays from the engine's).
 
 use specula_kernels::cuda::attention_timing::time_attention;
 use specula_kernels::cuda::check::{measure_ceilings, run_checks};
 use specula_kernels::cuda::split_sweep::time_linear_splits;
 use specula_kernels::cuda::timing::{time_kernels, ModelShape};
 use specula_kernels::cuda::wgmma_bits::{wgmma_bits, LAYOUT_TOLERANCE};
+use specula_kernels::cuda::wgmma_linear::time_wgmma_linear;
 use specula_kernels::cuda::Gpu;
 use std::io::Write;
 use std::process::ExitCode;
@@ -48,6 +51,9 @@ fn main() -> ExitCode {
         .map_or(1, |d| d.as_nanos() as u64);
     if args.iter().any(|a| a == "--wgmma-bits") {
         return wgmma_report(&gpu, seed, out.as_deref());
+    }
+    if args.iter().any(|a| a == "--wgmma-timing") {
+        return wgmma_timing_report(&gpu, out.as_deref());
     }
     let rows = match run_checks(&gpu, seed) {
         Ok(r) => r,
@@ -317,6 +323,65 @@ fn wgmma_report(gpu: &Gpu, seed: u64, out: Option<&std::path::Path>) -> ExitCode
     if worst < LAYOUT_TOLERANCE {
         ExitCode::SUCCESS
     } else {
+        ExitCode::from(1)
+    }
+}
+
+/// `--wgmma-timing`: the table on stdout, wgmma_timing.csv in `out`; exit 1
+/// when the wgmma linear's output differs from the engine's by more than
+/// bf16 rounding in another order allows.
+fn wgmma_timing_report(gpu: &Gpu, out: Option<&std::path::Path>) -> ExitCode {
+    let run = measure_ceilings(gpu).and_then(|c| {
+        time_wgmma_linear(gpu, ModelShape::LLAMA_3_1_8B, &[32, 64, 96, 128]).map(|t| (c, t))
+    });
+    let (ceil, rows) = match run {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    println!(
+        "wgmma linear vs the engine's form, Llama-3.1-8B shapes, bf16, median of 30 (copy {:.0} GB/s):",
+        ceil.copy_gb_s
+    );
+    let mut csv = String::from(
+        "projection,n,k,rows,parts,wgmma_us,engine_us,bytes,wgmma_fraction_of_copy,engine_fraction_of_copy,max_rel_diff\n",
+    );
+    let frac = |us: f64, bytes: f64| bytes / (us * 1e-6) / 1e9 / ceil.copy_gb_s;
+    for t in &rows {
+        let (fw, fe) = (frac(t.wgmma_us, t.bytes), frac(t.engine_us, t.bytes));
+        println!(
+            "{:<8} rows {:>3} parts {}: wgmma {:>7.1} us ({:>3.0}%), engine {:>7.1} us ({:>3.0}%), max rel diff {:.1e}",
+            t.projection, t.rows, t.parts, t.wgmma_us, fw * 100.0, t.engine_us, fe * 100.0, t.max_rel_diff
+        );
+        csv.push_str(&format!(
+            "{},{},{},{},{},{:.2},{:.2},{:.0},{fw:.4},{fe:.4},{:e}\n",
+            t.projection,
+            t.n,
+            t.k,
+            t.rows,
+            t.parts,
+            t.wgmma_us,
+            t.engine_us,
+            t.bytes,
+            t.max_rel_diff
+        ));
+    }
+    if let Some(dir) = out {
+        let written = std::fs::create_dir_all(dir)
+            .and_then(|_| std::fs::write(dir.join("wgmma_timing.csv"), &csv));
+        if let Err(e) = written {
+            eprintln!("error: {}: {e}", dir.display());
+            return ExitCode::from(2);
+        }
+    }
+    // Both round the same f32 sums (in other orders) to bf16: a few ulps of
+    // the largest output at most.
+    if rows.iter().all(|t| t.max_rel_diff < 2e-2) {
+        ExitCode::SUCCESS
+    } else {
+        println!("the wgmma linear's output strays from the engine's");
         ExitCode::from(1)
     }
 }

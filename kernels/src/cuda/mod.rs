@@ -41,8 +41,10 @@
 //! kernel against its CPU reference, the device's ceilings), [`timing`]
 //! (per-kernel timings on a model shape), [`split_sweep`] (the small-row
 //! linear in every form), [`attention_timing`] (decode and verify
-//! attention at long contexts, each kernel) and [`wgmma_bits`] (whether
-//! warpgroup mma gives the small-row linear's bits: its own sm_90a source).
+//! attention at long contexts, each kernel), [`wgmma_bits`] (whether
+//! warpgroup mma gives the small-row linear's bits: its own sm_90a source)
+//! and [`wgmma_linear`] (a linear on warpgroup mma timed against the
+//! engine's forms).
 
 mod activation;
 mod attention;
@@ -67,6 +69,7 @@ pub mod split_sweep;
 pub mod timing;
 mod verify;
 pub mod wgmma_bits;
+pub mod wgmma_linear;
 
 pub use activation::*;
 pub use attention::*;

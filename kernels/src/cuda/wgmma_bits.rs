@@ -45,11 +45,16 @@ pub struct WgmmaCase {
     pub outputs: usize,
 }
 
-/// The source: the prelude (bf16 and its loads) and the check's kernels.
-const SOURCE: &str = concat!(include_str!("prelude.cu"), include_str!("wgmma_bits.cu"));
+/// The source: the prelude (bf16 and its loads), this check's kernels and
+/// the wgmma linear timed beside the engine's (`wgmma_linear.rs`).
+const SOURCE: &str = concat!(
+    include_str!("prelude.cu"),
+    include_str!("wgmma_bits.cu"),
+    include_str!("wgmma_linear.cu")
+);
 
-/// Compiles the check's kernels for sm_90a (wgmma is in no other target).
-fn module(gpu: &Gpu) -> Result<Arc<CudaModule>, GpuError> {
+/// Compiles the wgmma kernels for sm_90a (wgmma is in no other target).
+pub(crate) fn module(gpu: &Gpu) -> Result<Arc<CudaModule>, GpuError> {
     if gpu.arch != "sm_90" {
         return Err(GpuError::Shape(format!(
             "wgmma needs sm_90a (an H100 or H200); this device is {}",

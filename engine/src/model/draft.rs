@@ -7,7 +7,7 @@
 use super::batch::ForwardBatch;
 use super::blocks::{concat_rows, embed, gather_rows, Attention, AttentionDims, Linear, Mlp, Norm};
 use super::draft_layout::{
-    check_vocab, draft_embedding, draft_to_target, layer_prefix, settle_kind,
+    check_target_hidden, check_vocab, draft_embedding, draft_to_target, layer_prefix, settle_kind,
 };
 use crate::checkpoint::Checkpoint;
 use crate::config::{DraftConfig, DraftKind, TargetConfig};
@@ -94,17 +94,7 @@ impl Eagle3Draft {
         target_embed: Arc<Vec<f32>>,
     ) -> Result<Eagle3Draft> {
         let c = &config;
-        let path = &c.path;
-        if c.target_hidden_size != target.hidden_size {
-            return Err(EngineError::config(
-                path,
-                "target_hidden_size",
-                format!(
-                    "{} (or hidden_size when absent), but the target's hidden_size is {}",
-                    c.target_hidden_size, target.hidden_size
-                ),
-            ));
-        }
+        check_target_hidden(c, target)?;
         check_vocab(c, target)?;
         let h = c.hidden_size;
         let fc_in = AUX_STATES * c.target_hidden_size;

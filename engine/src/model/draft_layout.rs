@@ -34,6 +34,22 @@ pub(crate) fn settle_kind(config: &mut DraftConfig, ck: &Checkpoint) -> Result<D
     config.settle_kind(&shape, &ck.file_of("fc.weight"))
 }
 
+/// Refuses an EAGLE-3 draft whose fc does not read the target's hidden
+/// states (`target_hidden_size`, or `hidden_size` when absent).
+pub(crate) fn check_target_hidden(c: &DraftConfig, target: &TargetConfig) -> Result<()> {
+    if c.target_hidden_size == target.hidden_size {
+        return Ok(());
+    }
+    Err(EngineError::config(
+        &c.path,
+        "target_hidden_size",
+        format!(
+            "{} (or hidden_size when absent), but the target's hidden_size is {}",
+            c.target_hidden_size, target.hidden_size
+        ),
+    ))
+}
+
 /// Refuses a draft whose vocabulary is not the target's.
 pub(crate) fn check_vocab(c: &DraftConfig, target: &TargetConfig) -> Result<()> {
     if c.vocab_size == target.vocab_size {

@@ -11,7 +11,7 @@ use super::GpuOptions;
 use crate::capture::AUX_STATES;
 use crate::config::{DraftConfig, TargetConfig};
 use crate::error::{EngineError, Result};
-use crate::model::draft_layout::check_vocab;
+use crate::model::draft_layout::{check_target_hidden, check_vocab};
 use crate::model::Eagle3Draft;
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
@@ -94,16 +94,7 @@ where
                 "a random draft shares the target's embedding: hidden sizes must agree",
             ));
         }
-        if c.target_hidden_size != target.hidden_size {
-            return Err(EngineError::config(
-                &c.path,
-                "target_hidden_size",
-                format!(
-                    "{} (or hidden_size when absent), but the target's hidden_size is {}",
-                    c.target_hidden_size, target.hidden_size
-                ),
-            ));
-        }
+        check_target_hidden(c, target)?;
         check_vocab(c, target)?;
         let h = c.hidden_size;
         let mut seeds = Seeds(seed ^ 0xD2AF_7000);

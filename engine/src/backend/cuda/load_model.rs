@@ -19,7 +19,9 @@ use crate::checkpoint::Checkpoint;
 use crate::config::{DraftConfig, DraftKind, TargetConfig};
 use crate::error::{EngineError, Result};
 use crate::model::blocks::AttentionDims;
-use crate::model::draft_layout::{check_vocab, draft_to_target, layer_prefix, settle_kind};
+use crate::model::draft_layout::{
+    check_target_hidden, check_vocab, draft_to_target, layer_prefix, settle_kind,
+};
 use crate::model::TargetModel;
 use crate::speculative::EagleDrafter;
 use cudarc::cublas::{CudaBlas, Gemm};
@@ -182,16 +184,7 @@ where
                 "fc_norm, norm_output = false, norm_before_residual or a biased fc in the draft",
             );
         }
-        if c.target_hidden_size != target.hidden_size {
-            return Err(EngineError::config(
-                &c.path,
-                "target_hidden_size",
-                format!(
-                    "{} (or hidden_size when absent), but the target's hidden_size is {}",
-                    c.target_hidden_size, target.hidden_size
-                ),
-            ));
-        }
+        check_target_hidden(&c, target)?;
         check_vocab(&c, target)?;
         let mut up = Uploader::new(&gpu, &dir.display().to_string(), ck.stored_bytes(), load)?;
         let h = c.hidden_size;

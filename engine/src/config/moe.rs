@@ -65,6 +65,20 @@ pub struct MoeConfig {
     pub sparse_layers: Vec<bool>,
 }
 
+impl MoeConfig {
+    /// Routed experts a forward of `tokens` rows touches per MoE layer, in
+    /// expectation, when every token is routed independently and no expert
+    /// is favoured: each expert is one of a token's `top_k` with chance
+    /// `top_k / n_routed_experts` (by symmetry, with or without groups), so
+    /// it is missed by all `tokens` with chance `(1 - top_k / n)^tokens`.
+    /// The yardstick for a forward's measured count: a real router whose
+    /// tokens share experts touches fewer (and reads fewer bytes).
+    pub fn uniform_experts(&self, tokens: usize) -> f64 {
+        let n = self.n_routed_experts as f64;
+        n * (1.0 - (1.0 - self.top_k as f64 / n).powi(tokens.min(i32::MAX as usize) as i32))
+    }
+}
+
 /// `key` of `obj` as a count (`None` when absent or null).
 pub(super) fn count(path: &Path, obj: &Value, key: &str) -> Result<Option<usize>> {
     match obj.get(key) {

@@ -111,6 +111,48 @@ mod tests {
         }
     }
 
+    /// The expected experts of independent, unbiased tokens
+    /// (`MoeConfig::uniform_experts`) is what the router gives on random
+    /// logits, grouped (DeepSeek-V3's 8 groups keeping 4) or not.
+    #[test]
+    fn uniform_experts_is_the_routers_mean_union_on_random_logits() {
+        use rand::SeedableRng;
+        use rand_distr::{Distribution, StandardNormal};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let mut grouped = v3(8, 4, 8);
+        grouped.n_routed_experts = 256;
+        let mut flat = grouped.clone();
+        flat.grouping = None;
+        flat.scoring = Scoring::Softmax;
+        for m in [grouped, flat] {
+            assert!((m.uniform_experts(1) - 8.0).abs() < 1e-9);
+            for tokens in [2usize, 6, 48] {
+                let trials = 400;
+                let mut sizes = Vec::with_capacity(trials);
+                for _ in 0..trials {
+                    let mut hit = vec![false; 256];
+                    for _ in 0..tokens {
+                        let logits: Vec<f32> =
+                            (0..256).map(|_| StandardNormal.sample(&mut rng)).collect();
+                        for (e, _) in route(&m, &logits, None).experts {
+                            hit[e] = true;
+                        }
+                    }
+                    sizes.push(hit.iter().filter(|&&h| h).count() as f64);
+                }
+                let mean = sizes.iter().sum::<f64>() / trials as f64;
+                let var = sizes.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / trials as f64;
+                let se = (var / trials as f64).sqrt().max(1e-3);
+                let want = m.uniform_experts(tokens);
+                assert!(
+                    (mean - want).abs() < 4.0 * se + 0.05,
+                    "{tokens} tokens, grouped {}: {mean:.2} measured, {want:.2} expected (se {se:.2})",
+                    m.grouping.is_some()
+                );
+            }
+        }
+    }
+
     #[test]
     fn groups_limit_the_candidates_and_the_bias_only_selects() {
         // Groups of 2: {0,1} {2,3} {4,5} {6,7}. Expert 7 scores highest alone,

@@ -284,6 +284,7 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
             expert_bytes,
             kv_per_token,
             moe_layers,
+            moe: target.moe.clone(),
             synthetic,
             elem_bytes: if dtype == GpuDtype::F32 { 4.0 } else { 2.0 },
             // Scores and weighted values: 2 x 2 FLOPs per key per query width.
@@ -315,6 +316,7 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
                         weight_bytes,
                         experts_per_layer: repeats.experts_per_layer,
                         expert_bytes: repeats.experts_read,
+                        uniform_experts_per_layer: repeats.uniform_experts_per_layer,
                     };
                     for r in &repeats.rows {
                         bw.push_str(&decode_row(r, &dctx, ceil));

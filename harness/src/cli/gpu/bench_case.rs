@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use specula::process_stats::{peak_rss_bytes, process_age_s};
 use specula_engine::backend::cuda::{Gpu, GpuModels, GpuRecorder, LoadStats};
-use specula_engine::config::TargetConfig;
+use specula_engine::config::{MoeConfig, TargetConfig};
 use specula_engine::generate::GenerateParams;
 use specula_engine::timing::{Span, SpanLog};
 use std::sync::Arc;
@@ -73,6 +73,9 @@ pub(super) struct CaseContext {
     pub(super) expert_bytes: usize,
     pub(super) kv_per_token: usize,
     pub(super) moe_layers: usize,
+    /// The target's routing (None on dense targets): the expected experts of
+    /// independently routed tokens, beside the counted ones.
+    pub(super) moe: Option<MoeConfig>,
     pub(super) synthetic: bool,
     /// Bytes per weight element (parameters = weight bytes / this).
     pub(super) elem_bytes: f64,
@@ -86,6 +89,9 @@ pub(super) struct CaseContext {
 pub(super) struct CaseRepeats {
     pub(super) rows: Vec<CaseRepeat>,
     pub(super) experts_per_layer: f64,
+    /// Experts a decode forward of the batch would touch per MoE layer with
+    /// independent, unbiased routing (`MoeConfig::uniform_experts`).
+    pub(super) uniform_experts_per_layer: f64,
     pub(super) experts_read: f64,
     pub(super) last_logs: Vec<(&'static str, SpanLog)>,
 }
@@ -123,6 +129,7 @@ pub(super) fn run_case(
     let mut out = CaseRepeats {
         rows: Vec::new(),
         experts_per_layer: 0.0,
+        uniform_experts_per_layer: ctx.moe.as_ref().map_or(0.0, |m| m.uniform_experts(batch)),
         experts_read: 0.0,
         last_logs: Vec::new(),
     };
@@ -184,11 +191,14 @@ pub(super) fn run_case(
                 decode_tokens: syn.decode_tokens,
                 sequence_steps: syn.sequence_steps,
                 experts_per_layer: touched as f64 / moe_forwards.max(1) as f64,
+                uniform_experts_per_layer: ctx.moe.as_ref().map_or(0.0, |m| {
+                    m.uniform_experts(batch * spec_params.speculative.num_draft_tokens)
+                }),
                 prefill_ms: syn.prefill_ms,
                 steps: syn.steps,
             };
             eprintln!(
-                "batch {batch} prompt {} repeat {repeat}: synthetic tau {:.2}: {:.1} tok/s, speedup {:.2} vs ideal {:.2} ({:.1}%; {:.1}% of tau x step / (draft + verify)), verify {:.2}x a decode step ({:.1} experts per MoE layer), {} batch steps ({:.1} per sequence)",
+                "batch {batch} prompt {} repeat {repeat}: synthetic tau {:.2}: {:.1} tok/s, speedup {:.2} vs ideal {:.2} ({:.1}%; {:.1}% of tau x step / (draft + verify)), verify {:.2}x a decode step ({:.1} experts per MoE layer, {:.1} if routed uniformly), {} batch steps ({:.1} per sequence)",
                 ctx.prompt_len,
                 s.tau,
                 s.tok_s,
@@ -198,6 +208,7 @@ pub(super) fn run_case(
                 100.0 * row.speedup(&s) / row.tau_ideal(&s),
                 s.verify_us / row.step_us,
                 s.experts_per_layer,
+                s.uniform_experts_per_layer,
                 s.steps,
                 s.sequence_steps,
             );

@@ -54,6 +54,9 @@ pub struct SyntheticRepeat {
     /// run (0 on dense targets): the union of every verified token's experts,
     /// what makes a MoE target's verify cost more than its decode step.
     pub experts_per_layer: f64,
+    /// The same for independently, uniformly routed tokens
+    /// (`MoeConfig::uniform_experts` of the verify forward's rows).
+    pub uniform_experts_per_layer: f64,
     /// Prefill with the draft's extend over the prompts, milliseconds.
     pub prefill_ms: f64,
     /// Decode steps the batch took.
@@ -96,13 +99,13 @@ pub struct Ceilings {
 }
 
 /// Header of decode_bandwidth.csv.
-pub const DECODE_HEADER: &str = "batch_size,prompt_len,repeat,dtype,cuda_graphs,weight_bytes,step_us_p50,weight_gb_s,copy_gb_s,fraction_of_copy,tok_s,experts_per_moe_layer,expert_bytes,kv_bytes,bytes_read,read_gb_s,read_fraction_of_copy,prefill_ms,prefill_tok_s,device_used_bytes,tflops,tflops_fraction_of_gemm";
+pub const DECODE_HEADER: &str = "batch_size,prompt_len,repeat,dtype,cuda_graphs,weight_bytes,step_us_p50,weight_gb_s,copy_gb_s,fraction_of_copy,tok_s,experts_per_moe_layer,expert_bytes,kv_bytes,bytes_read,read_gb_s,read_fraction_of_copy,prefill_ms,prefill_tok_s,device_used_bytes,tflops,tflops_fraction_of_gemm,uniform_experts_per_moe_layer";
 
 /// Header of synthetic_speedup.csv.
-pub const SYNTHETIC_HEADER: &str = "batch_size,prompt_len,repeat,synthetic,profile,steps,topk,num_draft_tokens,tau,expected_tau,base_tok_s,spec_tok_s,measured_speedup,base_step_us,draft_us_per_step,verify_us,verify_over_decode,ideal_speedup,fraction_of_ideal,spec_prefill_ms,batch_steps,sequence_steps,tau_ideal_speedup,fraction_of_tau_ideal,verify_experts_per_moe_layer";
+pub const SYNTHETIC_HEADER: &str = "batch_size,prompt_len,repeat,synthetic,profile,steps,topk,num_draft_tokens,tau,expected_tau,base_tok_s,spec_tok_s,measured_speedup,base_step_us,draft_us_per_step,verify_us,verify_over_decode,ideal_speedup,fraction_of_ideal,spec_prefill_ms,batch_steps,sequence_steps,tau_ideal_speedup,fraction_of_tau_ideal,verify_experts_per_moe_layer,verify_uniform_experts_per_moe_layer";
 
 /// Header of scaling.csv.
-pub const SCALING_HEADER: &str = "batch_size,prompt_len,repeats,step_us,bytes_read,kv_bytes,read_fraction_of_copy,tok_s,tflops,tflops_fraction_of_gemm,prefill_ms,prefill_tok_s,device_used_bytes,tau,verify_us,verify_over_decode,draft_us_per_step,measured_speedup,ideal_speedup,fraction_of_ideal,draft_extend_ms,batch_steps,sequence_steps,tau_ideal_speedup,fraction_of_tau_ideal,verify_experts_per_moe_layer";
+pub const SCALING_HEADER: &str = "batch_size,prompt_len,repeats,step_us,bytes_read,kv_bytes,read_fraction_of_copy,tok_s,tflops,tflops_fraction_of_gemm,prefill_ms,prefill_tok_s,device_used_bytes,tau,verify_us,verify_over_decode,draft_us_per_step,measured_speedup,ideal_speedup,fraction_of_ideal,draft_extend_ms,batch_steps,sequence_steps,tau_ideal_speedup,fraction_of_tau_ideal,verify_experts_per_moe_layer,verify_uniform_experts_per_moe_layer";
 
 /// Fields of decode_bandwidth.csv that are not in [`CaseRepeat`].
 pub struct DecodeContext<'a> {
@@ -116,6 +119,9 @@ pub struct DecodeContext<'a> {
     pub experts_per_layer: f64,
     /// Bytes of the experts a step reads.
     pub expert_bytes: f64,
+    /// Experts per MoE layer the batch would touch if routed independently
+    /// and uniformly (0 on dense targets).
+    pub uniform_experts_per_layer: f64,
 }
 
 /// A decode_bandwidth.csv row.
@@ -125,7 +131,7 @@ pub fn decode_row(r: &CaseRepeat, c: &DecodeContext, ceil: Ceilings) -> String {
     let read_gb_s = r.bytes_read / step_s / 1e9;
     let tflops = r.step_flops / step_s / 1e12;
     format!(
-        "{},{},{},{},{},{},{:.1},{gb_s:.1},{:.1},{:.4},{:.2},{:.2},{:.0},{:.0},{:.0},{read_gb_s:.1},{:.4},{:.2},{:.1},{},{tflops:.2},{:.4}\n",
+        "{},{},{},{},{},{},{:.1},{gb_s:.1},{:.1},{:.4},{:.2},{:.2},{:.0},{:.0},{:.0},{read_gb_s:.1},{:.4},{:.2},{:.1},{},{tflops:.2},{:.4},{:.2}\n",
         r.batch,
         r.prompt_len,
         r.repeat,
@@ -145,6 +151,7 @@ pub fn decode_row(r: &CaseRepeat, c: &DecodeContext, ceil: Ceilings) -> String {
         prefill_tok_s(r),
         r.device_used_bytes,
         tflops / ceil.gemm_tflops,
+        c.uniform_experts_per_layer,
     )
 }
 
@@ -167,7 +174,7 @@ pub fn synthetic_row(r: &CaseRepeat, c: &SyntheticContext) -> Option<String> {
     let s = r.synthetic.as_ref()?;
     let (measured, ideal, tau_ideal) = (r.speedup(s), r.ideal(s), r.tau_ideal(s));
     Some(format!(
-        "{},{},{},true,{},{},{},{},{:.4},{:.4},{:.2},{:.2},{measured:.4},{:.1},{:.1},{:.1},{:.4},{ideal:.4},{:.4},{:.2},{},{:.2},{tau_ideal:.4},{:.4},{:.2}\n",
+        "{},{},{},true,{},{},{},{},{:.4},{:.4},{:.2},{:.2},{measured:.4},{:.1},{:.1},{:.1},{:.4},{ideal:.4},{:.4},{:.2},{},{:.2},{tau_ideal:.4},{:.4},{:.2},{:.2}\n",
         r.batch,
         r.prompt_len,
         r.repeat,
@@ -189,6 +196,7 @@ pub fn synthetic_row(r: &CaseRepeat, c: &SyntheticContext) -> Option<String> {
         s.sequence_steps,
         measured / tau_ideal,
         s.experts_per_layer,
+        s.uniform_experts_per_layer,
     ))
 }
 
@@ -230,7 +238,7 @@ pub fn scaling_rows(all: &[CaseRepeat], ceil: Ceilings) -> String {
         let read_frac = med(&rows, |r| r.bytes_read / (r.step_us * 1e-6) / 1e9) / ceil.copy_gb_s;
         let tflops = med(&rows, |r| r.step_flops / (r.step_us * 1e-6) / 1e12);
         out.push_str(&format!(
-            "{batch},{prompt_len},{},{step_us:.1},{:.0},{:.0},{read_frac:.4},{:.2},{tflops:.2},{:.4},{:.2},{:.1},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{batch},{prompt_len},{},{step_us:.1},{:.0},{:.0},{read_frac:.4},{:.2},{tflops:.2},{:.4},{:.2},{:.1},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             rows.len(),
             med(&rows, |r| r.bytes_read),
             med(&rows, |r| r.kv_bytes),
@@ -252,6 +260,7 @@ pub fn scaling_rows(all: &[CaseRepeat], ceil: Ceilings) -> String {
             med_syn(&rows, |r, s| r.tau_ideal(s)),
             med_syn(&rows, |r, s| r.speedup(s) / r.tau_ideal(s)),
             med_syn(&rows, |_, s| s.experts_per_layer),
+            med_syn(&rows, |_, s| s.uniform_experts_per_layer),
         ));
     }
     out
@@ -280,6 +289,7 @@ mod tests {
                 decode_tokens: (10.0 * tau * batch as f64).round() as usize,
                 sequence_steps: 10.0,
                 experts_per_layer: 0.0,
+                uniform_experts_per_layer: 0.0,
                 prefill_ms: 11.0,
                 steps: 10,
             }),
@@ -351,6 +361,7 @@ mod tests {
             weight_bytes: 1,
             experts_per_layer: 0.0,
             expert_bytes: 0.0,
+            uniform_experts_per_layer: 0.0,
         };
         let s = SyntheticContext {
             profile: "0.8".into(),

@@ -3,12 +3,12 @@
 //! acceptance, until EOS or `max_new_tokens`.
 
 use crate::backend::{LogitsWanted, SequenceCache, TargetBackend};
-use crate::error::{EngineError, Result};
+use crate::error::Result;
 use crate::generation::{FinishReason, Generation, SequenceResult};
 use crate::model::ForwardBatch;
 use crate::speculative::{
     verify_greedy, verify_sampling, Acceptance, DraftRequest, DraftStep, DraftTree, Drafter,
-    PendingAux, SpeculativeConfig, SyntheticAcceptance,
+    PendingAux,
 };
 use crate::timing::{timed, Span, SpanRecorder};
 use choice::{choose, Choices};
@@ -17,105 +17,15 @@ use sequence::{release, take_caches, Sequence};
 
 mod choice;
 mod head;
+mod params;
 mod prefill;
 mod sequence;
+pub use params::GenerateParams;
 pub(crate) use prefill::chunks as prefill_chunks;
 pub use prefill::PREFILL_CHUNK_TOKENS;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::time::Instant;
-
-/// What to generate and how.
-#[derive(Debug, Clone)]
-pub struct GenerateParams {
-    /// Speculation knobs (`SpeculativeConfig::BASELINE` for plain decoding).
-    pub speculative: SpeculativeConfig,
-    /// 0 = greedy; otherwise sampling at this temperature.
-    pub temperature: f32,
-    /// Tokens to generate per sequence at most (the prefill's token included).
-    pub max_new_tokens: usize,
-    /// Seed of every sampling stream (sequence `i` gets its own stream).
-    pub seed: u64,
-    /// Each sequence's own seed, used as it is whatever its place in the
-    /// batch (a server's per-request seeds: the same seed gives the same
-    /// stream alone or batched); `None`: derived from `seed` and the index.
-    pub sequence_seeds: Option<Vec<u64>>,
-    /// Keep generating past EOS (fixed-length benchmarking).
-    pub ignore_eos: bool,
-    /// Replace verification by draws from this acceptance profile (greedy
-    /// only; the output is then not the target's continuation).
-    pub synthetic: Option<SyntheticAcceptance>,
-    /// Prompt tokens per prefill forward at most (chunked prefill; a long
-    /// prompt spans several forwards). Bounds prefill activations.
-    pub prefill_chunk_tokens: usize,
-    /// Run prompts whose positions reach past the target's
-    /// `max_position_embeddings` instead of refusing them (positions the
-    /// model was never trained on: to measure how acceptance degrades there).
-    pub allow_past_context: bool,
-}
-
-impl Default for GenerateParams {
-    fn default() -> GenerateParams {
-        GenerateParams {
-            speculative: SpeculativeConfig::BASELINE,
-            temperature: 0.0,
-            max_new_tokens: 64,
-            seed: 0,
-            sequence_seeds: None,
-            ignore_eos: false,
-            synthetic: None,
-            prefill_chunk_tokens: PREFILL_CHUNK_TOKENS,
-            allow_past_context: false,
-        }
-    }
-}
-
-fn check_prompts(prompts: &[Vec<u32>], vocab: usize) -> Result<()> {
-    for (i, p) in prompts.iter().enumerate() {
-        if p.is_empty() {
-            return Err(EngineError::setting(
-                "prompt",
-                format!("prompt {i} is empty"),
-            ));
-        }
-        if let Some(&t) = p.iter().find(|&&t| t as usize >= vocab) {
-            return Err(EngineError::setting(
-                "prompt",
-                format!("prompt {i} holds token id {t}, outside the target vocabulary of {vocab}"),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Refuses a prompt whose tokens and `max_new_tokens` would run past the
-/// target's `max_position_embeddings` (positions it was never trained on;
-/// serving engines refuse such a request too), unless
-/// [`GenerateParams::allow_past_context`] asks to run it anyway.
-fn check_positions(
-    prompts: &[Vec<u32>],
-    max_new_tokens: usize,
-    limit: Option<usize>,
-) -> Result<()> {
-    let Some(limit) = limit else {
-        return Ok(());
-    };
-    match prompts
-        .iter()
-        .enumerate()
-        .find(|(_, p)| p.len() + max_new_tokens > limit)
-    {
-        Some((i, p)) => Err(EngineError::setting(
-            "max_position_embeddings",
-            format!(
-                "prompt {i} has {} tokens; with max_new_tokens {max_new_tokens} it would reach position {}, past the target's max_position_embeddings of {limit}",
-                p.len(),
-                p.len() + max_new_tokens
-            ),
-        )),
-        None => Ok(()),
-    }
-}
 
 /// Generates a continuation of every prompt, speculatively when
 /// `params.speculative` has steps (then `drafter` is required).
@@ -143,44 +53,13 @@ pub fn generate_until<B: TargetBackend + ?Sized>(
 ) -> Result<Generation> {
     let vocab = target.config().vocab_size;
     let eos = target.config().eos_token_ids.clone();
-    check_prompts(prompts, vocab)?;
-    if params.max_new_tokens == 0 {
-        return Err(EngineError::setting("max_new_tokens", "must be at least 1"));
-    }
-    check_positions(
-        prompts,
-        params.max_new_tokens,
-        target
-            .config()
-            .max_position_embeddings
-            .filter(|_| !params.allow_past_context),
-    )?;
-    if let Some(seeds) = &params.sequence_seeds {
-        if seeds.len() != prompts.len() {
-            return Err(EngineError::setting(
-                "sequence_seeds",
-                format!("{} seeds for {} prompts", seeds.len(), prompts.len()),
-            ));
-        }
-    }
+    params.check(prompts, target.config(), drafter.is_some())?;
     let speculative = !params.speculative.is_baseline();
-    if params.synthetic.is_some() && params.temperature > 0.0 {
-        return Err(EngineError::setting(
-            "synthetic acceptance",
-            "works with greedy decoding only (temperature 0)",
-        ));
-    }
     let wanted = if params.temperature > 0.0 {
         LogitsWanted::Logits
     } else {
         LogitsWanted::Argmax
     };
-    if speculative && drafter.is_none() {
-        return Err(EngineError::setting(
-            "draft",
-            format!("{} needs a draft model", params.speculative),
-        ));
-    }
     let capture = if speculative {
         drafter
             .as_ref()

@@ -105,6 +105,25 @@ __device__ __forceinline__ void prefetch_l2_span(const void* p, size_t bytes, in
     for (size_t b = (size_t)i * 128; b < bytes; b += (size_t)n * 128) prefetch_l2((const char*)p + b);
 }
 
+// The 32-bit shared-memory address of p (a shared-memory pointer).
+__device__ __forceinline__ unsigned int smem_addr(const void* p) {
+    unsigned int a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+}
+
+// 16 bytes global -> shared by cp.async (not through registers); committed
+// as a group by cp_async_commit, waited for by cp_async_wait<N> (until at
+// most N later groups are pending).
+__device__ __forceinline__ void cp_async16(void* dst, const void* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
 // *counter += v at GPU scope, releasing what this thread's block wrote
 // before a block barrier and acquiring what the earlier adders released;
 // returns the old value.

@@ -23,11 +23,11 @@
 // groups 256 bytes apart (the stride byte offset).
 __device__ __forceinline__ int wg_offset(int r, int k) { return (((r >> 3) * 2 + (k >> 3)) << 6) + ((r & 7) << 3) + (k & 7); }
 
-// A shared-memory matrix descriptor of such a tile at `tile`: start address,
-// leading byte offset 128, stride byte offset 256 (each >> 4), no swizzle.
-__device__ __forceinline__ unsigned long long wg_desc(const void* tile) {
-    unsigned long long a = (unsigned long long)__cvta_generic_to_shared(tile);
-    return ((a & 0x3FFFFull) >> 4) | ((128ull >> 4) << 16) | ((256ull >> 4) << 32);
+// A shared-memory matrix descriptor of a no-swizzle K-major operand at `p`:
+// start address, leading (k) and stride (rows) byte offsets, each >> 4.
+__device__ __forceinline__ unsigned long long wg_desc(const void* p, unsigned lbo, unsigned sbo) {
+    return ((unsigned long long)(smem_addr(p) & 0x3FFFFu) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |
+           ((unsigned long long)(sbo >> 4) << 32);
 }
 
 // One wgmma.m64nNk16 (bf16 in, f32 accumulate into d: N / 2 floats a thread).
@@ -103,7 +103,7 @@ __device__ void wg_wgmma(float* d_out, const bf16* a, const bf16* b, float* c, i
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         __syncthreads();
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-        wgmma_step<N>(d, wg_desc(sa), wg_desc(sb));
+        wgmma_step<N>(d, wg_desc(sa, 128, 256), wg_desc(sb, 128, 256));
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
         __syncthreads();

@@ -18,18 +18,6 @@
 constexpr int WL_BK = 64;
 constexpr int WL_STAGES = 4;
 
-__device__ __forceinline__ void wl_cp_async16(void* dst, const void* src) {
-    unsigned int a = (unsigned int)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(a), "l"(src));
-}
-
-// A descriptor of a no-swizzle K-major operand at `p` with the given
-// leading (k) and stride (rows) byte offsets.
-__device__ __forceinline__ unsigned long long wl_desc(const void* p, unsigned lbo, unsigned sbo) {
-    unsigned long long a = (unsigned long long)__cvta_generic_to_shared(p);
-    return ((a & 0x3FFFFull) >> 4) | ((unsigned long long)(lbo >> 4) << 16) | ((unsigned long long)(sbo >> 4) << 32);
-}
-
 template <int N>
 __device__ void wgmma_linear(float* part, const bf16* x, const bf16* w, int m, int k, int n, int parts) {
     extern __shared__ __align__(128) unsigned char wl_smem[];
@@ -41,37 +29,37 @@ __device__ void wgmma_linear(float* part, const bf16* x, const bf16* w, int m, i
         int k0 = kb + s * WL_BK;
         for (int i = tid; i < 64 * 8; i += 128) {
             int r = i >> 3, kg = i & 7;
-            wl_cp_async16(stage + ((kg * 8 + (r >> 3)) * 8 + (r & 7)) * 16,
+            cp_async16(stage + ((kg * 8 + (r >> 3)) * 8 + (r & 7)) * 16,
                           w + (size_t)min(c0 + r, n - 1) * k + k0 + kg * 8);
         }
         for (int i = tid; i < N * 8; i += 128) {
             int t = i >> 3, kg = i & 7;
-            wl_cp_async16(stage + A_BYTES + ((kg * (N / 8) + (t >> 3)) * 8 + (t & 7)) * 16,
+            cp_async16(stage + A_BYTES + ((kg * (N / 8) + (t >> 3)) * 8 + (t & 7)) * 16,
                           x + (size_t)min(t, m - 1) * k + k0 + kg * 8);
         }
     };
     for (int s = 0; s < WL_STAGES - 1; s++) {
         if (s < nst) load(s);
-        asm volatile("cp.async.commit_group;\n" ::);
+        cp_async_commit();
     }
     float d[N / 2];
 #pragma unroll
     for (int i = 0; i < N / 2; i++) d[i] = 0.f;
     for (int s = 0; s < nst; s++) {
         // Stage s has landed when at most STAGES - 2 later groups are pending.
-        asm volatile("cp.async.wait_group %0;\n" ::"n"(WL_STAGES - 2) : "memory");
+        cp_async_wait<WL_STAGES - 2>();
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         __syncthreads();
         // The buffer stage s + STAGES - 1 fills was read by stage s - 1's
         // steps, all complete (waited below, then the barrier above).
         if (s + WL_STAGES - 1 < nst) load(s + WL_STAGES - 1);
-        asm volatile("cp.async.commit_group;\n" ::);
+        cp_async_commit();
         unsigned char* stage = wl_smem + (s % WL_STAGES) * STAGE;
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
         for (int j = 0; j < WL_BK / 16; j++) {
-            unsigned long long da = wl_desc(stage + 2 * j * 8 * 128, 8 * 128, 128);
-            unsigned long long db = wl_desc(stage + A_BYTES + 2 * j * (N / 8) * 128, (N / 8) * 128, 128);
+            unsigned long long da = wg_desc(stage + 2 * j * 8 * 128, 8 * 128, 128);
+            unsigned long long db = wg_desc(stage + A_BYTES + 2 * j * (N / 8) * 128, (N / 8) * 128, 128);
             wgmma_step<N>(d, da, db);
         }
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");

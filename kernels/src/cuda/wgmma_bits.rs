@@ -9,7 +9,8 @@
 //! `specula-gpu-check --wgmma-bits` runs it.
 
 use super::device::{Gpu, GpuError};
-use cudarc::driver::{CudaModule, LaunchConfig, PushKernelArg};
+use super::launch::cfg;
+use cudarc::driver::{CudaModule, PushKernelArg};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
@@ -99,17 +100,12 @@ fn run(
     let c_dev = gpu.stream.clone_htod(c)?;
     let mut d = gpu.stream.alloc_zeros::<f32>(c.len())?;
     let k = k as i32;
-    let cfg = LaunchConfig {
-        grid_dim: (1, 1, 1),
-        block_dim: (128, 1, 1),
-        shared_mem_bytes: 0,
-    };
     let mut launch = gpu.stream.launch_builder(&f);
     launch.arg(&mut d).arg(a).arg(b).arg(&c_dev).arg(&k);
     // Safety: the kernel takes (float*, const bf16*, const bf16*, float*,
     // int); it reads 64 rows of a and n rows of b of k values each (both
     // allocated with 64 rows), and c / writes d of 64 x n floats.
-    unsafe { launch.launch(cfg) }?;
+    unsafe { launch.launch(cfg((1, 1), 128, 0)) }?;
     Ok(gpu.stream.clone_dtoh(&d)?)
 }
 

@@ -164,12 +164,17 @@ pub(crate) fn differing(a: &[f32], b: &[f32]) -> usize {
     a.iter().zip(b).filter(|(a, b)| a != b).count()
 }
 
-/// `max|a - b| / max|b|`.
+/// `max|a - b| / max|b|`; a NaN in one of a pair and not the other counts
+/// as an infinite difference (`f64::max` would drop it), NaN in both as none.
 pub fn normwise_error(a: &[f32], b: &[f32]) -> f64 {
     let diff = a
         .iter()
         .zip(b)
-        .map(|(x, y)| (*x as f64 - *y as f64).abs())
+        .map(|(x, y)| match (x.is_nan(), y.is_nan()) {
+            (true, true) => 0.0,
+            (false, false) => (*x as f64 - *y as f64).abs(),
+            _ => f64::INFINITY,
+        })
         .fold(0.0, f64::max);
     let scale = b.iter().map(|y| (*y as f64).abs()).fold(0.0, f64::max);
     if a.len() != b.len() {
@@ -190,4 +195,19 @@ pub(crate) fn tolerance<T: GpuElement>() -> f64 {
 /// `v` rounded to `T` and back.
 pub(crate) fn round<T: GpuElement>(v: f32) -> f32 {
     T::from_f32(v).to_f32()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normwise_error;
+
+    /// Regression: a NaN output beside a finite reference passed, as
+    /// `f64::max` drops NaN.
+    #[test]
+    fn a_nan_output_is_an_infinite_error_and_matching_nans_none() {
+        assert_eq!(normwise_error(&[1.0, f32::NAN], &[1.0, 2.0]), f64::INFINITY);
+        assert_eq!(normwise_error(&[1.0, 2.0], &[1.0, f32::NAN]), f64::INFINITY);
+        assert_eq!(normwise_error(&[1.0, f32::NAN], &[1.0, f32::NAN]), 0.0);
+        assert!((normwise_error(&[1.0, 2.5], &[1.0, 2.0]) - 0.25).abs() < 1e-12);
+    }
 }

@@ -7,7 +7,7 @@
 use super::batch::ForwardBatch;
 use super::blocks::{concat_rows, embed, gather_rows, Attention, AttentionDims, Linear, Mlp, Norm};
 use super::draft_layout::{
-    check_target_hidden, check_vocab, draft_embedding, draft_to_target, layer_prefix, settle_kind,
+    check_eagle3_fits, draft_embedding, draft_to_target, layer_prefix, settle_kind,
 };
 use crate::checkpoint::Checkpoint;
 use crate::config::{DraftConfig, DraftKind, TargetConfig};
@@ -94,8 +94,7 @@ impl Eagle3Draft {
         target_embed: Arc<Vec<f32>>,
     ) -> Result<Eagle3Draft> {
         let c = &config;
-        check_target_hidden(c, target)?;
-        check_vocab(c, target)?;
+        check_eagle3_fits(c, target)?;
         let h = c.hidden_size;
         let fc_in = AUX_STATES * c.target_hidden_size;
         let fc = Linear::load(

@@ -34,20 +34,21 @@ pub(crate) fn settle_kind(config: &mut DraftConfig, ck: &Checkpoint) -> Result<D
     config.settle_kind(&shape, &ck.file_of("fc.weight"))
 }
 
-/// Refuses an EAGLE-3 draft whose fc does not read the target's hidden
-/// states (`target_hidden_size`, or `hidden_size` when absent).
-pub(crate) fn check_target_hidden(c: &DraftConfig, target: &TargetConfig) -> Result<()> {
-    if c.target_hidden_size == target.hidden_size {
-        return Ok(());
+/// Refuses an EAGLE-3 draft that does not fit `target`: its fc must read
+/// the target's hidden states (`target_hidden_size`, or `hidden_size` when
+/// absent) and its vocabulary must be the target's ([`check_vocab`]).
+pub(crate) fn check_eagle3_fits(c: &DraftConfig, target: &TargetConfig) -> Result<()> {
+    if c.target_hidden_size != target.hidden_size {
+        return Err(EngineError::config(
+            &c.path,
+            "target_hidden_size",
+            format!(
+                "{} (or hidden_size when absent), but the target's hidden_size is {}",
+                c.target_hidden_size, target.hidden_size
+            ),
+        ));
     }
-    Err(EngineError::config(
-        &c.path,
-        "target_hidden_size",
-        format!(
-            "{} (or hidden_size when absent), but the target's hidden_size is {}",
-            c.target_hidden_size, target.hidden_size
-        ),
-    ))
+    check_vocab(c, target)
 }
 
 /// Refuses a draft whose vocabulary is not the target's.

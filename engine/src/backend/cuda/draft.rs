@@ -11,7 +11,7 @@ use super::GpuOptions;
 use crate::capture::AUX_STATES;
 use crate::config::{DraftConfig, TargetConfig};
 use crate::error::{EngineError, Result};
-use crate::model::draft_layout::{check_target_hidden, check_vocab};
+use crate::model::draft_layout::check_eagle3_fits;
 use crate::model::Eagle3Draft;
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
@@ -94,8 +94,7 @@ where
                 "a random draft shares the target's embedding: hidden sizes must agree",
             ));
         }
-        check_target_hidden(c, target)?;
-        check_vocab(c, target)?;
+        check_eagle3_fits(c, target)?;
         let h = c.hidden_size;
         let mut seeds = Seeds(seed ^ 0xD2AF_7000);
         let layout = QkvLayout {

@@ -19,9 +19,7 @@ use crate::checkpoint::Checkpoint;
 use crate::config::{DraftConfig, DraftKind, TargetConfig};
 use crate::error::{EngineError, Result};
 use crate::model::blocks::AttentionDims;
-use crate::model::draft_layout::{
-    check_target_hidden, check_vocab, draft_to_target, layer_prefix, settle_kind,
-};
+use crate::model::draft_layout::{check_eagle3_fits, draft_to_target, layer_prefix, settle_kind};
 use crate::model::TargetModel;
 use crate::speculative::EagleDrafter;
 use cudarc::cublas::{CudaBlas, Gemm};
@@ -184,8 +182,7 @@ where
                 "fc_norm, norm_output = false, norm_before_residual or a biased fc in the draft",
             );
         }
-        check_target_hidden(&c, target)?;
-        check_vocab(&c, target)?;
+        check_eagle3_fits(&c, target)?;
         let mut up = Uploader::new(&gpu, &dir.display().to_string(), ck.stored_bytes(), load)?;
         let h = c.hidden_size;
         let eps = c.rms_norm_eps;

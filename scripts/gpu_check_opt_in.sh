@@ -10,9 +10,7 @@ cd "$(dirname "$0")/.."
 OUT=${1:-results/h200/opt-in}
 BIN=${2:-devrun/bin}
 mkdir -p "$OUT"
-for d in /usr/local/cuda/lib64 $(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__file__) + "/cu13/lib")' 2>/dev/null || true); do
-    [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
-done
+. scripts/gpu_env.sh
 status=0
 echo "== 1. kernel checks, SPECULA_ATTENTION=flash SPECULA_LINEAR_TILES=1"
 SPECULA_ATTENTION=flash SPECULA_LINEAR_TILES=1 "$BIN/specula-gpu-check" "$OUT/check" --checks-only \

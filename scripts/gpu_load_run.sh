@@ -15,9 +15,7 @@ OUT=${1:-results/h200/load}
 BIN=${2:-devrun/bin}
 CK=${3:-/tmp/specula-ckpt}
 mkdir -p "$OUT" "$CK"
-for d in /usr/local/cuda/lib64 $(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__file__) + "/cu13/lib")' 2>/dev/null || true); do
-    [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
-done
+. scripts/gpu_env.sh
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 df -h "$CK" /dev/shm | tee "$OUT/disks.txt"
 free -g | tee -a "$OUT/disks.txt"

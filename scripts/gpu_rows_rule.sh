@@ -13,9 +13,7 @@ BIN=${2:-devrun/bin}
 mkdir -p "$OUT"
 for f in "$BIN"/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
 chmod +x "$BIN"/* 2>/dev/null
-for d in /usr/local/cuda/lib64 $(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__file__) + "/cu13/lib")' 2>/dev/null || true); do
-    [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
-done
+. scripts/gpu_env.sh
 status=0
 T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
 echo "== kernel checks (default rule)"

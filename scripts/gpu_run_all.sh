@@ -15,9 +15,7 @@ OUT=${1:-results/h200}
 BIN=${2:-devrun/bin}
 mkdir -p "$OUT"
 # CUDA's driver, NVRTC and cuBLAS (never a stubs/ folder).
-for d in /usr/local/cuda/lib64 $(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__file__) + "/cu13/lib")' 2>/dev/null || true); do
-    [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
-done
+. scripts/gpu_env.sh
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 
 echo "== 1. every kernel against its CPU reference; ceilings; per-kernel times (8B shape)"

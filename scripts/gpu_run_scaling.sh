@@ -17,9 +17,7 @@ OUT=${1:-results/h200/scaling}
 BIN=${2:-devrun/bin}
 export SPECULA_ATTENTION=${3:-${SPECULA_ATTENTION:-flash}}
 mkdir -p "$OUT"
-for d in /usr/local/cuda/lib64 $(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__file__) + "/cu13/lib")' 2>/dev/null || true); do
-    [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
-done
+. scripts/gpu_env.sh
 echo "== attention: $SPECULA_ATTENTION"
 echo "== scaling: batch 1-64 x prompt 128-8192, then batch 128 and 256 at prompt 128"
 "$BIN/specula" gpu bench --config bench/configs/llama-3.1-8b.json --random-weights --quiet \

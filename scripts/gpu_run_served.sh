@@ -20,9 +20,7 @@ cd "$(dirname "$0")/.."
 OUT=${1:-results/h200/served}
 BIN=${2:-devrun/bin}
 mkdir -p "$OUT"
-for d in /usr/local/cuda/lib64 $(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__file__) + "/cu13/lib")' 2>/dev/null || true); do
-    [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
-done
+. scripts/gpu_env.sh
 bench() { # name, mla form, args...
     local name=$1 mla=$2
     shift 2

@@ -15,9 +15,7 @@ OUT=${1:-results/h200}
 BIN=${2:-devrun/bin}
 STAGES=${3:-checks agree bench}
 mkdir -p "$OUT"
-for d in /usr/local/cuda/lib64 $(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__file__) + "/cu13/lib")' 2>/dev/null || true); do
-    [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
-done
+. scripts/gpu_env.sh
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 status=0
 
@@ -31,30 +29,26 @@ fi
 
 if [[ " $STAGES " == *" agree "* ]]; then
     echo "== 2. GPU greedy = CPU greedy (f32), lossless speculative decoding on the GPU (f32, bf16)"
-    for shape in tiny-deepseek-v3 tiny-kimi-k25 tiny-deepseek-v2 tiny-qwen3-moe; do
-        "$BIN/specula" fixtures random --shape "$shape" --seed 7 --out "$OUT/fixtures/$shape" > /dev/null
-        "$BIN/specula" gpu agree --target "$OUT/fixtures/$shape/target" --draft "$OUT/fixtures/$shape/draft" \
-            --out "$OUT/agree-$shape" 2>&1 | tee "$OUT/agree-$shape.log" || status=1
-        cp "$OUT/agree-$shape/agreement.csv" "$OUT/agreement_$shape.csv" || status=1
-        rm -rf "$OUT/agree-$shape"
+    # agree NAME TARGET DRAFT: the agreement run, its log and CSV as NAME
+    # (skipped with a line when TARGET is not here: a device call whose tree
+    # is near the carry limit may leave the trained model behind).
+    agree() {
+        if [ ! -d "$2" ]; then echo "== $1: $2 is not here, skipped"; return; fi
+        "$BIN/specula" gpu agree --target "$2" --draft "$3" --out "$OUT/agree-$1" 2>&1 \
+            | tee "$OUT/agree-$1.log" || status=1
+        cp "$OUT/agree-$1/agreement.csv" "$OUT/agreement_$1.csv" || status=1
+        rm -rf "$OUT/agree-$1"
+    }
+    # Random fixtures of each sparse shape, and one of 16 query heads per
+    # latent (the tiny shapes have 2-4); then the trained pairs.
+    for shape in tiny-deepseek-v3 tiny-kimi-k25 tiny-deepseek-v2 tiny-qwen3-moe bench/fixtures/mla16.json; do
+        name=$(basename "$shape" .json)
+        "$BIN/specula" fixtures random --shape "$shape" --seed 7 --out "$OUT/fixtures/$name" > /dev/null
+        agree "$name" "$OUT/fixtures/$name/target" "$OUT/fixtures/$name/draft"
     done
     rm -rf "$OUT/fixtures"
-    # 16 query heads per latent (the tiny shapes have 2-4), and the dense
-    # trained pair: the kernels every family shares.
-    for pair in "mla16 $OUT/fixtures/mla16/target $OUT/fixtures/mla16/draft" \
-        "tiny-llama models/tiny-llama models/tiny-llama/eagle3" \
-        "tiny-deepseek-v3-trained models/tiny-deepseek-v3 models/tiny-deepseek-v3/eagle3-embed"; do
-        read -r name target draft <<< "$pair"
-        [ "$name" = mla16 ] && "$BIN/specula" fixtures random --seed 7 --out "$OUT/fixtures/mla16" \
-            --shape bench/fixtures/mla16.json > /dev/null
-        # A device call whose tree is near the carry limit may leave the trained model behind.
-        if [ ! -d "$target" ]; then echo "== $name: $target is not here, skipped"; continue; fi
-        "$BIN/specula" gpu agree --target "$target" --draft "$draft" --out "$OUT/agree-$name" 2>&1 \
-            | tee "$OUT/agree-$name.log" || status=1
-        cp "$OUT/agree-$name/agreement.csv" "$OUT/agreement_$name.csv" || status=1
-        rm -rf "$OUT/agree-$name"
-    done
-    rm -rf "$OUT/fixtures"
+    agree tiny-llama models/tiny-llama models/tiny-llama/eagle3
+    agree tiny-deepseek-v3-trained models/tiny-deepseek-v3 models/tiny-deepseek-v3/eagle3-embed
 fi
 
 if [[ " $STAGES " == *" bench "* ]]; then

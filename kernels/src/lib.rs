@@ -16,3 +16,4 @@ pub mod cpu;
 pub mod cuda;
 pub mod mla_layout;
 pub mod mma_layout;
+pub mod wg_layout;

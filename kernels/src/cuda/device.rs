@@ -22,6 +22,7 @@ pub const SOURCE: &str = concat!(
     include_str!("linear_fma.cu"),
     include_str!("linear_mma.cu"),
     include_str!("linear_tiles.cu"),
+    include_str!("linear_wg.cu"),
     include_str!("attention.cu"),
     include_str!("att_tile.cu"),
     include_str!("flash_prefill.cu"),
@@ -73,6 +74,9 @@ pub struct Gpu {
     /// before them (sm_90+, unless `SPECULA_PDL=0`; `SPECULA_PDL=late`
     /// keeps them but lets each launch only as the one before finishes).
     pub pdl: bool,
+    /// Whether the kernels were compiled for sm_90a and so hold the
+    /// warpgroup-mma linear (`linear_wg.cu`: an H100 or H200).
+    pub wgmma: bool,
     /// Which kernel runs batch-invariant bf16 linears (`SPECULA_LINEAR=fma`
     /// picks the FMA kernel; tensor cores need sm_80+).
     pub small_row_linear: SmallRowLinear,
@@ -134,8 +138,11 @@ impl Gpu {
         // kernel's loads of what no kernel writes overlap it;
         // SPECULA_PDL=late: as its blocks finish.
         let early = std::env::var("SPECULA_PDL").map_or(true, |v| v != "late");
+        // sm_90a (the architecture-specific target of an H100/H200) for
+        // wgmma; its other instructions are sm_90's.
+        let wgmma = (major, minor) == (9, 0);
         let opts = cudarc::nvrtc::CompileOptions {
-            arch: Some(arch),
+            arch: Some(if wgmma { "sm_90a" } else { arch }),
             options: if early {
                 vec!["-DSPECULA_PDL_EARLY".into()]
             } else {
@@ -165,6 +172,7 @@ impl Gpu {
             module,
             arch,
             compile_s,
+            wgmma,
             pdl: major >= 9 && std::env::var("SPECULA_PDL").map_or(true, |v| v != "0"),
             small_row_linear: if major >= 8
                 && std::env::var("SPECULA_LINEAR").map_or(true, |v| v != "fma")

@@ -13,6 +13,7 @@ pub use crate::mma_layout::{
     mma_k_parts, MmaForm, MmaLaunch, TileLaunch, MMA_PIPELINED_MAX_ROWS, TILES_MIN_ROWS,
     TILE_SHAPES,
 };
+pub use crate::wg_layout::{WgLaunch, WG_VARIANTS};
 use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::CudaSlice;
 
@@ -164,6 +165,9 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
     ) -> Result<(), GpuError> {
         if uses_mma::<T>(self.gpu, self.k) {
             let (k, n) = (self.k, self.n);
+            if self.gpu.wgmma && m > MMA_PIPELINED_MAX_ROWS && super::linear_wg_enabled() {
+                return self.wg(y, x, m, WgLaunch::for_shape(m, k, n), silu);
+            }
             let form = match linear_tiles() {
                 LinearTiles::FromTileRows => MmaForm::by_rows(m, k, n),
                 LinearTiles::ByShape => MmaForm::for_shape(m, k, n),

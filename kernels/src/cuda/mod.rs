@@ -43,8 +43,8 @@
 //! linear in every form), [`attention_timing`] (decode and verify
 //! attention at long contexts, each kernel), [`wgmma_bits`] (whether
 //! warpgroup mma gives the small-row linear's bits: its own sm_90a source)
-//! and [`wgmma_linear`] (a linear on warpgroup mma timed against the
-//! engine's forms).
+//! and [`wg_timing`] (the warpgroup-mma linear in every layout timed against
+//! the engine's other forms).
 
 mod activation;
 mod attention;
@@ -58,6 +58,7 @@ mod flash_attention;
 mod launch;
 mod linear;
 mod linear_tiles;
+mod linear_wg;
 mod mla;
 mod mla_attention;
 mod moe;
@@ -68,8 +69,8 @@ mod select;
 pub mod split_sweep;
 pub mod timing;
 mod verify;
+pub mod wg_timing;
 pub mod wgmma_bits;
-pub mod wgmma_linear;
 
 pub use activation::*;
 pub use attention::*;
@@ -79,6 +80,7 @@ pub use copy::*;
 pub use device::{Gpu, GpuElement, GpuError, GpuTimer, SmallRowLinear};
 pub use flash_attention::uses_tree_kernel;
 pub use linear::*;
+pub use linear_wg::linear_wg_enabled;
 pub use mla::*;
 pub use mla_attention::*;
 pub use moe::*;

@@ -112,6 +112,14 @@ __device__ __forceinline__ unsigned int smem_addr(const void* p) {
     return a;
 }
 
+// A wgmma shared-memory matrix descriptor of a no-swizzle K-major operand
+// at shared address `addr`: start address, leading (k) and stride (rows)
+// byte offsets, each >> 4 (sm_90a's wgmma reads it; plain bits elsewhere).
+__device__ __forceinline__ unsigned long long wg_desc_at(unsigned int addr, unsigned lbo, unsigned sbo) {
+    return ((unsigned long long)(addr & 0x3FFFFu) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |
+           ((unsigned long long)(sbo >> 4) << 32);
+}
+
 // 16 bytes global -> shared by cp.async (not through registers); committed
 // as a group by cp_async_commit, waited for by cp_async_wait<N> (until at
 // most N later groups are pending).

@@ -23,11 +23,9 @@
 // groups 256 bytes apart (the stride byte offset).
 __device__ __forceinline__ int wg_offset(int r, int k) { return (((r >> 3) * 2 + (k >> 3)) << 6) + ((r & 7) << 3) + (k & 7); }
 
-// A shared-memory matrix descriptor of a no-swizzle K-major operand at `p`:
-// start address, leading (k) and stride (rows) byte offsets, each >> 4.
+// wg_desc_at for a shared-memory pointer.
 __device__ __forceinline__ unsigned long long wg_desc(const void* p, unsigned lbo, unsigned sbo) {
-    return ((unsigned long long)(smem_addr(p) & 0x3FFFFu) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |
-           ((unsigned long long)(sbo >> 4) << 32);
+    return wg_desc_at(smem_addr(p), lbo, sbo);
 }
 
 // One wgmma.m64nNk16 (bf16 in, f32 accumulate into d: N / 2 floats a thread).

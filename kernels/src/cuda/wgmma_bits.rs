@@ -46,13 +46,8 @@ pub struct WgmmaCase {
     pub outputs: usize,
 }
 
-/// The source: the prelude (bf16 and its loads), this check's kernels and
-/// the wgmma linear timed beside the engine's (`wgmma_linear.rs`).
-const SOURCE: &str = concat!(
-    include_str!("prelude.cu"),
-    include_str!("wgmma_bits.cu"),
-    include_str!("wgmma_linear.cu")
-);
+/// The source: the prelude (bf16 and its loads) and this check's kernels.
+const SOURCE: &str = concat!(include_str!("prelude.cu"), include_str!("wgmma_bits.cu"));
 
 /// Compiles the wgmma kernels for sm_90a (wgmma is in no other target).
 pub(crate) fn module(gpu: &Gpu) -> Result<Arc<CudaModule>, GpuError> {

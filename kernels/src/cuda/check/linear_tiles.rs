@@ -2,13 +2,18 @@
 //! the CPU reference, and its batch invariance bit for bit: every row of a
 //! batch of up to 512 equals the same row computed alone by the small-row
 //! kernel, and the first `m` rows of the batch computed as a batch of `m`,
-//! for every tile shape and k split, with the SiLU epilogue too.
+//! for every tile shape and k split, with the SiLU epilogue too. The same
+//! for every layout of the warpgroup-mma linear (`linear_wg.cu`) on a GPU
+//! that has it.
 
 use super::linear::swiglu_reference;
 use super::CheckRow;
 use super::{differing, download, normwise_error, random, row_recorder, tolerance, upload};
 use crate::cpu;
-use crate::cuda::{Gpu, GpuElement, GpuError, LinearLayer, MmaLaunch, TileLaunch, TILE_SHAPES};
+use crate::cuda::{
+    Gpu, GpuElement, GpuError, LinearLayer, MmaLaunch, TileLaunch, WgLaunch, TILE_SHAPES,
+    WG_VARIANTS,
+};
 use cudarc::driver::CudaSlice;
 use rand_chacha::ChaCha8Rng;
 
@@ -62,8 +67,52 @@ pub(super) fn check_linear_tiles<T: GpuElement>(
             }
             Ok(out)
         };
+        let wg = |x: &CudaSlice<T>,
+                  rows: usize,
+                  l: WgLaunch,
+                  silu: bool|
+         -> Result<Vec<f32>, GpuError> {
+            let mut y = s.alloc_zeros::<T>(rows * if silu { n / 2 } else { n })?;
+            layer.wg(&mut y, x, rows, l, silu)?;
+            download(gpu, &y)
+        };
         for &parts in all_parts {
             let single = alone(parts)?;
+            if gpu.wgmma {
+                let (mut worst, mut differ_alone, mut differ_batches) = (0f64, 0, 0);
+                for (wgs, bm, chunks, stages) in WG_VARIANTS {
+                    let l = WgLaunch {
+                        parts,
+                        wgs,
+                        bm,
+                        chunks,
+                        stages,
+                    };
+                    let together = wg(&x, m, l, false)?;
+                    worst = worst.max(normwise_error(&together, &want));
+                    differ_alone += differing(&single, &together);
+                    for &rows in &BATCHES {
+                        differ_batches +=
+                            differing(&wg(&x, rows, l, false)?, &together[..rows * n]);
+                    }
+                }
+                row(
+                    "linear_wg",
+                    format!(
+                        "{m} x {k} . ({n} x {k})^T + bias, k in {parts} parts, every wgmma layout"
+                    ),
+                    worst,
+                    tolerance::<T>(),
+                );
+                row(
+                    "linear_wg_invariant",
+                    format!(
+                        "k {k} n {n}, {parts} parts, every wgmma layout: 512 rows vs each row alone (small kernel) and vs batches of 1..511"
+                    ),
+                    (differ_alone + differ_batches) as f64,
+                    0.0,
+                );
+            }
             let mut worst = 0f64;
             let mut differ_alone = 0;
             let mut differ_batches = 0;
@@ -149,5 +198,38 @@ fn check_tiles_silu<T: GpuElement>(
         differ as f64,
         0.0,
     );
+    if gpu.wgmma {
+        let (mut worst, mut differ) = (0f64, 0);
+        for (wgs, bm, chunks, stages) in crate::cuda::WG_VARIANTS {
+            let parts = crate::cuda::mma_k_parts(k, 2 * inner);
+            let l = WgLaunch {
+                parts,
+                wgs,
+                bm,
+                chunks,
+                stages,
+            };
+            let mut y = s.alloc_zeros::<T>(m * inner)?;
+            gate_up.wg(&mut y, &x, m, l, true)?;
+            let y = download(gpu, &y)?;
+            worst = worst.max(normwise_error(&y, &want));
+            differ += differing(&y, &got);
+        }
+        row(
+            "linear_wg_silu",
+            format!(
+                "{m} x {k} . ({} x {k})^T, gate|up interleaved, every wgmma layout",
+                2 * inner
+            ),
+            worst,
+            tolerance::<T>(),
+        );
+        row(
+            "linear_wg_silu_invariant",
+            format!("{m} rows, every wgmma layout vs the default form's rows (each equal to its row alone)"),
+            differ as f64,
+            0.0,
+        );
+    }
     Ok(())
 }

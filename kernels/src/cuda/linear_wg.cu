@@ -1,0 +1,224 @@
+
+// ---------------------------------------------------------------------------
+// Batch-invariant linear on warpgroup mma (wgmma, sm_90a only), for 9-128
+// rows per token tile.
+//
+// Same arithmetic per output as linear_mma.cu and linear_tiles.cu (k in
+// `parts` slices from the weight's shape, each summed from zero in
+// ascending 32-wide chunks, each chunk as the same two k16 steps over the
+// same k, the slices added in slice order through the cluster), so a row's
+// bits are the same in any of the three kernels and any batch:
+// `specula-gpu-check --wgmma-bits` showed that a wgmma.m64nNk16 chain gives
+// the bits of the mma.m16n8k16 chain over the same operands, whatever N.
+// What differs is the instruction: one warpgroup's wgmma multiplies its 64
+// weight rows by every token of the tile, at the full tensor-core rate,
+// where mma.sync needs a warp instruction per 8 tokens.
+//
+// The k-to-step map is the engine's: lane (g, t) holds k 8t..8t+7 of a
+// chunk; step 1 takes k 8t..8t+3 of each t, step 2 k 8t+4..8t+7. The
+// weights (wgmma's A, in registers) are read from shared memory as
+// linear_tiles.cu reads them. The tokens (B) come from shared memory
+// through a descriptor, in wgmma's no-swizzle K-major layout of 8-token x
+// 16-byte core matrices, where a core matrix row holds 8 consecutive k of
+// the step: so each token's 64-byte chunk is stored with its 4-byte words
+// transposed (the core matrix of k group 4c + w holds word w of the
+// chunk's four 16-byte units), which cp.async cannot do; the token tile is
+// staged through registers one stage ahead instead.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+// One wgmma.m64nNk16, A (64 weight rows x 16 k) from registers in the
+// mma.m16n8k16 fragment order, B (N tokens x 16 k) through descriptor `b`,
+// accumulating into d (d[j] = the mma accumulator of tokens 8j..8j+7).
+template <int N>
+__device__ __forceinline__ void wg_mma_rs(float (&d)[N / 8][4], const Frag& a, unsigned long long b);
+template <>
+__device__ __forceinline__ void wg_mma_rs<16>(float (&d)[2][4], const Frag& a, unsigned long long b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3])
+        : "r"(a.a), "r"(a.b), "r"(a.c), "r"(a.d), "l"(b), "r"(1));
+}
+template <>
+__device__ __forceinline__ void wg_mma_rs<32>(float (&d)[4][4], const Frag& a, unsigned long long b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])
+        : "r"(a.a), "r"(a.b), "r"(a.c), "r"(a.d), "l"(b), "r"(1));
+}
+template <>
+__device__ __forceinline__ void wg_mma_rs<64>(float (&d)[8][4], const Frag& a, unsigned long long b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+        : "r"(a.a), "r"(a.b), "r"(a.c), "r"(a.d), "l"(b), "r"(1));
+}
+template <>
+__device__ __forceinline__ void wg_mma_rs<128>(float (&d)[16][4], const Frag& a, unsigned long long b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]), "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]), "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]), "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
+        : "r"(a.a), "r"(a.b), "r"(a.c), "r"(a.d), "l"(b), "r"(1));
+}
+
+// Keeps `v` in its register, unread and unwritten, across the asm around
+// it: the accumulators and A operands of wgmma in flight.
+__device__ __forceinline__ void wg_hold(float& v) { asm volatile("" : "+f"(v)::"memory"); }
+__device__ __forceinline__ void wg_hold(unsigned int& v) { asm volatile("" : "+r"(v)::"memory"); }
+
+// Blocks of WGS warpgroups, each 64 output columns x the BM tokens of the
+// block's tile; stages of 32 CHUNKS k, STAGES deep (weights by cp.async,
+// tokens through registers). Grid and cluster as linear_tiles.cu's.
+template <int WGS, int BM, int CHUNKS, int STAGES>
+__device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m, int k,
+                                          int n, int parts, int flags) {
+    constexpr int BN = 64 * WGS, NTHREADS = 128 * WGS, UNITS = 4 * CHUNKS, BK = 32 * CHUNKS;
+    constexpr int W_UNITS = BN * UNITS, STAGE_UNITS = (BN + BM) * UNITS, NACC = BM / 2;
+    // Token (row, chunk) pieces of a stage, and those of one thread.
+    constexpr int PIECES = BM * CHUNKS, PER_THREAD = (PIECES + NTHREADS - 1) / NTHREADS;
+    static_assert(STAGES >= 2 && BM % 16 == 0 && BM <= 128, "wgmma N of 16-128, double-buffered at least");
+    static_assert(STAGES * STAGE_UNITS * 16 >= NACC * NTHREADS * 4, "the partial sums fit the stage buffers");
+    static_assert(W_UNITS % NTHREADS == 0 && NTHREADS % UNITS == 0, "weight rows split evenly over threads");
+    extern __shared__ uint4 tiles[];
+    pdl_launch_dependents();
+    int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    int part = blockIdx.x, tok0 = blockIdx.y * BM, col0 = blockIdx.z * BN;
+    int span = k / parts, kb = part * span, nst = (span + BK - 1) / BK;
+    // Weights: as linear_tiles.cu (16-byte column u of rows r0, r0 + RSTEP, ...).
+    constexpr int RSTEP = NTHREADS / UNITS, WL = BN / RSTEP;
+    const int u = tid % UNITS, r0 = tid / UNITS;
+    const bf16* wsrc[WL];
+    int wdst[WL];
+#pragma unroll
+    for (int j = 0; j < WL; j++) {
+        int r = r0 + j * RSTEP;
+        wsrc[j] = w + (size_t)min(col0 + r, n - 1) * k + kb + u * 8;
+        wdst[j] = tile_unit<UNITS>(r, u);
+    }
+    auto load_w = [&](int s) {
+        if (s * BK + u * 8 >= span) return;
+        uint4* buf = tiles + (s % STAGES) * STAGE_UNITS;
+#pragma unroll
+        for (int j = 0; j < WL; j++) cp_async16(buf + wdst[j], wsrc[j] + s * BK);
+    };
+    // Tokens: piece p = (row p % BM, chunk p / BM), 64 bytes of x loaded
+    // as four 16-byte units and stored word-transposed (module comment).
+    uint4 held[PER_THREAD][4];
+    auto fetch_x = [&](int s) {
+#pragma unroll
+        for (int i = 0; i < PER_THREAD; i++) {
+            int p = tid + i * NTHREADS, r = p % BM, c = p / BM;
+            if (p >= PIECES || s * BK + c * 32 >= span) continue;
+            const uint4* src = (const uint4*)(x + (size_t)min(tok0 + r, m - 1) * k + kb + s * BK + c * 32);
+#pragma unroll
+            for (int q = 0; q < 4; q++) held[i][q] = src[q];
+        }
+    };
+    auto store_x = [&](int s) {
+        uint4* buf = tiles + (s % STAGES) * STAGE_UNITS + W_UNITS;
+#pragma unroll
+        for (int i = 0; i < PER_THREAD; i++) {
+            int p = tid + i * NTHREADS, r = p % BM, c = p / BM;
+            if (p >= PIECES || s * BK + c * 32 >= span) continue;
+            const uint4(&h)[4] = held[i];
+            buf[((4 * c + 0) * (BM / 8) + r / 8) * 8 + r % 8] = make_uint4(h[0].x, h[1].x, h[2].x, h[3].x);
+            buf[((4 * c + 1) * (BM / 8) + r / 8) * 8 + r % 8] = make_uint4(h[0].y, h[1].y, h[2].y, h[3].y);
+            buf[((4 * c + 2) * (BM / 8) + r / 8) * 8 + r % 8] = make_uint4(h[0].z, h[1].z, h[2].z, h[3].z);
+            buf[((4 * c + 3) * (BM / 8) + r / 8) * 8 + r % 8] = make_uint4(h[0].w, h[1].w, h[2].w, h[3].w);
+        }
+    };
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++)
+        if (s < nst) load_w(s);
+    pdl_wait();
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < nst) {
+            fetch_x(s);
+            store_x(s);
+        }
+        cp_async_commit();
+    }
+    float acc[1][BM / 8][4];
+#pragma unroll
+    for (int j = 0; j < BM / 8; j++) acc[0][j][0] = acc[0][j][1] = acc[0][j][2] = acc[0][j][3] = 0.f;
+    int wc = (warp >> 2) * 64 + (warp & 3) * 16;
+    for (int s = 0; s < nst; s++) {
+        cp_async_wait<STAGES - 2>();
+        // The tokens stored by this thread are for wgmma (the async proxy).
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        __syncthreads();
+        int next = s + STAGES - 1;
+        if (next < nst) {
+            load_w(next);
+            fetch_x(next);
+        }
+        cp_async_commit();
+        const uint4* wbuf = tiles + (s % STAGES) * STAGE_UNITS;
+        unsigned int xbase = smem_addr(wbuf + W_UNITS);
+        int chunks = min(CHUNKS, (span - s * BK) / 32);
+        Frag lo[CHUNKS], hi[CHUNKS];
+#pragma unroll
+        for (int c = 0; c < CHUNKS; c++) {
+            if (c < chunks) {
+                lo[c] = frag_at<UNITS>(wbuf, wc + g, 4 * c + t);
+                hi[c] = frag_at<UNITS>(wbuf, wc + g + 8, 4 * c + t);
+            }
+        }
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+        for (int c = 0; c < CHUNKS; c++) {
+            if (c < chunks) {
+                // Step 1: words a, b of each lane's 8 k (k groups 4c, 4c + 1);
+                // step 2: words c, d (4c + 2, 4c + 3). Core matrices 128
+                // bytes apart along the tokens, BM x 16 bytes along k.
+                unsigned long long d1 = wg_desc_at(xbase + (4 * c) * BM * 16, BM * 16, 128);
+                unsigned long long d2 = wg_desc_at(xbase + (4 * c + 2) * BM * 16, BM * 16, 128);
+                wg_mma_rs<BM>(acc[0], Frag{lo[c].a, hi[c].a, lo[c].b, hi[c].b}, d1);
+                wg_mma_rs<BM>(acc[0], Frag{lo[c].c, hi[c].c, lo[c].d, hi[c].d}, d2);
+            }
+        }
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+        for (int c = 0; c < CHUNKS; c++) {
+            wg_hold(lo[c].a), wg_hold(lo[c].b), wg_hold(lo[c].c), wg_hold(lo[c].d);
+            wg_hold(hi[c].a), wg_hold(hi[c].b), wg_hold(hi[c].c), wg_hold(hi[c].d);
+        }
+#pragma unroll
+        for (int j = 0; j < BM / 8; j++) wg_hold(acc[0][j][0]), wg_hold(acc[0][j][1]), wg_hold(acc[0][j][2]), wg_hold(acc[0][j][3]);
+        // The buffer of stage `next` was last read by stage s - 1's wgmma,
+        // complete before this iteration's barrier.
+        if (next < nst) store_x(next);
+    }
+    cp_async_wait<0>();
+    __syncthreads();
+    tiles_store<1, BM / 8, NTHREADS>(acc, (float*)tiles, y, bias, m, n, parts, flags & 1, col0 + wc, tok0);
+}
+
+#define LINEAR_WG(WGS, BM, CHUNKS, STAGES)                                                                  \
+    extern "C" __global__ void __launch_bounds__(128 * WGS)                                                 \
+        linear_wg_##WGS##_##BM##_##CHUNKS##_##STAGES##_bf16(bf16* y, const bf16* x, const bf16* w,          \
+                                                            const bf16* bias, int m, int k, int n, int parts, \
+                                                            int flags) {                                    \
+        linear_wg<WGS, BM, CHUNKS, STAGES>(y, x, w, bias, m, k, n, parts, flags);                           \
+    }
+LINEAR_WG(1, 16, 2, 4)
+LINEAR_WG(1, 32, 2, 4)
+LINEAR_WG(1, 64, 2, 4)
+LINEAR_WG(1, 128, 2, 4)
+LINEAR_WG(2, 16, 2, 4)
+LINEAR_WG(2, 32, 2, 4)
+LINEAR_WG(2, 64, 2, 4)
+LINEAR_WG(2, 128, 2, 4)
+LINEAR_WG(1, 16, 4, 6)
+LINEAR_WG(1, 32, 4, 6)
+LINEAR_WG(1, 64, 2, 8)
+LINEAR_WG(1, 128, 2, 6)
+LINEAR_WG(2, 64, 2, 6)
+LINEAR_WG(2, 128, 2, 6)
+
+#endif

@@ -1,0 +1,86 @@
+//! The warpgroup-mma linear (`linear_wg.cu`, sm_90a): the batch-invariant
+//! bf16 linear for 9 rows and more on wgmma, a row's bits equal to the
+//! small-row kernel's ([`LinearLayer::mma`]) and the tiled kernel's
+//! ([`LinearLayer::tiles`]) whatever the batch.
+
+use super::device::{GpuElement, GpuError};
+use super::launch::{launch_cluster, need, RawArg};
+use super::LinearLayer;
+use crate::wg_layout::WgLaunch;
+use cudarc::driver::{CudaSlice, LaunchConfig};
+
+/// Which bf16 linears of more than one token tile run on warpgroup mma, from
+/// `SPECULA_LINEAR_WG`: `1` every one past 8 rows on a GPU that has it
+/// (sm_90: H100, H200); unset or `0` none (the small-row and tiled kernels
+/// of [`crate::mma_layout::MmaForm`]). Same bits either way.
+pub fn linear_wg_enabled() -> bool {
+    static WG: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WG.get_or_init(|| match std::env::var("SPECULA_LINEAR_WG").as_deref() {
+        Ok("1") => true,
+        Err(_) | Ok("") | Ok("0") => false,
+        Ok(other) => {
+            eprintln!("warning: SPECULA_LINEAR_WG={other} is neither 0 nor 1: off");
+            false
+        }
+    })
+}
+
+impl<T: GpuElement> LinearLayer<'_, T> {
+    /// `y[m, n] = x[m, k] W^T (+ bias)` in bf16 (with `silu`, `y[m, n / 2] =
+    /// silu(gate) * up` over interleaved gate|up columns) on warpgroup mma
+    /// laid out as `layout` (k a multiple of 32 `parts`; a GPU with wgmma).
+    pub fn wg(
+        self,
+        y: &mut CudaSlice<T>,
+        x: &CudaSlice<T>,
+        m: usize,
+        layout: WgLaunch,
+        silu: bool,
+    ) -> Result<(), GpuError> {
+        let LinearLayer { gpu, w, bias, k, n } = self;
+        let width = if silu { n / 2 } else { n };
+        need(
+            gpu.wgmma
+                && T::SUFFIX == "bf16"
+                && matches!(layout.parts, 1 | 2 | 4 | 8)
+                && layout.compiled()
+                && m >= 1
+                && m.div_ceil(layout.bm) <= 65_535
+                && k.is_multiple_of(32 * layout.parts)
+                && (!silu || n.is_multiple_of(2))
+                && x.len() >= m * k
+                && w.len() == n * k
+                && y.len() >= m * width
+                && bias.is_none_or(|b| b.len() == n),
+            || {
+                format!(
+                    "linear_wg: unsupported device, shape or layout (m {m}, k {k}, n {n}, {layout:?}, wgmma {})",
+                    gpu.wgmma
+                )
+            },
+        )?;
+        let args = [
+            RawArg::slice(gpu, y),
+            RawArg::slice(gpu, x),
+            RawArg::slice(gpu, w),
+            RawArg::opt(gpu, bias),
+            RawArg::I32(m as i32),
+            RawArg::I32(k as i32),
+            RawArg::I32(n as i32),
+            RawArg::I32(layout.parts as i32),
+            RawArg::I32(i32::from(silu)),
+        ];
+        let cfg = LaunchConfig {
+            grid_dim: (
+                layout.parts as u32,
+                m.div_ceil(layout.bm) as u32,
+                n.div_ceil(layout.columns()) as u32,
+            ),
+            block_dim: (128 * layout.wgs as u32, 1, 1),
+            shared_mem_bytes: layout.shared_bytes() as u32,
+        };
+        // SAFETY: the kernel's nine parameters in order; sizes checked above;
+        // the grid's x is the cluster.
+        unsafe { launch_cluster(gpu, &layout.kernel(), cfg, layout.parts as u32, &args) }
+    }
+}

@@ -1,0 +1,139 @@
+//! Times the warpgroup-mma linear ([`LinearLayer::wg`], `linear_wg.cu`) in
+//! every compiled layout against the form the engine runs otherwise
+//! ([`MmaForm::for_shape`]: the small-row or the tiled kernel), for each
+//! projection of a model shape at each row count, with cold weights (each
+//! launch reads another copy, the copies together past the L2 cache), and
+//! counts the outputs whose bits differ from the engine's form (none may:
+//! they are the same sums). `specula-gpu-check --wgmma-timing`.
+
+use super::check::{differing, download};
+use super::split_sweep::projections;
+use super::timing::ModelShape;
+use super::{fill_uniform, Gpu, GpuError, GpuTimer, LinearLayer, WgLaunch, WG_VARIANTS};
+use crate::mma_layout::MmaForm;
+use cudarc::driver::CudaSlice;
+use half::bf16;
+
+/// Bytes of weight copies a timing cycles through (past the 50 MB L2).
+const COLD_BYTES: usize = 256 << 20;
+
+/// Timed launches per (projection, rows, form); the median is kept.
+const REPS: usize = 21;
+
+/// One (projection, rows, form) timing.
+#[derive(Debug, Clone)]
+pub struct WgTiming {
+    /// Projection name (`qkv`, `o`, ..., `draft lm_head`).
+    pub projection: &'static str,
+    /// Output columns.
+    pub n: usize,
+    /// Reduction width.
+    pub k: usize,
+    /// Rows (tokens).
+    pub rows: usize,
+    /// `engine` (the small-row or tiled kernel the engine picks) or a
+    /// [`WgLaunch::label`].
+    pub form: String,
+    /// Whether [`WgLaunch::for_shape`] picks this layout.
+    pub chosen: bool,
+    /// Median time, microseconds.
+    pub time_us: f64,
+    /// Compulsory bytes (weights, inputs, outputs).
+    pub bytes: f64,
+    /// Outputs whose bits differ from the engine form's.
+    pub differ: usize,
+}
+
+/// Every projection of `shape` at each of `rows`: the engine's form, then
+/// each compiled wgmma layout.
+pub fn time_wg_linear(
+    gpu: &Gpu,
+    shape: ModelShape,
+    rows: &[usize],
+) -> Result<Vec<WgTiming>, GpuError> {
+    let timer = GpuTimer::new(gpu)?;
+    let mut out = Vec::new();
+    for (projection, n, k) in projections(shape) {
+        let copies = (COLD_BYTES / (2 * n * k)).clamp(1, 8);
+        let mut ws: Vec<CudaSlice<bf16>> = Vec::with_capacity(copies);
+        for c in 0..copies {
+            let mut w = gpu.stream.alloc_zeros(n * k)?;
+            fill_uniform(gpu, &mut w, 1 + c as u64, 0.04, -0.02)?;
+            ws.push(w);
+        }
+        for &m in rows {
+            let mut x: CudaSlice<bf16> = gpu.stream.alloc_zeros(m * k)?;
+            fill_uniform(gpu, &mut x, 99, 2.0, -1.0)?;
+            let mut y: CudaSlice<bf16> = gpu.stream.alloc_zeros(m * n)?;
+            let engine = MmaForm::for_shape(m, k, n);
+            let run = |form: Option<WgLaunch>, y: &mut CudaSlice<bf16>, i: usize| {
+                let layer = LinearLayer::new(gpu, &ws[i % copies], None, k, n);
+                match (form, engine) {
+                    (Some(l), _) => layer.wg(y, &x, m, l, false),
+                    (None, MmaForm::Small(l)) => layer.mma(y, &x, m, l, false),
+                    (None, MmaForm::Tiles(l)) => layer.tiles(y, &x, m, l, false),
+                }
+            };
+            let median =
+                |form: Option<WgLaunch>, y: &mut CudaSlice<bf16>| -> Result<f64, GpuError> {
+                    for i in 0..3 {
+                        run(form, y, i)?;
+                    }
+                    let mut v = Vec::with_capacity(REPS);
+                    for i in 0..REPS {
+                        timer.start(gpu)?;
+                        run(form, y, i)?;
+                        v.push(f64::from(timer.stop_ms(gpu)?) * 1e3);
+                    }
+                    v.sort_by(f64::total_cmp);
+                    Ok(v[REPS / 2])
+                };
+            let bytes = 2.0 * (n * k + m * k + m * n) as f64;
+            let engine_us = median(None, &mut y)?;
+            // The last launch read copy REPS - 1: the reference bits of it.
+            let last = (REPS - 1) % copies;
+            let mut want = gpu.stream.alloc_zeros::<bf16>(m * n)?;
+            run(None, &mut want, last)?;
+            let want = download(gpu, &want)?;
+            out.push(WgTiming {
+                projection,
+                n,
+                k,
+                rows: m,
+                form: "engine".into(),
+                chosen: false,
+                time_us: engine_us,
+                bytes,
+                differ: 0,
+            });
+            let pick = WgLaunch::for_shape(m, k, n);
+            for (wgs, bm, chunks, stages) in WG_VARIANTS {
+                let l = WgLaunch {
+                    parts: pick.parts,
+                    wgs,
+                    bm,
+                    chunks,
+                    stages,
+                };
+                if bm > 16 && m <= bm / 2 {
+                    continue; // a tile more than half empty
+                }
+                let time_us = median(Some(l), &mut y)?;
+                run(Some(l), &mut y, last)?;
+                let differ = differing(&download(gpu, &y)?, &want);
+                out.push(WgTiming {
+                    projection,
+                    n,
+                    k,
+                    rows: m,
+                    form: l.label(),
+                    chosen: l == pick,
+                    time_us,
+                    bytes,
+                    differ,
+                });
+            }
+        }
+    }
+    Ok(out)
+}

@@ -49,15 +49,16 @@ pub struct WgLaunch {
 
 impl WgLaunch {
     /// The layout for `m` rows of a `[n, k]` weight: the smallest token tile
-    /// holding the rows (128 past that, several tiles), two warpgroups a
-    /// block unless that leaves the GPU short of blocks, four stages of 64 k.
+    /// holding the rows up to 64 (tiles of 64 past that: on an H200 two
+    /// 64-token tiles beat one of 128 at 96-384 rows for every Llama-3.1-8B
+    /// projection, results/h200/wgmma-2026-12-04), two warpgroups a block
+    /// unless that leaves the GPU short of blocks, four stages of 64 k.
     pub fn for_shape(m: usize, k: usize, n: usize) -> WgLaunch {
         let parts = mma_k_parts(k, n);
         let bm = match m {
             0..=16 => 16,
             17..=32 => 32,
-            33..=64 => 64,
-            _ => 128,
+            _ => 64,
         };
         let blocks = n.div_ceil(128) * parts * m.div_ceil(bm);
         let wgs = if blocks < WG_TARGET_BLOCKS { 1 } else { 2 };
@@ -89,9 +90,9 @@ impl WgLaunch {
     }
 
     /// Dynamic shared memory of a block, bytes: the stages' weight and
-    /// token tiles.
+    /// token tiles, then the transposed token tile the wgmma steps read.
     pub fn shared_bytes(&self) -> usize {
-        self.stages * (self.columns() + self.bm) * self.chunks * 64
+        (self.stages * (self.columns() + self.bm) + self.bm) * self.chunks * 64
     }
 
     /// Short name for tables: `wg/P/WGSxBM/cC/sS`.
@@ -121,7 +122,7 @@ mod tests {
                 let l = WgLaunch::for_shape(m, k, n);
                 assert_eq!(l.parts, mma_k_parts(k, n), "k {k} n {n} m {m}");
                 assert!(l.compiled(), "{l:?}");
-                assert!(l.bm >= m.min(128), "{m} rows in tiles of {}", l.bm);
+                assert!(l.bm >= m.min(64), "{m} rows in tiles of {}", l.bm);
                 // The partial sums of the cluster combine reuse the stages.
                 assert!(l.shared_bytes() >= l.bm / 2 * 128 * l.wgs * 4, "{l:?}");
             }

@@ -22,8 +22,11 @@
 // 16-byte core matrices, where a core matrix row holds 8 consecutive k of
 // the step: so each token's 64-byte chunk is stored with its 4-byte words
 // transposed (the core matrix of k group 4c + w holds word w of the
-// chunk's four 16-byte units), which cp.async cannot do; the token tile is
-// staged through registers one stage ahead instead.
+// chunk's four 16-byte units), which cp.async cannot do: the tokens stream
+// into the stages in x's order with the weights, and each stage's are
+// copied transposed into one wgmma tile just before its steps (through
+// registers from an L2 load instead, a stage ahead, the load's latency
+// stood in every stage: 1.5-2x slower).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 // One wgmma.m64nNk16, A (64 weight rows x 16 k) from registers in the
@@ -70,8 +73,8 @@ __device__ __forceinline__ void wg_hold(float& v) { asm volatile("" : "+f"(v)::"
 __device__ __forceinline__ void wg_hold(unsigned int& v) { asm volatile("" : "+r"(v)::"memory"); }
 
 // Blocks of WGS warpgroups, each 64 output columns x the BM tokens of the
-// block's tile; stages of 32 CHUNKS k, STAGES deep (weights by cp.async,
-// tokens through registers). Grid and cluster as linear_tiles.cu's.
+// block's tile; stages of 32 CHUNKS k, STAGES deep, and the wgmma token
+// tile after them. Grid and cluster as linear_tiles.cu's.
 template <int WGS, int BM, int CHUNKS, int STAGES>
 __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m, int k,
                                           int n, int parts, int flags) {
@@ -104,30 +107,39 @@ __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w,
 #pragma unroll
         for (int j = 0; j < WL; j++) cp_async16(buf + wdst[j], wsrc[j] + s * BK);
     };
-    // Tokens: piece p = (row p % BM, chunk p / BM), 64 bytes of x loaded
-    // as four 16-byte units and stored word-transposed (module comment).
-    uint4 held[PER_THREAD][4];
-    auto fetch_x = [&](int s) {
-#pragma unroll
-        for (int i = 0; i < PER_THREAD; i++) {
-            int p = tid + i * NTHREADS, r = p % BM, c = p / BM;
-            if (p >= PIECES || s * BK + c * 32 >= span) continue;
-            const uint4* src = (const uint4*)(x + (size_t)min(tok0 + r, m - 1) * k + kb + s * BK + c * 32);
-#pragma unroll
-            for (int q = 0; q < 4; q++) held[i][q] = src[q];
-        }
-    };
-    auto store_x = [&](int s) {
+    // Tokens: cp.async into the stage in x's order (16-byte unit u of row
+    // r at u ^ (r % 8), so that eight rows' same unit are eight bank
+    // groups), then, for the stage being computed, piece p = (row p % BM,
+    // chunk p / BM) copied word-transposed into the one wgmma tile
+    // (module comment) after the stages.
+    const int xu = tid % UNITS, xr0 = tid / UNITS;
+    constexpr int XL = (BM + RSTEP - 1) / RSTEP;
+    auto load_x = [&](int s) {
+        if (s * BK + xu * 8 >= span) return;
         uint4* buf = tiles + (s % STAGES) * STAGE_UNITS + W_UNITS;
 #pragma unroll
+        for (int j = 0; j < XL; j++) {
+            int r = xr0 + j * RSTEP;
+            if (r < BM)
+                cp_async16(buf + r * UNITS + (xu ^ (r & 7)),
+                           x + (size_t)min(tok0 + r, m - 1) * k + kb + s * BK + xu * 8);
+        }
+    };
+    uint4* wgx = tiles + STAGES * STAGE_UNITS;
+    auto transpose_x = [&](int s) {
+        const uint4* buf = tiles + (s % STAGES) * STAGE_UNITS + W_UNITS;
+#pragma unroll
         for (int i = 0; i < PER_THREAD; i++) {
             int p = tid + i * NTHREADS, r = p % BM, c = p / BM;
             if (p >= PIECES || s * BK + c * 32 >= span) continue;
-            const uint4(&h)[4] = held[i];
-            buf[((4 * c + 0) * (BM / 8) + r / 8) * 8 + r % 8] = make_uint4(h[0].x, h[1].x, h[2].x, h[3].x);
-            buf[((4 * c + 1) * (BM / 8) + r / 8) * 8 + r % 8] = make_uint4(h[0].y, h[1].y, h[2].y, h[3].y);
-            buf[((4 * c + 2) * (BM / 8) + r / 8) * 8 + r % 8] = make_uint4(h[0].z, h[1].z, h[2].z, h[3].z);
-            buf[((4 * c + 3) * (BM / 8) + r / 8) * 8 + r % 8] = make_uint4(h[0].w, h[1].w, h[2].w, h[3].w);
+            uint4 h[4];
+#pragma unroll
+            for (int q = 0; q < 4; q++) h[q] = buf[r * UNITS + ((4 * c + q) ^ (r & 7))];
+            uint4* dst = wgx + (4 * c * (BM / 8) + r / 8) * 8 + r % 8;
+            dst[0] = make_uint4(h[0].x, h[1].x, h[2].x, h[3].x);
+            dst[BM] = make_uint4(h[0].y, h[1].y, h[2].y, h[3].y);
+            dst[2 * BM] = make_uint4(h[0].z, h[1].z, h[2].z, h[3].z);
+            dst[3 * BM] = make_uint4(h[0].w, h[1].w, h[2].w, h[3].w);
         }
     };
 #pragma unroll
@@ -136,29 +148,30 @@ __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w,
     pdl_wait();
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
-        if (s < nst) {
-            fetch_x(s);
-            store_x(s);
-        }
+        if (s < nst) load_x(s);
         cp_async_commit();
     }
     float acc[1][BM / 8][4];
 #pragma unroll
     for (int j = 0; j < BM / 8; j++) acc[0][j][0] = acc[0][j][1] = acc[0][j][2] = acc[0][j][3] = 0.f;
     int wc = (warp >> 2) * 64 + (warp & 3) * 16;
+    unsigned int xbase = smem_addr(wgx);
     for (int s = 0; s < nst; s++) {
+        // Stage s has landed; every thread is past stage s - 1's wgmma (so
+        // the wgmma tile and stage s - 1's buffers are free).
         cp_async_wait<STAGES - 2>();
-        // The tokens stored by this thread are for wgmma (the async proxy).
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         __syncthreads();
         int next = s + STAGES - 1;
         if (next < nst) {
             load_w(next);
-            fetch_x(next);
+            load_x(next);
         }
         cp_async_commit();
+        transpose_x(s);
+        // The tile just stored is read by wgmma (the async proxy).
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        __syncthreads();
         const uint4* wbuf = tiles + (s % STAGES) * STAGE_UNITS;
-        unsigned int xbase = smem_addr(wbuf + W_UNITS);
         int chunks = min(CHUNKS, (span - s * BK) / 32);
         Frag lo[CHUNKS], hi[CHUNKS];
 #pragma unroll
@@ -189,10 +202,8 @@ __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w,
             wg_hold(hi[c].a), wg_hold(hi[c].b), wg_hold(hi[c].c), wg_hold(hi[c].d);
         }
 #pragma unroll
-        for (int j = 0; j < BM / 8; j++) wg_hold(acc[0][j][0]), wg_hold(acc[0][j][1]), wg_hold(acc[0][j][2]), wg_hold(acc[0][j][3]);
-        // The buffer of stage `next` was last read by stage s - 1's wgmma,
-        // complete before this iteration's barrier.
-        if (next < nst) store_x(next);
+        for (int j = 0; j < BM / 8; j++)
+            wg_hold(acc[0][j][0]), wg_hold(acc[0][j][1]), wg_hold(acc[0][j][2]), wg_hold(acc[0][j][3]);
     }
     cp_async_wait<0>();
     __syncthreads();

@@ -4,25 +4,26 @@
 //! bits are those of the engine's other bf16 linears; the rest only moves
 //! data.
 
-use crate::mma_layout::mma_k_parts;
+use crate::mma_layout::{
+    mma_k_parts, MMA_PIPELINED_MAX_ROWS, TILES_LONG_SLICE, TILES_WIDE_COLUMNS,
+};
 
 /// The layouts `linear_wg.cu` is compiled for: (warpgroups per block,
-/// tokens per block, 32-wide k chunks per stage, stages).
-pub const WG_VARIANTS: [(usize, usize, usize, usize); 14] = [
+/// tokens per block, 32-wide k chunks per stage, stages). Deeper pipelines
+/// (6-8 stages, or 128 k a stage) and 128-token tiles were slower for every
+/// Llama-3.1-8B projection at 16-384 rows on an H200 (fewer blocks fit a
+/// multiprocessor; results/h200/wgmma-2026-12-04/call3) and are not built.
+pub const WG_VARIANTS: [(usize, usize, usize, usize); 10] = [
     (1, 16, 2, 4),
-    (1, 32, 2, 4),
-    (1, 64, 2, 4),
-    (1, 128, 2, 4),
     (2, 16, 2, 4),
+    (1, 32, 2, 4),
     (2, 32, 2, 4),
+    (1, 64, 2, 4),
     (2, 64, 2, 4),
-    (2, 128, 2, 4),
-    (1, 16, 4, 6),
-    (1, 32, 4, 6),
-    (1, 64, 2, 8),
-    (1, 128, 2, 6),
-    (2, 64, 2, 6),
-    (2, 128, 2, 6),
+    (1, 16, 2, 3),
+    (1, 32, 2, 3),
+    (1, 64, 2, 3),
+    (2, 64, 2, 3),
 ];
 
 /// Blocks below which [`WgLaunch::for_shape`] gives each block one
@@ -48,12 +49,11 @@ pub struct WgLaunch {
 }
 
 impl WgLaunch {
-    /// The layout for `m` rows of a `[n, k]` weight: the smallest token tile
-    /// holding the rows up to 64 (tiles of 64 past that: on an H200 two
-    /// 64-token tiles beat one of 128 at 96-384 rows for every Llama-3.1-8B
-    /// projection, results/h200/wgmma-2026-12-04), two warpgroups a block
-    /// unless that leaves the GPU short of blocks, four stages of 64 k.
-    pub fn for_shape(m: usize, k: usize, n: usize) -> WgLaunch {
+    /// The layout for any `m` rows of a `[n, k]` weight (the
+    /// `SPECULA_LINEAR_WG=1` path, every linear past one token tile): the
+    /// smallest token tile holding the rows up to 64, tiles of 64 past that,
+    /// two warpgroups a block unless that leaves the GPU short of blocks.
+    pub fn every(m: usize, k: usize, n: usize) -> WgLaunch {
         let parts = mma_k_parts(k, n);
         let bm = match m {
             0..=16 => 16,
@@ -62,6 +62,57 @@ impl WgLaunch {
         };
         let blocks = n.div_ceil(128) * parts * m.div_ceil(bm);
         let wgs = if blocks < WG_TARGET_BLOCKS { 1 } else { 2 };
+        WgLaunch::new(parts, wgs, bm)
+    }
+
+    /// The layout for `m` rows of a `[n, k]` weight where the wgmma linear
+    /// beats the engine's other forms ([`crate::mma_layout::MmaForm`]),
+    /// else `None`. Read off cold-weight timings of every Llama-3.1-8B and
+    /// EAGLE-3 draft projection at 16-384 rows on an H200
+    /// (results/h200/wgmma-2026-12-04/call3, `specula-gpu-check
+    /// --wgmma-timing`):
+    /// - a wide weight (at least [`TILES_WIDE_COLUMNS`] outputs) past one
+    ///   token tile: gate|up 69 against 77 us at 16 rows, 82 against 98 at
+    ///   64, 157 against 181 at 96; the LM head 300 against 357 at 64;
+    /// - a narrow weight over long k slices (at least [`TILES_LONG_SLICE`])
+    ///   past 48 rows: down 69 against 86 us at 64 rows, 107 against 127 at
+    ///   96, 310 against 458 at 384; qkv 142 against 233 at 384. Tokens in
+    ///   tiles of 32 where that pads fewer rows than 64 (96 rows: down 107
+    ///   against 143 in tiles of 64), two warpgroups a block past 128 rows
+    ///   when k is in 4 or more slices (down at 192 rows: 159 against 208);
+    /// - a narrow weight over short slices (o, k in slices of 1024) never:
+    ///   the small-row kernel stays faster (26 against 35 us at 64 rows).
+    pub fn for_shape(m: usize, k: usize, n: usize) -> Option<WgLaunch> {
+        let parts = mma_k_parts(k, n);
+        if m <= MMA_PIPELINED_MAX_ROWS {
+            return None;
+        }
+        let (wgs, bm) = if n >= TILES_WIDE_COLUMNS {
+            match m {
+                0..=16 => (2, 16),
+                17..=32 => (1, 32),
+                _ => (2, 64),
+            }
+        } else if k / parts >= TILES_LONG_SLICE && m > 48 {
+            let bm = if m.div_ceil(32) * 32 < m.div_ceil(64) * 64 {
+                32
+            } else {
+                64
+            };
+            let wgs = if m > 128 && parts >= 4 && bm == 64 {
+                2
+            } else {
+                1
+            };
+            (wgs, bm)
+        } else {
+            return None;
+        };
+        Some(WgLaunch::new(parts, wgs, bm))
+    }
+
+    /// Four stages of 64 k, `wgs` warpgroups, `bm` tokens, k in `parts`.
+    fn new(parts: usize, wgs: usize, bm: usize) -> WgLaunch {
         WgLaunch {
             parts,
             wgs,
@@ -117,16 +168,45 @@ mod tests {
             (14_336, 4096),
             (4096, 128_256),
             (1024, 520),
+            (12_288, 4096),
+            (8192, 6144),
         ] {
-            for m in [9, 16, 17, 32, 33, 64, 65, 96, 128, 129, 384, 4096] {
-                let l = WgLaunch::for_shape(m, k, n);
-                assert_eq!(l.parts, mma_k_parts(k, n), "k {k} n {n} m {m}");
-                assert!(l.compiled(), "{l:?}");
-                assert!(l.bm >= m.min(64), "{m} rows in tiles of {}", l.bm);
-                // The partial sums of the cluster combine reuse the stages.
-                assert!(l.shared_bytes() >= l.bm / 2 * 128 * l.wgs * 4, "{l:?}");
+            for m in [
+                9, 16, 17, 32, 33, 48, 49, 64, 65, 96, 128, 129, 192, 384, 4096,
+            ] {
+                let mut layouts = vec![WgLaunch::every(m, k, n)];
+                layouts.extend(WgLaunch::for_shape(m, k, n));
+                for l in layouts {
+                    assert_eq!(l.parts, mma_k_parts(k, n), "k {k} n {n} m {m}");
+                    assert!(l.compiled(), "{l:?}");
+                    assert!(
+                        l.bm >= m.min(32) || l.bm == 16 && m <= 16,
+                        "{m} rows: {l:?}"
+                    );
+                }
             }
         }
+    }
+
+    #[test]
+    fn wide_weights_and_long_slices_take_wgmma_and_the_o_projection_never() {
+        let wg = |m, k, n| WgLaunch::for_shape(m, k, n);
+        for m in [1, 8] {
+            assert!(wg(m, 4096, 28_672).is_none() && wg(m, 4096, 128_256).is_none());
+        }
+        for m in [9, 16, 32, 64, 96, 384] {
+            assert!(wg(m, 4096, 28_672).is_some() && wg(m, 4096, 128_256).is_some());
+            assert!(wg(m, 4096, 4096).is_none(), "o at {m} rows");
+        }
+        // qkv (k in 2 slices of 2048) and down (4 of 3584) from 49 rows.
+        for (k, n) in [(4096, 6144), (14_336, 4096)] {
+            assert!(wg(48, k, n).is_none() && wg(49, k, n).is_some());
+        }
+        // 96 rows in three tiles of 32, 128 in two of 64.
+        assert_eq!(wg(96, 14_336, 4096).map(|l| l.bm), Some(32));
+        assert_eq!(wg(128, 14_336, 4096).map(|l| l.bm), Some(64));
+        assert_eq!(wg(192, 14_336, 4096).map(|l| l.wgs), Some(2));
+        assert_eq!(wg(192, 4096, 6144).map(|l| l.wgs), Some(1));
     }
 
     #[test]

@@ -345,7 +345,7 @@ fn wgmma_timing_report(gpu: &Gpu, out: Option<&std::path::Path>) -> ExitCode {
         let best = group[1..]
             .iter()
             .min_by(|a, b| a.time_us.total_cmp(&b.time_us));
-        let chosen = group[1..].iter().find(|t| t.chosen);
+        let chosen = group.iter().find(|t| t.chosen);
         let show = |t: Option<&specula_kernels::cuda::wg_timing::WgTiming>| {
             t.map_or("-".to_string(), |t| {
                 format!(

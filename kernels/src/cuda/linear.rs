@@ -9,6 +9,7 @@
 
 use super::device::{Gpu, GpuElement, GpuError, SmallRowLinear};
 use super::launch::{cfg, grid_for, launch, name, need, RawArg, THREADS};
+use super::LinearWg;
 pub use crate::mma_layout::{
     mma_k_parts, MmaForm, MmaLaunch, TileLaunch, MMA_PIPELINED_MAX_ROWS, TILES_MIN_ROWS,
     TILE_SHAPES,
@@ -165,8 +166,15 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
     ) -> Result<(), GpuError> {
         if uses_mma::<T>(self.gpu, self.k) {
             let (k, n) = (self.k, self.n);
-            if self.gpu.wgmma && m > MMA_PIPELINED_MAX_ROWS && super::linear_wg_enabled() {
-                return self.wg(y, x, m, WgLaunch::for_shape(m, k, n), silu);
+            if self.gpu.wgmma && m > MMA_PIPELINED_MAX_ROWS {
+                let wg = match (super::linear_wg(), linear_tiles()) {
+                    (LinearWg::Every, _) => Some(WgLaunch::every(m, k, n)),
+                    (LinearWg::ByShape, LinearTiles::ByShape) => WgLaunch::for_shape(m, k, n),
+                    _ => None,
+                };
+                if let Some(layout) = wg {
+                    return self.wg(y, x, m, layout, silu);
+                }
             }
             let form = match linear_tiles() {
                 LinearTiles::FromTileRows => MmaForm::by_rows(m, k, n),

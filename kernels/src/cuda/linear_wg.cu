@@ -218,18 +218,14 @@ __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w,
         linear_wg<WGS, BM, CHUNKS, STAGES>(y, x, w, bias, m, k, n, parts, flags);                           \
     }
 LINEAR_WG(1, 16, 2, 4)
-LINEAR_WG(1, 32, 2, 4)
-LINEAR_WG(1, 64, 2, 4)
-LINEAR_WG(1, 128, 2, 4)
 LINEAR_WG(2, 16, 2, 4)
+LINEAR_WG(1, 32, 2, 4)
 LINEAR_WG(2, 32, 2, 4)
+LINEAR_WG(1, 64, 2, 4)
 LINEAR_WG(2, 64, 2, 4)
-LINEAR_WG(2, 128, 2, 4)
-LINEAR_WG(1, 16, 4, 6)
-LINEAR_WG(1, 32, 4, 6)
-LINEAR_WG(1, 64, 2, 8)
-LINEAR_WG(1, 128, 2, 6)
-LINEAR_WG(2, 64, 2, 6)
-LINEAR_WG(2, 128, 2, 6)
+LINEAR_WG(1, 16, 2, 3)
+LINEAR_WG(1, 32, 2, 3)
+LINEAR_WG(1, 64, 2, 3)
+LINEAR_WG(2, 64, 2, 3)
 
 #endif

@@ -9,18 +9,32 @@ use super::LinearLayer;
 use crate::wg_layout::WgLaunch;
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
-/// Which bf16 linears of more than one token tile run on warpgroup mma, from
-/// `SPECULA_LINEAR_WG`: `1` every one past 8 rows on a GPU that has it
-/// (sm_90: H100, H200); unset or `0` none (the small-row and tiled kernels
-/// of [`crate::mma_layout::MmaForm`]). Same bits either way.
-pub fn linear_wg_enabled() -> bool {
-    static WG: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+/// Which bf16 linears run on warpgroup mma (on a GPU that has it: sm_90,
+/// H100 and H200), from `SPECULA_LINEAR_WG`: unset, the shapes and rows
+/// where it is faster ([`WgLaunch::for_shape`]); `1` every linear past one
+/// token tile ([`WgLaunch::every`]: the lossless runs of the tiny models
+/// take it through their small weights); `0` none. A row's bits are the
+/// same in every case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinearWg {
+    /// Never.
+    Off,
+    /// Where [`WgLaunch::for_shape`] says it is faster.
+    ByShape,
+    /// Every bf16 tensor-core linear past one token tile.
+    Every,
+}
+
+/// The [`LinearWg`] choice of this process (read once).
+pub fn linear_wg() -> LinearWg {
+    static WG: std::sync::OnceLock<LinearWg> = std::sync::OnceLock::new();
     *WG.get_or_init(|| match std::env::var("SPECULA_LINEAR_WG").as_deref() {
-        Ok("1") => true,
-        Err(_) | Ok("") | Ok("0") => false,
+        Ok("0") => LinearWg::Off,
+        Ok("1") => LinearWg::Every,
+        Err(_) | Ok("") => LinearWg::ByShape,
         Ok(other) => {
-            eprintln!("warning: SPECULA_LINEAR_WG={other} is neither 0 nor 1: off");
-            false
+            eprintln!("warning: SPECULA_LINEAR_WG={other} is none of 0, 1: the default (where it is faster)");
+            LinearWg::ByShape
         }
     })
 }

@@ -80,7 +80,7 @@ pub use copy::*;
 pub use device::{Gpu, GpuElement, GpuError, GpuTimer, SmallRowLinear};
 pub use flash_attention::uses_tree_kernel;
 pub use linear::*;
-pub use linear_wg::linear_wg_enabled;
+pub use linear_wg::{linear_wg, LinearWg};
 pub use mla::*;
 pub use mla_attention::*;
 pub use moe::*;

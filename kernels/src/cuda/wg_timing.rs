@@ -10,7 +10,7 @@ use super::check::{differing, download};
 use super::split_sweep::projections;
 use super::timing::ModelShape;
 use super::{fill_uniform, Gpu, GpuError, GpuTimer, LinearLayer, WgLaunch, WG_VARIANTS};
-use crate::mma_layout::MmaForm;
+use crate::mma_layout::{mma_k_parts, MmaForm};
 use cudarc::driver::CudaSlice;
 use half::bf16;
 
@@ -34,7 +34,8 @@ pub struct WgTiming {
     /// `engine` (the small-row or tiled kernel the engine picks) or a
     /// [`WgLaunch::label`].
     pub form: String,
-    /// Whether [`WgLaunch::for_shape`] picks this layout.
+    /// Whether the engine runs this form: the layout [`WgLaunch::for_shape`]
+    /// picks, or `engine` where it picks none.
     pub chosen: bool,
     /// Median time, microseconds.
     pub time_us: f64,
@@ -66,6 +67,7 @@ pub fn time_wg_linear(
             fill_uniform(gpu, &mut x, 99, 2.0, -1.0)?;
             let mut y: CudaSlice<bf16> = gpu.stream.alloc_zeros(m * n)?;
             let engine = MmaForm::for_shape(m, k, n);
+            let pick = WgLaunch::for_shape(m, k, n);
             let run = |form: Option<WgLaunch>, y: &mut CudaSlice<bf16>, i: usize| {
                 let layer = LinearLayer::new(gpu, &ws[i % copies], None, k, n);
                 match (form, engine) {
@@ -101,15 +103,14 @@ pub fn time_wg_linear(
                 k,
                 rows: m,
                 form: "engine".into(),
-                chosen: false,
+                chosen: pick.is_none(),
                 time_us: engine_us,
                 bytes,
                 differ: 0,
             });
-            let pick = WgLaunch::for_shape(m, k, n);
             for (wgs, bm, chunks, stages) in WG_VARIANTS {
                 let l = WgLaunch {
-                    parts: pick.parts,
+                    parts: mma_k_parts(k, n),
                     wgs,
                     bm,
                     chunks,
@@ -127,7 +128,7 @@ pub fn time_wg_linear(
                     k,
                     rows: m,
                     form: l.label(),
-                    chosen: l == pick,
+                    chosen: Some(l) == pick,
                     time_us,
                     bytes,
                     differ,

@@ -9,21 +9,28 @@ use crate::mma_layout::{
 };
 
 /// The layouts `linear_wg.cu` is compiled for: (warpgroups per block,
-/// tokens per block, 32-wide k chunks per stage, stages). Deeper pipelines
-/// (6-8 stages, or 128 k a stage) and 128-token tiles were slower for every
-/// Llama-3.1-8B projection at 16-384 rows on an H200 (fewer blocks fit a
-/// multiprocessor; results/h200/wgmma-2026-12-04/call3) and are not built.
-pub const WG_VARIANTS: [(usize, usize, usize, usize); 10] = [
-    (1, 16, 2, 4),
-    (2, 16, 2, 4),
-    (1, 32, 2, 4),
-    (2, 32, 2, 4),
-    (1, 64, 2, 4),
-    (2, 64, 2, 4),
-    (1, 16, 2, 3),
-    (1, 32, 2, 3),
-    (1, 64, 2, 3),
-    (2, 64, 2, 3),
+/// tokens per block, 32-wide k chunks per stage, stages, early transpose).
+/// Deeper pipelines (6-8 stages, or 128 k a stage) and 128-token tiles were
+/// slower for every Llama-3.1-8B projection at 16-384 rows on an H200 (fewer
+/// blocks fit a multiprocessor; results/h200/wgmma-2026-12-04/call3) and
+/// are not built.
+pub const WG_VARIANTS: [(usize, usize, usize, usize, bool); 16] = [
+    (1, 16, 2, 4, false),
+    (2, 16, 2, 4, false),
+    (1, 32, 2, 4, false),
+    (2, 32, 2, 4, false),
+    (1, 64, 2, 4, false),
+    (2, 64, 2, 4, false),
+    (1, 16, 2, 3, false),
+    (1, 32, 2, 3, false),
+    (1, 64, 2, 3, false),
+    (2, 64, 2, 3, false),
+    (1, 16, 2, 4, true),
+    (1, 32, 2, 4, true),
+    (1, 64, 2, 4, true),
+    (2, 64, 2, 4, true),
+    (1, 64, 2, 5, true),
+    (2, 64, 2, 5, true),
 ];
 
 /// Blocks below which [`WgLaunch::for_shape`] gives each block one
@@ -46,6 +53,9 @@ pub struct WgLaunch {
     pub chunks: usize,
     /// Pipeline stages in shared memory.
     pub stages: usize,
+    /// Two wgmma token tiles, the next stage's tokens transposed while this
+    /// stage's steps run (one barrier a stage, not two).
+    pub early: bool,
 }
 
 impl WgLaunch {
@@ -119,19 +129,24 @@ impl WgLaunch {
             bm,
             chunks: 2,
             stages: 4,
+            early: false,
         }
     }
 
     /// Whether `linear_wg.cu` has a kernel for this layout.
     pub fn compiled(&self) -> bool {
-        WG_VARIANTS.contains(&(self.wgs, self.bm, self.chunks, self.stages))
+        WG_VARIANTS.contains(&(self.wgs, self.bm, self.chunks, self.stages, self.early))
     }
 
     /// The kernel's name.
     pub fn kernel(&self) -> String {
         format!(
-            "linear_wg_{}_{}_{}_{}_bf16",
-            self.wgs, self.bm, self.chunks, self.stages
+            "linear_wg_{}_{}_{}_{}{}_bf16",
+            self.wgs,
+            self.bm,
+            self.chunks,
+            self.stages,
+            if self.early { "e" } else { "" }
         )
     }
 
@@ -141,16 +156,22 @@ impl WgLaunch {
     }
 
     /// Dynamic shared memory of a block, bytes: the stages' weight and
-    /// token tiles, then the transposed token tile the wgmma steps read.
+    /// token tiles, then the transposed token tile(s) the wgmma steps read.
     pub fn shared_bytes(&self) -> usize {
-        (self.stages * (self.columns() + self.bm) + self.bm) * self.chunks * 64
+        let tiles = if self.early { 2 } else { 1 };
+        (self.stages * (self.columns() + self.bm) + tiles * self.bm) * self.chunks * 64
     }
 
-    /// Short name for tables: `wg/P/WGSxBM/cC/sS`.
+    /// Short name for tables: `wg/P/WGSxBM/cC/sS` (`/e`: early transpose).
     pub fn label(&self) -> String {
         format!(
-            "wg/{}/{}x{}/c{}/s{}",
-            self.parts, self.wgs, self.bm, self.chunks, self.stages
+            "wg/{}/{}x{}/c{}/s{}{}",
+            self.parts,
+            self.wgs,
+            self.bm,
+            self.chunks,
+            self.stages,
+            if self.early { "/e" } else { "" }
         )
     }
 }
@@ -211,13 +232,14 @@ mod tests {
 
     #[test]
     fn every_compiled_variant_fits_the_shared_memory_and_holds_its_partial_sums() {
-        for (wgs, bm, chunks, stages) in WG_VARIANTS {
+        for (wgs, bm, chunks, stages, early) in WG_VARIANTS {
             let l = WgLaunch {
                 parts: 1,
                 wgs,
                 bm,
                 chunks,
                 stages,
+                early,
             };
             assert!(l.shared_bytes() <= 227 * 1024, "{l:?}");
             assert!(l.shared_bytes() >= bm / 2 * 128 * wgs * 4, "{l:?}");

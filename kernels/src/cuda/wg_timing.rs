@@ -108,13 +108,14 @@ pub fn time_wg_linear(
                 bytes,
                 differ: 0,
             });
-            for (wgs, bm, chunks, stages) in WG_VARIANTS {
+            for (wgs, bm, chunks, stages, early) in WG_VARIANTS {
                 let l = WgLaunch {
                     parts: mma_k_parts(k, n),
                     wgs,
                     bm,
                     chunks,
                     stages,
+                    early,
                 };
                 if bm > 16 && m <= bm / 2 {
                     continue; // a tile more than half empty

@@ -80,13 +80,14 @@ pub(super) fn check_linear_tiles<T: GpuElement>(
             let single = alone(parts)?;
             if gpu.wgmma {
                 let (mut worst, mut differ_alone, mut differ_batches) = (0f64, 0, 0);
-                for (wgs, bm, chunks, stages) in WG_VARIANTS {
+                for (wgs, bm, chunks, stages, early) in WG_VARIANTS {
                     let l = WgLaunch {
                         parts,
                         wgs,
                         bm,
                         chunks,
                         stages,
+                        early,
                     };
                     let together = wg(&x, m, l, false)?;
                     worst = worst.max(normwise_error(&together, &want));
@@ -200,7 +201,7 @@ fn check_tiles_silu<T: GpuElement>(
     );
     if gpu.wgmma {
         let (mut worst, mut differ) = (0f64, 0);
-        for (wgs, bm, chunks, stages) in crate::cuda::WG_VARIANTS {
+        for (wgs, bm, chunks, stages, early) in crate::cuda::WG_VARIANTS {
             let parts = crate::cuda::mma_k_parts(k, 2 * inner);
             let l = WgLaunch {
                 parts,
@@ -208,6 +209,7 @@ fn check_tiles_silu<T: GpuElement>(
                 bm,
                 chunks,
                 stages,
+                early,
             };
             let mut y = s.alloc_zeros::<T>(m * inner)?;
             gate_up.wg(&mut y, &x, m, l, true)?;

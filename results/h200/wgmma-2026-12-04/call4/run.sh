@@ -1,4 +1,4 @@
-# Call 4: the wgmma linear where it is faster (WgLaunch::for_shape, the default now) against
+# Call 4 (binaries with six early-transpose layouts timed beside the rest, not picked by default): the wgmma linear where it is faster (WgLaunch::for_shape, the default now) against
 # none (SPECULA_LINEAR_WG=0), same run: kernel checks, the timing of every layout, lossless
 # with it everywhere (SPECULA_LINEAR_WG=1) on tiny-llama at batch 1 and 64, the 8B step at
 # batch 1-64 both ways, then DeepSeek-V3 (4 layers) with its SpecForge draft shape if time is left.

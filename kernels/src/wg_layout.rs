@@ -78,47 +78,48 @@ impl WgLaunch {
     /// The layout for `m` rows of a `[n, k]` weight where the wgmma linear
     /// beats the engine's other forms ([`crate::mma_layout::MmaForm`]),
     /// else `None`. Read off cold-weight timings of every Llama-3.1-8B and
-    /// EAGLE-3 draft projection at 16-384 rows on an H200
-    /// (results/h200/wgmma-2026-12-04/call3, `specula-gpu-check
-    /// --wgmma-timing`):
-    /// - a wide weight (at least [`TILES_WIDE_COLUMNS`] outputs) past one
-    ///   token tile: gate|up 69 against 77 us at 16 rows, 82 against 98 at
-    ///   64, 157 against 181 at 96; the LM head 300 against 357 at 64;
+    /// EAGLE-3 draft projection at 16-384 rows on an H200 (`specula-gpu-check
+    /// --wgmma-timing`, results/h200/wgmma-2026-12-04/call4), then held
+    /// against the 8B decode step and synthetic speedup at batch 1-64 in
+    /// the same run as the engine without it (call 4 and call 5):
+    /// - a wide weight (at least [`TILES_WIDE_COLUMNS`] outputs) at 9-16
+    ///   rows, two warpgroups x 16 tokens (gate|up 69 against 77 us alone;
+    ///   the batch-16 decode step 5447 against 5742 us), and past 48 rows,
+    ///   two warpgroups x 64 tokens with the early transpose (gate|up 77
+    ///   against 99 us at 64 rows, 369 against 509 at 384; the LM head 1496
+    ///   against 1908 at 384). Not at 17-48 rows: alone on par with the
+    ///   tiled kernel, in the step slower (batch 32 decode 7818 against
+    ///   6189 us, batch 8 verify of 48 rows 1.95 against 1.76 decode steps);
     /// - a narrow weight over long k slices (at least [`TILES_LONG_SLICE`])
-    ///   past 48 rows: down 69 against 86 us at 64 rows, 107 against 127 at
-    ///   96, 310 against 458 at 384; qkv 142 against 233 at 384. Tokens in
-    ///   tiles of 32 where that pads fewer rows than 64 (96 rows: down 107
-    ///   against 143 in tiles of 64), two warpgroups a block past 128 rows
-    ///   when k is in 4 or more slices (down at 192 rows: 159 against 208);
+    ///   past 48 rows: one warpgroup x 32 tokens, three stages, up to 96 rows
+    ///   (qkv 46 against 64 us at 96 rows, down 69 against 85 at 64), two x
+    ///   64 with the early transpose past that (down 285 against 458 us at
+    ///   384, qkv 144 against 220);
     /// - a narrow weight over short slices (o, k in slices of 1024) never:
-    ///   the small-row kernel stays faster (26 against 35 us at 64 rows).
+    ///   the small-row kernel stays faster (27 against 29-39 us at 64 rows).
     pub fn for_shape(m: usize, k: usize, n: usize) -> Option<WgLaunch> {
         let parts = mma_k_parts(k, n);
-        if m <= MMA_PIPELINED_MAX_ROWS {
-            return None;
-        }
-        let (wgs, bm) = if n >= TILES_WIDE_COLUMNS {
-            match m {
-                0..=16 => (2, 16),
-                17..=32 => (1, 32),
-                _ => (2, 64),
-            }
-        } else if k / parts >= TILES_LONG_SLICE && m > 48 {
-            let bm = if m.div_ceil(32) * 32 < m.div_ceil(64) * 64 {
-                32
-            } else {
-                64
-            };
-            let wgs = if m > 128 && parts >= 4 && bm == 64 {
-                2
-            } else {
-                1
-            };
-            (wgs, bm)
-        } else {
-            return None;
+        let wide = n >= TILES_WIDE_COLUMNS;
+        let long = k / parts >= TILES_LONG_SLICE;
+        let early = WgLaunch {
+            parts,
+            wgs: 2,
+            bm: 64,
+            chunks: 2,
+            stages: 4,
+            early: true,
         };
-        Some(WgLaunch::new(parts, wgs, bm))
+        match m {
+            0..=MMA_PIPELINED_MAX_ROWS => None,
+            _ if !wide && !long => None,
+            9..=16 if wide => Some(WgLaunch::new(parts, 2, 16)),
+            0..=48 => None,
+            49..=96 if !wide => Some(WgLaunch {
+                stages: 3,
+                ..WgLaunch::new(parts, 1, 32)
+            }),
+            _ => Some(early),
+        }
     }
 
     /// Four stages of 64 k, `wgs` warpgroups, `bm` tokens, k in `parts`.
@@ -212,22 +213,25 @@ mod tests {
     #[test]
     fn wide_weights_and_long_slices_take_wgmma_and_the_o_projection_never() {
         let wg = |m, k, n| WgLaunch::for_shape(m, k, n);
-        for m in [1, 8] {
-            assert!(wg(m, 4096, 28_672).is_none() && wg(m, 4096, 128_256).is_none());
+        let shape = |l: Option<WgLaunch>| l.map(|l| (l.wgs, l.bm, l.stages, l.early));
+        for (k, n) in [(4096, 28_672), (4096, 128_256)] {
+            assert!(wg(8, k, n).is_none() && wg(17, k, n).is_none() && wg(48, k, n).is_none());
+            assert_eq!(shape(wg(9, k, n)), Some((2, 16, 4, false)));
+            assert_eq!(shape(wg(16, k, n)), Some((2, 16, 4, false)));
+            for m in [49, 64, 96, 384, 4096] {
+                assert_eq!(shape(wg(m, k, n)), Some((2, 64, 4, true)), "{m} rows");
+            }
         }
-        for m in [9, 16, 32, 64, 96, 384] {
-            assert!(wg(m, 4096, 28_672).is_some() && wg(m, 4096, 128_256).is_some());
+        for m in [1, 9, 16, 64, 96, 384, 4096] {
             assert!(wg(m, 4096, 4096).is_none(), "o at {m} rows");
         }
-        // qkv (k in 2 slices of 2048) and down (4 of 3584) from 49 rows.
+        // qkv (k in 2 slices of 2048) and down (4 of 3584) past 48 rows.
         for (k, n) in [(4096, 6144), (14_336, 4096)] {
-            assert!(wg(48, k, n).is_none() && wg(49, k, n).is_some());
+            assert!(wg(16, k, n).is_none() && wg(48, k, n).is_none());
+            assert_eq!(shape(wg(49, k, n)), Some((1, 32, 3, false)));
+            assert_eq!(shape(wg(96, k, n)), Some((1, 32, 3, false)));
+            assert_eq!(shape(wg(97, k, n)), Some((2, 64, 4, true)));
         }
-        // 96 rows in three tiles of 32, 128 in two of 64.
-        assert_eq!(wg(96, 14_336, 4096).map(|l| l.bm), Some(32));
-        assert_eq!(wg(128, 14_336, 4096).map(|l| l.bm), Some(64));
-        assert_eq!(wg(192, 14_336, 4096).map(|l| l.wgs), Some(2));
-        assert_eq!(wg(192, 4096, 6144).map(|l| l.wgs), Some(1));
     }
 
     #[test]

@@ -109,10 +109,11 @@ impl WgLaunch {
             stages: 4,
             early: true,
         };
+        if m <= MMA_PIPELINED_MAX_ROWS || !(wide || long) {
+            return None;
+        }
         match m {
-            0..=MMA_PIPELINED_MAX_ROWS => None,
-            _ if !wide && !long => None,
-            9..=16 if wide => Some(WgLaunch::new(parts, 2, 16)),
+            0..=16 if wide => Some(WgLaunch::new(parts, 2, 16)),
             0..=48 => None,
             49..=96 if !wide => Some(WgLaunch {
                 stages: 3,

@@ -128,6 +128,53 @@ __device__ __forceinline__ void tiles_store(float (&acc)[WA][WB][4], float* part
     }
 }
 
+// A block's BN weight rows streamed into the stages by cp.async: each of
+// NTHREADS threads copies the same 16-byte column u of rows r0, r0 + RSTEP,
+// ... of every stage (rows past n read row n - 1), the sources and
+// shared-memory slots worked out once, a stage adding its k offset. Units
+// past the k slice (its last 32 k when it ends mid-stage) stay unloaded.
+template <int BN, int UNITS, int NTHREADS>
+struct WeightStream {
+    static_assert((BN * UNITS) % NTHREADS == 0 && NTHREADS % UNITS == 0, "tile rows split evenly over threads");
+    static constexpr int RSTEP = NTHREADS / UNITS, WL = BN / RSTEP;
+    const bf16* src[WL];
+    int dst[WL];
+    int u;
+    __device__ __forceinline__ WeightStream(const bf16* w, int n, int k, int kb, int col0, int tid) {
+        u = tid % UNITS;
+        int r0 = tid / UNITS;
+#pragma unroll
+        for (int j = 0; j < WL; j++) {
+            int r = r0 + j * RSTEP;
+            src[j] = w + (size_t)min(col0 + r, n - 1) * k + kb + u * 8;
+            dst[j] = tile_unit<UNITS>(r, u);
+        }
+    }
+    // Stage s (k offset s x 32 UNITS / 4) into `buf`, within a slice of `span` k.
+    __device__ __forceinline__ void load(uint4* buf, int s, int span) const {
+        constexpr int BK = 8 * UNITS;
+        if (s * BK + u * 8 >= span) return;
+#pragma unroll
+        for (int j = 0; j < WL; j++) cp_async16(buf + dst[j], src[j] + s * BK);
+    }
+};
+
+// The first STAGES - 1 stages of a pipeline of `nst`: the weights first
+// (no kernel writes them, so they stream before `pdl_wait`), then the
+// tokens, one cp.async group a stage.
+template <int STAGES, class LoadW, class LoadX>
+__device__ __forceinline__ void stream_prologue(int nst, LoadW& load_w, LoadX& load_x) {
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++)
+        if (s < nst) load_w(s);
+    pdl_wait();
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < nst) load_x(s);
+        cp_async_commit();
+    }
+}
+
 // Blocks of WN x WM warps; warp (wn, wm) owns BN/WN columns x BM/WM tokens
 // of the block's tile. Dynamic shared memory: STAGES x (BN + BM) x CHUNKS x
 // 64 bytes. flags: bit 0 SiLU-and-mul epilogue (interleaved gate|up columns).
@@ -144,21 +191,11 @@ __device__ __forceinline__ void linear_tiles(bf16* y, const bf16* x, const bf16*
     int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
     int part = blockIdx.x, tok0 = blockIdx.y * BM, col0 = blockIdx.z * BN;
     int span = k / parts, kb = part * span, nst = (span + BK - 1) / BK;
-    // Each thread copies the same 16-byte column u of rows r0, r0 + RSTEP, ...
-    // of every stage (WL weight rows, up to XL token rows): the sources and
-    // shared-memory slots are worked out once, a stage adds its k offset.
-    // Units past the slice (its last 32 k when it ends mid-stage) stay unloaded.
-    static_assert((BN * UNITS) % NTHREADS == 0 && NTHREADS % UNITS == 0, "tile rows split evenly over threads");
-    constexpr int RSTEP = NTHREADS / UNITS, WL = BN / RSTEP, XL = (BM + RSTEP - 1) / RSTEP;
+    // The weights as a WeightStream; each thread copies the same 16-byte
+    // column u of up to XL token rows r0, r0 + RSTEP, ... likewise.
+    const WeightStream<BN, UNITS, NTHREADS> ws(w, n, k, kb, col0, tid);
+    constexpr int RSTEP = NTHREADS / UNITS, XL = (BM + RSTEP - 1) / RSTEP;
     const int u = tid % UNITS, r0 = tid / UNITS;
-    const bf16* wsrc[WL];
-    int wdst[WL];
-#pragma unroll
-    for (int j = 0; j < WL; j++) {
-        int r = r0 + j * RSTEP;
-        wsrc[j] = w + (size_t)min(col0 + r, n - 1) * k + kb + u * 8;
-        wdst[j] = tile_unit<UNITS>(r, u);
-    }
     const bf16* xsrc[XL];
     int xdst[XL];
 #pragma unroll
@@ -167,12 +204,7 @@ __device__ __forceinline__ void linear_tiles(bf16* y, const bf16* x, const bf16*
         xsrc[j] = x + (size_t)min(tok0 + r, m - 1) * k + kb + u * 8;
         xdst[j] = BN * UNITS + tile_unit<UNITS>(r, u);
     }
-    auto load_w = [&](int s) {
-        if (s * BK + u * 8 >= span) return;
-        uint4* buf = tiles + (s % STAGES) * STAGE_UNITS;
-#pragma unroll
-        for (int j = 0; j < WL; j++) cp_async16(buf + wdst[j], wsrc[j] + s * BK);
-    };
+    auto load_w = [&](int s) { ws.load(tiles + (s % STAGES) * STAGE_UNITS, s, span); };
     auto load_x = [&](int s) {
         if (s * BK + u * 8 >= span) return;
         uint4* buf = tiles + (s % STAGES) * STAGE_UNITS;
@@ -180,17 +212,7 @@ __device__ __forceinline__ void linear_tiles(bf16* y, const bf16* x, const bf16*
         for (int j = 0; j < XL; j++)
             if (r0 + j * RSTEP < BM) cp_async16(buf + xdst[j], xsrc[j] + s * BK);
     };
-    // Weights never depend on the previous kernel: their first stages stream
-    // before `pdl_wait`.
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; s++)
-        if (s < nst) load_w(s);
-    pdl_wait();
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; s++) {
-        if (s < nst) load_x(s);
-        cp_async_commit();
-    }
+    stream_prologue<STAGES>(nst, load_w, load_x);
     float acc[WA][WB][4];
 #pragma unroll
     for (int a = 0; a < WA; a++)

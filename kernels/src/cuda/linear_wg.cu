@@ -87,29 +87,14 @@ __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w,
     constexpr int PIECES = BM * CHUNKS, PER_THREAD = (PIECES + NTHREADS - 1) / NTHREADS;
     static_assert(STAGES >= (EARLY ? 3 : 2) && BM % 16 == 0 && BM <= 128, "wgmma N of 16-128, double-buffered at least");
     static_assert(STAGES * STAGE_UNITS * 16 >= NACC * NTHREADS * 4, "the partial sums fit the stage buffers");
-    static_assert(W_UNITS % NTHREADS == 0 && NTHREADS % UNITS == 0, "weight rows split evenly over threads");
     extern __shared__ uint4 tiles[];
     pdl_launch_dependents();
     int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
     int part = blockIdx.x, tok0 = blockIdx.y * BM, col0 = blockIdx.z * BN;
     int span = k / parts, kb = part * span, nst = (span + BK - 1) / BK;
-    // Weights: as linear_tiles.cu (16-byte column u of rows r0, r0 + RSTEP, ...).
-    constexpr int RSTEP = NTHREADS / UNITS, WL = BN / RSTEP;
-    const int u = tid % UNITS, r0 = tid / UNITS;
-    const bf16* wsrc[WL];
-    int wdst[WL];
-#pragma unroll
-    for (int j = 0; j < WL; j++) {
-        int r = r0 + j * RSTEP;
-        wsrc[j] = w + (size_t)min(col0 + r, n - 1) * k + kb + u * 8;
-        wdst[j] = tile_unit<UNITS>(r, u);
-    }
-    auto load_w = [&](int s) {
-        if (s * BK + u * 8 >= span) return;
-        uint4* buf = tiles + (s % STAGES) * STAGE_UNITS;
-#pragma unroll
-        for (int j = 0; j < WL; j++) cp_async16(buf + wdst[j], wsrc[j] + s * BK);
-    };
+    const WeightStream<BN, UNITS, NTHREADS> ws(w, n, k, kb, col0, tid);
+    constexpr int RSTEP = NTHREADS / UNITS;
+    auto load_w = [&](int s) { ws.load(tiles + (s % STAGES) * STAGE_UNITS, s, span); };
     // Tokens: cp.async into the stage in x's order (16-byte unit u of row
     // r at u ^ (r % 8), so that eight rows' same unit are eight bank
     // groups), then, for the stage being computed, piece p = (row p % BM,
@@ -146,15 +131,7 @@ __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w,
             dst[3 * BM] = make_uint4(h[0].w, h[1].w, h[2].w, h[3].w);
         }
     };
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; s++)
-        if (s < nst) load_w(s);
-    pdl_wait();
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; s++) {
-        if (s < nst) load_x(s);
-        cp_async_commit();
-    }
+    stream_prologue<STAGES>(nst, load_w, load_x);
     float acc[1][BM / 8][4];
 #pragma unroll
     for (int j = 0; j < BM / 8; j++) acc[0][j][0] = acc[0][j][1] = acc[0][j][2] = acc[0][j][3] = 0.f;

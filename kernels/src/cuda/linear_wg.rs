@@ -4,10 +4,10 @@
 //! ([`LinearLayer::tiles`]) whatever the batch.
 
 use super::device::{GpuElement, GpuError};
-use super::launch::{launch_cluster, need, RawArg};
+use super::linear_tiles::SlicedLaunch;
 use super::LinearLayer;
 use crate::wg_layout::WgLaunch;
-use cudarc::driver::{CudaSlice, LaunchConfig};
+use cudarc::driver::CudaSlice;
 
 /// Which bf16 linears run on warpgroup mma (on a GPU that has it: sm_90,
 /// H100 and H200), from `SPECULA_LINEAR_WG`: unset, the shapes and rows
@@ -51,50 +51,20 @@ impl<T: GpuElement> LinearLayer<'_, T> {
         layout: WgLaunch,
         silu: bool,
     ) -> Result<(), GpuError> {
-        let LinearLayer { gpu, w, bias, k, n } = self;
-        let width = if silu { n / 2 } else { n };
-        need(
-            gpu.wgmma
-                && T::SUFFIX == "bf16"
-                && matches!(layout.parts, 1 | 2 | 4 | 8)
-                && layout.compiled()
-                && m >= 1
-                && m.div_ceil(layout.bm) <= 65_535
-                && k.is_multiple_of(32 * layout.parts)
-                && (!silu || n.is_multiple_of(2))
-                && x.len() >= m * k
-                && w.len() == n * k
-                && y.len() >= m * width
-                && bias.is_none_or(|b| b.len() == n),
-            || {
-                format!(
-                    "linear_wg: unsupported device, shape or layout (m {m}, k {k}, n {n}, {layout:?}, wgmma {})",
-                    gpu.wgmma
-                )
-            },
-        )?;
-        let args = [
-            RawArg::slice(gpu, y),
-            RawArg::slice(gpu, x),
-            RawArg::slice(gpu, w),
-            RawArg::opt(gpu, bias),
-            RawArg::I32(m as i32),
-            RawArg::I32(k as i32),
-            RawArg::I32(n as i32),
-            RawArg::I32(layout.parts as i32),
-            RawArg::I32(i32::from(silu)),
-        ];
-        let cfg = LaunchConfig {
-            grid_dim: (
-                layout.parts as u32,
+        let launch = SlicedLaunch {
+            kernel: layout.kernel(),
+            parts: layout.parts,
+            grid: (
                 m.div_ceil(layout.bm) as u32,
-                n.div_ceil(layout.columns()) as u32,
+                self.n.div_ceil(layout.columns()) as u32,
             ),
-            block_dim: (128 * layout.wgs as u32, 1, 1),
-            shared_mem_bytes: layout.shared_bytes() as u32,
+            threads: 128 * layout.wgs as u32,
+            shared_bytes: layout.shared_bytes() as u32,
+            fits: self.gpu.wgmma && layout.compiled() && m.div_ceil(layout.bm) <= 65_535,
         };
-        // SAFETY: the kernel's nine parameters in order; sizes checked above;
-        // the grid's x is the cluster.
-        unsafe { launch_cluster(gpu, &layout.kernel(), cfg, layout.parts as u32, &args) }
+        let wgmma = self.gpu.wgmma;
+        self.launch_sliced(y, x, m, silu, launch, || {
+            format!("linear_wg (a GPU with wgmma: {wgmma}): {layout:?}")
+        })
     }
 }

@@ -14,7 +14,6 @@ use crate::cuda::{
     Gpu, GpuElement, GpuError, LinearLayer, MmaLaunch, TileLaunch, WgLaunch, TILE_SHAPES,
     WG_VARIANTS,
 };
-use cudarc::driver::CudaSlice;
 use rand_chacha::ChaCha8Rng;
 
 /// Batch sizes whose rows are compared with the 512-row batch's.
@@ -50,9 +49,14 @@ pub(super) fn check_linear_tiles<T: GpuElement>(
         let mut want = vec![0f32; m * n];
         cpu::linear(&x_h, m, k, cpu::Matrix::F32(&w_h), n, Some(&b_h), &mut want);
         let layer = LinearLayer::new(gpu, &w, Some(&b), k, n);
-        let tiles = |x: &CudaSlice<T>, rows: usize, l: TileLaunch| -> Result<Vec<f32>, GpuError> {
+        let tiles = |rows: usize, l: TileLaunch| -> Result<Vec<f32>, GpuError> {
             let mut y = s.alloc_zeros::<T>(rows * n)?;
-            layer.tiles(&mut y, x, rows, l, false)?;
+            layer.tiles(&mut y, &x, rows, l, false)?;
+            download(gpu, &y)
+        };
+        let wg = |rows: usize, l: WgLaunch| -> Result<Vec<f32>, GpuError> {
+            let mut y = s.alloc_zeros::<T>(rows * n)?;
+            layer.wg(&mut y, &x, rows, l, false)?;
             download(gpu, &y)
         };
         // Each row alone through the small-row kernel (one launch per row).
@@ -67,80 +71,33 @@ pub(super) fn check_linear_tiles<T: GpuElement>(
             }
             Ok(out)
         };
-        let wg = |x: &CudaSlice<T>,
-                  rows: usize,
-                  l: WgLaunch,
-                  silu: bool|
-         -> Result<Vec<f32>, GpuError> {
-            let mut y = s.alloc_zeros::<T>(rows * if silu { n / 2 } else { n })?;
-            layer.wg(&mut y, x, rows, l, silu)?;
-            download(gpu, &y)
-        };
         for &parts in all_parts {
             let single = alone(parts)?;
+            let mut forms = vec![(
+                "linear_tiles",
+                "every tile shape",
+                sweep(&tile_layouts(parts), m, n, &want, &single, tiles)?,
+            )];
             if gpu.wgmma {
-                let (mut worst, mut differ_alone, mut differ_batches) = (0f64, 0, 0);
-                for (wgs, bm, chunks, stages, early) in WG_VARIANTS {
-                    let l = WgLaunch {
-                        parts,
-                        wgs,
-                        bm,
-                        chunks,
-                        stages,
-                        early,
-                    };
-                    let together = wg(&x, m, l, false)?;
-                    worst = worst.max(normwise_error(&together, &want));
-                    differ_alone += differing(&single, &together);
-                    for &rows in &BATCHES {
-                        differ_batches +=
-                            differing(&wg(&x, rows, l, false)?, &together[..rows * n]);
-                    }
-                }
+                let swept = sweep(&wg_layouts(parts), m, n, &want, &single, wg)?;
+                forms.push(("linear_wg", "every wgmma layout", swept));
+            }
+            for (kernel, layouts, (worst, differ)) in forms {
                 row(
-                    "linear_wg",
-                    format!(
-                        "{m} x {k} . ({n} x {k})^T + bias, k in {parts} parts, every wgmma layout"
-                    ),
+                    kernel,
+                    format!("{m} x {k} . ({n} x {k})^T + bias, k in {parts} parts, {layouts}"),
                     worst,
                     tolerance::<T>(),
                 );
                 row(
-                    "linear_wg_invariant",
+                    if kernel == "linear_wg" { "linear_wg_invariant" } else { "linear_tiles_invariant" },
                     format!(
-                        "k {k} n {n}, {parts} parts, every wgmma layout: 512 rows vs each row alone (small kernel) and vs batches of 1..511"
+                        "k {k} n {n}, {parts} parts, {layouts}: 512 rows vs each row alone (small kernel) and vs batches of 1..511"
                     ),
-                    (differ_alone + differ_batches) as f64,
+                    differ as f64,
                     0.0,
                 );
             }
-            let mut worst = 0f64;
-            let mut differ_alone = 0;
-            let mut differ_batches = 0;
-            for &(bn, bm) in &TILE_SHAPES {
-                let l = TileLaunch { parts, bn, bm };
-                let together = tiles(&x, m, l)?;
-                worst = worst.max(normwise_error(&together, &want));
-                differ_alone += differing(&single, &together);
-                for &rows in &BATCHES {
-                    let part = tiles(&x, rows, l)?;
-                    differ_batches += differing(&part, &together[..rows * n]);
-                }
-            }
-            row(
-                "linear_tiles",
-                format!("{m} x {k} . ({n} x {k})^T + bias, k in {parts} parts, every tile shape"),
-                worst,
-                tolerance::<T>(),
-            );
-            row(
-                "linear_tiles_invariant",
-                format!(
-                    "k {k} n {n}, {parts} parts, every tile: 512 rows vs each row alone (small kernel) and vs batches of 1..511"
-                ),
-                (differ_alone + differ_batches) as f64,
-                0.0,
-            );
         }
         // The auto form (the layout the engine uses) over every batch size.
         let mut full = s.alloc_zeros::<T>(m * n)?;
@@ -160,6 +117,53 @@ pub(super) fn check_linear_tiles<T: GpuElement>(
         );
     }
     check_tiles_silu::<T>(gpu, rng, &mut row)
+}
+
+/// Over every layout: the worst error of `m` rows together against the CPU
+/// (`want`), and the outputs whose bits differ from each row alone
+/// (`single`) or, for each of [`BATCHES`], from the first rows of the
+/// `m`-row batch. `run(rows, layout)` computes the first `rows` rows.
+fn sweep<L: Copy>(
+    layouts: &[L],
+    m: usize,
+    n: usize,
+    want: &[f32],
+    single: &[f32],
+    run: impl Fn(usize, L) -> Result<Vec<f32>, GpuError>,
+) -> Result<(f64, usize), GpuError> {
+    let (mut worst, mut differ) = (0f64, 0);
+    for &l in layouts {
+        let together = run(m, l)?;
+        worst = worst.max(normwise_error(&together, want));
+        differ += differing(single, &together);
+        for &rows in &BATCHES {
+            differ += differing(&run(rows, l)?, &together[..rows * n]);
+        }
+    }
+    Ok((worst, differ))
+}
+
+/// Every compiled tile shape with k in `parts` slices.
+fn tile_layouts(parts: usize) -> Vec<TileLaunch> {
+    TILE_SHAPES
+        .iter()
+        .map(|&(bn, bm)| TileLaunch { parts, bn, bm })
+        .collect()
+}
+
+/// Every compiled wgmma layout with k in `parts` slices.
+fn wg_layouts(parts: usize) -> Vec<WgLaunch> {
+    WG_VARIANTS
+        .iter()
+        .map(|&(wgs, bm, chunks, stages, early)| WgLaunch {
+            parts,
+            wgs,
+            bm,
+            chunks,
+            stages,
+            early,
+        })
+        .collect()
 }
 
 /// The SiLU-and-mul epilogue of the tiled kernel: 300 rows of an interleaved
@@ -201,16 +205,7 @@ fn check_tiles_silu<T: GpuElement>(
     );
     if gpu.wgmma {
         let (mut worst, mut differ) = (0f64, 0);
-        for (wgs, bm, chunks, stages, early) in crate::cuda::WG_VARIANTS {
-            let parts = crate::cuda::mma_k_parts(k, 2 * inner);
-            let l = WgLaunch {
-                parts,
-                wgs,
-                bm,
-                chunks,
-                stages,
-                early,
-            };
+        for l in wg_layouts(crate::cuda::mma_k_parts(k, 2 * inner)) {
             let mut y = s.alloc_zeros::<T>(m * inner)?;
             gate_up.wg(&mut y, &x, m, l, true)?;
             let y = download(gpu, &y)?;

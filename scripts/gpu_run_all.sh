@@ -21,8 +21,16 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 echo "== 1. every kernel against its CPU reference; ceilings; per-kernel times (8B shape)"
 "$BIN/specula-gpu-check" "$OUT" | tee "$OUT/gpu_check.log"
 
+echo "== 1b. the warpgroup-mma linear in every layout against the engine's other forms (H100/H200)"
+if nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | grep -q '^9\.0'; then
+    "$BIN/specula-gpu-check" "$OUT" --wgmma-timing | tee "$OUT/wgmma_timing.log"
+fi
+
 echo "== 2. the GPU engine against the CPU engine, and lossless speculative decoding on the GPU"
 "$BIN/specula" gpu agree --out "$OUT" | tee "$OUT/agree.log"
+echo "== 2a. the same with the wgmma linear on every linear past 8 rows, at batch 1 and 64"
+SPECULA_LINEAR_WG=1 "$BIN/specula" gpu agree --batch-sizes 1,64 --out "$OUT/agree-wg" | tee "$OUT/agree-wg.log"
+cp "$OUT/agree-wg/agreement.csv" "$OUT/agreement_wg.csv" && rm -rf "$OUT/agree-wg"
 
 echo "== 2b. the same on random Qwen2 and Qwen3 fixtures (q/k/v biases; per-head q/k norms)"
 for shape in tiny-qwen2 tiny-qwen3; do

@@ -28,6 +28,31 @@ fn main() -> ExitCode {
         std::env::set_var("SPECULA_LINEAR_TILES", "1");
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
+    const FLAGS: [&str; 4] = [
+        "--checks-only",
+        "--attention-timing",
+        "--wgmma-bits",
+        "--wgmma-timing",
+    ];
+    let usage = format!("usage: specula-gpu-check [OUT_DIR] [{}]", FLAGS.join("] ["));
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{usage}\n\nEvery CUDA kernel against its CPU reference on fresh random inputs, the\ndevice ceilings and per-kernel timings (not with --checks-only; the long-context\nattention timings also with --attention-timing); CSV into OUT_DIR. Alone:\n--wgmma-bits (whether warpgroup mma gives the small-row linear's bits) or\n--wgmma-timing (the wgmma linear in every layout against the engine's other\nforms, cold weights). Exit 1 on any failure, 2 on bad arguments or no GPU.");
+        return ExitCode::SUCCESS;
+    }
+    let bad: Vec<&String> = args
+        .iter()
+        .filter(|a| a.starts_with('-') && !FLAGS.contains(&a.as_str()))
+        .collect();
+    let folders = args.iter().filter(|a| !a.starts_with('-')).count();
+    if !bad.is_empty() || folders > 1 {
+        let what = if bad.is_empty() {
+            "more than one OUT_DIR".to_string()
+        } else {
+            format!("unknown option {}", bad[0])
+        };
+        eprintln!("error: {what}\n{usage}");
+        return ExitCode::from(2);
+    }
     let checks_only = args.iter().any(|a| a == "--checks-only");
     let attention_timing = !checks_only || args.iter().any(|a| a == "--attention-timing");
     let out = args

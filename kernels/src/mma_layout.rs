@@ -195,7 +195,9 @@ impl MmaForm {
     /// [`TILES_ALL_ABOVE_ROWS`] (prefill chunks, unmeasured) every weight is
     /// tiled, as before. In a decode step of the 8B shape on the H200 the
     /// tiles past 16 rows took batch 32 from 6.80 to 6.25 ms and batch 64 from
-    /// 12.47 to 9.66 ms (results/h200/rows-rule-2026-12-03).
+    /// 12.47 to 9.66 ms (results/h200/rows-rule-2026-12-03). On an H100/H200
+    /// the warpgroup-mma linear ([`crate::wg_layout::WgLaunch::for_shape`])
+    /// takes the shapes and rows where it is faster before this rule is asked.
     pub fn for_shape(m: usize, k: usize, n: usize) -> MmaForm {
         let parts = mma_k_parts(k, n);
         let wide = n >= TILES_WIDE_COLUMNS && m > TILES_WIDE_MIN_ROWS;

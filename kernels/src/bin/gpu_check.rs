@@ -28,20 +28,21 @@ fn main() -> ExitCode {
         std::env::set_var("SPECULA_LINEAR_TILES", "1");
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
-    const FLAGS: [&str; 4] = [
+    const FLAGS: [&str; 5] = [
         "--checks-only",
         "--attention-timing",
         "--wgmma-bits",
         "--wgmma-timing",
+        "--compile-only",
     ];
     let usage = format!("usage: specula-gpu-check [OUT_DIR] [{}]", FLAGS.join("] ["));
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{usage}\n\nEvery CUDA kernel against its CPU reference on fresh random inputs, the\ndevice ceilings and per-kernel timings (not with --checks-only; the long-context\nattention timings also with --attention-timing); CSV into OUT_DIR. Alone:\n--wgmma-bits (whether warpgroup mma gives the small-row linear's bits) or\n--wgmma-timing (the wgmma linear in every layout against the engine's other\nforms, cold weights). Exit 1 on any failure, 2 on bad arguments or no GPU.");
+        println!("{usage}\n\nEvery CUDA kernel against its CPU reference on fresh random inputs, the\ndevice ceilings and per-kernel timings (not with --checks-only; the long-context\nattention timings also with --attention-timing); CSV into OUT_DIR. Alone:\n--wgmma-bits (whether warpgroup mma gives the small-row linear's bits) or\n--wgmma-timing (the wgmma linear in every layout against the engine's other\nforms, cold weights). --compile-only OUT_DIR [--arch=sm_90a]: no GPU needed,\nthe kernels compiled by NVRTC into the cubin that SPECULA_KERNEL_CACHE=OUT_DIR\nloads instead of compiling (a minute saved on a fresh machine). Exit 1 on any\nfailure, 2 on bad arguments or no GPU.");
         return ExitCode::SUCCESS;
     }
     let bad: Vec<&String> = args
         .iter()
-        .filter(|a| a.starts_with('-') && !FLAGS.contains(&a.as_str()))
+        .filter(|a| a.starts_with('-') && !FLAGS.contains(&a.as_str()) && !a.starts_with("--arch="))
         .collect();
     let folders = args.iter().filter(|a| !a.starts_with('-')).count();
     if !bad.is_empty() || folders > 1 {
@@ -59,6 +60,19 @@ fn main() -> ExitCode {
         .iter()
         .find(|a| !a.starts_with("--"))
         .map(std::path::PathBuf::from);
+    if args.iter().any(|a| a == "--compile-only") {
+        let target = args
+            .iter()
+            .find_map(|a| a.strip_prefix("--arch="))
+            .unwrap_or("sm_90a");
+        return match out {
+            Some(dir) => compile_only(&dir, target),
+            None => {
+                eprintln!("error: --compile-only needs OUT_DIR\n{usage}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let gpu = match Gpu::new(0) {
         Ok(g) => g,
         Err(e) => {
@@ -66,10 +80,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    println!(
-        "device: {} ({}), kernels compiled by NVRTC in {:.2} s",
-        gpu.name, gpu.arch, gpu.compile_s
-    );
+    println!("device: {} ({}), {}", gpu.name, gpu.arch, gpu.kernels);
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(1, |d| d.as_nanos() as u64);
@@ -418,6 +429,34 @@ fn wgmma_timing_report(gpu: &Gpu, out: Option<&std::path::Path>) -> ExitCode {
         println!("{differ} outputs of the wgmma layouts differ from the engine's bits");
         ExitCode::from(1)
     }
+}
+
+/// `--compile-only`: the engine's kernels compiled for `target` into the
+/// cubin `SPECULA_KERNEL_CACHE=dir` loads; exit 1 when NVRTC fails, 2 when
+/// the folder cannot be written.
+fn compile_only(dir: &std::path::Path, target: &str) -> ExitCode {
+    use specula_kernels::cuda::kernel_cache::{cache_path, compile_cubin, compile_options};
+    let options = compile_options();
+    let t0 = std::time::Instant::now();
+    let cubin = match compile_cubin(target, &options) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let path = cache_path(dir, specula_kernels::cuda::SOURCE, target, &options);
+    if let Err(e) = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, &cubin)) {
+        eprintln!("error: {}: {e}", path.display());
+        return ExitCode::from(2);
+    }
+    println!(
+        "{}: {} bytes for {target} in {:.1} s",
+        path.display(),
+        cubin.len(),
+        t0.elapsed().as_secs_f64()
+    );
+    ExitCode::SUCCESS
 }
 
 /// Writes `text` to `dir/name` when an output folder was given; exit 2 with

@@ -1,5 +1,6 @@
 //! Opening the device, compiling the kernels, element types, event timers.
 
+use super::kernel_cache::KernelOrigin;
 use cudarc::driver::{
     sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DeviceRepr, ValidAsZeroBits,
 };
@@ -68,8 +69,9 @@ pub struct Gpu {
     pub name: String,
     /// Architecture the kernels were compiled for (`sm_90`).
     pub arch: &'static str,
-    /// Seconds NVRTC took.
-    pub compile_s: f64,
+    /// Where the kernels came from: NVRTC (and how long it took) or the
+    /// cubin cache (`SPECULA_KERNEL_CACHE`, [`super::kernel_cache`]).
+    pub kernels: KernelOrigin,
     /// Whether kernels launch as programmatic dependents of the kernel
     /// before them (sm_90+, unless `SPECULA_PDL=0`; `SPECULA_PDL=late`
     /// keeps them but lets each launch only as the one before finishes).
@@ -132,27 +134,11 @@ impl Gpu {
         let stream = ctx.new_stream()?;
         let (major, minor) = ctx.compute_capability()?;
         let arch: &'static str = Box::leak(format!("sm_{major}{minor}").into_boxed_str());
-        let t0 = std::time::Instant::now();
-        // Every kernel lets the next one launch as soon as it has waited for
-        // the one before it (prelude.cu's pdl_enter), so that the next
-        // kernel's loads of what no kernel writes overlap it;
-        // SPECULA_PDL=late: as its blocks finish.
-        let early = std::env::var("SPECULA_PDL").map_or(true, |v| v != "late");
         // sm_90a (the architecture-specific target of an H100/H200) for
         // wgmma; its other instructions are sm_90's.
         let wgmma = (major, minor) == (9, 0);
-        let opts = cudarc::nvrtc::CompileOptions {
-            arch: Some(if wgmma { "sm_90a" } else { arch }),
-            options: if early {
-                vec!["-DSPECULA_PDL_EARLY".into()]
-            } else {
-                Vec::new()
-            },
-            ..Default::default()
-        };
-        let ptx = cudarc::nvrtc::compile_ptx_with_opts(SOURCE, opts)
-            .map_err(|e| GpuError::Compile(format!("{e:?}")))?;
-        let compile_s = t0.elapsed().as_secs_f64();
+        let (ptx, kernels) =
+            super::kernel_cache::kernel_image(if wgmma { "sm_90a" } else { arch })?;
         let module = ctx.load_module(ptx)?;
         let blas = cudarc::cublas::CudaBlas::new(stream.clone())?;
         let ordering = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
@@ -171,7 +157,7 @@ impl Gpu {
             blas,
             module,
             arch,
-            compile_s,
+            kernels,
             wgmma,
             pdl: major >= 9 && std::env::var("SPECULA_PDL").map_or(true, |v| v != "0"),
             small_row_linear: if major >= 8

@@ -38,10 +38,7 @@ pub fn run(c: GpuCommand) -> Result<(), CliError> {
 /// Opens GPU 0 (one clear line when there is none).
 fn open_gpu() -> Result<Arc<Gpu>, CliError> {
     let gpu = Gpu::new(0).map_err(|e| CliError::Gpu(e.to_string()))?;
-    eprintln!(
-        "device: {} ({}), kernels compiled by NVRTC in {:.2} s",
-        gpu.name, gpu.arch, gpu.compile_s
-    );
+    eprintln!("device: {} ({}), {}", gpu.name, gpu.arch, gpu.kernels);
     Ok(Arc::new(gpu))
 }
 

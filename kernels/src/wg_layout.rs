@@ -33,7 +33,7 @@ pub const WG_VARIANTS: [(usize, usize, usize, usize, bool); 16] = [
     (2, 64, 2, 5, true),
 ];
 
-/// Blocks below which [`WgLaunch::for_shape`] gives each block one
+/// Blocks below which [`WgLaunch::every`] gives each block one
 /// warpgroup (64 columns) rather than two: about one per multiprocessor of
 /// an H100/H200.
 const WG_TARGET_BLOCKS: usize = 132;
@@ -47,7 +47,7 @@ pub struct WgLaunch {
     pub parts: usize,
     /// Warpgroups per block, 64 output columns each.
     pub wgs: usize,
-    /// Tokens per block (the wgmma N: 16, 32, 64 or 128).
+    /// Tokens per block (the wgmma N: 16, 32 or 64).
     pub bm: usize,
     /// 32-wide k chunks per pipeline stage.
     pub chunks: usize,
@@ -101,14 +101,6 @@ impl WgLaunch {
         let parts = mma_k_parts(k, n);
         let wide = n >= TILES_WIDE_COLUMNS;
         let long = k / parts >= TILES_LONG_SLICE;
-        let early = WgLaunch {
-            parts,
-            wgs: 2,
-            bm: 64,
-            chunks: 2,
-            stages: 4,
-            early: true,
-        };
         if m <= MMA_PIPELINED_MAX_ROWS || !(wide || long) {
             return None;
         }
@@ -119,7 +111,10 @@ impl WgLaunch {
                 stages: 3,
                 ..WgLaunch::new(parts, 1, 32)
             }),
-            _ => Some(early),
+            _ => Some(WgLaunch {
+                early: true,
+                ..WgLaunch::new(parts, 2, 64)
+            }),
         }
     }
 
@@ -133,6 +128,20 @@ impl WgLaunch {
             stages: 4,
             early: false,
         }
+    }
+
+    /// Every compiled layout ([`WG_VARIANTS`]) with k in `parts` slices.
+    pub fn variants(parts: usize) -> impl Iterator<Item = WgLaunch> {
+        WG_VARIANTS
+            .iter()
+            .map(move |&(wgs, bm, chunks, stages, early)| WgLaunch {
+                parts,
+                wgs,
+                bm,
+                chunks,
+                stages,
+                early,
+            })
     }
 
     /// Whether `linear_wg.cu` has a kernel for this layout.
@@ -237,18 +246,12 @@ mod tests {
 
     #[test]
     fn every_compiled_variant_fits_the_shared_memory_and_holds_its_partial_sums() {
-        for (wgs, bm, chunks, stages, early) in WG_VARIANTS {
-            let l = WgLaunch {
-                parts: 1,
-                wgs,
-                bm,
-                chunks,
-                stages,
-                early,
-            };
+        for l in WgLaunch::variants(1) {
+            let (wgs, bm) = (l.wgs, l.bm);
+            assert!(l.compiled(), "{l:?}");
             assert!(l.shared_bytes() <= 227 * 1024, "{l:?}");
             assert!(l.shared_bytes() >= bm / 2 * 128 * wgs * 4, "{l:?}");
-            assert!(matches!(bm, 16 | 32 | 64 | 128) && matches!(wgs, 1 | 2));
+            assert!(matches!(bm, 16 | 32 | 64) && matches!(wgs, 1 | 2));
         }
     }
 }

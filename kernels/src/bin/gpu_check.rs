@@ -7,7 +7,9 @@
 //! linear's bits (`wgmma_bits.rs`; exit 1 if its outputs are wrong, whatever
 //! the bits say). `--wgmma-timing` alone: the warpgroup-mma linear in every
 //! layout against the engine's other forms at 16-384 rows (`wg_timing.rs`;
-//! exit 1 if a layout's bits differ from theirs).
+//! exit 1 if a layout's bits differ from theirs). `--compile-only OUT_DIR
+//! [--arch=sm_90a]`, no GPU needed: the kernels compiled into the cubin that
+//! `SPECULA_KERNEL_CACHE=OUT_DIR` loads (`kernel_cache.rs`).
 
 use specula_kernels::cuda::attention_timing::time_attention;
 use specula_kernels::cuda::check::{measure_ceilings, run_checks};

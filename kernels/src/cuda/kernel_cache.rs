@@ -111,12 +111,12 @@ pub fn compile_cubin(target: &str, options: &[String]) -> Result<Vec<u8>, GpuErr
 /// holds one for this source, target and options (else compiled to a cubin
 /// and written there, a write that fails only warned about), or compiled
 /// by NVRTC to PTX when the variable is unset.
-pub fn kernel_image(target: &str) -> Result<(Ptx, KernelOrigin), GpuError> {
+pub fn kernel_image(target: &'static str) -> Result<(Ptx, KernelOrigin), GpuError> {
     let options = compile_options();
     let t0 = std::time::Instant::now();
     let Some(dir) = std::env::var_os("SPECULA_KERNEL_CACHE").filter(|d| !d.is_empty()) else {
         let opts = CompileOptions {
-            arch: Some(Box::leak(target.to_string().into_boxed_str())),
+            arch: Some(target),
             options,
             ..Default::default()
         };

@@ -1,7 +1,7 @@
 
 // ---------------------------------------------------------------------------
-// Batch-invariant linear on warpgroup mma (wgmma, sm_90a only), for 9-128
-// rows per token tile.
+// Batch-invariant linear on warpgroup mma (wgmma, sm_90a only), for tiles
+// of 16-64 tokens.
 //
 // Same arithmetic per output as linear_mma.cu and linear_tiles.cu (k in
 // `parts` slices from the weight's shape, each summed from zero in
@@ -58,14 +58,6 @@ __device__ __forceinline__ void wg_mma_rs<64>(float (&d)[8][4], const Frag& a, u
         : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
         : "r"(a.a), "r"(a.b), "r"(a.c), "r"(a.d), "l"(b), "r"(1));
 }
-template <>
-__device__ __forceinline__ void wg_mma_rs<128>(float (&d)[16][4], const Frag& a, unsigned long long b) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"
-        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]), "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]), "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]), "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
-        : "r"(a.a), "r"(a.b), "r"(a.c), "r"(a.d), "l"(b), "r"(1));
-}
 
 // Keeps `v` in its register, unread and unwritten, across the asm around
 // it: the accumulators and A operands of wgmma in flight.
@@ -85,7 +77,7 @@ __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w,
     constexpr int W_UNITS = BN * UNITS, STAGE_UNITS = (BN + BM) * UNITS, NACC = BM / 2;
     // Token (row, chunk) pieces of a stage, and those of one thread.
     constexpr int PIECES = BM * CHUNKS, PER_THREAD = (PIECES + NTHREADS - 1) / NTHREADS;
-    static_assert(STAGES >= (EARLY ? 3 : 2) && BM % 16 == 0 && BM <= 128, "wgmma N of 16-128, double-buffered at least");
+    static_assert(STAGES >= (EARLY ? 3 : 2) && BM % 16 == 0 && BM <= 64, "wgmma N of 16-64, double-buffered at least");
     static_assert(STAGES * STAGE_UNITS * 16 >= NACC * NTHREADS * 4, "the partial sums fit the stage buffers");
     extern __shared__ uint4 tiles[];
     pdl_launch_dependents();
@@ -143,30 +135,26 @@ __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w,
         transpose_x(0, 0);
     }
     for (int s = 0; s < nst; s++) {
-        int next = s + STAGES - 1;
+        // EARLY: stage s + 1 has landed; tile s & 1 (stored last stage, fenced
+        // for wgmma) is complete. Else stage s has landed. Either way every
+        // thread is past stage s - 1's wgmma after the barrier (so the tile
+        // the transpose below writes and stage s - 1's buffers are free).
         if constexpr (EARLY) {
-            // Stage s + 1 has landed; tile s & 1 (stored last stage, fenced
-            // for wgmma) is complete; every thread is past stage s - 1's
-            // wgmma (tile (s + 1) & 1 and stage s - 1's buffers are free).
             cp_async_wait<STAGES - 3>();
             asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-            __syncthreads();
-            if (next < nst) {
-                load_w(next);
-                load_x(next);
-            }
-            cp_async_commit();
+        } else {
+            cp_async_wait<STAGES - 2>();
+        }
+        __syncthreads();
+        int next = s + STAGES - 1;
+        if (next < nst) {
+            load_w(next);
+            load_x(next);
+        }
+        cp_async_commit();
+        if constexpr (EARLY) {
             if (s + 1 < nst) transpose_x(s + 1, (s + 1) & 1);
         } else {
-            // Stage s has landed; every thread is past stage s - 1's wgmma
-            // (so the wgmma tile and stage s - 1's buffers are free).
-            cp_async_wait<STAGES - 2>();
-            __syncthreads();
-            if (next < nst) {
-                load_w(next);
-                load_x(next);
-            }
-            cp_async_commit();
             transpose_x(s, 0);
             // The tile just stored is read by wgmma (the async proxy).
             asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");

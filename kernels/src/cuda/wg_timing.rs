@@ -9,7 +9,7 @@
 use super::check::{differing, download};
 use super::split_sweep::projections;
 use super::timing::ModelShape;
-use super::{fill_uniform, Gpu, GpuError, GpuTimer, LinearLayer, WgLaunch, WG_VARIANTS};
+use super::{fill_uniform, Gpu, GpuError, GpuTimer, LinearLayer, WgLaunch};
 use crate::mma_layout::{mma_k_parts, MmaForm};
 use cudarc::driver::CudaSlice;
 use half::bf16;
@@ -91,12 +91,10 @@ pub fn time_wg_linear(
                     Ok(v[REPS / 2])
                 };
             let bytes = 2.0 * (n * k + m * k + m * n) as f64;
+            // Each median's last launch reads copy REPS - 1 into y: the
+            // engine's bits of it, then each layout's.
             let engine_us = median(None, &mut y)?;
-            // The last launch read copy REPS - 1: the reference bits of it.
-            let last = (REPS - 1) % copies;
-            let mut want = gpu.stream.alloc_zeros::<bf16>(m * n)?;
-            run(None, &mut want, last)?;
-            let want = download(gpu, &want)?;
+            let want = download(gpu, &y)?;
             out.push(WgTiming {
                 projection,
                 n,
@@ -108,20 +106,11 @@ pub fn time_wg_linear(
                 bytes,
                 differ: 0,
             });
-            for (wgs, bm, chunks, stages, early) in WG_VARIANTS {
-                let l = WgLaunch {
-                    parts: mma_k_parts(k, n),
-                    wgs,
-                    bm,
-                    chunks,
-                    stages,
-                    early,
-                };
-                if bm > 16 && m <= bm / 2 {
+            for l in WgLaunch::variants(mma_k_parts(k, n)) {
+                if l.bm > 16 && m <= l.bm / 2 {
                     continue; // a tile more than half empty
                 }
                 let time_us = median(Some(l), &mut y)?;
-                run(Some(l), &mut y, last)?;
                 let differ = differing(&download(gpu, &y)?, &want);
                 out.push(WgTiming {
                     projection,

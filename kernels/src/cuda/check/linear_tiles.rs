@@ -12,7 +12,6 @@ use super::{differing, download, normwise_error, random, row_recorder, tolerance
 use crate::cpu;
 use crate::cuda::{
     Gpu, GpuElement, GpuError, LinearLayer, MmaLaunch, TileLaunch, WgLaunch, TILE_SHAPES,
-    WG_VARIANTS,
 };
 use rand_chacha::ChaCha8Rng;
 
@@ -74,15 +73,26 @@ pub(super) fn check_linear_tiles<T: GpuElement>(
         for &parts in all_parts {
             let single = alone(parts)?;
             let mut forms = vec![(
-                "linear_tiles",
+                ("linear_tiles", "linear_tiles_invariant"),
                 "every tile shape",
                 sweep(&tile_layouts(parts), m, n, &want, &single, tiles)?,
             )];
             if gpu.wgmma {
-                let swept = sweep(&wg_layouts(parts), m, n, &want, &single, wg)?;
-                forms.push(("linear_wg", "every wgmma layout", swept));
+                let swept = sweep(
+                    &WgLaunch::variants(parts).collect::<Vec<_>>(),
+                    m,
+                    n,
+                    &want,
+                    &single,
+                    wg,
+                )?;
+                forms.push((
+                    ("linear_wg", "linear_wg_invariant"),
+                    "every wgmma layout",
+                    swept,
+                ));
             }
-            for (kernel, layouts, (worst, differ)) in forms {
+            for ((kernel, invariant), layouts, (worst, differ)) in forms {
                 row(
                     kernel,
                     format!("{m} x {k} . ({n} x {k})^T + bias, k in {parts} parts, {layouts}"),
@@ -90,7 +100,7 @@ pub(super) fn check_linear_tiles<T: GpuElement>(
                     tolerance::<T>(),
                 );
                 row(
-                    if kernel == "linear_wg" { "linear_wg_invariant" } else { "linear_tiles_invariant" },
+                    invariant,
                     format!(
                         "k {k} n {n}, {parts} parts, {layouts}: 512 rows vs each row alone (small kernel) and vs batches of 1..511"
                     ),
@@ -151,21 +161,6 @@ fn tile_layouts(parts: usize) -> Vec<TileLaunch> {
         .collect()
 }
 
-/// Every compiled wgmma layout with k in `parts` slices.
-fn wg_layouts(parts: usize) -> Vec<WgLaunch> {
-    WG_VARIANTS
-        .iter()
-        .map(|&(wgs, bm, chunks, stages, early)| WgLaunch {
-            parts,
-            wgs,
-            bm,
-            chunks,
-            stages,
-            early,
-        })
-        .collect()
-}
-
 /// The SiLU-and-mul epilogue of the tiled kernel: 300 rows of an interleaved
 /// gate|up projection against the CPU, and bit for bit against the small
 /// kernel's rows alone.
@@ -205,7 +200,7 @@ fn check_tiles_silu<T: GpuElement>(
     );
     if gpu.wgmma {
         let (mut worst, mut differ) = (0f64, 0);
-        for l in wg_layouts(crate::cuda::mma_k_parts(k, 2 * inner)) {
+        for l in WgLaunch::variants(crate::cuda::mma_k_parts(k, 2 * inner)) {
             let mut y = s.alloc_zeros::<T>(m * inner)?;
             gate_up.wg(&mut y, &x, m, l, true)?;
             let y = download(gpu, &y)?;

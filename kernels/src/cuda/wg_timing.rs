@@ -45,16 +45,20 @@ pub struct WgTiming {
     pub differ: usize,
 }
 
-/// Every projection of `shape` at each of `rows`: the engine's form, then
-/// each compiled wgmma layout.
+/// Every projection of `shape` at each of `rows` that `keep(projection,
+/// rows)` accepts: the engine's form, then each compiled wgmma layout.
 pub fn time_wg_linear(
     gpu: &Gpu,
     shape: ModelShape,
     rows: &[usize],
+    keep: impl Fn(&str, usize) -> bool,
 ) -> Result<Vec<WgTiming>, GpuError> {
     let timer = GpuTimer::new(gpu)?;
     let mut out = Vec::new();
     for (projection, n, k) in projections(shape) {
+        if !rows.iter().any(|&m| keep(projection, m)) {
+            continue;
+        }
         let copies = (COLD_BYTES / (2 * n * k)).clamp(1, 8);
         let mut ws: Vec<CudaSlice<bf16>> = Vec::with_capacity(copies);
         for c in 0..copies {
@@ -62,7 +66,7 @@ pub fn time_wg_linear(
             fill_uniform(gpu, &mut w, 1 + c as u64, 0.04, -0.02)?;
             ws.push(w);
         }
-        for &m in rows {
+        for &m in rows.iter().filter(|&&m| keep(projection, m)) {
             let mut x: CudaSlice<bf16> = gpu.stream.alloc_zeros(m * k)?;
             fill_uniform(gpu, &mut x, 99, 2.0, -1.0)?;
             let mut y: CudaSlice<bf16> = gpu.stream.alloc_zeros(m * n)?;

@@ -38,14 +38,22 @@ fn main() -> ExitCode {
         "--wgmma-timing",
         "--compile-only",
     ];
-    let usage = format!("usage: specula-gpu-check [OUT_DIR] [{}]", FLAGS.join("] ["));
+    let usage = format!(
+        "usage: specula-gpu-check [OUT_DIR] [{}] [--arch=sm_90a] [--only=PROJ:ROWS,...]",
+        FLAGS.join("] [")
+    );
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{usage}\n\nEvery CUDA kernel against its CPU reference on fresh random inputs, the\ndevice ceilings and per-kernel timings (not with --checks-only; the long-context\nattention timings also with --attention-timing); CSV into OUT_DIR. Alone:\n--wgmma-bits (whether warpgroup mma gives the small-row linear's bits) or\n--wgmma-timing (the wgmma linear in every layout against the engine's other\nforms, cold weights). --compile-only OUT_DIR [--arch=sm_90a]: no GPU needed,\nthe kernels compiled by NVRTC into the cubin that SPECULA_KERNEL_CACHE=OUT_DIR\nloads instead of compiling (a minute saved on a fresh machine). Exit 1 on any\nfailure, 2 on bad arguments or no GPU.");
+        println!("{usage}\n\nEvery CUDA kernel against its CPU reference on fresh random inputs, the\ndevice ceilings and per-kernel timings (not with --checks-only; the long-context\nattention timings also with --attention-timing); CSV into OUT_DIR. Alone:\n--wgmma-bits (whether warpgroup mma gives the small-row linear's bits) or\n--wgmma-timing (the wgmma linear in every layout against the engine's other\nforms, cold weights; --only=o:64,down:32 times those projections at those rows\nonly). --compile-only OUT_DIR [--arch=sm_90a]: no GPU needed,\nthe kernels compiled by NVRTC into the cubin that SPECULA_KERNEL_CACHE=OUT_DIR\nloads instead of compiling (a minute saved on a fresh machine). Exit 1 on any\nfailure, 2 on bad arguments or no GPU.");
         return ExitCode::SUCCESS;
     }
     let bad: Vec<&String> = args
         .iter()
-        .filter(|a| a.starts_with('-') && !FLAGS.contains(&a.as_str()) && !a.starts_with("--arch="))
+        .filter(|a| {
+            a.starts_with('-')
+                && !FLAGS.contains(&a.as_str())
+                && !a.starts_with("--arch=")
+                && !a.starts_with("--only=")
+        })
         .collect();
     let folders = args.iter().filter(|a| !a.starts_with('-')).count();
     if !bad.is_empty() || folders > 1 {
@@ -57,6 +65,13 @@ fn main() -> ExitCode {
         eprintln!("error: {what}\n{usage}");
         return ExitCode::from(2);
     }
+    let only = match parse_only(&args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}\n{usage}");
+            return ExitCode::from(2);
+        }
+    };
     let checks_only = args.iter().any(|a| a == "--checks-only");
     let attention_timing = !checks_only || args.iter().any(|a| a == "--attention-timing");
     let out = args
@@ -91,7 +106,7 @@ fn main() -> ExitCode {
         return wgmma_report(&gpu, seed, out.as_deref());
     }
     if args.iter().any(|a| a == "--wgmma-timing") {
-        return wgmma_timing_report(&gpu, out.as_deref());
+        return wgmma_timing_report(&gpu, out.as_deref(), &only);
     }
     let rows = match run_checks(&gpu, seed) {
         Ok(r) => r,
@@ -335,4 +350,23 @@ pub(crate) fn save(dir: Option<&std::path::Path>, name: &str, text: &str) -> Res
             eprintln!("error: {}: {e}", dir.display());
             ExitCode::from(2)
         })
+}
+
+/// `--only=PROJ:ROWS[,PROJ:ROWS...]` (for `--wgmma-timing`): the
+/// (projection, rows) cases to time; none given, every case.
+fn parse_only(args: &[String]) -> Result<Vec<(String, usize)>, String> {
+    let Some(list) = args.iter().find_map(|a| a.strip_prefix("--only=")) else {
+        return Ok(Vec::new());
+    };
+    list.split(',')
+        .map(|case| {
+            let (p, r) = case
+                .split_once(':')
+                .ok_or_else(|| format!("--only: `{case}` is not PROJECTION:ROWS"))?;
+            let rows = r
+                .parse()
+                .map_err(|_| format!("--only: rows `{r}` of `{case}` is not a number"))?;
+            Ok((p.to_string(), rows))
+        })
+        .collect()
 }

@@ -67,10 +67,21 @@ pub(crate) fn wgmma_report(gpu: &Gpu, seed: u64, out: Option<&std::path::Path>) 
 
 /// `--wgmma-timing`: the table on stdout, wgmma_timing.csv in `out`; exit 1
 /// when a wgmma layout's bits differ from the engine's form's.
-pub(crate) fn wgmma_timing_report(gpu: &Gpu, out: Option<&std::path::Path>) -> ExitCode {
-    let rows = [16, 32, 48, 64, 96, 128, 192, 384];
+/// `only`: the `--only=` cases (projection and rows), every case if empty.
+pub(crate) fn wgmma_timing_report(
+    gpu: &Gpu,
+    out: Option<&std::path::Path>,
+    only: &[(String, usize)],
+) -> ExitCode {
+    let mut rows = vec![16, 32, 48, 64, 96, 128, 192, 384];
+    if !only.is_empty() {
+        rows = only.iter().map(|(_, r)| *r).collect();
+        rows.sort_unstable();
+        rows.dedup();
+    }
+    let keep = |p: &str, m: usize| only.is_empty() || only.iter().any(|(q, r)| q == p && *r == m);
     let run = measure_ceilings(gpu)
-        .and_then(|c| time_wg_linear(gpu, ModelShape::LLAMA_3_1_8B, &rows).map(|t| (c, t)));
+        .and_then(|c| time_wg_linear(gpu, ModelShape::LLAMA_3_1_8B, &rows, keep).map(|t| (c, t)));
     let (ceil, timings) = match run {
         Ok(r) => r,
         Err(e) => {

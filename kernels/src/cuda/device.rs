@@ -2,15 +2,18 @@
 
 use super::kernel_cache::KernelOrigin;
 use cudarc::driver::{
-    sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DeviceRepr, ValidAsZeroBits,
+    sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DeviceRepr, PushKernelArg,
+    ValidAsZeroBits,
 };
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The CUDA C source of every kernel: the prelude (shared device helpers
 /// and the kernel-declaring macros) first, then one file per op family.
 pub const SOURCE: &str = concat!(
     include_str!("prelude.cu"),
+    include_str!("hold.cu"),
     include_str!("copy.cu"),
     include_str!("convert.cu"),
     include_str!("norm.cu"),
@@ -65,6 +68,9 @@ pub struct Gpu {
     /// cuBLAS bound to `stream`.
     pub blas: cudarc::cublas::CudaBlas,
     module: Arc<CudaModule>,
+    /// The kernels looked up so far, each with the dynamic shared memory it
+    /// has been allowed (a launch then costs no name lookup or attribute call).
+    functions: Mutex<HashMap<String, (CudaFunction, u32)>>,
     /// Device name.
     pub name: String,
     /// Architecture the kernels were compiled for (`sm_90`).
@@ -156,6 +162,7 @@ impl Gpu {
             stream,
             blas,
             module,
+            functions: Mutex::new(HashMap::new()),
             arch,
             kernels,
             wgmma,
@@ -172,7 +179,33 @@ impl Gpu {
 
     /// A kernel by its full name (`rope_bf16`).
     pub fn function(&self, name: &str) -> Result<CudaFunction, GpuError> {
-        Ok(self.module.load_function(name)?)
+        self.function_with_shared(name, 0)
+    }
+
+    /// A kernel by its full name, allowed at least `shared` bytes of dynamic
+    /// shared memory (past the default 48 KiB the driver must be asked,
+    /// once per kernel and size); looked up once, then from a table.
+    pub(crate) fn function_with_shared(
+        &self,
+        name: &str,
+        shared: u32,
+    ) -> Result<CudaFunction, GpuError> {
+        let mut table = self.functions.lock().unwrap_or_else(|e| e.into_inner());
+        let (f, allowed) = match table.get_mut(name) {
+            Some(entry) => entry,
+            None => {
+                let f = self.module.load_function(name)?;
+                table.entry(name.to_string()).or_insert((f, 48 * 1024))
+            }
+        };
+        if shared > *allowed {
+            f.set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared as i32,
+            )?;
+            *allowed = shared;
+        }
+        Ok(f.clone())
     }
 
     /// Waits for the stream.
@@ -265,10 +298,16 @@ impl GpuElement for half::bf16 {
     }
 }
 
-/// Times stream work with a pair of CUDA events (created with timing enabled).
+/// Times stream work with a pair of CUDA events (created with timing
+/// enabled), the start recorded behind a short wait on the GPU
+/// ([`GpuTimer::HOLD_NS`], `hold.cu`): the host's launch work for the timed
+/// launches is then done before the GPU reaches the start, so the interval
+/// is the GPU's time for them, not the host's driver calls as well
+/// (`SPECULA_TIMER_HOLD=0`: no hold, the old way, for comparisons).
 pub struct GpuTimer {
     start: CudaEvent,
     stop: CudaEvent,
+    hold: bool,
 }
 
 impl GpuTimer {
@@ -278,11 +317,31 @@ impl GpuTimer {
         Ok(GpuTimer {
             start: gpu.ctx.new_event(flags)?,
             stop: gpu.ctx.new_event(flags)?,
+            hold: std::env::var("SPECULA_TIMER_HOLD").map_or(true, |v| v != "0"),
         })
     }
 
-    /// Records the start on the stream.
+    /// How long the GPU waits before the start event: far longer than the
+    /// host takes to record the start and launch a few kernels.
+    pub const HOLD_NS: u64 = 200_000;
+
+    /// Holds the stream for [`GpuTimer::HOLD_NS`] (a plain launch, never a
+    /// programmatic dependent) and records the start behind it.
     pub fn start(&self, gpu: &Gpu) -> Result<(), GpuError> {
+        if !self.hold {
+            return Ok(self.start.record(&gpu.stream)?);
+        }
+        let f = gpu.function("hold_stream")?;
+        let mut hold = gpu.stream.launch_builder(&f);
+        let ns = Self::HOLD_NS;
+        hold.arg(&ns);
+        let one = cudarc::driver::LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: hold_stream takes one unsigned 64-bit value.
+        unsafe { hold.launch(one) }?;
         Ok(self.start.record(&gpu.stream)?)
     }
 

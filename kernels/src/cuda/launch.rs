@@ -98,13 +98,7 @@ pub(crate) unsafe fn launch_cluster(
     cluster: u32,
     args: &[RawArg],
 ) -> Result<(), GpuError> {
-    let f = gpu.function(kernel)?;
-    if cfg.shared_mem_bytes > 48 * 1024 {
-        f.set_attribute(
-            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            cfg.shared_mem_bytes as i32,
-        )?;
-    }
+    let f = gpu.function_with_shared(kernel, cfg.shared_mem_bytes)?;
     // Each value in its own 8-byte cell; an int or float parameter reads the
     // first four bytes (little-endian: the value).
     let mut cells: Vec<u64> = args

@@ -1,0 +1,17 @@
+
+// ---------------------------------------------------------------------------
+// A kernel that only waits: GpuTimer launches it before its start event so
+// that the host's launch work for what is timed happens while the GPU is
+// still busy, and the events measure the GPU's own time (without it, a
+// single timed launch also counted the host's few microseconds of driver
+// calls between the two events).
+
+// Spins one thread until the global timer has advanced `ns` nanoseconds.
+extern "C" __global__ void hold_stream(unsigned long long ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+        __nanosleep(1000);
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < ns);
+}

@@ -12,6 +12,54 @@ use specula_kernels::cpu::{self, AttentionShape, KeyList, Rope};
 /// Multiply-adds of one attention call below which it stays on one thread.
 const ATTENTION_PARALLEL_MIN_WORK: usize = 1 << 16;
 
+/// Attention of each row's queries (`q: [rows, heads x head_dim]`, RoPE
+/// applied) over its cache's `layer` and its visible keys, into `[rows,
+/// heads x head_dim]`; rows run on threads only for long prefills (waking
+/// threads costs tens of microseconds).
+pub(crate) fn attend_rows(
+    q: &[f32],
+    batch: &ForwardBatch,
+    caches: &[KvCache],
+    layer: usize,
+    shape: AttentionShape,
+    scale: f32,
+) -> Vec<f32> {
+    let width = shape.n_heads * shape.head_dim;
+    let mut att = vec![0f32; batch.len() * width];
+    let one_row = |r: usize, out: &mut [f32]| {
+        let row = &batch.rows[r];
+        let (kc, vc) = caches[row.cache].layer(layer);
+        let keys = KeyList {
+            prefix: row.visible.prefix,
+            extra: &row.visible.extra,
+        };
+        cpu::attention(
+            &q[r * width..(r + 1) * width],
+            kc,
+            vc,
+            keys,
+            shape,
+            scale,
+            out,
+        );
+    };
+    let work: usize = batch
+        .rows
+        .iter()
+        .map(|r| (r.visible.prefix + r.visible.extra.len()) * width)
+        .sum();
+    if work < ATTENTION_PARALLEL_MIN_WORK {
+        att.chunks_mut(width)
+            .enumerate()
+            .for_each(|(r, out)| one_row(r, out));
+    } else {
+        att.par_chunks_mut(width)
+            .enumerate()
+            .for_each(|(r, out)| one_row(r, out));
+    }
+    att
+}
+
 /// A linear layer in the Hugging Face `[out, in]` layout.
 #[derive(Clone)]
 pub struct Linear {
@@ -217,33 +265,8 @@ impl Attention {
             rope.apply(&mut k[r * kd..(r + 1) * kd], row.position);
             caches[row.cache].push(layer, &k[r * kd..(r + 1) * kd], &v[r * kd..(r + 1) * kd]);
         }
-        let caches: &[KvCache] = caches;
         let scale = 1.0 / (s.head_dim as f32).sqrt();
-        let mut att = vec![0f32; batch.len() * qd];
-        let one_row = |r: usize, out: &mut [f32]| {
-            let row = &batch.rows[r];
-            let (kc, vc) = caches[row.cache].layer(layer);
-            let keys = KeyList {
-                prefix: row.visible.prefix,
-                extra: &row.visible.extra,
-            };
-            cpu::attention(&q[r * qd..(r + 1) * qd], kc, vc, keys, s, scale, out);
-        };
-        // Waking other threads costs tens of microseconds: only worth it for long prefills.
-        let work: usize = batch
-            .rows
-            .iter()
-            .map(|r| (r.visible.prefix + r.visible.extra.len()) * qd)
-            .sum();
-        if work < ATTENTION_PARALLEL_MIN_WORK {
-            att.chunks_mut(qd)
-                .enumerate()
-                .for_each(|(r, out)| one_row(r, out));
-        } else {
-            att.par_chunks_mut(qd)
-                .enumerate()
-                .for_each(|(r, out)| one_row(r, out));
-        }
+        let att = attend_rows(&q, batch, caches, layer, s, scale);
         self.o.forward(&att)
     }
 }

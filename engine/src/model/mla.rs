@@ -12,16 +12,12 @@
 //! [`MlaConfig::cache_head_dim`], so the ordinary attention kernel runs it.
 
 use super::batch::ForwardBatch;
-use super::blocks::{Linear, Norm};
+use super::blocks::{attend_rows, Linear, Norm};
 use crate::checkpoint::Checkpoint;
 use crate::config::{MlaConfig, LATENT_NORM_EPS};
 use crate::error::Result;
 use crate::kv_cache::KvCache;
-use rayon::prelude::*;
-use specula_kernels::cpu::{self, AttentionShape, KeyList};
-
-/// Multiply-adds of one attention call below which it stays on one thread.
-const PARALLEL_MIN_WORK: usize = 1 << 16;
+use specula_kernels::cpu::AttentionShape;
 
 /// How queries are projected.
 pub(crate) enum QueryProj {
@@ -160,38 +156,12 @@ impl MlaAttention {
             }
             caches[row.cache].push(layer, &k, &v);
         }
-        let caches: &[KvCache] = caches;
         let shape = AttentionShape {
             n_heads: nh,
             n_kv_heads: nh,
             head_dim: d,
         };
-        let width = nh * d;
-        let mut att = vec![0f32; rows * width];
-        let one_row = |r: usize, out: &mut [f32]| {
-            let row = &batch.rows[r];
-            let (kc, vc) = caches[row.cache].layer(layer);
-            let keys = KeyList {
-                prefix: row.visible.prefix,
-                extra: &row.visible.extra,
-            };
-            let q = &qs[r * width..(r + 1) * width];
-            cpu::attention(q, kc, vc, keys, shape, c.softmax_scale, out);
-        };
-        let work: usize = batch
-            .rows
-            .iter()
-            .map(|r| (r.visible.prefix + r.visible.extra.len()) * width)
-            .sum();
-        if work < PARALLEL_MIN_WORK {
-            att.chunks_mut(width)
-                .enumerate()
-                .for_each(|(r, out)| one_row(r, out));
-        } else {
-            att.par_chunks_mut(width)
-                .enumerate()
-                .for_each(|(r, out)| one_row(r, out));
-        }
+        let att = attend_rows(&qs, batch, caches, layer, shape, c.softmax_scale);
         let mut heads_out = Vec::with_capacity(rows * nh * vd);
         for head in att.chunks_exact(d) {
             heads_out.extend_from_slice(&head[..vd]);

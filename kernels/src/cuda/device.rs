@@ -2,8 +2,7 @@
 
 use super::kernel_cache::KernelOrigin;
 use cudarc::driver::{
-    sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DeviceRepr, PushKernelArg,
-    ValidAsZeroBits,
+    sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DeviceRepr, ValidAsZeroBits,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -331,17 +330,7 @@ impl GpuTimer {
         if !self.hold {
             return Ok(self.start.record(&gpu.stream)?);
         }
-        let f = gpu.function("hold_stream")?;
-        let mut hold = gpu.stream.launch_builder(&f);
-        let ns = Self::HOLD_NS;
-        hold.arg(&ns);
-        let one = cudarc::driver::LaunchConfig {
-            grid_dim: (1, 1, 1),
-            block_dim: (1, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: hold_stream takes one unsigned 64-bit value.
-        unsafe { hold.launch(one) }?;
+        super::hold::hold_stream(gpu, Self::HOLD_NS)?;
         Ok(self.start.record(&gpu.stream)?)
     }
 

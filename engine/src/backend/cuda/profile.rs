@@ -1,15 +1,32 @@
 //! An opt-in breakdown of GPU forwards by operation (set
 //! `SPECULA_GPU_PROFILE=1`): CUDA events between operations, summed per
 //! operation name, plus the host time spent enqueuing. Off, it costs one
-//! branch per mark.
+//! branch per mark. A profiled forward runs eagerly, and its host enqueues
+//! launches slower than the GPU runs them, so the clock first holds the
+//! stream ([`hold_stream`]) for longer than the last forward took to
+//! enqueue: the spans are then the GPU's time, not the host's launch calls.
 
 use cudarc::driver::{sys, CudaEvent};
-use specula_kernels::cuda::Gpu;
+use specula_kernels::cuda::{hold_stream, Gpu};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
 static TOTALS: Mutex<Option<BTreeMap<&'static str, (f64, usize)>>> = Mutex::new(None);
+
+/// Nanoseconds the last profiled forward took to enqueue (0: none yet).
+static LAST_ENQUEUE_NS: AtomicU64 = AtomicU64::new(0);
+
+/// How long a profiled forward holds the stream before its first event:
+/// twice the last forward's enqueue time and a millisecond (20 ms for the
+/// first), at most 200 ms.
+fn hold_ns() -> u64 {
+    match LAST_ENQUEUE_NS.load(Ordering::Relaxed) {
+        0 => 20_000_000,
+        last => (2 * last + 1_000_000).min(200_000_000),
+    }
+}
 
 /// Whether profiling is on (read once).
 pub(crate) fn enabled() -> bool {
@@ -20,7 +37,8 @@ pub(crate) fn enabled() -> bool {
 /// Marks of one forward.
 pub(crate) struct OpClock {
     marks: Vec<(&'static str, CudaEvent)>,
-    start: Option<(CudaEvent, Instant)>,
+    /// The first event, when the host passed it, and the hold before it (ms).
+    start: Option<(CudaEvent, Instant, f64)>,
     enqueued_ms: f64,
 }
 
@@ -28,8 +46,10 @@ impl OpClock {
     /// Starts a forward's clock (inert when profiling is off).
     pub(crate) fn start(gpu: &Gpu) -> OpClock {
         let start = enabled().then(|| {
+            let hold = hold_ns();
+            hold_stream(gpu, hold).expect("profiling: hold_stream");
             let e = event(gpu);
-            (e, Instant::now())
+            (e, Instant::now(), hold as f64 * 1e-6)
         });
         OpClock {
             marks: Vec::new(),
@@ -49,8 +69,10 @@ impl OpClock {
 
     /// Every launch of the forward is enqueued (before its first download).
     pub(crate) fn enqueued(&mut self) {
-        if let Some((_, t0)) = &self.start {
-            self.enqueued_ms = t0.elapsed().as_secs_f64() * 1e3;
+        if let Some((_, t0, _)) = &self.start {
+            let took = t0.elapsed();
+            self.enqueued_ms = took.as_secs_f64() * 1e3;
+            LAST_ENQUEUE_NS.store(took.as_nanos() as u64, Ordering::Relaxed);
         }
     }
 
@@ -69,10 +91,11 @@ impl OpClock {
 
     /// Adds this forward's times to the totals (waits for the GPU).
     pub(crate) fn finish(self) {
-        let Some((first, t0)) = self.start else {
+        let Some((first, t0, hold_ms)) = self.start else {
             return;
         };
-        let host_ms = t0.elapsed().as_secs_f64() * 1e3;
+        // The host waited out the hold too: what is left is the forward's.
+        let host_ms = (t0.elapsed().as_secs_f64() * 1e3 - hold_ms).max(self.enqueued_ms);
         let mut totals = TOTALS.lock().unwrap_or_else(|e| e.into_inner());
         let map = totals.get_or_insert_with(BTreeMap::new);
         let mut prev = &first;

@@ -40,6 +40,8 @@ pub(crate) struct Step<T, B> {
     pub(crate) own: B,
     /// The captured graph, once there is one.
     graph: Option<CudaGraph>,
+    /// Kernel launches in `graph` (0 before it is captured).
+    kernels: usize,
     /// Forwards run with this shape so far ([`EAGER_ONLY`]: never captured).
     runs: usize,
 }
@@ -66,6 +68,7 @@ impl<T: GpuElement, B> Step<T, B> {
             own,
             batch,
             graph: None,
+            kernels: 0,
             runs: 0,
         })
     }
@@ -98,6 +101,17 @@ impl<K: Eq + Hash, T, B> Replays<K, T, B> {
             && host.rows <= INVARIANT_MAX_ROWS
             && host.extra.len() <= GRAPH_EXTRA_PER_ROW * host.rows
             && !profile::enabled()
+    }
+
+    /// The kernel launches of a captured forward whose shape `matches`, the
+    /// most among several; none before one is captured.
+    pub(crate) fn kernels_where(&self, matches: impl Fn(&K) -> bool) -> Option<usize> {
+        let steps = self.steps.borrow();
+        steps
+            .iter()
+            .filter(|(k, s)| matches(k) && s.kernels > 0)
+            .map(|(_, s)| s.kernels)
+            .max()
     }
 
     /// Runs a graphable forward through the step of its shape `key`: makes
@@ -165,6 +179,7 @@ fn replay_or_capture<T, B>(
     match captured {
         Ok(graph) => {
             graph.launch()?;
+            step.kernels = kernel_nodes(&graph)?;
             step.graph = Some(graph);
             Ok(())
         }
@@ -176,6 +191,29 @@ fn replay_or_capture<T, B>(
             step.runs = EAGER_ONLY;
             enqueue(step)
         }
+    }
+}
+
+/// The kernel nodes of `graph`: the launches one replay makes.
+fn kernel_nodes(graph: &CudaGraph) -> Result<usize> {
+    let g = graph.cu_graph();
+    let mut count = 0usize;
+    // SAFETY: a null node array asks only for the count; then an array of
+    // that many nodes is filled, and each node's type read.
+    unsafe {
+        sys::cuGraphGetNodes(g, std::ptr::null_mut(), &mut count).result()?;
+        let mut nodes: Vec<sys::CUgraphNode> = vec![std::ptr::null_mut(); count];
+        sys::cuGraphGetNodes(g, nodes.as_mut_ptr(), &mut count).result()?;
+        nodes.truncate(count);
+        let mut kernels = 0;
+        for n in nodes {
+            let mut kind = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY;
+            sys::cuGraphNodeGetType(n, &mut kind).result()?;
+            if kind == sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL {
+                kernels += 1;
+            }
+        }
+        Ok(kernels)
     }
 }
 

@@ -260,6 +260,15 @@ impl GpuModels {
         }
     }
 
+    /// Kernel launches of the target's captured greedy decode forward of
+    /// `rows` sequences ([`GpuTarget::decode_graph_kernels`]).
+    pub fn decode_graph_kernels(&self, rows: usize) -> Option<usize> {
+        match self {
+            GpuModels::Bf16(p) => p.target.decode_graph_kernels(rows),
+            GpuModels::F32(p) => p.target.decode_graph_kernels(rows),
+        }
+    }
+
     /// Zeroes the expert counters.
     pub fn reset_expert_stats(&self) -> Result<()> {
         match self {

@@ -348,6 +348,18 @@ where
         Ok((v[0], v[1]))
     }
 
+    /// Kernel launches of the captured greedy decode forward of `rows`
+    /// sequences (one row and one logit row each, no tree): what one
+    /// baseline step replays; none before that forward is captured.
+    pub fn decode_graph_kernels(&self, rows: usize) -> Option<usize> {
+        self.replays.kernels_where(|k| {
+            k.rows == rows
+                && k.n_logits == rows
+                && k.wanted == LogitsWanted::Argmax
+                && !k.attention_kinds.1
+        })
+    }
+
     /// Zeroes the expert counters.
     pub fn reset_expert_stats(&self) -> Result<()> {
         self.gpu

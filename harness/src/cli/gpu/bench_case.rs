@@ -160,6 +160,7 @@ pub(super) fn run_case(
             prefill_ms: base.prefill_ms,
             device_used_bytes: device_used(gpu)?,
             step_flops: linear_flops + attention_flops,
+            kernels: models.decode_graph_kernels(batch),
             synthetic: None,
         };
         eprintln!(
@@ -171,6 +172,12 @@ pub(super) fn run_case(
             base.tok_s,
             base.prefill_ms,
         );
+        if let (Some(k), Some(us)) = (row.kernels, row.beyond_copy_per_kernel_us(ctx.copy_gb_s)) {
+            eprintln!(
+                "batch {batch} prompt {} repeat {repeat}: {k} kernels a step, {us:.2} us each beyond streaming the step's bytes at the copy rate",
+                ctx.prompt_len
+            );
+        }
         out.experts_per_layer = per_layer;
         out.experts_read = experts_read;
         let last = repeat + 1 == a.repeats;

@@ -28,6 +28,9 @@ pub struct CaseRepeat {
     pub device_used_bytes: u64,
     /// Floating-point operations of a baseline step (linears + attention).
     pub step_flops: f64,
+    /// Kernel launches a baseline step replays (its CUDA graph's kernel
+    /// nodes; none without graphs).
+    pub kernels: Option<usize>,
     /// The synthetic run, when there is a draft.
     pub synthetic: Option<SyntheticRepeat>,
 }
@@ -64,6 +67,17 @@ pub struct SyntheticRepeat {
 }
 
 impl CaseRepeat {
+    /// The step's time beyond what its bytes take at the copy rate, per
+    /// kernel launch (microseconds): what each launch costs past streaming
+    /// its bytes (ramp, tail, latency-bound work), the figure fusing or
+    /// overlapping launches lowers. None without a kernel count.
+    pub fn beyond_copy_per_kernel_us(&self, copy_gb_s: f64) -> Option<f64> {
+        let at_copy_us = self.bytes_read / (copy_gb_s * 1e3);
+        self.kernels
+            .filter(|&k| k > 0)
+            .map(|k| (self.step_us - at_copy_us) / k as f64)
+    }
+
     /// Measured speedup over the same repeat's baseline.
     pub fn speedup(&self, s: &SyntheticRepeat) -> f64 {
         s.tok_s / self.tok_s
@@ -99,13 +113,13 @@ pub struct Ceilings {
 }
 
 /// Header of decode_bandwidth.csv.
-pub const DECODE_HEADER: &str = "batch_size,prompt_len,repeat,dtype,cuda_graphs,weight_bytes,step_us_p50,weight_gb_s,copy_gb_s,fraction_of_copy,tok_s,experts_per_moe_layer,expert_bytes,kv_bytes,bytes_read,read_gb_s,read_fraction_of_copy,prefill_ms,prefill_tok_s,device_used_bytes,tflops,tflops_fraction_of_gemm,uniform_experts_per_moe_layer";
+pub const DECODE_HEADER: &str = "batch_size,prompt_len,repeat,dtype,cuda_graphs,weight_bytes,step_us_p50,weight_gb_s,copy_gb_s,fraction_of_copy,tok_s,experts_per_moe_layer,expert_bytes,kv_bytes,bytes_read,read_gb_s,read_fraction_of_copy,prefill_ms,prefill_tok_s,device_used_bytes,tflops,tflops_fraction_of_gemm,uniform_experts_per_moe_layer,kernels_per_step,us_beyond_copy_per_kernel";
 
 /// Header of synthetic_speedup.csv.
 pub const SYNTHETIC_HEADER: &str = "batch_size,prompt_len,repeat,synthetic,profile,steps,topk,num_draft_tokens,tau,expected_tau,base_tok_s,spec_tok_s,measured_speedup,base_step_us,draft_us_per_step,verify_us,verify_over_decode,ideal_speedup,fraction_of_ideal,spec_prefill_ms,batch_steps,sequence_steps,tau_ideal_speedup,fraction_of_tau_ideal,verify_experts_per_moe_layer,verify_uniform_experts_per_moe_layer";
 
 /// Header of scaling.csv.
-pub const SCALING_HEADER: &str = "batch_size,prompt_len,repeats,step_us,bytes_read,kv_bytes,read_fraction_of_copy,tok_s,tflops,tflops_fraction_of_gemm,prefill_ms,prefill_tok_s,device_used_bytes,tau,verify_us,verify_over_decode,draft_us_per_step,measured_speedup,ideal_speedup,fraction_of_ideal,draft_extend_ms,batch_steps,sequence_steps,tau_ideal_speedup,fraction_of_tau_ideal,verify_experts_per_moe_layer,verify_uniform_experts_per_moe_layer";
+pub const SCALING_HEADER: &str = "batch_size,prompt_len,repeats,step_us,bytes_read,kv_bytes,read_fraction_of_copy,tok_s,tflops,tflops_fraction_of_gemm,prefill_ms,prefill_tok_s,device_used_bytes,tau,verify_us,verify_over_decode,draft_us_per_step,measured_speedup,ideal_speedup,fraction_of_ideal,draft_extend_ms,batch_steps,sequence_steps,tau_ideal_speedup,fraction_of_tau_ideal,verify_experts_per_moe_layer,verify_uniform_experts_per_moe_layer,kernels_per_step,us_beyond_copy_per_kernel";
 
 /// Fields of decode_bandwidth.csv that are not in [`CaseRepeat`].
 pub struct DecodeContext<'a> {
@@ -131,7 +145,7 @@ pub fn decode_row(r: &CaseRepeat, c: &DecodeContext, ceil: Ceilings) -> String {
     let read_gb_s = r.bytes_read / step_s / 1e9;
     let tflops = r.step_flops / step_s / 1e12;
     format!(
-        "{},{},{},{},{},{},{:.1},{gb_s:.1},{:.1},{:.4},{:.2},{:.2},{:.0},{:.0},{:.0},{read_gb_s:.1},{:.4},{:.2},{:.1},{},{tflops:.2},{:.4},{:.2}\n",
+        "{},{},{},{},{},{},{:.1},{gb_s:.1},{:.1},{:.4},{:.2},{:.2},{:.0},{:.0},{:.0},{read_gb_s:.1},{:.4},{:.2},{:.1},{},{tflops:.2},{:.4},{:.2},{},{}\n",
         r.batch,
         r.prompt_len,
         r.repeat,
@@ -152,6 +166,9 @@ pub fn decode_row(r: &CaseRepeat, c: &DecodeContext, ceil: Ceilings) -> String {
         r.device_used_bytes,
         tflops / ceil.gemm_tflops,
         c.uniform_experts_per_layer,
+        r.kernels.map_or(String::new(), |k| k.to_string()),
+        r.beyond_copy_per_kernel_us(ceil.copy_gb_s)
+            .map_or(String::new(), |u| format!("{u:.2}")),
     )
 }
 
@@ -238,7 +255,7 @@ pub fn scaling_rows(all: &[CaseRepeat], ceil: Ceilings) -> String {
         let read_frac = med(&rows, |r| r.bytes_read / (r.step_us * 1e-6) / 1e9) / ceil.copy_gb_s;
         let tflops = med(&rows, |r| r.step_flops / (r.step_us * 1e-6) / 1e12);
         out.push_str(&format!(
-            "{batch},{prompt_len},{},{step_us:.1},{:.0},{:.0},{read_frac:.4},{:.2},{tflops:.2},{:.4},{:.2},{:.1},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{batch},{prompt_len},{},{step_us:.1},{:.0},{:.0},{read_frac:.4},{:.2},{tflops:.2},{:.4},{:.2},{:.1},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             rows.len(),
             med(&rows, |r| r.bytes_read),
             med(&rows, |r| r.kv_bytes),
@@ -261,6 +278,16 @@ pub fn scaling_rows(all: &[CaseRepeat], ceil: Ceilings) -> String {
             med_syn(&rows, |r, s| r.speedup(s) / r.tau_ideal(s)),
             med_syn(&rows, |_, s| s.experts_per_layer),
             med_syn(&rows, |_, s| s.uniform_experts_per_layer),
+            rows.iter()
+                .filter_map(|r| r.kernels)
+                .max()
+                .map_or(String::new(), |k| k.to_string()),
+            median(
+                rows.iter()
+                    .filter_map(|r| r.beyond_copy_per_kernel_us(ceil.copy_gb_s))
+                    .collect::<Vec<f64>>()
+            )
+            .map_or(String::new(), |u| format!("{u:.2}")),
         ));
     }
     out
@@ -279,6 +306,7 @@ mod tests {
             tok_s: batch as f64 / (step_us * 1e-6),
             prefill_ms: 10.0,
             step_flops: 1e12,
+            kernels: Some(100),
             synthetic: Some(SyntheticRepeat {
                 tau,
                 tok_s: tau * batch as f64 / (2.0 * step_us * 1e-6),
@@ -327,6 +355,20 @@ mod tests {
         assert_eq!(cells[19], "1.0000");
         // the draft's extend: 11 ms with it, 10 ms without.
         assert_eq!(cells[20], "1.0000");
+        // 1 GB at 1000 GB/s is 1000 us of the 2000 us step, over 100 kernels.
+        assert_eq!(cells[27], "100");
+        assert_eq!(cells[28], "10.00");
+        // Without a kernel count (no graphs) both cells are empty.
+        let eager: Vec<CaseRepeat> = rows
+            .iter()
+            .map(|r| CaseRepeat {
+                kernels: None,
+                ..r.clone()
+            })
+            .collect();
+        let csv = scaling_rows(&eager, ceil);
+        let cells: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        assert_eq!(&cells[27..], ["", ""]);
     }
 
     #[test]

@@ -15,7 +15,7 @@ bench() { # name, timeout, args...
   if [ $(el) -gt 480 ]; then echo "== $n skipped at $(el) s"; return; fi
   echo "== $n"
   timeout $t $B "$@" --out $R/$n > $R/$n.log 2>&1; echo "rc $? at $(el) s"
-  grep -E "baseline step|synthetic|warning|rror" $R/$n.log | cut -c1-200
+  grep -E "baseline step|kernels a step|synthetic|warning|rror" $R/$n.log | cut -c1-200
   for f in decode_bandwidth synthetic_speedup scaling; do [ -f $R/$n/$f.csv ] && cp $R/$n/$f.csv $R/${f}_$n.csv; done
   rm -rf $R/$n
 }

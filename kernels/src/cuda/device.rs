@@ -322,7 +322,7 @@ impl GpuTimer {
 
     /// How long the GPU waits before the start event: far longer than the
     /// host takes to record the start and launch a few kernels.
-    pub const HOLD_NS: u64 = 200_000;
+    pub const HOLD_NS: u64 = 500_000;
 
     /// Holds the stream for [`GpuTimer::HOLD_NS`] (a plain launch, never a
     /// programmatic dependent) and records the start behind it.

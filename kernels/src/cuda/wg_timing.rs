@@ -37,8 +37,13 @@ pub struct WgTiming {
     /// Whether the engine runs this form: the layout [`WgLaunch::for_shape`]
     /// picks, or `engine` where it picks none.
     pub chosen: bool,
-    /// Median time, microseconds.
+    /// Median time of one launch alone, microseconds.
     pub time_us: f64,
+    /// Time per launch of [`REPS`] launches back to back (each on the next
+    /// cold copy, programmatic dependents of each other as in a decode
+    /// step: one launch's weight stream starts while the last drains),
+    /// microseconds.
+    pub stream_us: f64,
     /// Compulsory bytes (weights, inputs, outputs).
     pub bytes: f64,
     /// Outputs whose bits differ from the engine form's.
@@ -94,11 +99,20 @@ pub fn time_wg_linear(
                     v.sort_by(f64::total_cmp);
                     Ok(v[REPS / 2])
                 };
+            let stream =
+                |form: Option<WgLaunch>, y: &mut CudaSlice<bf16>| -> Result<f64, GpuError> {
+                    timer.start(gpu)?;
+                    for i in 0..REPS {
+                        run(form, y, i)?;
+                    }
+                    Ok(f64::from(timer.stop_ms(gpu)?) * 1e3 / REPS as f64)
+                };
             let bytes = 2.0 * (n * k + m * k + m * n) as f64;
             // Each median's last launch reads copy REPS - 1 into y: the
             // engine's bits of it, then each layout's.
             let engine_us = median(None, &mut y)?;
             let want = download(gpu, &y)?;
+            let engine_stream_us = stream(None, &mut y)?;
             out.push(WgTiming {
                 projection,
                 n,
@@ -107,6 +121,7 @@ pub fn time_wg_linear(
                 form: "engine".into(),
                 chosen: pick.is_none(),
                 time_us: engine_us,
+                stream_us: engine_stream_us,
                 bytes,
                 differ: 0,
             });
@@ -116,6 +131,7 @@ pub fn time_wg_linear(
                 }
                 let time_us = median(Some(l), &mut y)?;
                 let differ = differing(&download(gpu, &y)?, &want);
+                let stream_us = stream(Some(l), &mut y)?;
                 out.push(WgTiming {
                     projection,
                     n,
@@ -124,6 +140,7 @@ pub fn time_wg_linear(
                     form: l.label(),
                     chosen: Some(l) == pick,
                     time_us,
+                    stream_us,
                     bytes,
                     differ,
                 });

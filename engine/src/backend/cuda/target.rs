@@ -8,7 +8,7 @@ use super::device_rows::{DeviceRows, SharedRows};
 use super::forward::logits_forward;
 use super::graph::{Replays, Step};
 use super::kv_pool::{GpuCache, KvPool};
-use super::layers::{layer_forward, norm_after, scratch_sizes, LayerFfn, LayerInputs, TargetLayer};
+use super::layers::{layer_forward, norm_after, scratch_sizes, LayerInputs, TargetLayer};
 use super::profile::OpClock;
 use super::sparse_forward::SparseBuffers;
 use super::weights::{download, upload, DeviceLinear, DeviceNorm, Seeds};
@@ -25,6 +25,8 @@ use specula_kernels::cuda::{
 };
 use std::cell::RefCell;
 use std::sync::Arc;
+
+mod measures;
 
 /// The target's weights on the device.
 pub(super) struct TargetWeights<T> {
@@ -308,64 +310,6 @@ where
     /// The device.
     pub fn gpu(&self) -> &Arc<Gpu> {
         &self.gpu
-    }
-
-    /// Bytes of weights every decode step reads: every layer but the routed
-    /// experts, and the LM head (one embedding row per token is negligible).
-    pub fn weight_bytes(&self) -> usize {
-        let w = &self.weights;
-        w.layers.iter().map(TargetLayer::fixed_bytes).sum::<usize>()
-            + w.lm_head.bytes()
-            + w.norm.w.len() * T::BYTES
-    }
-
-    /// Bytes of one routed expert (0 without experts).
-    pub fn expert_bytes(&self) -> usize {
-        self.weights
-            .layers
-            .iter()
-            .find_map(|l| match &l.ffn {
-                LayerFfn::Experts(m) => Some(m.expert_bytes()),
-                LayerFfn::Dense(_) => None,
-            })
-            .unwrap_or(0)
-    }
-
-    /// Bytes of keys and values one cached token holds over every layer.
-    pub fn kv_bytes_per_token(&self) -> usize {
-        let c = &self.config;
-        let per_layer = match &c.mla {
-            Some(m) => m.kv_lora_rank + m.qk_rope_head_dim,
-            None => 2 * c.num_key_value_heads * c.head_dim,
-        };
-        per_layer * c.num_hidden_layers * T::BYTES
-    }
-
-    /// The experts touched and the expert-layer forwards counted since the
-    /// last reset (decode and verify forwards; waits for the GPU).
-    pub fn expert_stats(&self) -> Result<(u64, u64)> {
-        let v = self.gpu.stream.clone_dtoh(&*self.expert_stats.borrow())?;
-        Ok((v[0], v[1]))
-    }
-
-    /// Kernel launches of the captured greedy decode forward of `rows`
-    /// sequences (one row and one logit row each, no tree): what one
-    /// baseline step replays; none before that forward is captured.
-    pub fn decode_graph_kernels(&self, rows: usize) -> Option<usize> {
-        self.replays.kernels_where(|k| {
-            k.rows == rows
-                && k.n_logits == rows
-                && k.wanted == LogitsWanted::Argmax
-                && !k.attention_kinds.1
-        })
-    }
-
-    /// Zeroes the expert counters.
-    pub fn reset_expert_stats(&self) -> Result<()> {
-        self.gpu
-            .stream
-            .memset_zeros(&mut *self.expert_stats.borrow_mut())?;
-        Ok(())
     }
 
     /// Latent attention's RoPE and softmax scale, if the model has it.

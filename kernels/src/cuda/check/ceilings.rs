@@ -56,3 +56,33 @@ pub fn measure_ceilings(gpu: &Gpu) -> Result<Ceilings, GpuError> {
         gemm_tflops: 2.0 * (d as f64).powi(3) / (ms * 1e-3) / 1e12,
     })
 }
+
+/// The timer's hold: a 2 ms `hold_stream` timed by [`GpuTimer`] (which
+/// holds the stream for [`GpuTimer::HOLD_NS`] before its start event) must
+/// read 2 ms: not less (the hold kernel returned early) and not the timer's
+/// own hold as well (its start event went ahead of that hold). The error is
+/// the excess over 2 ms relative to it (1 if short).
+pub(super) fn check_timer_hold(
+    gpu: &Gpu,
+    _rng: &mut ChaCha8Rng,
+    rows: &mut Vec<super::CheckRow>,
+) -> Result<(), GpuError> {
+    const NS: u64 = 2_000_000;
+    let timer = GpuTimer::new(gpu)?;
+    let mut v = Vec::new();
+    for _ in 0..5 {
+        timer.start(gpu)?;
+        crate::cuda::hold_stream(gpu, NS)?;
+        v.push(f64::from(timer.stop_ms(gpu)?));
+    }
+    v.sort_by(f64::total_cmp);
+    let (ms, want) = (v[v.len() / 2], NS as f64 * 1e-6);
+    rows.push(super::CheckRow {
+        kernel: "hold_stream",
+        dtype: "-",
+        shape: format!("{want} ms timed behind the timer's hold: read {ms:.3} ms"),
+        error: if ms < want { 1.0 } else { (ms - want) / want },
+        tolerance: 0.1,
+    });
+    Ok(())
+}

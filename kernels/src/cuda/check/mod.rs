@@ -103,7 +103,8 @@ pub fn run_checks(gpu: &Gpu, seed: u64) -> Result<Vec<CheckRow>, GpuError> {
         .into_iter()
         .chain(float_checks::<bf16>())
         .chain([
-            verify::check_verify_greedy_tree as Check,
+            ceilings::check_timer_hold as Check,
+            verify::check_verify_greedy_tree,
             attention::check_attention::<f32>,
             attention::check_attention::<bf16>,
             mla::check_mla::<f32>,

@@ -35,10 +35,11 @@ __device__ __forceinline__ void mla_rope_part(T* dst, const T* src, float pos, c
 // each), compressed rows (lora + rd) ckv_stride apart from ckv_offset.
 // grid: (rows, heads + 1).
 template <typename T>
-__device__ void mla_prep(T* qcat, T* pool, const T* q, const T* ckv, long ckv_offset, const T* kv_norm, const int* positions,
-                         const float* inv_freq, const int* entry, long pool_offset, int heads, int q_stride,
-                         int ckv_stride, int nope, int rd, int lora, int interleave, float factor, float eps) {
-    int r = blockIdx.x, h = blockIdx.y, d = lora + rd;
+__device__ void mla_prep_at(int r, int h, T* qcat, T* pool, const T* q, const T* ckv, long ckv_offset, const T* kv_norm,
+                            const int* positions, const float* inv_freq, const int* entry, long pool_offset, int heads,
+                            int q_stride, int ckv_stride, int nope, int rd, int lora, int interleave, float factor,
+                            float eps) {
+    int d = lora + rd;
     float pos = (float)positions[r];
     if (h < heads) {
         const T* src = q + (size_t)r * q_stride + (size_t)h * (nope + rd) + nope;
@@ -55,6 +56,13 @@ __device__ void mla_prep(T* qcat, T* pool, const T* q, const T* ckv, long ckv_of
     float inv = rsqrtf(block_sum(ss) / (float)lora + eps);
     for (int i = threadIdx.x; i < lora; i += blockDim.x) st(&e[i], ld(&c[i]) * inv * ld(&kv_norm[i]));
     mla_rope_part(e + lora, c + lora, pos, inv_freq, rd, interleave, factor);
+}
+template <typename T>
+__device__ void mla_prep(T* qcat, T* pool, const T* q, const T* ckv, long ckv_offset, const T* kv_norm, const int* positions,
+                         const float* inv_freq, const int* entry, long pool_offset, int heads, int q_stride,
+                         int ckv_stride, int nope, int rd, int lora, int interleave, float factor, float eps) {
+    mla_prep_at(blockIdx.x, blockIdx.y, qcat, pool, q, ckv, ckv_offset, kv_norm, positions, inv_freq, entry,
+                pool_offset, heads, q_stride, ckv_stride, nope, rd, lora, interleave, factor, eps);
 }
 
 #define P_MLA_PREP(T) (T* qcat, T* pool, const T* q, const T* ckv, long ckv_offset, const T* kv_norm, const int* positions, const float* inv_freq, const int* entry, long pool_offset, int heads, int q_stride, int ckv_stride, int nope, int rd, int lora, int interleave, float factor, float eps)
@@ -93,25 +101,57 @@ __device__ __forceinline__ float warp_dot(const T* a, const T* b, int k, bool ve
 // apart, y rows ys apart with heads yh apart. One warp per (head, c) over
 // every row (warp_dot: a row's sums do not depend on the others).
 // `vec`: k, xs and xh are multiples of 16 bytes (16-byte loads).
+// Block (bx, by) of a grid of gy row groups (any block size: a warp's
+// (head, c) is its index over the grid's x).
 template <typename T>
-__device__ void mla_head_linear(T* y, const T* x, const T* w, int rows, int heads, int n, int k, int xs, int xh,
-                                int ys, int yh, int vec) {
-    int gw = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
+__device__ void mla_head_linear_at(int bx, int by, int gy, T* y, const T* x, const T* w, int rows, int heads, int n,
+                                   int k, int xs, int xh, int ys, int yh, int vec) {
+    int gw = (bx * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
     int h = gw / n, c = gw % n;
     const T* wr = w + ((size_t)h * n + c) * k;
     // The warp's weight row asked of L2 before the wait on the previous
     // kernel (no kernel writes weights).
-    if (gw < heads * n && blockIdx.y == 0) prefetch_l2_span(wr, (size_t)k * sizeof(T), lane, 32);
+    if (gw < heads * n && by == 0) prefetch_l2_span(wr, (size_t)k * sizeof(T), lane, 32);
     pdl_enter();
     if (gw >= heads * n) return;
-    for (int r = blockIdx.y; r < rows; r += gridDim.y) {
+    for (int r = by; r < rows; r += gy) {
         float acc = warp_dot(wr, x + (size_t)r * xs + (size_t)h * xh, k, vec != 0, lane);
         if (lane == 0) st(&y[(size_t)r * ys + (size_t)h * yh + c], acc);
     }
 }
+template <typename T>
+__device__ void mla_head_linear(T* y, const T* x, const T* w, int rows, int heads, int n, int k, int xs, int xh,
+                                int ys, int yh, int vec) {
+    mla_head_linear_at(blockIdx.x, blockIdx.y, gridDim.y, y, x, w, rows, heads, n, k, xs, xh, ys, yh, vec);
+}
 
 #define P_MLA_HL(T) (T* y, const T* x, const T* w, int rows, int heads, int n, int k, int xs, int xh, int ys, int yh, int vec)
 KERNELS_ENTERED(mla_head_linear, mla_head_linear, T_ONLY, P_MLA_HL, (y, x, w, rows, heads, n, k, xs, xh, ys, yh, vec), NO_ENTER)
+
+// mla_prep and W_UK^T (mla_head_linear into qcat) in one launch of 128-thread
+// blocks (mla_prep's size; the product's warps do not depend on it): blocks
+// below uk_blocks x uk_groups are the product's grid, (b % uk_blocks,
+// b / uk_blocks); the rest are mla_prep's (rows, heads + 1) grid. The same
+// arithmetic as the two launches, one launch and no fork instead of two.
+template <typename T>
+__device__ void mla_prep_uk(T* qcat, T* pool, const T* q, const T* ckv, long ckv_offset, const T* kv_norm,
+                            const int* positions, const float* inv_freq, const int* entry, long pool_offset, int heads,
+                            int q_stride, int ckv_stride, int nope, int rd, int lora, int interleave, float factor,
+                            float eps, T* y, const T* x, const T* w, int rows, int n, int k, int xs, int xh, int ys,
+                            int yh, int vec, int uk_blocks, int uk_groups) {
+    int b = blockIdx.x, nb = uk_blocks * uk_groups;
+    if (b < nb) {
+        mla_head_linear_at(b % uk_blocks, b / uk_blocks, uk_groups, y, x, w, rows, heads, n, k, xs, xh, ys, yh, vec);
+        return;
+    }
+    b -= nb;
+    pdl_enter();
+    mla_prep_at(b % rows, b / rows, qcat, pool, q, ckv, ckv_offset, kv_norm, positions, inv_freq, entry, pool_offset,
+                heads, q_stride, ckv_stride, nope, rd, lora, interleave, factor, eps);
+}
+
+#define P_MLA_PREP_UK(T) (T* qcat, T* pool, const T* q, const T* ckv, long ckv_offset, const T* kv_norm, const int* positions, const float* inv_freq, const int* entry, long pool_offset, int heads, int q_stride, int ckv_stride, int nope, int rd, int lora, int interleave, float factor, float eps, T* y, const T* x, const T* w, int rows, int n, int k, int xs, int xh, int ys, int yh, int vec, int uk_blocks, int uk_groups)
+KERNELS_ENTERED(mla_prep_uk, mla_prep_uk, T_ONLY, P_MLA_PREP_UK, (qcat, pool, q, ckv, ckv_offset, kv_norm, positions, inv_freq, entry, pool_offset, heads, q_stride, ckv_stride, nope, rd, lora, interleave, factor, eps, y, x, w, rows, n, k, xs, xh, ys, yh, vec, uk_blocks, uk_groups), NO_ENTER)
 
 // Row r's key list as the latent attention reads it (as the attention
 // kernel does): base[r] + j for j < prefix[r], then base[r] +

@@ -72,6 +72,26 @@ pub fn mla_prep<T: GpuElement>(
     rope: MlaRope<'_>,
     shape: MlaShape,
 ) -> Result<(), GpuError> {
+    let args = prep_args(gpu, qcat, pool, pool_offset, inputs, rope, shape)?;
+    let rows = inputs.positions.len();
+    let grid = cfg((rows as u32, shape.heads as u32 + 1), PREP_THREADS, 0);
+    // SAFETY: the kernel's parameters in order; sizes checked by prep_args.
+    unsafe { launch(gpu, &name::<T>("mla_prep"), grid, &args) }
+}
+
+/// Threads of an `mla_prep` block (its RMSNorm's reduction is over them).
+const PREP_THREADS: u32 = 128;
+
+/// `mla_prep`'s parameters, the sizes checked.
+fn prep_args<T: GpuElement>(
+    gpu: &Gpu,
+    qcat: &CudaSlice<T>,
+    pool: &CudaSlice<T>,
+    pool_offset: usize,
+    inputs: &MlaPrepInputs<'_, T>,
+    rope: MlaRope<'_>,
+    shape: MlaShape,
+) -> Result<Vec<RawArg>, GpuError> {
     let rows = inputs.positions.len();
     let d = shape.entry();
     let qw = shape.heads * (shape.nope + shape.rope);
@@ -87,7 +107,7 @@ pub fn mla_prep<T: GpuElement>(
             && pool_offset < pool.len(),
         || format!("mla_prep: sizes disagree ({shape:?}, {rows} rows)"),
     )?;
-    let args = [
+    Ok(vec![
         RawArg::slice(gpu, qcat),
         RawArg::slice(gpu, pool),
         RawArg::slice(gpu, inputs.q),
@@ -107,10 +127,55 @@ pub fn mla_prep<T: GpuElement>(
         RawArg::I32(i32::from(rope.interleave)),
         RawArg::F32(rope.factor),
         RawArg::F32(inputs.kv_norm.1),
-    ];
-    let grid = cfg((rows as u32, shape.heads as u32 + 1), 128, 0);
-    // SAFETY: the kernel's parameters in order; sizes checked above.
-    unsafe { launch(gpu, &name::<T>("mla_prep"), grid, &args) }
+    ])
+}
+
+/// [`mla_prep`] and `q_lat = W_UK^T q_nope` (the [`mla_head_linear`] of
+/// `w_ukt: [heads, lora, nope]` over each query head's first `nope` values
+/// into `qcat[r, h, ..lora]`) in one launch: the same arithmetic as the two
+/// launches, which both read only the queries and the compressed rows.
+#[allow(clippy::too_many_arguments)]
+pub fn mla_prep_uk<T: GpuElement>(
+    gpu: &Gpu,
+    qcat: &mut CudaSlice<T>,
+    pool: &mut CudaSlice<T>,
+    pool_offset: usize,
+    inputs: &MlaPrepInputs<'_, T>,
+    rope: MlaRope<'_>,
+    shape: MlaShape,
+    w_ukt: &CudaSlice<T>,
+) -> Result<(), GpuError> {
+    let rows = inputs.positions.len();
+    let (nh, d) = (shape.heads, shape.entry());
+    let mut args = prep_args(gpu, qcat, pool, pool_offset, inputs, rope, shape)?;
+    let qs = HeadStrides {
+        row: inputs.q_stride,
+        head: shape.nope + shape.rope,
+    };
+    let cs = HeadStrides {
+        row: nh * d,
+        head: d,
+    };
+    let uk = head_linear_args(
+        gpu, qcat, cs, inputs.q, qs, w_ukt, rows, nh, shape.lora, shape.nope,
+    )?;
+    let warps = PREP_THREADS as usize / 32;
+    let uk_blocks = (nh * shape.lora).div_ceil(warps);
+    let uk_groups = head_linear_row_groups(rows);
+    // The product's parameters but `heads` (mla_prep's), then its grid.
+    args.extend(
+        uk.into_iter()
+            .enumerate()
+            .filter(|(i, _)| *i != 4)
+            .map(|(_, a)| a),
+    );
+    args.push(RawArg::I32(uk_blocks as i32));
+    args.push(RawArg::I32(uk_groups as i32));
+    let blocks = uk_blocks * uk_groups + rows * (nh + 1);
+    let grid = cfg((blocks as u32, 1), PREP_THREADS, 0);
+    // SAFETY: the kernel's parameters in order (mla_prep's, the product's
+    // without `heads`, its grid); sizes checked by the two builders.
+    unsafe { launch(gpu, &name::<T>("mla_prep_uk"), grid, &args) }
 }
 
 /// Row and head strides (in elements) of a per-head product's input or output.
@@ -138,6 +203,34 @@ pub fn mla_head_linear<T: GpuElement>(
     n: usize,
     k: usize,
 ) -> Result<(), GpuError> {
+    let args = head_linear_args(gpu, y, ys, x, xs, w, rows, heads, n, k)?;
+    let warps_per_block = THREADS as usize / 32;
+    let blocks = (heads * n).div_ceil(warps_per_block) as u32;
+    let grid = cfg((blocks, head_linear_row_groups(rows) as u32), THREADS, 0);
+    // SAFETY: the kernel's parameters in order; sizes checked by head_linear_args.
+    unsafe { launch(gpu, &name::<T>("mla_head_linear"), grid, &args) }
+}
+
+/// Row groups (grid y) of a per-head product: long forwards split their
+/// rows (each block re-reads its weights through L2).
+fn head_linear_row_groups(rows: usize) -> usize {
+    rows.div_ceil(8).clamp(1, 64)
+}
+
+/// `mla_head_linear`'s parameters, the sizes checked.
+#[allow(clippy::too_many_arguments)]
+fn head_linear_args<T: GpuElement>(
+    gpu: &Gpu,
+    y: &CudaSlice<T>,
+    ys: HeadStrides,
+    x: &CudaSlice<T>,
+    xs: HeadStrides,
+    w: &CudaSlice<T>,
+    rows: usize,
+    heads: usize,
+    n: usize,
+    k: usize,
+) -> Result<Vec<RawArg>, GpuError> {
     let last = |s: HeadStrides, w: usize| (rows.max(1) - 1) * s.row + (heads - 1) * s.head + w;
     need(
         heads > 0
@@ -149,7 +242,7 @@ pub fn mla_head_linear<T: GpuElement>(
     let vec = [k, xs.row, xs.head]
         .iter()
         .all(|v| v.is_multiple_of(vec_elems));
-    let args = [
+    Ok(vec![
         RawArg::slice(gpu, y),
         RawArg::slice(gpu, x),
         RawArg::slice(gpu, w),
@@ -162,12 +255,5 @@ pub fn mla_head_linear<T: GpuElement>(
         RawArg::I32(ys.row as i32),
         RawArg::I32(ys.head as i32),
         RawArg::I32(i32::from(vec)),
-    ];
-    let warps_per_block = THREADS as usize / 32;
-    let blocks = (heads * n).div_ceil(warps_per_block) as u32;
-    // Long forwards split their rows over grid.y (each block re-reads its weights through L2).
-    let row_groups = rows.div_ceil(8).clamp(1, 64) as u32;
-    let grid = cfg((blocks, row_groups), THREADS, 0);
-    // SAFETY: the kernel's parameters in order; sizes checked above.
-    unsafe { launch(gpu, &name::<T>("mla_head_linear"), grid, &args) }
+    ])
 }

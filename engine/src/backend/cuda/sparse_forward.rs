@@ -12,9 +12,9 @@ use crate::error::Result;
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cuda::{
-    invariant_linear_rows, mla_attention, mla_head_linear, mla_prep, moe_grouped, moe_route,
-    rms_norm_residual, ExpertWeights, ExpertsOutput, Gpu, GpuElement, HeadStrides, MlaPrepInputs,
-    MlaRope, MlaScratch, MoePlan,
+    invariant_linear_rows, mla_attention, mla_head_linear, mla_prep, mla_prep_uk, moe_grouped,
+    moe_route, rms_norm_residual, ExpertWeights, ExpertsOutput, Gpu, GpuElement, HeadStrides,
+    MlaPrepInputs, MlaRope, MlaScratch, MoePlan,
 };
 
 /// Latent attention's buffers of one forward shape.
@@ -157,7 +157,23 @@ where
     };
     // The cache entry and the rotated query parts (qcat's last `rope`
     // values of each head) beside q_lat = W_UK^T q_nope (its first `lora`):
-    // both read only q and the compressed row.
+    // both read only q and the compressed row. In one launch with
+    // SPECULA_MLA_PREP=one (the same arithmetic; not yet the default: it
+    // has not run on a GPU), else two, forked.
+    if prep_in_one_launch() {
+        mla_prep_uk(
+            gpu,
+            &mut buf.qcat,
+            &mut pool.k,
+            offset,
+            &inputs,
+            rope,
+            sh,
+            &a.w_ukt,
+        )?;
+        clock.mark(gpu, "latent prep + W_UK");
+        return attention_to_o(gpu, a, b, pool, offset, scale, sc, buf, clock);
+    }
     let fork = !clock.running();
     let prep = |qcat: &mut CudaSlice<T>, k: &mut CudaSlice<T>| {
         mla_prep(gpu, qcat, k, offset, &inputs, rope, sh)
@@ -191,6 +207,28 @@ where
         gpu.join()?;
     }
     clock.mark(gpu, "latent prep + W_UK");
+    attention_to_o(gpu, a, b, pool, offset, scale, sc, buf, clock)
+}
+
+/// The latent attention over the prepared queries and cache, `W_UV`, and
+/// the o projection into `sc.o`.
+#[allow(clippy::too_many_arguments)]
+fn attention_to_o<T: GpuElement>(
+    gpu: &Gpu,
+    a: &DeviceMla<T>,
+    b: &BatchOnDevice,
+    pool: &KvPool<T>,
+    offset: usize,
+    scale: f32,
+    sc: &mut Scratch<T>,
+    buf: &mut MlaBuffers<T>,
+    clock: &mut OpClock,
+) -> Result<()>
+where
+    CudaBlas: Gemm<T>,
+{
+    let (rows, sh) = (b.rows, a.shape);
+    let nh = sh.heads;
     mla_attention(
         gpu,
         &mut buf.olat,
@@ -226,6 +264,13 @@ where
     a.o.forward(gpu, &mut sc.o, &buf.heads_out, rows)?;
     clock.mark(gpu, "W_UV + linear o");
     Ok(())
+}
+
+/// Whether the latent attention's preparation and `W_UK` run as one
+/// launch (`SPECULA_MLA_PREP=one`; read once).
+fn prep_in_one_launch() -> bool {
+    static ONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ONE.get_or_init(|| std::env::var("SPECULA_MLA_PREP").is_ok_and(|v| v == "one"))
 }
 
 /// The experts of `sc.normed`: routing, grouped gate|up with SiLU, grouped

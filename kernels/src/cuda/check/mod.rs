@@ -4,7 +4,7 @@
 //!
 //! One file per op family, as the kernels are: `copy.rs`, `norm.rs`,
 //! `rope.rs`, `activation.rs`, `select.rs`, `verify.rs`, `random.rs`,
-//! `linear.rs`, `linear_tiles.rs`, `attention.rs`, `mla.rs`, `moe.rs`; `ceilings.rs` the ceilings and the event
+//! `linear.rs`, `linear_tiles.rs`, `attention.rs`, `mla.rs`, `mla_prep_uk.rs`, `moe.rs`; `ceilings.rs` the ceilings and the event
 //! timer; this file the shared recorder and helpers.
 //!
 //! Error measure: the norm-wise relative error `max|gpu - cpu| / max|cpu|`.
@@ -17,6 +17,7 @@ mod copy;
 mod linear;
 mod linear_tiles;
 mod mla;
+mod mla_prep_uk;
 mod moe;
 mod norm;
 mod random;
@@ -109,6 +110,8 @@ pub fn run_checks(gpu: &Gpu, seed: u64) -> Result<Vec<CheckRow>, GpuError> {
             attention::check_attention::<bf16>,
             mla::check_mla::<f32>,
             mla::check_mla::<bf16>,
+            mla_prep_uk::check_mla_prep_uk::<f32>,
+            mla_prep_uk::check_mla_prep_uk::<bf16>,
             moe::check_moe::<f32>,
             moe::check_moe::<bf16>,
         ])

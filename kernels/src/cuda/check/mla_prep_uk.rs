@@ -1,0 +1,113 @@
+//! The latent attention's preparation and `W_UK^T` in one launch
+//! (`mla_prep_uk`) against the two launches it replaces (`mla_prep`, then
+//! `mla_head_linear` into the same query rows): every output bit for bit.
+
+use super::{differing, download, random, row_recorder, upload, CheckRow};
+use crate::cuda::{
+    mla_head_linear, mla_prep, mla_prep_uk, Gpu, GpuElement, GpuError, HeadStrides, MlaPrepInputs,
+    MlaRope, MlaShape,
+};
+use rand_chacha::ChaCha8Rng;
+
+/// DeepSeek-V2-Lite's latent widths and a small odd shape, at 1, 6 and 70
+/// rows: the query rows and cache entries of both forms must match exactly.
+pub(super) fn check_mla_prep_uk<T: GpuElement>(
+    gpu: &Gpu,
+    rng: &mut ChaCha8Rng,
+    rows_out: &mut Vec<CheckRow>,
+) -> Result<(), GpuError> {
+    let shapes = [
+        MlaShape {
+            heads: 16,
+            lora: 512,
+            rope: 64,
+            nope: 128,
+            v_dim: 128,
+        },
+        MlaShape {
+            heads: 3,
+            lora: 13,
+            rope: 6,
+            nope: 5,
+            v_dim: 7,
+        },
+    ];
+    for sh in shapes {
+        for rows in [1usize, 6, 70] {
+            let differ = compare::<T>(gpu, rng, sh, rows)?;
+            let mut row = row_recorder::<T>(rows_out);
+            row(
+                "mla_prep_uk",
+                format!(
+                    "{rows} rows, {} heads, lora {} + rope {}, nope {}: differing values against mla_prep + W_UK",
+                    sh.heads, sh.lora, sh.rope, sh.nope
+                ),
+                differ as f64,
+                0.0,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Outputs (query rows, then cache entries) where the one launch and the
+/// two differ, on fresh random inputs.
+fn compare<T: GpuElement>(
+    gpu: &Gpu,
+    rng: &mut ChaCha8Rng,
+    sh: MlaShape,
+    rows: usize,
+) -> Result<usize, GpuError> {
+    let s = &gpu.stream;
+    let (nh, d, qk) = (sh.heads, sh.entry(), sh.nope + sh.rope);
+    let (q, _) = upload::<T>(gpu, &random(rng, rows * nh * qk, 1.0))?;
+    let (ckv, _) = upload::<T>(gpu, &random(rng, rows * d, 1.0))?;
+    let (kv_norm, _) = upload::<T>(gpu, &random(rng, sh.lora, 1.0))?;
+    let scale = 1.0 / (sh.nope as f32).sqrt();
+    let (w_ukt, _) = upload::<T>(gpu, &random(rng, nh * sh.lora * sh.nope, scale))?;
+    let inv: Vec<f32> = (0..sh.rope / 2)
+        .map(|i| 1.0 / 10000f32.powf(2.0 * i as f32 / sh.rope as f32))
+        .collect();
+    let inv_freq = s.clone_htod(&inv)?;
+    let positions: Vec<i32> = (0..rows as i32).map(|r| 100 + 3 * r).collect();
+    // Entries in reverse, one pool row left empty before them.
+    let entries: Vec<i32> = (0..rows as i32).rev().map(|r| r + 1).collect();
+    let inputs = MlaPrepInputs {
+        q: &q,
+        q_stride: nh * qk,
+        ckv: &ckv,
+        ckv_offset: 0,
+        ckv_stride: d,
+        kv_norm: (&kv_norm, 1e-6),
+        positions: &s.clone_htod(&positions)?,
+        entries: &s.clone_htod(&entries)?,
+    };
+    let rope = MlaRope {
+        inv_freq: &inv_freq,
+        interleave: true,
+        factor: 1.3,
+    };
+    let mut qcat = [
+        s.alloc_zeros::<T>(rows * nh * d)?,
+        s.alloc_zeros::<T>(rows * nh * d)?,
+    ];
+    let mut pool = [
+        s.alloc_zeros::<T>((rows + 1) * d)?,
+        s.alloc_zeros::<T>((rows + 1) * d)?,
+    ];
+    let [q0, q1] = &mut qcat;
+    let [p0, p1] = &mut pool;
+    mla_prep(gpu, q0, p0, 0, &inputs, rope, sh)?;
+    let qs = HeadStrides {
+        row: nh * qk,
+        head: qk,
+    };
+    let cs = HeadStrides {
+        row: nh * d,
+        head: d,
+    };
+    mla_head_linear(gpu, q0, cs, &q, qs, &w_ukt, rows, nh, sh.lora, sh.nope)?;
+    mla_prep_uk(gpu, q1, p1, 0, &inputs, rope, sh, &w_ukt)?;
+    Ok(differing(&download(gpu, q0)?, &download(gpu, q1)?)
+        + differing(&download(gpu, p0)?, &download(gpu, p1)?))
+}

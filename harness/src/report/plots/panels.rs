@@ -174,6 +174,12 @@ pub fn split<DB: DrawingBackend>(
     Ok((out, side))
 }
 
+/// [`legend_width`] of the series' names.
+pub fn series_legend_width(series: &[(String, SeriesStyle)]) -> u32 {
+    let names: Vec<String> = series.iter().map(|s| s.0.clone()).collect();
+    legend_width(&names)
+}
+
 /// The width of a legend column for these labels.
 pub fn legend_width(labels: &[String]) -> u32 {
     let font = ("sans-serif", 14).into_font();

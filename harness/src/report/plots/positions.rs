@@ -75,19 +75,13 @@ impl Positions<'_> {
 
     /// The configs, each with its style (the same in every panel).
     pub fn series(&self) -> Vec<(String, SeriesStyle)> {
-        let mut names: Vec<String> = Vec::new();
-        for r in self.with_positions() {
-            if !names.contains(&r.config) {
-                names.push(r.config.clone());
-            }
-        }
-        let styles = style::for_names(&names);
-        names.into_iter().zip(styles).collect()
+        style::styled(style::first_seen(
+            self.with_positions().into_iter().map(|r| &r.config),
+        ))
     }
 
     fn legend(&self) -> u32 {
-        let names: Vec<String> = self.series().into_iter().map(|s| s.0).collect();
-        panels::legend_width(&names)
+        panels::series_legend_width(&self.series())
     }
 }
 

@@ -137,6 +137,23 @@ pub fn for_names(names: &[String]) -> Vec<SeriesStyle> {
     assign(names.len(), |i| is_baseline(&names[i]))
 }
 
+/// `names` with their styles ([`for_names`]), in the order given.
+pub fn styled(names: Vec<String>) -> Vec<(String, SeriesStyle)> {
+    let styles = for_names(&names);
+    names.into_iter().zip(styles).collect()
+}
+
+/// The distinct `names`, in the order they first appear.
+pub fn first_seen<'a>(names: impl IntoIterator<Item = &'a String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for n in names {
+        if !out.contains(n) {
+            out.push(n.clone());
+        }
+    }
+    out
+}
+
 /// Whether a series name is a baseline's.
 pub fn is_baseline(name: &str) -> bool {
     name == "base" || name.ends_with(" base") || name.starts_with("base ")

@@ -38,8 +38,7 @@ impl TauSpread<'_> {
     }
 
     fn legend(&self) -> u32 {
-        let names: Vec<String> = self.series().into_iter().map(|s| s.0).collect();
-        panels::legend_width(&names).max(110)
+        panels::series_legend_width(&self.series()).max(110)
     }
 }
 

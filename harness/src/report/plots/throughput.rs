@@ -20,20 +20,13 @@ impl Throughput<'_> {
     /// The draft configs, the baseline first, each with its style (the same
     /// in every panel).
     pub fn series(&self) -> Vec<(String, SeriesStyle)> {
-        let mut names: Vec<String> = Vec::new();
-        for r in self.0 {
-            if !names.contains(&r.config) {
-                names.push(r.config.clone());
-            }
-        }
+        let mut names = style::first_seen(self.0.iter().map(|r| &r.config));
         names.sort_by_key(|n| !style::is_baseline(n));
-        let styles = style::for_names(&names);
-        names.into_iter().zip(styles).collect()
+        style::styled(names)
     }
 
     fn legend(&self) -> u32 {
-        let names: Vec<String> = self.series().into_iter().map(|s| s.0).collect();
-        panels::legend_width(&names)
+        panels::series_legend_width(&self.series())
     }
 }
 

@@ -1,4 +1,4 @@
-# Call 1 (binaries of the commit that adds this file, kernels from the precompiled cubin): the
+# Call 1 (binaries and precompiled cubin of the commit it runs from, rebuilt into devrun/ first): the
 # last session's host-tested refactor (launch_sliced, WeightStream, stream_prologue, the check
 # sweep, --wgmma-timing's bits) and the kernel cache run on a device for the first time; the 8B
 # step at batch 1-64 and 128/256; Nsight Compute on the narrow projections at 64 rows (o, down):

@@ -107,6 +107,22 @@ pub fn compile_cubin(target: &str, options: &[String]) -> Result<Vec<u8>, GpuErr
     }
 }
 
+/// Writes `cubin` to `path` (making its folder): whole under another name,
+/// then renamed, so that a process starting beside this one finds no cubin
+/// or the whole of it, never a part.
+pub fn store_cubin(path: &Path, cubin: &[u8]) -> std::io::Result<()> {
+    let partial = path.with_extension(format!("cubin.{}.part", std::process::id()));
+    let written = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&partial, cubin))
+        .and_then(|()| std::fs::rename(&partial, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    written
+}
+
 /// The kernels for `target`: from `SPECULA_KERNEL_CACHE`'s cubin when it
 /// holds one for this source, target and options (else compiled to a cubin
 /// and written there, a write that fails only warned about), or compiled
@@ -130,7 +146,7 @@ pub fn kernel_image(target: &'static str) -> Result<(Ptx, KernelOrigin), GpuErro
     }
     let cubin = compile_cubin(target, &options)?;
     let secs = t0.elapsed().as_secs_f64();
-    if let Err(e) = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &cubin)) {
+    if let Err(e) = store_cubin(&path, &cubin) {
         eprintln!(
             "warning: {}: {e} (the kernels were not cached)",
             path.display()
@@ -155,6 +171,25 @@ mod tests {
         assert_ne!(a, cache_path(dir, "kernel a", "sm_90a", &[]));
         // The parts are separated: moving a byte between them changes the key.
         assert_ne!(fnv1a(&["ab", "c"]), fnv1a(&["a", "bc"]));
+    }
+
+    #[test]
+    fn a_stored_cubin_is_whole_and_leaves_no_partial_file() {
+        let dir = std::env::temp_dir().join(format!("specula-cubin-{}", std::process::id()));
+        let path = dir.join("nested").join("kernels-sm_90a-0.cubin");
+        let bytes: Vec<u8> = (0..4096u32).map(|i| (i * 7) as u8).collect();
+        store_cubin(&path, &bytes).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), bytes);
+        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![path.file_name().unwrap().to_owned()]);
+        // A folder that cannot be made is an error, with nothing left behind.
+        let blocked = dir.join("file");
+        std::fs::write(&blocked, b"x").unwrap();
+        assert!(store_cubin(&blocked.join("k.cubin"), &bytes).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -316,7 +316,9 @@ fn attention_table(gpu: &Gpu) -> Result<String, specula_kernels::cuda::GpuError>
 /// cubin `SPECULA_KERNEL_CACHE=dir` loads; exit 1 when NVRTC fails, 2 when
 /// the folder cannot be written.
 fn compile_only(dir: &std::path::Path, target: &str) -> ExitCode {
-    use specula_kernels::cuda::kernel_cache::{cache_path, compile_cubin, compile_options};
+    use specula_kernels::cuda::kernel_cache::{
+        cache_path, compile_cubin, compile_options, store_cubin,
+    };
     let options = compile_options();
     let t0 = std::time::Instant::now();
     let cubin = match compile_cubin(target, &options) {
@@ -327,7 +329,7 @@ fn compile_only(dir: &std::path::Path, target: &str) -> ExitCode {
         }
     };
     let path = cache_path(dir, specula_kernels::cuda::SOURCE, target, &options);
-    if let Err(e) = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, &cubin)) {
+    if let Err(e) = store_cubin(&path, &cubin) {
         eprintln!("error: {}: {e}", path.display());
         return ExitCode::from(2);
     }

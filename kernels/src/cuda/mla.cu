@@ -129,19 +129,20 @@ __device__ void mla_head_linear(T* y, const T* x, const T* w, int rows, int head
 KERNELS_ENTERED(mla_head_linear, mla_head_linear, T_ONLY, P_MLA_HL, (y, x, w, rows, heads, n, k, xs, xh, ys, yh, vec), NO_ENTER)
 
 // mla_prep and W_UK^T (mla_head_linear into qcat) in one launch of 128-thread
-// blocks (mla_prep's size; the product's warps do not depend on it): blocks
-// below uk_blocks x uk_groups are the product's grid, (b % uk_blocks,
-// b / uk_blocks); the rest are mla_prep's (rows, heads + 1) grid. The same
+// blocks (mla_prep's size; the product's warps do not depend on it), each
+// with its own parameters (uk_heads = heads): blocks below uk_blocks x
+// uk_groups are the product's grid, (b % uk_blocks, b / uk_blocks); the rest
+// are mla_prep's (rows, heads + 1) grid. The same
 // arithmetic as the two launches, one launch and no fork instead of two.
 template <typename T>
 __device__ void mla_prep_uk(T* qcat, T* pool, const T* q, const T* ckv, long ckv_offset, const T* kv_norm,
                             const int* positions, const float* inv_freq, const int* entry, long pool_offset, int heads,
                             int q_stride, int ckv_stride, int nope, int rd, int lora, int interleave, float factor,
-                            float eps, T* y, const T* x, const T* w, int rows, int n, int k, int xs, int xh, int ys,
-                            int yh, int vec, int uk_blocks, int uk_groups) {
+                            float eps, T* y, const T* x, const T* w, int rows, int uk_heads, int n, int k, int xs,
+                            int xh, int ys, int yh, int vec, int uk_blocks, int uk_groups) {
     int b = blockIdx.x, nb = uk_blocks * uk_groups;
     if (b < nb) {
-        mla_head_linear_at(b % uk_blocks, b / uk_blocks, uk_groups, y, x, w, rows, heads, n, k, xs, xh, ys, yh, vec);
+        mla_head_linear_at(b % uk_blocks, b / uk_blocks, uk_groups, y, x, w, rows, uk_heads, n, k, xs, xh, ys, yh, vec);
         return;
     }
     b -= nb;
@@ -150,8 +151,8 @@ __device__ void mla_prep_uk(T* qcat, T* pool, const T* q, const T* ckv, long ckv
                 heads, q_stride, ckv_stride, nope, rd, lora, interleave, factor, eps);
 }
 
-#define P_MLA_PREP_UK(T) (T* qcat, T* pool, const T* q, const T* ckv, long ckv_offset, const T* kv_norm, const int* positions, const float* inv_freq, const int* entry, long pool_offset, int heads, int q_stride, int ckv_stride, int nope, int rd, int lora, int interleave, float factor, float eps, T* y, const T* x, const T* w, int rows, int n, int k, int xs, int xh, int ys, int yh, int vec, int uk_blocks, int uk_groups)
-KERNELS_ENTERED(mla_prep_uk, mla_prep_uk, T_ONLY, P_MLA_PREP_UK, (qcat, pool, q, ckv, ckv_offset, kv_norm, positions, inv_freq, entry, pool_offset, heads, q_stride, ckv_stride, nope, rd, lora, interleave, factor, eps, y, x, w, rows, n, k, xs, xh, ys, yh, vec, uk_blocks, uk_groups), NO_ENTER)
+#define P_MLA_PREP_UK(T) (T* qcat, T* pool, const T* q, const T* ckv, long ckv_offset, const T* kv_norm, const int* positions, const float* inv_freq, const int* entry, long pool_offset, int heads, int q_stride, int ckv_stride, int nope, int rd, int lora, int interleave, float factor, float eps, T* y, const T* x, const T* w, int rows, int uk_heads, int n, int k, int xs, int xh, int ys, int yh, int vec, int uk_blocks, int uk_groups)
+KERNELS_ENTERED(mla_prep_uk, mla_prep_uk, T_ONLY, P_MLA_PREP_UK, (qcat, pool, q, ckv, ckv_offset, kv_norm, positions, inv_freq, entry, pool_offset, heads, q_stride, ckv_stride, nope, rd, lora, interleave, factor, eps, y, x, w, rows, uk_heads, n, k, xs, xh, ys, yh, vec, uk_blocks, uk_groups), NO_ENTER)
 
 // Row r's key list as the latent attention reads it (as the attention
 // kernel does): base[r] + j for j < prefix[r], then base[r] +

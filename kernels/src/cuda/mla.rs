@@ -130,10 +130,48 @@ fn prep_args<T: GpuElement>(
     ])
 }
 
-/// [`mla_prep`] and `q_lat = W_UK^T q_nope` (the [`mla_head_linear`] of
-/// `w_ukt: [heads, lora, nope]` over each query head's first `nope` values
-/// into `qcat[r, h, ..lora]`) in one launch: the same arithmetic as the two
-/// launches, which both read only the queries and the compressed rows.
+/// `q_lat = W_UK^T q_nope` into `qcat[r, h, ..lora]`: the
+/// [`mla_head_linear`] of `w_ukt: [heads, lora, nope]` over each query head's
+/// first `nope` values (the queries of `inputs`).
+pub fn mla_uk<T: GpuElement>(
+    gpu: &Gpu,
+    qcat: &mut CudaSlice<T>,
+    inputs: &MlaPrepInputs<'_, T>,
+    shape: MlaShape,
+    w_ukt: &CudaSlice<T>,
+) -> Result<(), GpuError> {
+    let (rows, (cs, qs)) = (inputs.positions.len(), uk_strides(inputs, shape));
+    mla_head_linear(
+        gpu,
+        qcat,
+        cs,
+        inputs.q,
+        qs,
+        w_ukt,
+        rows,
+        shape.heads,
+        shape.lora,
+        shape.nope,
+    )
+}
+
+/// The strides of [`mla_uk`]'s output (`qcat`: heads of `lora + rope`) and
+/// input (the queries: heads of `nope + rope`).
+fn uk_strides<T>(inputs: &MlaPrepInputs<'_, T>, shape: MlaShape) -> (HeadStrides, HeadStrides) {
+    let d = shape.entry();
+    let cs = HeadStrides {
+        row: shape.heads * d,
+        head: d,
+    };
+    let qs = HeadStrides {
+        row: inputs.q_stride,
+        head: shape.nope + shape.rope,
+    };
+    (cs, qs)
+}
+
+/// [`mla_prep`] and [`mla_uk`] in one launch: the same arithmetic as the
+/// two launches, which both read only the queries and the compressed rows.
 #[allow(clippy::too_many_arguments)]
 pub fn mla_prep_uk<T: GpuElement>(
     gpu: &Gpu,
@@ -145,36 +183,20 @@ pub fn mla_prep_uk<T: GpuElement>(
     shape: MlaShape,
     w_ukt: &CudaSlice<T>,
 ) -> Result<(), GpuError> {
-    let rows = inputs.positions.len();
-    let (nh, d) = (shape.heads, shape.entry());
+    let (rows, nh) = (inputs.positions.len(), shape.heads);
+    let (cs, qs) = uk_strides(inputs, shape);
     let mut args = prep_args(gpu, qcat, pool, pool_offset, inputs, rope, shape)?;
-    let qs = HeadStrides {
-        row: inputs.q_stride,
-        head: shape.nope + shape.rope,
-    };
-    let cs = HeadStrides {
-        row: nh * d,
-        head: d,
-    };
-    let uk = head_linear_args(
+    args.extend(head_linear_args(
         gpu, qcat, cs, inputs.q, qs, w_ukt, rows, nh, shape.lora, shape.nope,
-    )?;
-    let warps = PREP_THREADS as usize / 32;
-    let uk_blocks = (nh * shape.lora).div_ceil(warps);
+    )?);
+    let uk_blocks = (nh * shape.lora).div_ceil(PREP_THREADS as usize / 32);
     let uk_groups = head_linear_row_groups(rows);
-    // The product's parameters but `heads` (mla_prep's), then its grid.
-    args.extend(
-        uk.into_iter()
-            .enumerate()
-            .filter(|(i, _)| *i != 4)
-            .map(|(_, a)| a),
-    );
     args.push(RawArg::I32(uk_blocks as i32));
     args.push(RawArg::I32(uk_groups as i32));
     let blocks = uk_blocks * uk_groups + rows * (nh + 1);
     let grid = cfg((blocks as u32, 1), PREP_THREADS, 0);
-    // SAFETY: the kernel's parameters in order (mla_prep's, the product's
-    // without `heads`, its grid); sizes checked by the two builders.
+    // SAFETY: the kernel's parameters in order (mla_prep's, the product's,
+    // its grid); sizes checked by the two builders.
     unsafe { launch(gpu, &name::<T>("mla_prep_uk"), grid, &args) }
 }
 

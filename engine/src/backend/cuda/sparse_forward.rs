@@ -12,9 +12,9 @@ use crate::error::Result;
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cuda::{
-    invariant_linear_rows, mla_attention, mla_head_linear, mla_prep, mla_prep_uk, moe_grouped,
-    moe_route, rms_norm_residual, ExpertWeights, ExpertsOutput, Gpu, GpuElement, HeadStrides,
-    MlaPrepInputs, MlaRope, MlaScratch, MoePlan,
+    invariant_linear_rows, mla_attention, mla_head_linear, mla_prep, mla_prep_uk, mla_uk,
+    moe_grouped, moe_route, rms_norm_residual, ExpertWeights, ExpertsOutput, Gpu, GpuElement,
+    HeadStrides, MlaPrepInputs, MlaRope, MlaScratch, MoePlan,
 };
 
 /// Latent attention's buffers of one forward shape.
@@ -171,64 +171,22 @@ where
             sh,
             &a.w_ukt,
         )?;
-        clock.mark(gpu, "latent prep + W_UK");
-        return attention_to_o(gpu, a, b, pool, offset, scale, sc, buf, clock);
-    }
-    let fork = !clock.running();
-    let prep = |qcat: &mut CudaSlice<T>, k: &mut CudaSlice<T>| {
-        mla_prep(gpu, qcat, k, offset, &inputs, rope, sh)
-    };
-    if fork {
-        gpu.fork(|| prep(&mut buf.qcat, &mut pool.k))??;
     } else {
-        prep(&mut buf.qcat, &mut pool.k)?;
-    }
-    let qs = HeadStrides {
-        row: q_stride,
-        head: qk,
-    };
-    let cs = HeadStrides {
-        row: nh * d,
-        head: d,
-    };
-    mla_head_linear(
-        gpu,
-        &mut buf.qcat,
-        cs,
-        q,
-        qs,
-        &a.w_ukt,
-        rows,
-        nh,
-        sh.lora,
-        sh.nope,
-    )?;
-    if fork {
-        gpu.join()?;
+        let fork = !clock.running();
+        let prep = |qcat: &mut CudaSlice<T>, k: &mut CudaSlice<T>| {
+            mla_prep(gpu, qcat, k, offset, &inputs, rope, sh)
+        };
+        if fork {
+            gpu.fork(|| prep(&mut buf.qcat, &mut pool.k))??;
+        } else {
+            prep(&mut buf.qcat, &mut pool.k)?;
+        }
+        mla_uk(gpu, &mut buf.qcat, &inputs, sh, &a.w_ukt)?;
+        if fork {
+            gpu.join()?;
+        }
     }
     clock.mark(gpu, "latent prep + W_UK");
-    attention_to_o(gpu, a, b, pool, offset, scale, sc, buf, clock)
-}
-
-/// The latent attention over the prepared queries and cache, `W_UV`, and
-/// the o projection into `sc.o`.
-#[allow(clippy::too_many_arguments)]
-fn attention_to_o<T: GpuElement>(
-    gpu: &Gpu,
-    a: &DeviceMla<T>,
-    b: &BatchOnDevice,
-    pool: &KvPool<T>,
-    offset: usize,
-    scale: f32,
-    sc: &mut Scratch<T>,
-    buf: &mut MlaBuffers<T>,
-    clock: &mut OpClock,
-) -> Result<()>
-where
-    CudaBlas: Gemm<T>,
-{
-    let (rows, sh) = (b.rows, a.shape);
-    let nh = sh.heads;
     mla_attention(
         gpu,
         &mut buf.olat,

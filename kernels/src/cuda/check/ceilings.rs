@@ -68,15 +68,8 @@ pub(super) fn check_timer_hold(
     rows: &mut Vec<super::CheckRow>,
 ) -> Result<(), GpuError> {
     const NS: u64 = 2_000_000;
-    let timer = GpuTimer::new(gpu)?;
-    let mut v = Vec::new();
-    for _ in 0..5 {
-        timer.start(gpu)?;
-        crate::cuda::hold_stream(gpu, NS)?;
-        v.push(f64::from(timer.stop_ms(gpu)?));
-    }
-    v.sort_by(f64::total_cmp);
-    let (ms, want) = (v[v.len() / 2], NS as f64 * 1e-6);
+    let ms = time_ms(gpu, 5, || crate::cuda::hold_stream(gpu, NS))?;
+    let want = NS as f64 * 1e-6;
     rows.push(super::CheckRow {
         kernel: "hold_stream",
         dtype: "-",

@@ -98,6 +98,8 @@ fn compare<T: GpuElement>(
     let [q0, q1] = &mut qcat;
     let [p0, p1] = &mut pool;
     mla_prep(gpu, q0, p0, 0, &inputs, rope, sh)?;
+    // W_UK^T with its strides written out here, not through mla_uk: the
+    // reference does not share the launch's own stride arithmetic.
     let qs = HeadStrides {
         row: nh * qk,
         head: qk,

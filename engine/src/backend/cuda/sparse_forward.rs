@@ -157,9 +157,10 @@ where
     };
     // The cache entry and the rotated query parts (qcat's last `rope`
     // values of each head) beside q_lat = W_UK^T q_nope (its first `lora`):
-    // both read only q and the compressed row. In one launch with
-    // SPECULA_MLA_PREP=one (the same arithmetic; not yet the default: it
-    // has not run on a GPU), else two, forked.
+    // both read only q and the compressed row. In one launch (the same
+    // bits: check row mla_prep_uk; V2-Lite batch 1 0.6% faster a step,
+    // results/h200/narrow-2026-12-05), or with SPECULA_MLA_PREP=two in two,
+    // forked.
     if prep_in_one_launch() {
         mla_prep_uk(
             gpu,
@@ -225,10 +226,11 @@ where
 }
 
 /// Whether the latent attention's preparation and `W_UK` run as one
-/// launch (`SPECULA_MLA_PREP=one`; read once).
+/// launch (the default; `SPECULA_MLA_PREP=two`: two launches, forked; read
+/// once).
 fn prep_in_one_launch() -> bool {
     static ONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ONE.get_or_init(|| std::env::var("SPECULA_MLA_PREP").is_ok_and(|v| v == "one"))
+    *ONE.get_or_init(|| std::env::var("SPECULA_MLA_PREP").map_or(true, |v| v != "two"))
 }
 
 /// The experts of `sc.normed`: routing, grouped gate|up with SiLU, grouped

@@ -39,7 +39,7 @@ bench() { # name, timeout, args...
   rm -rf $R/$n
 }
 bench l8 120 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8,16,32,64 --repeats 2
-bench l8-big 120 --config bench/configs/llama-3.1-8b.json --batch-sizes 128,256 --repeats 1 --max-new-tokens 32
+bench l8-big 120 --config bench/configs/llama-3.1-8b.json --batch-sizes 128,256 --repeats 1
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 G="devrun/bin/specula-gpu-check $R/ncu-x --wgmma-timing"
 for c in "o:64 linear_tiles" "o:64 linear_wg_2_64_2_4e" "o:64 linear_wg_1_32_2_3_" "down:64 linear_wg_1_64_2_4_" "gate_up:64 linear_wg_2_64_2_4e"; do

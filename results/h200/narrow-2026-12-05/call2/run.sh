@@ -40,6 +40,7 @@ for v in two one; do
   SPECULA_MLA_PREP=$v bench v2lite-$v-b 100 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8,32 --repeats 2
 done
 SPECULA_MLA_PREP=one bench moonlight-one 80 --config bench/configs/moonlight-16b-a3b.json --batch-sizes 1,8 --repeats 2
+bench l8-big 120 --config bench/configs/llama-3.1-8b.json --batch-sizes 128,256 --repeats 1
 for mla in fma mma; do
   SPECULA_MLA=$mla bench v3-8192-$mla 150 --config bench/configs/deepseek-v3-4-layers.json --draft-config bench/drafts/deepseek-v3-eagle3.json \
     --batch-sizes 1,8 --prompt-lens 8192 --repeats 1 --max-new-tokens 32

@@ -4,7 +4,7 @@
 //! kernel launches of a captured decode step.
 
 use super::super::layers::{LayerFfn, TargetLayer};
-use super::GpuTarget;
+use super::{GpuTarget, StepKey};
 use crate::backend::LogitsWanted;
 use crate::error::Result;
 use cudarc::cublas::{CudaBlas, Gemm};
@@ -53,15 +53,10 @@ where
     }
 
     /// Kernel launches of the captured greedy decode forward of `rows`
-    /// sequences (one row and one logit row each, no tree): what one
-    /// baseline step replays; none before that forward is captured.
+    /// sequences ([`StepKey::is_greedy_decode`]): what one baseline step
+    /// replays; none before that forward is captured.
     pub fn decode_graph_kernels(&self, rows: usize) -> Option<usize> {
-        self.replays.kernels_where(|k| {
-            k.rows == rows
-                && k.n_logits == rows
-                && k.wanted == LogitsWanted::Argmax
-                && !k.attention_kinds.1
-        })
+        self.replays.kernels_where(|k| k.is_greedy_decode(rows))
     }
 
     /// Zeroes the expert counters.
@@ -70,5 +65,51 @@ where
             .stream
             .memset_zeros(&mut *self.expert_stats.borrow_mut())?;
         Ok(())
+    }
+}
+
+impl StepKey {
+    /// Whether this is the shape of a greedy decode forward of `rows`
+    /// sequences: one row and one logit row each, argmax wanted, nothing
+    /// captured. A decode row is a tree row (its own entry is its one extra
+    /// key, `push_tree_node`), so the attention kinds say nothing here.
+    pub(super) fn is_greedy_decode(&self, rows: usize) -> bool {
+        self.rows == rows
+            && self.n_logits == rows
+            && self.wanted == LogitsWanted::Argmax
+            && self.capture.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(rows: usize, n_logits: usize, capture: Vec<usize>, tree: bool) -> StepKey {
+        StepKey {
+            rows,
+            n_logits,
+            capture,
+            wanted: LogitsWanted::Argmax,
+            attention_kinds: (!tree, tree),
+        }
+    }
+
+    #[test]
+    fn a_baseline_decode_step_is_found_though_its_rows_are_tree_rows() {
+        // gpu bench's kernels_per_step was empty on the H200 (2026-12-05):
+        // the decode forward's rows are tree rows and the shape was skipped.
+        assert!(key(8, 8, vec![], true).is_greedy_decode(8));
+        assert!(key(1, 1, vec![], false).is_greedy_decode(1));
+    }
+
+    #[test]
+    fn verify_and_capturing_forwards_are_not_decode_steps() {
+        assert!(!key(48, 48, vec![], true).is_greedy_decode(8));
+        assert!(!key(8, 8, vec![1, 15, 29], true).is_greedy_decode(8));
+        assert!(!key(8, 1, vec![], false).is_greedy_decode(8));
+        let mut logits = key(8, 8, vec![], true);
+        logits.wanted = LogitsWanted::Logits;
+        assert!(!logits.is_greedy_decode(8));
     }
 }

@@ -1,0 +1,35 @@
+# Call 3 (binaries and cubin of the commit it runs from): where a decode step's GPU time goes.
+# SPECULA_GPU_PROFILE spans (GPU time since the profile clock holds the stream before its first
+# event) for the 8B at batch 1, 16, 64 and V2-Lite at batch 1; the step with the launch count
+# (kernels_per_step: the key predicate fixed, decode rows are tree rows) on both; the latent
+# preparation in one launch now the default; the served V3 shape at prompt 8192 in both latent
+# attention forms.
+set -u
+for f in devrun/bin/*.gz; do [ -f "$f" ] && gunzip -f "$f"; done; chmod +x devrun/bin/*
+R=$OUT/r; mkdir -p $R
+. scripts/gpu_env.sh
+export SPECULA_KERNEL_CACHE=$PWD/devrun/kernels
+T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
+B="devrun/bin/specula gpu bench --random-weights --quiet --steps 5 --topk 1 --synthetic 0.8"
+bench() { # name, timeout, args...
+  local n=$1 t=$2; shift 2
+  if [ $(el) -gt 520 ]; then echo "== $n skipped at $(el) s"; return; fi
+  echo "== $n"
+  timeout $t $B "$@" --out $R/$n > $R/$n.log 2>&1; echo "rc $? at $(el) s"
+  grep -E "baseline step|kernels a step|synthetic|warning|rror" $R/$n.log | cut -c1-220
+  for f in decode_bandwidth synthetic_speedup scaling; do [ -f $R/$n/$f.csv ] && cp $R/$n/$f.csv $R/${f}_$n.csv; done
+  rm -rf $R/$n
+}
+bench l8 100 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,16,64 --repeats 1 --max-new-tokens 64
+bench v2lite 100 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8,32 --repeats 2 --max-new-tokens 64
+for b in 1 16 64; do
+  SPECULA_GPU_PROFILE=1 bench l8-prof-$b 100 --config bench/configs/llama-3.1-8b.json --batch-sizes $b --repeats 1 --max-new-tokens 32
+  sed -n '/per-forward breakdown, batch [0-9]*, baseline/,/^batch/p' $R/l8-prof-$b.log | head -40
+done
+SPECULA_GPU_PROFILE=1 bench v2lite-prof-1 100 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1 --repeats 1 --max-new-tokens 32
+sed -n '/per-forward breakdown, batch [0-9]*, baseline/,/^batch/p' $R/v2lite-prof-1.log | head -40
+for mla in fma mma; do
+  SPECULA_MLA=$mla bench v3-8192-$mla 120 --config bench/configs/deepseek-v3-4-layers.json --draft-config bench/drafts/deepseek-v3-eagle3.json \
+    --batch-sizes 1,8 --prompt-lens 8192 --repeats 1 --max-new-tokens 32
+done
+cd $OUT && tar czf r.tgz r && rm -rf r

@@ -20,6 +20,9 @@ bench() { # name, timeout, args...
   for f in decode_bandwidth synthetic_speedup scaling; do [ -f $R/$n/$f.csv ] && cp $R/$n/$f.csv $R/${f}_$n.csv; done
   rm -rf $R/$n
 }
+echo "== wgmma timing at 48-96 rows (the qkv layout at 49-96 rows: s3 chosen, s4 early faster in a stream at 64 in call 1)"
+timeout 100 devrun/bin/specula-gpu-check $R --wgmma-timing --only=qkv:48,qkv:64,qkv:96,down:96,o:96,gate_up:96 > $R/wgmma_timing.log 2>&1; echo "rc $? at $(el) s"
+grep -E "gave|differ|^ *(o|qkv|down|gate_up) " $R/wgmma_timing.log | head -20
 bench l8 100 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,16,64 --repeats 1 --max-new-tokens 64
 bench v2lite 100 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8,32 --repeats 2 --max-new-tokens 64
 for b in 1 16 64; do

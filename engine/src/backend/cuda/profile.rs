@@ -5,6 +5,8 @@
 //! launches slower than the GPU runs them, so the clock first holds the
 //! stream ([`hold_stream`]) for longer than the last forward took to
 //! enqueue: the spans are then the GPU's time, not the host's launch calls.
+//! Totals are kept per forward size (rows), so that a bench's decode
+//! forwards are not mixed with its prefill forwards.
 
 use cudarc::driver::{sys, CudaEvent};
 use specula_kernels::cuda::{hold_stream, Gpu};
@@ -13,7 +15,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-static TOTALS: Mutex<Option<BTreeMap<&'static str, (f64, usize)>>> = Mutex::new(None);
+/// Per forward size (rows): per operation, milliseconds summed and forwards.
+type Totals = BTreeMap<usize, BTreeMap<&'static str, (f64, usize)>>;
+
+static TOTALS: Mutex<Option<Totals>> = Mutex::new(None);
 
 /// Nanoseconds the last profiled forward took to enqueue (0: none yet).
 static LAST_ENQUEUE_NS: AtomicU64 = AtomicU64::new(0);
@@ -40,11 +45,14 @@ pub(crate) struct OpClock {
     /// The first event, when the host passed it, and the hold before it (ms).
     start: Option<(CudaEvent, Instant, f64)>,
     enqueued_ms: f64,
+    /// The forward's rows (its totals' key).
+    rows: usize,
 }
 
 impl OpClock {
-    /// Starts a forward's clock (inert when profiling is off).
-    pub(crate) fn start(gpu: &Gpu) -> OpClock {
+    /// Starts the clock of a forward of `rows` rows (inert when profiling
+    /// is off).
+    pub(crate) fn start(gpu: &Gpu, rows: usize) -> OpClock {
         let start = enabled().then(|| {
             let hold = hold_ns();
             hold_stream(gpu, hold).expect("profiling: hold_stream");
@@ -55,6 +63,7 @@ impl OpClock {
             marks: Vec::new(),
             start,
             enqueued_ms: 0.0,
+            rows,
         }
     }
 
@@ -64,6 +73,7 @@ impl OpClock {
             marks: Vec::new(),
             start: None,
             enqueued_ms: 0.0,
+            rows: 0,
         }
     }
 
@@ -97,7 +107,10 @@ impl OpClock {
         // The host waited out the hold too: what is left is the forward's.
         let host_ms = (t0.elapsed().as_secs_f64() * 1e3 - hold_ms).max(self.enqueued_ms);
         let mut totals = TOTALS.lock().unwrap_or_else(|e| e.into_inner());
-        let map = totals.get_or_insert_with(BTreeMap::new);
+        let map = totals
+            .get_or_insert_with(BTreeMap::new)
+            .entry(self.rows)
+            .or_default();
         let mut prev = &first;
         for (name, e) in &self.marks {
             let ms = prev.elapsed_ms(e).unwrap_or(f32::NAN) as f64;
@@ -122,10 +135,16 @@ fn event(gpu: &Gpu) -> CudaEvent {
     e
 }
 
-/// The totals so far, in milliseconds, with the number of forwards; resets them.
-pub fn take_profile() -> Vec<(&'static str, f64, usize)> {
+/// The totals so far by forward size (rows): per operation, milliseconds
+/// summed, with the number of forwards of that size; resets them.
+pub fn take_profile() -> BTreeMap<usize, Vec<(&'static str, f64, usize)>> {
     let mut totals = TOTALS.lock().unwrap_or_else(|e| e.into_inner());
-    let map = totals.take().unwrap_or_default();
-    let n = map.get("(host: whole forward)").map_or(0, |t| t.1);
-    map.into_iter().map(|(k, v)| (k, v.0, n)).collect()
+    let sizes = totals.take().unwrap_or_default();
+    sizes
+        .into_iter()
+        .map(|(rows, map)| {
+            let n = map.get("(host: whole forward)").map_or(0, |t| t.1);
+            (rows, map.into_iter().map(|(k, v)| (k, v.0, n)).collect())
+        })
+        .collect()
 }

@@ -354,7 +354,7 @@ where
         if !self.replays.graphable(&host) {
             let mut step = self.new_step(BatchOnDevice::exact(gpu, &host)?, capture.len())?;
             step.batch.write(gpu, &host)?;
-            let mut clock = OpClock::start(gpu);
+            let mut clock = OpClock::start(gpu, host.rows);
             self.enqueue(&mut step, &mut pool, capture, wanted, &mut clock)?;
             let out = self.read(&step, capture.len(), wanted);
             clock.mark(gpu, "argmax + downloads");

@@ -381,14 +381,20 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
 }
 
 /// Prints the per-operation breakdown of the target forwards when
-/// `SPECULA_GPU_PROFILE` is set (and resets it).
+/// `SPECULA_GPU_PROFILE` is set (and resets it): of the forward size run
+/// most often (the decode or verify forwards, not the prefill's).
 pub(super) fn print_profile(batch: usize, mode: &str) {
-    let p = specula_engine::backend::cuda::take_profile();
-    if p.is_empty() {
+    let sizes = specula_engine::backend::cuda::take_profile();
+    let Some((rows, p)) = sizes
+        .into_iter()
+        .max_by_key(|(rows, p)| (p.first().map_or(0, |e| e.2), *rows))
+    else {
         return;
-    }
-    let n = p[0].2.max(1) as f64;
-    eprintln!("per-forward breakdown, batch {batch}, {mode} ({n} forwards, CUDA events):");
+    };
+    let n = p.first().map_or(1, |e| e.2.max(1)) as f64;
+    eprintln!(
+        "per-forward breakdown, batch {batch}, {mode} ({n} forwards of {rows} rows, CUDA events):"
+    );
     for (name, ms, _) in p {
         eprintln!("  {name:<30} {:>9.1} us", 1e3 * ms / n);
     }

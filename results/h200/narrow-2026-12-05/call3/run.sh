@@ -5,21 +5,7 @@
 # preparation in one launch now the default; the served V3 shape at prompt 8192 in both latent
 # attention forms.
 set -u
-for f in devrun/bin/*.gz; do [ -f "$f" ] && gunzip -f "$f"; done; chmod +x devrun/bin/*
-R=$OUT/r; mkdir -p $R
-. scripts/gpu_env.sh
-export SPECULA_KERNEL_CACHE=$PWD/devrun/kernels
-T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
-B="devrun/bin/specula gpu bench --random-weights --quiet --steps 5 --topk 1 --synthetic 0.8"
-bench() { # name, timeout, args...
-  local n=$1 t=$2; shift 2
-  if [ $(el) -gt 520 ]; then echo "== $n skipped at $(el) s"; return; fi
-  echo "== $n"
-  timeout $t $B "$@" --out $R/$n > $R/$n.log 2>&1; echo "rc $? at $(el) s"
-  grep -E "baseline step|kernels a step|synthetic|warning|rror" $R/$n.log | cut -c1-220
-  for f in decode_bandwidth synthetic_speedup scaling; do [ -f $R/$n/$f.csv ] && cp $R/$n/$f.csv $R/${f}_$n.csv; done
-  rm -rf $R/$n
-}
+. scripts/gpu_call.sh
 echo "== wgmma timing at 48-96 rows (the qkv layout at 49-96 rows: s3 chosen, s4 early faster in a stream at 64 in call 1)"
 timeout 100 devrun/bin/specula-gpu-check $R --wgmma-timing --only=qkv:48,qkv:64,qkv:96,down:96,o:96,gate_up:96 > $R/wgmma_timing.log 2>&1; echo "rc $? at $(el) s"
 grep -E "gave|differ|^ *(o|qkv|down|gate_up) " $R/wgmma_timing.log | head -20
@@ -35,4 +21,4 @@ for mla in fma mma; do
   SPECULA_MLA=$mla bench v3-8192-$mla 120 --config bench/configs/deepseek-v3-4-layers.json --draft-config bench/drafts/deepseek-v3-eagle3.json \
     --batch-sizes 1,8 --prompt-lens 8192 --repeats 1 --max-new-tokens 32
 done
-cd $OUT && tar czf r.tgz r && rm -rf r
+call_done

@@ -1,0 +1,36 @@
+# Sourced by a device call's run.sh (results/h200/<study>/callN/run.sh, from the
+# repository root): unpacks the carried binaries (devrun/bin/*.gz), points the
+# kernel cache at the carried cubin (devrun/kernels), and defines
+#   R        the folder under $OUT the call writes (packed into $OUT/r.tgz by call_done)
+#   el       seconds since the call started
+#   bench NAME TIMEOUT ARGS...   one `specula gpu bench` (random weights, steps 5,
+#            topk 1, synthetic 0.8, plus ARGS) into $R/NAME.log and its CSVs as
+#            $R/<csv>_NAME.csv; skipped once the call has run CALL_BUDGET_S seconds
+#   call_done   packs $R into $OUT/r.tgz (one file comes back, whatever the count)
+for f in devrun/bin/*.gz; do [ -f "$f" ] && gunzip -f "$f"; done
+chmod +x devrun/bin/*
+R=$OUT/r
+mkdir -p "$R"
+. scripts/gpu_env.sh
+export SPECULA_KERNEL_CACHE=$PWD/devrun/kernels
+CALL_T0=$(date +%s)
+CALL_BUDGET_S=${CALL_BUDGET_S:-520}
+el() { echo $(($(date +%s) - CALL_T0)); }
+bench() {
+    local n=$1 t=$2
+    shift 2
+    if [ "$(el)" -gt "$CALL_BUDGET_S" ]; then
+        echo "== $n skipped at $(el) s"
+        return
+    fi
+    echo "== $n"
+    timeout "$t" devrun/bin/specula gpu bench --random-weights --quiet --steps 5 --topk 1 \
+        --synthetic 0.8 "$@" --out "$R/$n" >"$R/$n.log" 2>&1
+    echo "rc $? at $(el) s"
+    grep -E "baseline step|kernels a step|synthetic|warning|rror" "$R/$n.log" | cut -c1-220
+    for f in decode_bandwidth synthetic_speedup scaling; do
+        [ -f "$R/$n/$f.csv" ] && cp "$R/$n/$f.csv" "$R/${f}_$n.csv"
+    done
+    rm -rf "${R:?}/$n"
+}
+call_done() { (cd "$OUT" && tar czf r.tgz r && rm -rf r); }

@@ -17,6 +17,7 @@ for b in 1 16 64; do
 done
 SPECULA_GPU_PROFILE=1 bench v2lite-prof-1 100 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1 --repeats 1 --max-new-tokens 32
 sed -n '/per-forward breakdown, batch [0-9]*, baseline/,/^batch/p' $R/v2lite-prof-1.log | head -40
+bench l8-8192 150 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8,64 --prompt-lens 8192 --repeats 1 --max-new-tokens 32
 for mla in fma mma; do
   SPECULA_MLA=$mla bench v3-8192-$mla 120 --config bench/configs/deepseek-v3-4-layers.json --draft-config bench/drafts/deepseek-v3-eagle3.json \
     --batch-sizes 1,8 --prompt-lens 8192 --repeats 1 --max-new-tokens 32

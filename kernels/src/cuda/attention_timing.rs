@@ -1,9 +1,10 @@
 //! Times the decode and verification attention alone at long contexts, in
 //! each kernel the engine can run for tree rows (the bf16 tree kernel at
-//! 2, 4, 8 and 16 tiles per split, and the split-K kernel), so the choice
+//! 1, 2, 4, 8 and 16 tiles per split, and the split-K kernel), so the choice
 //! between them and the KV bandwidth each reaches are read off
 //! measurements: a decode row and a 6-token chain's verify rows per
-//! sequence, contexts 1k-32k, 1 and 8 sequences.
+//! sequence, at the contexts and sequence counts asked (cases of more than
+//! [`MAX_TIMED_KEYS`] keys in all skipped).
 
 use super::check::time_ms;
 use super::timing::ModelShape;
@@ -37,6 +38,10 @@ impl AttentionTiming {
     }
 }
 
+/// Keys (sequences x context) beyond which a case is not timed (the
+/// split-K kernel's scratch grows with rows x keys).
+pub const MAX_TIMED_KEYS: usize = 8 * 32768;
+
 /// Median bf16 times of `shape`'s attention for every kernel, case, batch
 /// in `sequences` and context in `contexts`.
 pub fn time_attention(
@@ -55,6 +60,9 @@ pub fn time_attention(
     let mut out = Vec::new();
     for &n_seq in sequences {
         for &ctx in contexts {
+            if n_seq * ctx > MAX_TIMED_KEYS {
+                continue;
+            }
             let per_seq = ctx + 6;
             let mut kp = gpu.stream.alloc_zeros::<bf16>(n_seq * per_seq * width)?;
             let mut vp = gpu.stream.alloc_zeros::<bf16>(n_seq * per_seq * width)?;
@@ -72,7 +80,7 @@ pub fn time_attention(
                 fill_uniform(gpu, &mut q, 13, 1.0, 0.0)?;
                 let mut o = gpu.stream.alloc_zeros::<bf16>(rows * qd)?;
                 let keys = KeyLists::upload(gpu, &lists)?;
-                for tiles in [2, 4, 8, 16, 0] {
+                for tiles in [1, 2, 4, 8, 16, 0] {
                     let mut scratch = AttentionScratch::new(gpu, &keys, ashape)?;
                     let kernel = if tiles == 0 {
                         scratch.force_kernel(AttentionKernel::Lean);

@@ -102,6 +102,15 @@ pub(crate) fn flash_prefill<T: GpuElement>(
     unsafe { launch(gpu, &name::<T>("flash_rows"), cfg, &args) }
 }
 
+/// Whether the tree kernel plans its split and starts its first prefix
+/// tile before waiting on the kernel before it (`tree_attention.cu`); the
+/// default, `SPECULA_TREE_EARLY=0` waits first (read once). Both give the
+/// same bits.
+pub fn tree_early() -> bool {
+    static EARLY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *EARLY.get_or_init(|| std::env::var("SPECULA_TREE_EARLY").map_or(true, |v| v != "0"))
+}
+
 /// Tree rows of the batch through the tree kernel, with the split scratch
 /// `parts` (partial outputs, their (max, sum), counters at zero) of `splits`
 /// 64-key tiles per (row, head), in splits of `split_tiles` tiles (checked
@@ -139,6 +148,7 @@ pub(crate) fn tree_attention<T: GpuElement>(
         RawArg::I32(splits as i32),
         RawArg::I64(pools.offset as i64),
         RawArg::I32(split_tiles as i32),
+        RawArg::I32(i32::from(tree_early())),
     ];
     // Splits of split_tiles tiles of 64 keys (`splits` counts tiles:
     // the scratch's stride); two stages of a tile's keys and values.

@@ -24,6 +24,15 @@
 // block that completes a row's last split (a counter per (row, kv head),
 // back to zero after) merges the row's splits in split order: the same sums
 // whatever the batch, the group or the order the blocks ran.
+//
+// With `early` (the default; SPECULA_TREE_EARLY=0 turns it off), a block
+// plans its split and starts its first tile's cp.async before the wait on
+// the previous kernel when that tile lies inside the group's common prefix,
+// and asks L2 for the split's later prefix entries: the key lists were
+// uploaded before the forward's first kernel, and the committed entries were
+// written by kernels that have finished once the kernel before this one
+// (the RoPE and cache append, which writes only the rows' own entries) has
+// passed its own wait, which is when it lets this one launch.
 
 #define TREE_GROUP_MAX 64
 // 64-key tiles per split at most (the launch passes split_tiles).
@@ -96,7 +105,7 @@ template <int HD>
 __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* counters, const bf16* q,
                                const bf16* kp, const bf16* vp, const int* base, const int* prefix,
                                const int* extra_off, const int* extra, const int* groups, int heads, int kv_heads,
-                               float scale, int splits_cap, long pool_offset, int split_tiles) {
+                               float scale, int splits_cap, long pool_offset, int split_tiles, int early) {
     // Two stages of (keys, values): 4 x AT_KEYS x (HD + 8) bf16, dynamic.
     extern __shared__ __align__(16) unsigned char tree_smem[];
     constexpr int TILE = AT_KEYS * at_stride<HD>();
@@ -111,14 +120,23 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
     __shared__ int n_round;
     kp += pool_offset;
     vp += pool_offset;
+    if (!early) pdl_enter();
     int grp = blockIdx.x, kvh = blockIdx.y, s = blockIdx.z;
     int first = groups[3 * grp], count = groups[3 * grp + 1], c = groups[3 * grp + 2];
-    if (count == 0) return;
+    // A block with nothing to do still waits (when early): a kernel after
+    // this one relies on this one's end implying the previous kernel's.
+    if (count == 0) {
+        if (early) pdl_enter();
+        return;
+    }
     const int split_keys = AT_KEYS * split_tiles;
     int k0 = s * split_keys;
     int longest = 0;
     for (int i = 0; i < count; i++) longest = max(longest, tree_keys(prefix, extra_off, first + i));
-    if (k0 >= longest) return;
+    if (k0 >= longest) {
+        if (early) pdl_enter();
+        return;
+    }
     int t0 = k0 / AT_KEYS, t1 = (min(k0 + split_keys, longest) + AT_KEYS - 1) / AT_KEYS;
     if (threadIdx.x == 0) {
         int k = 0;
@@ -154,6 +172,21 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
         }
         tree_cp_commit();
     };
+    // The first tile ahead of the wait when it is the whole group's
+    // (inside the common prefix), and the split's later prefix entries
+    // asked of L2; then the wait.
+    bool ahead = early && ni > 0 && items[0] % 128 == 0;
+    if (early) {
+        if (ahead) issue(0);
+        int kp0 = ahead ? k0 + AT_KEYS : k0, kp1 = min(k0 + split_keys, c);
+        constexpr int LINES = HD * 2 / 128 > 0 ? HD * 2 / 128 : 1;
+        for (int i = threadIdx.x; i < (kp1 - kp0) * LINES; i += blockDim.x) {
+            size_t off = (size_t)(b + kp0 + i / LINES) * width + (size_t)kvh * HD + (i % LINES) * 64;
+            prefetch_l2(kp + off);
+            prefetch_l2(vp + off);
+        }
+        pdl_enter();
+    }
     int nv = count * G;
     for (int pass = 0; pass < nv; pass += TREE_PASS_VECTORS) {
         int vbase = pass + warp * 16, g = lane >> 2;
@@ -172,7 +205,7 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
 #pragma unroll
         for (int nd = 0; nd < HD / 8; nd++) o[nd][0] = o[nd][1] = o[nd][2] = o[nd][3] = 0.f;
         __syncthreads();  // the previous pass is done with the stages
-        issue(0);
+        if (pass > 0 || !ahead) issue(0);
         for (int i = 0; i < ni; i++) {
             if (i + 1 < ni) {
                 issue(i + 1);
@@ -331,17 +364,16 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
     for (int k = threadIdx.x; k < nd; k += blockDim.x) counters[done[k] * kv_heads + kvh] = 0;
 }
 
-#define P_TREE (bf16* out, float* part_out, float* part_ml, int* counters, const bf16* q, const bf16* kp, const bf16* vp, const int* base, const int* prefix, const int* extra_off, const int* extra, const int* groups, int heads, int kv_heads, float scale, int splits_cap, long pool_offset, int split_tiles)
-#define A_TREE (out, part_out, part_ml, counters, q, kp, vp, base, prefix, extra_off, extra, groups, heads, kv_heads, scale, splits_cap, pool_offset, split_tiles)
+// Each enters as a programmatic dependent inside tree_attention (after its
+// early work when `early`).
+#define P_TREE (bf16* out, float* part_out, float* part_ml, int* counters, const bf16* q, const bf16* kp, const bf16* vp, const int* base, const int* prefix, const int* extra_off, const int* extra, const int* groups, int heads, int kv_heads, float scale, int splits_cap, long pool_offset, int split_tiles, int early)
+#define A_TREE (out, part_out, part_ml, counters, q, kp, vp, base, prefix, extra_off, extra, groups, heads, kv_heads, scale, splits_cap, pool_offset, split_tiles, early)
 extern "C" __global__ void __launch_bounds__(AT_THREADS) tree_attention_32_bf16 P_TREE {
-    pdl_enter();
     tree_attention<32> A_TREE;
 }
 extern "C" __global__ void __launch_bounds__(AT_THREADS) tree_attention_64_bf16 P_TREE {
-    pdl_enter();
     tree_attention<64> A_TREE;
 }
 extern "C" __global__ void __launch_bounds__(AT_THREADS) tree_attention_128_bf16 P_TREE {
-    pdl_enter();
     tree_attention<128> A_TREE;
 }

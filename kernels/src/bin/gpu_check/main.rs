@@ -277,11 +277,17 @@ fn split_table(gpu: &Gpu, copy_gb_s: f64) -> Result<String, specula_kernels::cud
     Ok(csv)
 }
 
-/// Decode and 6-token verify attention of the 8B shape at contexts 1k-32k,
-/// 1 and 8 sequences, in the tree and split-K kernels: a table on stdout,
-/// CSV back.
+/// Decode and 6-token verify attention of the 8B shape at contexts of a
+/// bench's short prompt (160 keys) to 32k, 1, 8 and 64 sequences (64 up
+/// to 4096 keys), in the tree and split-K kernels: a table on stdout, CSV
+/// back.
 fn attention_table(gpu: &Gpu) -> Result<String, specula_kernels::cuda::GpuError> {
-    let timings = time_attention(gpu, ModelShape::LLAMA_3_1_8B, &[1, 8], &[1024, 8192, 32768])?;
+    let timings = time_attention(
+        gpu,
+        ModelShape::LLAMA_3_1_8B,
+        &[1, 8, 64],
+        &[160, 1024, 4096, 8192, 32768],
+    )?;
     println!("attention alone, Llama-3.1-8B shape (32/8 heads x 128), bf16, median of 30:");
     println!(
         "{:<8} {:<8} {:>4} {:>7} {:>10} {:>8}",

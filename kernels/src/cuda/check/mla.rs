@@ -16,6 +16,23 @@ use rand_chacha::ChaCha8Rng;
 /// Heads per block of the FMA kernel's shared-keys form.
 const MLA_HEADS_FMA: usize = 4;
 
+/// A small latent shape whose widths are multiples of nothing (no vector
+/// path applies), for the checks beside the real widths.
+pub(super) const MLA_ODD_SHAPE: MlaShape = MlaShape {
+    heads: 3,
+    lora: 13,
+    rope: 6,
+    nope: 5,
+    v_dim: 7,
+};
+
+/// RoPE inverse frequencies (base 10000) over `rd` rotated dims.
+pub(super) fn rope_inv_freq(rd: usize) -> Vec<f32> {
+    (0..rd / 2)
+        .map(|i| 1.0 / 10000f32.powf(2.0 * i as f32 / rd as f32))
+        .collect()
+}
+
 /// One query row of the check: the sequence, the position its query comes
 /// from, and its key list (visible prefix, further entries).
 struct QueryRow {
@@ -73,13 +90,7 @@ pub(super) fn check_mla<T: GpuElement>(
             nope: 64,
             v_dim: 48,
         },
-        MlaShape {
-            heads: 3,
-            lora: 13,
-            rope: 6,
-            nope: 5,
-            v_dim: 7,
-        },
+        MLA_ODD_SHAPE,
     ];
     for shape in shapes {
         check_shape::<T>(gpu, rng, rows_out, shape)?;
@@ -119,9 +130,7 @@ fn check_shape<T: GpuElement>(
             );
         }
     }
-    let inv: Vec<f32> = (0..rd / 2)
-        .map(|i| 1.0 / 10000f32.powf(2.0 * i as f32 / rd as f32))
-        .collect();
+    let inv = rope_inv_freq(rd);
     let (kv_norm, norm) = upload::<T>(
         gpu,
         &random(rng, lora, 1.0)

@@ -2,6 +2,7 @@
 //! (`mla_prep_uk`) against the two launches it replaces (`mla_prep`, then
 //! `mla_head_linear` into the same query rows): every output bit for bit.
 
+use super::mla::{rope_inv_freq, MLA_ODD_SHAPE};
 use super::{differing, download, random, row_recorder, upload, CheckRow};
 use crate::cuda::{
     mla_head_linear, mla_prep, mla_prep_uk, Gpu, GpuElement, GpuError, HeadStrides, MlaPrepInputs,
@@ -24,13 +25,7 @@ pub(super) fn check_mla_prep_uk<T: GpuElement>(
             nope: 128,
             v_dim: 128,
         },
-        MlaShape {
-            heads: 3,
-            lora: 13,
-            rope: 6,
-            nope: 5,
-            v_dim: 7,
-        },
+        MLA_ODD_SHAPE,
     ];
     for sh in shapes {
         for rows in [1usize, 6, 70] {
@@ -65,10 +60,7 @@ fn compare<T: GpuElement>(
     let (kv_norm, _) = upload::<T>(gpu, &random(rng, sh.lora, 1.0))?;
     let scale = 1.0 / (sh.nope as f32).sqrt();
     let (w_ukt, _) = upload::<T>(gpu, &random(rng, nh * sh.lora * sh.nope, scale))?;
-    let inv: Vec<f32> = (0..sh.rope / 2)
-        .map(|i| 1.0 / 10000f32.powf(2.0 * i as f32 / sh.rope as f32))
-        .collect();
-    let inv_freq = s.clone_htod(&inv)?;
+    let inv_freq = s.clone_htod(&rope_inv_freq(sh.rope))?;
     let positions: Vec<i32> = (0..rows as i32).map(|r| 100 + 3 * r).collect();
     // Entries in reverse, one pool row left empty before them.
     let entries: Vec<i32> = (0..rows as i32).rev().map(|r| r + 1).collect();

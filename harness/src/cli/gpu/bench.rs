@@ -393,7 +393,7 @@ pub(super) fn print_profile(batch: usize, mode: &str) {
     };
     let n = p.first().map_or(1, |e| e.2.max(1)) as f64;
     eprintln!(
-        "per-forward breakdown, batch {batch}, {mode} ({n} forwards of {rows} rows, CUDA events):"
+        "per-forward breakdown, batch {batch}, {mode} ({n} forwards, {rows} rows each, CUDA events):"
     );
     for (name, ms, _) in p {
         eprintln!("  {name:<30} {:>9.1} us", 1e3 * ms / n);

@@ -84,13 +84,15 @@ __device__ __forceinline__ void at_load_q(unsigned (&qa)[HD / 16][4], const bf16
 }
 
 // Raw scores s[n][.] of the warp's 16 vectors against the tile's keys:
-// s[n][0..1] = (vector g, keys 8n + 2t, +1), s[n][2..3] = vector g + 8.
+// s[n][0..1] = (vector g, keys 8n + 2t, +1), s[n][2..3] = vector g + 8;
+// only n in [n_lo, n_hi) (the others are left as they were).
 template <int HD>
 __device__ __forceinline__ void at_scores(float (&s)[AT_KEYS / 8][4], const unsigned (&qa)[HD / 16][4],
-                                          const bf16* ks, int lane) {
+                                          const bf16* ks, int lane, int n_lo = 0, int n_hi = AT_KEYS / 8) {
     int g = lane >> 2, t = lane & 3;
 #pragma unroll
     for (int n = 0; n < AT_KEYS / 8; n++) {
+        if (n < n_lo || n >= n_hi) continue;
         s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
         const bf16* kr = ks + (n * 8 + g) * at_stride<HD>() + 2 * t;
 #pragma unroll
@@ -102,31 +104,46 @@ __device__ __forceinline__ void at_scores(float (&s)[AT_KEYS / 8][4], const unsi
     }
 }
 
-// o[nd][.] += P V over the tile (P: the weights p[n][.] in the layout of
-// at_scores, rounded to bf16); o[nd][0..1] = (vector g, d = 8 nd + 2t, +1).
-template <int HD>
-__device__ __forceinline__ void at_pv(float (&o)[HD / 8][4], const float (&p)[AT_KEYS / 8][4], const bf16* vs,
-                                      int lane) {
+// The A fragment of P for keys 16 kk .. 16 kk + 15 (the weights p[n][.] in
+// the layout of at_scores, rounded to bf16).
+__device__ __forceinline__ uint4 at_p_frag(const float (&p)[AT_KEYS / 8][4], int kk) {
+    return make_uint4(at_pack(p[2 * kk][0], p[2 * kk][1]), at_pack(p[2 * kk][2], p[2 * kk][3]),
+                      at_pack(p[2 * kk + 1][0], p[2 * kk + 1][1]), at_pack(p[2 * kk + 1][2], p[2 * kk + 1][3]));
+}
+
+// o[nd][.] += P V over the tile, P's fragment for keys 16 kk .. 16 kk + 15
+// from frag(kk); o[nd][0..1] = (vector g, d = 8 nd + 2t, +1). Only the
+// 16-wide column pairs nd / 2 = own (mod ways) (the others are left as
+// they were): each pair's sum is the same mma chain in any split.
+template <int HD, typename F>
+__device__ __forceinline__ void at_pv_frags(float (&o)[HD / 8][4], F frag, const bf16* vs, int lane, int ways = 1,
+                                            int own = 0) {
 #pragma unroll
     for (int kk = 0; kk < AT_KEYS / 16; kk++) {
-        unsigned a0 = at_pack(p[2 * kk][0], p[2 * kk][1]);
-        unsigned a1 = at_pack(p[2 * kk][2], p[2 * kk][3]);
-        unsigned a2 = at_pack(p[2 * kk + 1][0], p[2 * kk + 1][1]);
-        unsigned a3 = at_pack(p[2 * kk + 1][2], p[2 * kk + 1][3]);
+        uint4 a = frag(kk);
         // Lane l addresses row (key) 16 kk + 8 ((l / 8) % 2) + l % 8 of the
         // column block 8 (nd + l / 16).
         int key = kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
 #pragma unroll
         for (int nd = 0; nd < HD / 8; nd += 2) {
+            if ((nd / 2) % ways != own) continue;
             const bf16* src = vs + key * at_stride<HD>() + (nd + (lane >> 4)) * 8;
             unsigned r0, r1, r2, r3;
             asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                          : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
                          : "r"(at_smem_addr(src)));
-            at_mma(o[nd], a0, a1, a2, a3, r0, r1);
-            at_mma(o[nd + 1], a0, a1, a2, a3, r2, r3);
+            at_mma(o[nd], a.x, a.y, a.z, a.w, r0, r1);
+            at_mma(o[nd + 1], a.x, a.y, a.z, a.w, r2, r3);
         }
     }
+}
+
+// o[nd][.] += P V over the tile (P: the weights p[n][.] in the layout of
+// at_scores, rounded to bf16).
+template <int HD>
+__device__ __forceinline__ void at_pv(float (&o)[HD / 8][4], const float (&p)[AT_KEYS / 8][4], const bf16* vs,
+                                      int lane) {
+    at_pv_frags<HD>(o, [&](int kk) { return at_p_frag(p, kk); }, vs, lane);
 }
 
 // Masks s to the vectors' visible tile rows (vector g: rows < lim0; g + 8:

@@ -111,10 +111,22 @@ pub fn tree_early() -> bool {
     *EARLY.get_or_init(|| std::env::var("SPECULA_TREE_EARLY").map_or(true, |v| v != "0"))
 }
 
+/// Whether the tree kernel gives a set of 16 query vectors two or four
+/// warps when its group has at most 32 (a decode row, a short chain:
+/// `tree_tile.cu`) and loads a tile past the group's common prefix once
+/// when every row's entries in it are the longest row's (a chain); the
+/// default, `SPECULA_TREE_SHARE=0` gives each set one warp and each row its
+/// own tiles past the prefix (read once). Both give the same bits.
+pub fn tree_share() -> bool {
+    static SHARE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SHARE.get_or_init(|| std::env::var("SPECULA_TREE_SHARE").map_or(true, |v| v != "0"))
+}
+
 /// Tree rows of the batch through the tree kernel, with the split scratch
 /// `parts` (partial outputs, their (max, sum), counters at zero) of `splits`
 /// 64-key tiles per (row, head), in splits of `split_tiles` tiles (checked
-/// by [`super::AttentionScratch::set_tree_split_tiles`]).
+/// by [`super::AttentionScratch::set_tree_split_tiles`]), sets of query
+/// vectors shared between warps when `share` ([`tree_share`]).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn tree_attention<T: GpuElement>(
     gpu: &Gpu,
@@ -125,6 +137,7 @@ pub(crate) fn tree_attention<T: GpuElement>(
     parts: (&CudaSlice<f32>, &CudaSlice<f32>, &CudaSlice<i32>),
     splits: usize,
     split_tiles: usize,
+    share: bool,
     shape: AttentionShape,
     scale: f32,
 ) -> Result<(), GpuError> {
@@ -148,7 +161,7 @@ pub(crate) fn tree_attention<T: GpuElement>(
         RawArg::I32(splits as i32),
         RawArg::I64(pools.offset as i64),
         RawArg::I32(split_tiles as i32),
-        RawArg::I32(i32::from(tree_early())),
+        RawArg::I32(i32::from(tree_early()) | 2 * i32::from(share)),
     ];
     // Splits of split_tiles tiles of 64 keys (`splits` counts tiles:
     // the scratch's stride); two stages of a tile's keys and values.

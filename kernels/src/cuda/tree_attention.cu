@@ -15,8 +15,11 @@
 // tiles in flight (cp.async into two shared-memory stages): a tile with
 // 64 t + 64 <= c holds the same pool entries for every row of the group and
 // is loaded once for all of the rows' query vectors (the group's rows x the
-// kv head's query heads, 16 to a warp's mma tile, 64 to a pass); a later
-// tile is loaded per row and only that row's vectors take it. Each vector
+// kv head's query heads, 16 to a warp's mma tile, 64 to a pass); so is a
+// later tile where every row's entries are the longest row's as far as the
+// row goes (a chain: each row's ancestors are the longer rows' first
+// entries), each vector masked to its own keys; else a later tile is
+// loaded per row and only that row's vectors take it. Each vector
 // keeps a running (max, sum of weights, unnormalised output) over its
 // tiles in tile order (flash attention's rescaling), so a vector's partial
 // result is the same function of its query and its split's keys in any
@@ -25,7 +28,14 @@
 // back to zero after) merges the row's splits in split order: the same sums
 // whatever the batch, the group or the order the blocks ran.
 //
-// With `early` (the default; SPECULA_TREE_EARLY=0 turns it off), a block
+// A group with at most 32 query vectors (a decode row, a short chain) has
+// its sets of 16 taken by 4 / sets warps together (tree_tile.cu: the same
+// bits). This and the tiles past the prefix taken by every row need
+// TREE_SHARE in `flags` (the default; SPECULA_TREE_SHARE=0 gives each set
+// one warp and each row its own tiles past the prefix: the same bits).
+//
+// With TREE_EARLY in `flags` (the default; SPECULA_TREE_EARLY=0 turns it
+// off), a block
 // plans its split and starts its first tile's cp.async before the wait on
 // the previous kernel when that tile lies inside the group's common prefix,
 // and asks L2 for the split's later prefix entries: the key lists were
@@ -39,61 +49,14 @@
 #define TREE_SPLIT_TILES_MAX 16
 // Query vectors per pass: four warps of 16.
 #define TREE_PASS_VECTORS 64
+// `flags` bits.
+#define TREE_EARLY 1
+#define TREE_SHARE 2
+// The item field of a tile past the common prefix taken by every row.
+#define TREE_TAIL 127
 
 __device__ __forceinline__ int tree_keys(const int* prefix, const int* extra_off, int r) {
     return prefix[r] + extra_off[r + 1] - extra_off[r];
-}
-
-// Writes the partials of the warp's vectors v0 (tile row g) and v1 (g + 8)
-// (< 0: none): out_slot(v) gives the vector's (row, head) partial slot.
-template <int HD, typename F>
-__device__ __forceinline__ void tree_store(float* part_out, float* part_ml, const float (&o)[HD / 8][4], float m0,
-                                           float m1, float l0, float l1, int v0, int v1, int lane, F slot_of) {
-    int t4 = lane & 3;
-    if (v0 >= 0) {
-        size_t sl = slot_of(v0);
-#pragma unroll
-        for (int nd = 0; nd < HD / 8; nd++)
-            *(float2*)(part_out + sl * HD + nd * 8 + 2 * t4) = make_float2(o[nd][0], o[nd][1]);
-        if (t4 == 0) { part_ml[2 * sl] = m0; part_ml[2 * sl + 1] = l0; }
-    }
-    if (v1 >= 0) {
-        size_t sl = slot_of(v1);
-#pragma unroll
-        for (int nd = 0; nd < HD / 8; nd++)
-            *(float2*)(part_out + sl * HD + nd * 8 + 2 * t4) = make_float2(o[nd][2], o[nd][3]);
-        if (t4 == 0) { part_ml[2 * sl] = m1; part_ml[2 * sl + 1] = l1; }
-    }
-}
-
-// One tile into the running state of the warp's vectors (tile row g: m0,
-// l0, o[.][0..1]; g + 8: m1, l1, o[.][2..3]), each seeing its first lim
-// rows of the tile (0: none, the state is left as it was, bit for bit).
-template <int HD>
-__device__ __forceinline__ void tree_take_tile(float (&o)[HD / 8][4], float& m0, float& m1, float& l0, float& l1,
-                                               const unsigned (&qa)[HD / 16][4], const bf16* ks, const bf16* vs,
-                                               int lim0, int lim1, float sl2, int lane) {
-    float s[AT_KEYS / 8][4];
-    at_scores<HD>(s, qa, ks, lane);
-    float t0, t1;
-    at_mask_max(s, lim0, lim1, lane, t0, t1);
-    float n0 = fmaxf(m0, t0), n1 = fmaxf(m1, t1);
-    // Equal maxima (unchanged, or both -inf) keep the state as it is.
-    float a0 = n0 == m0 ? 1.f : exp2f((m0 - n0) * sl2), a1 = n1 == m1 ? 1.f : exp2f((m1 - n1) * sl2);
-    float p0, p1;
-    at_exp_sum(s, n0, n1, sl2, p0, p1);
-    l0 = fmaf(l0, a0, p0);
-    l1 = fmaf(l1, a1, p1);
-    m0 = n0;
-    m1 = n1;
-#pragma unroll
-    for (int nd = 0; nd < HD / 8; nd++) {
-        o[nd][0] *= a0;
-        o[nd][1] *= a0;
-        o[nd][2] *= a1;
-        o[nd][3] *= a1;
-    }
-    at_pv<HD>(o, s, vs, lane);
 }
 
 __device__ __forceinline__ void tree_cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
@@ -105,19 +68,24 @@ template <int HD>
 __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* counters, const bf16* q,
                                const bf16* kp, const bf16* vp, const int* base, const int* prefix,
                                const int* extra_off, const int* extra, const int* groups, int heads, int kv_heads,
-                               float scale, int splits_cap, long pool_offset, int split_tiles, int early) {
+                               float scale, int splits_cap, long pool_offset, int split_tiles, int flags) {
     // Two stages of (keys, values): 4 x AT_KEYS x (HD + 8) bf16, dynamic.
     extern __shared__ __align__(16) unsigned char tree_smem[];
     constexpr int TILE = AT_KEYS * at_stride<HD>();
     bf16* stages = (bf16*)tree_smem;
-    // The split's work in order: tile t for every row (row field 0) or for
-    // group row i alone (row field i + 1), as t * 128 + field.
+    // The split's work in order: tile t for every row (row field 0: inside
+    // the common prefix; TREE_TAIL: past it, where every row's entries are
+    // the longest row's so far as it goes: a chain) or for group row i alone
+    // (row field i + 1), as t * 128 + field.
     __shared__ int items[TREE_SPLIT_TILES_MAX * (TREE_GROUP_MAX + 1)];
+    __shared__ unsigned tail_apart;
     __shared__ int n_items;
     __shared__ int done[TREE_GROUP_MAX];
     __shared__ int n_done;
     __shared__ int roff[TREE_GROUP_MAX];
     __shared__ int n_round;
+    __shared__ float xmax[4 * 16];
+    const bool early = flags & TREE_EARLY;
     kp += pool_offset;
     vp += pool_offset;
     if (!early) pdl_enter();
@@ -131,18 +99,37 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
     }
     const int split_keys = AT_KEYS * split_tiles;
     int k0 = s * split_keys;
-    int longest = 0;
-    for (int i = 0; i < count; i++) longest = max(longest, tree_keys(prefix, extra_off, first + i));
+    // The longest row (the first of equals): every row's prefix is c.
+    int longest = 0, lr = first;
+    for (int i = 0; i < count; i++) {
+        int n = tree_keys(prefix, extra_off, first + i);
+        if (n > longest) longest = n, lr = first + i;
+    }
     if (k0 >= longest) {
         if (early) pdl_enter();
         return;
     }
     int t0 = k0 / AT_KEYS, t1 = (min(k0 + split_keys, longest) + AT_KEYS - 1) / AT_KEYS;
+    // Tiles past the common prefix where some row's entry differs from the
+    // longest row's (bit t - t0).
+    if (threadIdx.x == 0) tail_apart = 0;
+    __syncthreads();
+    {
+        int j0 = max(k0, c), span = min(k0 + split_keys, longest) - j0;
+        for (int i = threadIdx.x; i < count * max(span, 0); i += blockDim.x) {
+            int r = first + i / span, j = j0 + i % span;
+            if (j < tree_keys(prefix, extra_off, r) && extra[extra_off[r] + j - c] != extra[extra_off[lr] + j - c])
+                atomicOr(&tail_apart, 1u << (j / AT_KEYS - t0));
+        }
+    }
+    __syncthreads();
     if (threadIdx.x == 0) {
         int k = 0;
         for (int t = t0; t < t1; t++) {
             if ((t + 1) * AT_KEYS <= c) {
                 items[k++] = t * 128;
+            } else if ((flags & TREE_SHARE) && !(tail_apart >> (t - t0) & 1)) {
+                items[k++] = t * 128 + TREE_TAIL;
             } else {
                 for (int i = 0; i < count; i++)
                     if (tree_keys(prefix, extra_off, first + i) > t * AT_KEYS) items[k++] = t * 128 + i + 1;
@@ -160,16 +147,15 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
     auto issue = [&](int i) {
         int t = items[i] / 128, field = items[i] % 128;
         bf16* ks = stages + (i & 1) * 2 * TILE;
-        if (field == 0) {
-            at_load_tile<HD>(ks, ks + TILE, kp, vp, width, kvh, [&](int k) { return b + t * AT_KEYS + k; });
-        } else {
-            int r = first + field - 1, n = tree_keys(prefix, extra_off, r), np = prefix[r], e0 = extra_off[r];
-            at_load_tile<HD>(ks, ks + TILE, kp, vp, width, kvh, [&](int k) {
-                int j = t * AT_KEYS + k;
-                if (j >= n) return -1L;
-                return b + (j < np ? j : extra[e0 + j - np]);
-            });
-        }
+        // A tile of every row is the longest row's (inside the prefix: any
+        // row's).
+        int r = field == 0 || field == TREE_TAIL ? lr : first + field - 1;
+        int n = tree_keys(prefix, extra_off, r), e0 = extra_off[r];
+        at_load_tile<HD>(ks, ks + TILE, kp, vp, width, kvh, [&](int k) {
+            int j = t * AT_KEYS + k;
+            if (j >= n) return -1L;
+            return b + (j < c ? j : extra[e0 + j - c]);
+        });
         tree_cp_commit();
     };
     // The first tile ahead of the wait when it is the whole group's
@@ -188,8 +174,10 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
         pdl_enter();
     }
     int nv = count * G;
-    for (int pass = 0; pass < nv; pass += TREE_PASS_VECTORS) {
-        int vbase = pass + warp * 16, g = lane >> 2;
+    // Warps per set of 16 vectors (one pass when more than one).
+    int ways = !(flags & TREE_SHARE) || nv > 32 ? 1 : nv > 16 ? 2 : 4, own = warp % ways;
+    for (int pass = 0; pass < nv; pass += TREE_PASS_VECTORS / ways) {
+        int vbase = pass + warp / ways * 16, g = lane >> 2;
         int v0 = vbase + g < nv ? vbase + g : -1, v1 = vbase + g + 8 < nv ? vbase + g + 8 : -1;
         // Group rows of the vectors (-1: none) and their key counts.
         int r0 = v0 >= 0 ? v0 / G : -1, r1 = v1 >= 0 ? v1 / G : -1;
@@ -215,13 +203,13 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
             tree_cp_wait_older();
             __syncthreads();
             int t = items[i] / 128, field = items[i] % 128, row = field - 1;
-            if (active && (field == 0 || (row >= row_lo && row <= row_hi))) {
-                int kt = t * AT_KEYS;
-                int lim0 = r0 < 0 ? 0 : field == 0 ? AT_KEYS : r0 == row ? n0 - kt : 0;
-                int lim1 = r1 < 0 ? 0 : field == 0 ? AT_KEYS : r1 == row ? n1 - kt : 0;
-                const bf16* ks = stages + (i & 1) * 2 * TILE;
-                tree_take_tile<HD>(o, m0, m1, l0, l1, qa, ks, ks + TILE, lim0, lim1, sl2, lane);
-            }
+            bool every = field == 0 || field == TREE_TAIL;
+            bool take = active && (every || (row >= row_lo && row <= row_hi));
+            int kt = t * AT_KEYS;
+            int lim0 = r0 < 0 ? 0 : field == 0 ? AT_KEYS : every || r0 == row ? n0 - kt : 0;
+            int lim1 = r1 < 0 ? 0 : field == 0 ? AT_KEYS : every || r1 == row ? n1 - kt : 0;
+            bf16* ks = stages + (i & 1) * 2 * TILE;
+            tree_take_tile<HD>(o, m0, m1, l0, l1, qa, ks, ks + TILE, lim0, lim1, sl2, take, ways, xmax, ks);
             __syncthreads();  // stage i & 1 is refilled next
         }
         if (active) {
@@ -232,6 +220,7 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
             if (whole0 || whole1) {
 #pragma unroll
                 for (int nd = 0; nd < HD / 8; nd++) {
+                    if ((nd / 2) % ways != own) continue;
                     int d = nd * 8 + 2 * t4;
                     if (whole0) {
                         bf16* y = out + ((size_t)(first + r0) * heads + kvh * G + v0 % G) * HD + d;
@@ -246,7 +235,8 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
                 }
             }
             auto slot = [&](int v) { return ((size_t)(first + v / G) * heads + kvh * G + v % G) * splits_cap + s; };
-            tree_store<HD>(part_out, part_ml, o, m0, m1, l0, l1, whole0 ? -1 : v0, whole1 ? -1 : v1, lane, slot);
+            tree_store<HD>(part_out, part_ml, o, m0, m1, l0, l1, whole0 ? -1 : v0, whole1 ? -1 : v1, lane, ways, own,
+                            slot);
         }
     }
     // Every row one split: all written above.
@@ -365,9 +355,9 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
 }
 
 // Each enters as a programmatic dependent inside tree_attention (after its
-// early work when `early`).
-#define P_TREE (bf16* out, float* part_out, float* part_ml, int* counters, const bf16* q, const bf16* kp, const bf16* vp, const int* base, const int* prefix, const int* extra_off, const int* extra, const int* groups, int heads, int kv_heads, float scale, int splits_cap, long pool_offset, int split_tiles, int early)
-#define A_TREE (out, part_out, part_ml, counters, q, kp, vp, base, prefix, extra_off, extra, groups, heads, kv_heads, scale, splits_cap, pool_offset, split_tiles, early)
+// early work with TREE_EARLY).
+#define P_TREE (bf16* out, float* part_out, float* part_ml, int* counters, const bf16* q, const bf16* kp, const bf16* vp, const int* base, const int* prefix, const int* extra_off, const int* extra, const int* groups, int heads, int kv_heads, float scale, int splits_cap, long pool_offset, int split_tiles, int flags)
+#define A_TREE (out, part_out, part_ml, counters, q, kp, vp, base, prefix, extra_off, extra, groups, heads, kv_heads, scale, splits_cap, pool_offset, split_tiles, flags)
 extern "C" __global__ void __launch_bounds__(AT_THREADS) tree_attention_32_bf16 P_TREE {
     tree_attention<32> A_TREE;
 }

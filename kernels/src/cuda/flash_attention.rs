@@ -102,6 +102,11 @@ pub(crate) fn flash_prefill<T: GpuElement>(
     unsafe { launch(gpu, &name::<T>("flash_rows"), cfg, &args) }
 }
 
+/// The tree kernel's `flags` bits (`tree_tile.cu`): start before the wait
+/// ([`tree_early`]), share work in small groups ([`tree_share`]).
+const TREE_EARLY: i32 = 1;
+const TREE_SHARE: i32 = 2;
+
 /// Whether the tree kernel plans its split and starts its first prefix
 /// tile before waiting on the kernel before it (`tree_attention.cu`); the
 /// default, `SPECULA_TREE_EARLY=0` waits first (read once). Both give the
@@ -161,7 +166,7 @@ pub(crate) fn tree_attention<T: GpuElement>(
         RawArg::I32(splits as i32),
         RawArg::I64(pools.offset as i64),
         RawArg::I32(split_tiles as i32),
-        RawArg::I32(i32::from(tree_early()) | 2 * i32::from(share)),
+        RawArg::I32(if tree_early() { TREE_EARLY } else { 0 } | if share { TREE_SHARE } else { 0 }),
     ];
     // Splits of split_tiles tiles of 64 keys (`splits` counts tiles:
     // the scratch's stride); two stages of a tile's keys and values.

@@ -5,12 +5,15 @@
 # Now `ways` is a template parameter (a warp keeps only its share of the state in registers)
 # and the kernel before runs in the same call: checks, attention alone (old; new shared; new
 # unshared), lossless on tiny-llama, the 8B step old/new interleaved at prompt 128 (batch 1,
-# 16, 64) and 8192 (batch 1, 8).
+# 16, 64) and 8192 (batch 1, 8). Then devrun/qkv/specula (this commit's with 2e4c1d5's qkv
+# rule re-applied: the qkv projection at 49-64 rows in four stages with the early transpose,
+# host-side only, the same cubin) against this commit's at batch 64, interleaved: the A/B of
+# narrow-2026-12-05's call 5, which never ran.
 set -u
 CALL_BUDGET_S=330
 . scripts/gpu_call.sh
-for f in devrun/old/*.gz devrun/kernels/*.gz; do [ -f "$f" ] && gunzip -f "$f"; done
-chmod +x devrun/old/*
+for f in devrun/old/*.gz devrun/qkv/*.gz devrun/kernels/*.gz; do [ -f "$f" ] && gunzip -f "$f"; done
+chmod +x devrun/old/* devrun/qkv/*
 cuobjdump -res-usage devrun/kernels/*.cubin 2>&1 | grep -A1 "tree_attention" | grep -v "^--" | paste - - | cut -c1-120
 for v in old share1 share0; do
   G=devrun/bin/specula-gpu-check; [ $v = old ] && G=devrun/old/specula-gpu-check
@@ -31,5 +34,9 @@ done
 for v in old new; do
   cp devrun/$([ $v = old ] && echo old || echo bin)/specula$([ $v = new ] && echo .new) devrun/bin/specula
   bench l8-8192-$v-$(el) 120 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8 --prompt-lens 8192 --repeats 1 --max-new-tokens 32
+done
+for v in new qkv new qkv; do
+  cp devrun/$([ $v = qkv ] && echo qkv/specula || echo bin/specula.new) devrun/bin/specula
+  bench l8-64-$v-$(el) 60 --config bench/configs/llama-3.1-8b.json --batch-sizes 64 --repeats 2 --max-new-tokens 64
 done
 call_done

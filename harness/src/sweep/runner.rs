@@ -2,13 +2,12 @@
 //! target once ([`super::loaded`]; model entries over the same target,
 //! dtype and device share the load, run one after the other), run the
 //! group's baseline, then each draft config against it, and hand every
-//! finished row to the writers.
+//! finished row to the writers. One `generate` call of a row is
+//! [`call`]'s.
 
-use super::cpu_clock::{process_cpu_s, PrefillCpu};
-use super::grid::{Grid, Point};
-use super::hooks::{effective, DelayVerify};
-use super::loaded::{drafter, planted_drafter, LoadKey, Loaded};
-use super::planted::PlantedTarget;
+use super::cpu_clock::process_cpu_s;
+use super::grid::Grid;
+use super::loaded::{LoadKey, Loaded};
 use super::progress::Progress;
 use super::row_calls::{Outcome, RowCalls};
 pub use super::run_info::RunInfo;
@@ -16,10 +15,12 @@ use super::spec::SpanMode;
 use super::{interrupt, SweepError};
 use crate::run_folder::Finished;
 use crate::run_folder::{Row, RowWriter, SpanInterval};
-use specula_engine::generate::{generate, GenerateParams};
-use specula_engine::speculative::{Drafter, SpeculativeConfig};
-use specula_engine::timing::{HostRecorder, NullRecorder, SpanLog, SpanRecorder};
+use specula_engine::generate::GenerateParams;
+use specula_engine::speculative::SpeculativeConfig;
+use specula_engine::timing::NullRecorder;
 use std::collections::HashMap;
+
+mod call;
 
 /// Runs rows and writes them.
 pub struct Runner<'a> {
@@ -186,114 +187,6 @@ impl<'a> Runner<'a> {
             }
         }
         Ok(())
-    }
-
-    /// One `generate` call for row `point`, and the CPU seconds its prefill took.
-    fn call(
-        &self,
-        l: &mut Loaded,
-        point: &Point,
-        batch: &[Vec<u32>],
-        rec: &mut dyn SpanRecorder,
-    ) -> Result<(specula_engine::generation::Generation, f64), SweepError> {
-        let g = &self.grid.groups[point.group];
-        let speculative = effective(&self.info.hooks, self.grid.speculative_of(point));
-        let params = self.params(speculative, g.temperature, g.repeat);
-        let mut delayed;
-        let rec: &mut dyn SpanRecorder = match self.info.hooks.verify_delay_pct {
-            Some(pct) if point.config.is_some() => {
-                delayed = DelayVerify::new(rec, pct);
-                &mut delayed
-            }
-            _ => rec,
-        };
-        let mut rec = PrefillCpu::new(rec);
-        let config = self.grid.config_of(point);
-        #[cfg(feature = "cuda")]
-        if let Some(gpu) = l.gpu.as_mut() {
-            let index = match (config, &self.grid.models[g.model].draft_dir) {
-                (Some(c), Some(dir)) => Some(gpu.drafter(dir, &c.capture)?),
-                _ => None,
-            };
-            let gen = gpu.generate(index, batch, &params, &mut rec)?;
-            return Ok((gen, rec.prefill_cpu_s));
-        }
-        let cpu = Loaded::cpu_target(&l.cpu)?;
-        let drafter = match config {
-            Some(c) => Some(drafter(
-                &mut l.drafters,
-                cpu,
-                &self.grid.models[g.model],
-                &c.capture,
-            )?),
-            None => None,
-        };
-        let hooks = &self.info.hooks;
-        let drafter: Option<&mut dyn Drafter> = match (config, hooks.draft_work_pct) {
-            (Some(c), Some(pct)) => {
-                let d = planted_drafter(
-                    &mut l.planted_drafters,
-                    cpu,
-                    &self.grid.models[g.model],
-                    &c.capture,
-                )?;
-                // Counted over the drafter's life (the same share goes on counting).
-                d.model().plant(Some(pct));
-                Some(d)
-            }
-            _ => drafter.map(|d| d as &mut dyn Drafter),
-        };
-        let verify = hooks.verify_work_pct.filter(|_| config.is_some());
-        let decode_pct = match (hooks.target_work_pct, verify) {
-            (None, None) => None,
-            (t, v) => Some(t.unwrap_or(0.0) + v.unwrap_or(0.0)),
-        };
-        let target = PlantedTarget::new(cpu, decode_pct, &l.planted_prefills);
-        let gen = generate(&target, batch, &params, drafter, &mut rec)?;
-        Ok((gen, rec.prefill_cpu_s))
-    }
-
-    /// One `generate` call with its spans recorded: CUDA events on the GPU,
-    /// the host clock on the CPU.
-    fn call_recorded(
-        &self,
-        l: &mut Loaded,
-        point: &Point,
-        batch: &[Vec<u32>],
-    ) -> Result<((specula_engine::generation::Generation, f64), SpanLog), SweepError> {
-        #[cfg(feature = "cuda")]
-        if let Some(mut rec) = l.gpu.as_ref().map(|g| g.recorder()) {
-            let out = self.call(l, point, batch, &mut rec)?;
-            if let Some(e) = rec.error {
-                return Err(SweepError::Input(format!("GPU: CUDA events failed: {e}")));
-            }
-            return Ok((out, rec.log));
-        }
-        if crate::cost::recorder::probing() {
-            let mut rec = crate::cost::recorder::CountingRecorder::new(&point.key);
-            let out = self.call(l, point, batch, &mut rec)?;
-            rec.finish();
-            return Ok((out, SpanLog::default()));
-        }
-        if super::thread_clock::thread_cpu_clock() {
-            let mut rec = super::thread_clock::ThreadCpuRecorder::default();
-            let out = self.call(l, point, batch, &mut rec)?;
-            return Ok((out, rec.log));
-        }
-        let mut rec = HostRecorder::default();
-        let out = self.call(l, point, batch, &mut rec)?;
-        Ok((out, rec.log))
-    }
-
-    /// The finished row with the `device` column of where it ran (the GPU's name on a GPU sweep).
-    fn on_device(&self, _l: &Loaded, o: Outcome) -> Outcome {
-        #[cfg(feature = "cuda")]
-        if let Some(gpu) = _l.gpu.as_ref() {
-            let mut o = o;
-            o.row.device = gpu.device_name();
-            return o;
-        }
-        o
     }
 
     /// One `generate` call of row `p` on `batch`, added to `acc`; `record` = keep span samples.

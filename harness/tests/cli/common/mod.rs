@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod attack_client;
 pub mod capture;
 pub mod fuzz;
 pub mod raw_http;

@@ -174,11 +174,22 @@ enum Command {
     #[cfg(feature = "cuda")]
     #[command(
         subcommand,
-        after_help = "Environment, for measurement:\n  \
-            SPECULA_LINEAR=fma     bf16 linears on the FMA kernel instead of tensor cores (slower, the more\n                         \
-            so the more rows; either is batch-invariant, so every config stays lossless)\n  \
-            SPECULA_PDL=0          no programmatic dependent launches\n  \
-            SPECULA_GPU_PROFILE=1  per-operation CUDA-event breakdown of each forward (runs eagerly)"
+        after_help = "Environment, for measurement (each set one is recorded in meta.json \
+            `engine_switches`; compare and gate warn when two runs differ in them):\n  \
+            SPECULA_LINEAR=fma          bf16 linears on the FMA kernel instead of tensor cores (slower,\n                              \
+            the more so the more rows; either is batch-invariant, so every config stays lossless)\n  \
+            SPECULA_LINEAR_WG=0|1       warpgroup-mma linears never / past one token tile (default: where faster)\n  \
+            SPECULA_LINEAR_TILES=0|1|64 the tiled linear never (cuBLAS past the small-row kernel) / from\n                              \
+            its tile rows / past the small-row kernel (default: per weight shape)\n  \
+            SPECULA_ATTENTION=flash-prefill|split  decode and verify rows (or every row) on split-K\n  \
+            SPECULA_TREE_EARLY=0        the tree attention waits before planning its split\n  \
+            SPECULA_MLA=mma|fma         latent attention on tensor cores always / never (default: prefill)\n  \
+            SPECULA_MLA_PREP=two        the latent preparation and W_UK as two forked launches\n  \
+            SPECULA_FORK=0              no side stream: every launch in order\n  \
+            SPECULA_PDL=0|late          no programmatic dependent launches / the next one only as this ends\n  \
+            SPECULA_TIMER_HOLD=0        kernel timers without the stream hold before their start event\n  \
+            SPECULA_KERNEL_CACHE=DIR    load (and keep) compiled kernels there instead of compiling\n  \
+            SPECULA_GPU_PROFILE=1       per-operation CUDA-event breakdown of each forward (runs eagerly)"
     )]
     Gpu(gpu::GpuCommand),
     /// The engine on an NVIDIA GPU: this build has none (it says how to build one).

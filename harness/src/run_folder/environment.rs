@@ -1,7 +1,8 @@
 //! What a run's timings depend on besides the code: the build profile, the
-//! CPU engine's thread count, the CPU model and how loaded the machine was
-//! (meta.json `build_profile`, `cpu_threads`, `machine.cpu`,
-//! `load_average_start`, `load_average_end`), and the differences between
+//! CPU engine's thread count, the CPU model, how loaded the machine was and
+//! the engine's switches (meta.json `build_profile`, `cpu_threads`,
+//! `machine.cpu`, `load_average_start`, `load_average_end`,
+//! `engine_switches`), and the differences between
 //! two runs' that make their timings incomparable, which `specula compare`
 //! and `specula gate` warn about (a debug baseline against a release run
 //! once read as "+49%").
@@ -9,6 +10,8 @@
 use super::Run;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::fmt;
 
 /// The profile this binary was built with: `debug` when debug assertions
@@ -32,6 +35,47 @@ pub fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
     Some([it.next()??, it.next()??, it.next()??])
 }
 
+/// The `SPECULA_*` environment variables set as the run started (meta.json
+/// `engine_switches`): the engine's switches (kernel forms, launch modes,
+/// `SPECULA_CPU_KERNEL`, `SPECULA_LINEAR_WG`, ...), which change its
+/// timings. The build's revision (`SPECULA_BUILD_REV`, read at compile
+/// time) is recorded apart, as `git_rev`.
+pub fn engine_switches() -> BTreeMap<String, String> {
+    switches_in(std::env::vars_os())
+}
+
+/// The `SPECULA_*` variables of `vars` but `SPECULA_BUILD_REV` (names that
+/// are not Unicode are not ours; values are kept lossily).
+fn switches_in(vars: impl IntoIterator<Item = (OsString, OsString)>) -> BTreeMap<String, String> {
+    vars.into_iter()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
+        .filter(|(k, _)| k.starts_with("SPECULA_") && k != "SPECULA_BUILD_REV")
+        .collect()
+}
+
+/// Switches that say where things are kept, not what runs: not compared.
+const NOT_COMPARED_SWITCHES: [&str; 1] = ["SPECULA_KERNEL_CACHE"];
+
+/// The switches set differently in `a` and `b` (unset on one side counts;
+/// `SPECULA_KERNEL_CACHE` aside), as `NAME=value` / `NAME unset` pairs,
+/// sorted by name.
+pub fn switch_changes(
+    a: &BTreeMap<String, String>,
+    b: &BTreeMap<String, String>,
+) -> Vec<(String, String)> {
+    let side = |m: &BTreeMap<String, String>, k: &str| {
+        m.get(k)
+            .map_or_else(|| format!("{k} unset"), |v| format!("{k}={v}"))
+    };
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| !NOT_COMPARED_SWITCHES.contains(&k.as_str()) && a.get(*k) != b.get(*k))
+        .map(|k| (side(a, k), side(b, k)))
+        .collect()
+}
+
 /// The fields of a meta.json compared here, each optional (older runs lack some).
 #[derive(Debug, Default, Deserialize)]
 struct Recorded {
@@ -43,6 +87,8 @@ struct Recorded {
     machine: Option<RecordedMachine>,
     #[serde(default)]
     load_average_start: Option<[f64; 3]>,
+    #[serde(default)]
+    engine_switches: Option<BTreeMap<String, String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -75,7 +121,8 @@ impl Recorded {
 /// A setting two runs differ in, which makes their timings incomparable.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Difference {
-    /// The meta.json field: `build_profile`, `cpu_threads`, `machine.cpu` or `load_average_start`.
+    /// The meta.json field: `build_profile`, `cpu_threads`, `machine.cpu`,
+    /// `load_average_start` or `engine_switches`.
     pub field: &'static str,
     /// The first run's value, as meta.json records it.
     pub a: Value,
@@ -92,10 +139,12 @@ impl fmt::Display for Difference {
 }
 
 /// Where the runs `a` and `b` (called `names[0]` and `names[1]` in the
-/// messages) differ in build profile, CPU threads, CPU model, or in whether
+/// messages) differ in build profile, CPU threads, CPU model, in whether
 /// the machine was saturated when they started (1-minute load average at or
-/// above the core count in one and not the other). A field missing from
-/// either meta.json (older runs) is not compared.
+/// above the core count in one and not the other), or in the engine
+/// switches set (a change under test as much as the code: the gate still
+/// judges timings across it). A field missing from either meta.json (older
+/// runs) is not compared.
 pub fn differences(a: &Run, b: &Run, names: [&str; 2]) -> Vec<Difference> {
     let (ra, rb) = (Recorded::of(a.meta.as_ref()), Recorded::of(b.meta.as_ref()));
     let [na, nb] = names;
@@ -145,6 +194,24 @@ pub fn differences(a: &Run, b: &Run, names: [&str; 2]) -> Vec<Difference> {
             });
         }
     }
+    if let (Some(sa), Some(sb)) = (&ra.engine_switches, &rb.engine_switches) {
+        let changes = switch_changes(sa, sb);
+        if !changes.is_empty() {
+            let list: Vec<String> = changes
+                .iter()
+                .map(|(x, y)| format!("{x} in {na}, {y} in {nb}"))
+                .collect();
+            out.push(Difference {
+                field: "engine_switches",
+                a: json!(sa),
+                b: json!(sb),
+                message: format!(
+                    "engine switches differ: {}; the timings compare these settings too, not the code alone",
+                    list.join("; ")
+                ),
+            });
+        }
+    }
     out
 }
 
@@ -190,6 +257,43 @@ mod tests {
         let a = run(json!({"machine": {"cpu": "unknown", "cores": 2}}));
         let b = run(json!({"build_profile": "release", "machine": {"cpu": "X", "cores": 2}}));
         assert!(differences(&a, &b, ["A", "B"]).is_empty());
+    }
+
+    #[test]
+    fn only_specula_variables_are_switches_and_the_build_revision_is_not_one() {
+        let vars = [
+            ("SPECULA_LINEAR_WG", "0"),
+            ("SPECULA_BUILD_REV", "abc"),
+            ("PATH", "/bin"),
+            ("XSPECULA_Y", "1"),
+        ]
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        let got = switches_in(vars);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got["SPECULA_LINEAR_WG"], "0");
+    }
+
+    #[test]
+    fn runs_with_different_switches_differ_but_not_in_where_the_kernels_are_cached() {
+        let a = run(
+            json!({"engine_switches": {"SPECULA_LINEAR_WG": "0", "SPECULA_KERNEL_CACHE": "/a"}}),
+        );
+        let b = run(json!({"engine_switches": {"SPECULA_PDL": "0", "SPECULA_KERNEL_CACHE": "/b"}}));
+        let d = differences(&a, &b, ["A", "B"]);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].field, "engine_switches");
+        assert_eq!(
+            d[0].message,
+            "engine switches differ: SPECULA_LINEAR_WG=0 in A, SPECULA_LINEAR_WG unset in B; \
+             SPECULA_PDL unset in A, SPECULA_PDL=0 in B; the timings compare these settings \
+             too, not the code alone"
+        );
+        let c = run(
+            json!({"engine_switches": {"SPECULA_LINEAR_WG": "0", "SPECULA_KERNEL_CACHE": "/c"}}),
+        );
+        assert!(differences(&a, &c, ["A", "C"]).is_empty());
+        // A run from before the field: not compared.
+        assert!(differences(&a, &run(json!({})), ["A", "O"]).is_empty());
     }
 
     #[test]

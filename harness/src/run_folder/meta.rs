@@ -186,6 +186,10 @@ pub struct Meta {
     /// The load averages when it last stopped (they include the run's own load).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_average_end: Option<[f64; 3]>,
+    /// The `SPECULA_*` switches set as it started
+    /// ([`super::environment::engine_switches`]); absent before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_switches: Option<BTreeMap<String, String>>,
     /// Where the rows run: `cpu`, `cuda`, `sglang` or `vllm`.
     pub backend: String,
     /// The folder relative paths of the spec are resolved against.

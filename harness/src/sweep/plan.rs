@@ -166,6 +166,7 @@ impl SweepPlan {
             build_profile: Some(environment::build_profile().into()),
             load_average_start: environment::load_average(),
             load_average_end: None,
+            engine_switches: Some(environment::engine_switches()),
             backend: match self.spec.backend {
                 EngineKind::Engine => self.spec.device.name().into(),
                 b => b.name().into(),
@@ -283,6 +284,17 @@ impl Sweep {
                 "resuming {}: {already} rows already finished",
                 dir.path().display()
             ));
+            let now = environment::engine_switches();
+            let changed = meta
+                .engine_switches
+                .as_ref()
+                .map(|then| environment::switch_changes(then, &now))
+                .unwrap_or_default();
+            for (then, now) in changed {
+                progress.note(&format!(
+                    "warning: the run started with {then}, this resume runs with {now}: the rows from here on ran with other engine switches"
+                ));
+            }
         }
         let (result, written) = match (&spec.server, spec.backend) {
             (Some(server), kind) if kind != EngineKind::Engine => {

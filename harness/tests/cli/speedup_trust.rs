@@ -2,10 +2,11 @@
 //! the wall-clock and the CPU-time speedup side by side and marks rows
 //! whose two speedups say the machine was contended; analyze gives no
 //! verdict from a break-even tau below 1; meta.json records the build
-//! profile, CPU threads, CPU model and load average; compare and gate warn
-//! when two runs differ in them; compare refuses runs without one matched row.
+//! profile, CPU threads, CPU model, load average and engine switches;
+//! compare and gate warn when two runs differ in them; compare refuses runs
+//! without one matched row.
 
-use crate::common::{copy_of_committed_baseline, edit_json, ok, repo, specula_in};
+use crate::common::{command, copy_of_committed_baseline, edit_json, ok, repo, specula_in};
 use std::path::Path;
 
 /// Sets `cells` (column, value) of every runs.csv row of `dir` that `pick` selects by row key.
@@ -42,15 +43,26 @@ fn ci_sweep(out: &Path) -> String {
     ))
 }
 
+/// [`ci_sweep`] with the environment variable `name` set to `value`.
+fn ci_sweep_with(out: &Path, name: &str, value: &str) -> String {
+    let args = [
+        "sweep",
+        "bench/sweeps/ci.toml",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    ok(&command(&repo(), &args).env(name, value).output().unwrap())
+}
+
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 #[test]
-fn a_sweep_records_its_build_profile_threads_cpu_model_and_load_average_in_meta_json() {
+fn a_sweep_records_its_build_profile_threads_cpu_model_load_average_and_switches_in_meta_json() {
     let t = tempfile::tempdir().unwrap();
     let run = t.path().join("run");
-    ci_sweep(&run);
+    ci_sweep_with(&run, "SPECULA_SWITCH_OF_THIS_TEST", "on");
     let meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("meta.json")).unwrap()).unwrap();
     let profile = if cfg!(debug_assertions) {
@@ -63,6 +75,19 @@ fn a_sweep_records_its_build_profile_threads_cpu_model_and_load_average_in_meta_
         "tests run the {profile} binary"
     );
     assert!(meta["cpu_threads"].as_u64().unwrap() >= 1);
+    assert_eq!(
+        meta["engine_switches"]["SPECULA_SWITCH_OF_THIS_TEST"], "on",
+        "{}",
+        meta["engine_switches"]
+    );
+    // Resumed without it, the run says the rows from there ran otherwise.
+    let o = specula_in(&repo(), &["sweep", "--resume", run.to_str().unwrap()]);
+    ok(&o);
+    let err = stderr(&o);
+    assert!(
+        err.contains("warning: the run started with SPECULA_SWITCH_OF_THIS_TEST=on, this resume runs with SPECULA_SWITCH_OF_THIS_TEST unset"),
+        "{err}"
+    );
     assert!(!meta["machine"]["cpu"].as_str().unwrap().is_empty());
     if cfg!(target_os = "linux") {
         for field in ["load_average_start", "load_average_end"] {
@@ -240,6 +265,41 @@ fn compare_and_gate_warn_when_a_debug_baseline_meets_a_release_run_on_other_thre
         serde_json::from_str(&String::from_utf8_lossy(&o.stdout)).unwrap();
     assert_eq!(judged["environment"][0]["a"], "debug");
     assert_eq!(judged["environment"][0]["b"], "release");
+}
+
+#[test]
+fn compare_and_gate_warn_when_two_runs_ran_with_different_engine_switches_and_the_gate_still_judges(
+) {
+    let t = tempfile::tempdir().unwrap();
+    let a = copy_of_committed_baseline(t.path(), "a");
+    let b = copy_of_committed_baseline(t.path(), "b");
+    edit_json(&a.join("meta.json"), |m| {
+        m["engine_switches"] = serde_json::json!({"SPECULA_CPU_KERNEL": "legacy"});
+    });
+    edit_json(&b.join("meta.json"), |m| {
+        m["engine_switches"] = serde_json::json!({});
+    });
+    let (a_s, b_s) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let out = t.path().join("cmp");
+    let o = specula_in(
+        &repo(),
+        &["compare", a_s, b_s, "--out", out.to_str().unwrap()],
+    );
+    ok(&o);
+    let err = stderr(&o);
+    assert!(
+        err.contains("warning: engine switches differ: SPECULA_CPU_KERNEL=legacy in A, SPECULA_CPU_KERNEL unset in B"),
+        "{err}"
+    );
+    // The gate warns and still judges: a switch is a change under test.
+    let o = specula_in(&repo(), &["gate", "--baseline", a_s, "--current", b_s]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("warning: engine switches differ: SPECULA_CPU_KERNEL=legacy in the baseline, SPECULA_CPU_KERNEL unset in the current run; the timings compare these settings too"),
+        "{text}"
+    );
+    assert!(text.contains(" 0 not judged"), "{text}");
 }
 
 #[test]

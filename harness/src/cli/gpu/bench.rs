@@ -369,6 +369,7 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         "first_token_s": first_token_s,
         "peak_host_memory_after_load_bytes": rss_after_load,
         "peak_host_memory_bytes": peak_rss_bytes(),
+        "engine_switches": specula::run_folder::environment::engine_switches(),
     });
     let text = serde_json::to_string_pretty(&meta).expect("a JSON value serializes");
     write(&a.out, "meta.json", &format!("{text}\n"))?;

@@ -5,7 +5,8 @@
 #   el       seconds since the call started
 #   bench NAME TIMEOUT ARGS...   one `specula gpu bench` (random weights, steps 5,
 #            topk 1, synthetic 0.8, plus ARGS) into $R/NAME.log and its CSVs as
-#            $R/<csv>_NAME.csv; skipped once the call has run CALL_BUDGET_S seconds
+#            $R/<csv>_NAME.csv (and its meta.json, with the SPECULA_* switches it ran with,
+#            as $R/meta_NAME.json); skipped once the call has run CALL_BUDGET_S seconds
 #   call_done   packs $R into $OUT/r.tgz (one file comes back, whatever the count)
 for f in devrun/bin/*.gz; do [ -f "$f" ] && gunzip -f "$f"; done
 chmod +x devrun/bin/*
@@ -31,6 +32,7 @@ bench() {
     for f in decode_bandwidth synthetic_speedup scaling; do
         [ -f "$R/$n/$f.csv" ] && cp "$R/$n/$f.csv" "$R/${f}_$n.csv"
     done
+    [ -f "$R/$n/meta.json" ] && cp "$R/$n/meta.json" "$R/meta_$n.json"
     rm -rf "${R:?}/$n"
 }
 call_done() { (cd "$OUT" && tar czf r.tgz r && rm -rf r); }

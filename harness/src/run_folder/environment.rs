@@ -53,6 +53,13 @@ fn switches_in(vars: impl IntoIterator<Item = (OsString, OsString)>) -> BTreeMap
         .collect()
 }
 
+/// The line a run prints as it starts when switches are set
+/// (`engine switches: SPECULA_A=1, SPECULA_B=x`), or none.
+pub fn switches_line(switches: &BTreeMap<String, String>) -> Option<String> {
+    let set: Vec<String> = switches.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    (!set.is_empty()).then(|| format!("engine switches: {}", set.join(", ")))
+}
+
 /// Switches that say where things are kept, not what runs: not compared.
 const NOT_COMPARED_SWITCHES: [&str; 1] = ["SPECULA_KERNEL_CACHE"];
 
@@ -271,6 +278,18 @@ mod tests {
         let got = switches_in(vars);
         assert_eq!(got.len(), 1);
         assert_eq!(got["SPECULA_LINEAR_WG"], "0");
+    }
+
+    #[test]
+    fn set_switches_make_one_line_and_none_make_none() {
+        let mut m = BTreeMap::new();
+        assert_eq!(switches_line(&m), None);
+        m.insert("SPECULA_PDL".to_string(), "0".to_string());
+        m.insert("SPECULA_FORK".to_string(), "0".to_string());
+        assert_eq!(
+            switches_line(&m).unwrap(),
+            "engine switches: SPECULA_FORK=0, SPECULA_PDL=0"
+        );
     }
 
     #[test]

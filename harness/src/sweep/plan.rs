@@ -267,6 +267,9 @@ impl Sweep {
             hooks: meta.test_hooks.unwrap_or_default(),
             interleave: spec.interleave,
         };
+        if let Some(line) = environment::switches_line(&environment::engine_switches()) {
+            stderr_line(&line);
+        }
         if info.hooks.any() {
             stderr_line(&format!(
                 "warning: test hooks plant a regression in this run: {}",

@@ -43,17 +43,6 @@ fn ci_sweep(out: &Path) -> String {
     ))
 }
 
-/// [`ci_sweep`] with the environment variable `name` set to `value`.
-fn ci_sweep_with(out: &Path, name: &str, value: &str) -> String {
-    let args = [
-        "sweep",
-        "bench/sweeps/ci.toml",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    ok(&command(&repo(), &args).env(name, value).output().unwrap())
-}
-
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -62,7 +51,22 @@ fn stderr(o: &std::process::Output) -> String {
 fn a_sweep_records_its_build_profile_threads_cpu_model_load_average_and_switches_in_meta_json() {
     let t = tempfile::tempdir().unwrap();
     let run = t.path().join("run");
-    ci_sweep_with(&run, "SPECULA_SWITCH_OF_THIS_TEST", "on");
+    let args = [
+        "sweep",
+        "bench/sweeps/ci.toml",
+        "--out",
+        run.to_str().unwrap(),
+    ];
+    let o = command(&repo(), &args)
+        .env("SPECULA_SWITCH_OF_THIS_TEST", "on")
+        .output()
+        .unwrap();
+    ok(&o);
+    assert!(
+        stderr(&o).contains("engine switches: SPECULA_SWITCH_OF_THIS_TEST=on"),
+        "the run says what it runs with: {}",
+        stderr(&o)
+    );
     let meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("meta.json")).unwrap()).unwrap();
     let profile = if cfg!(debug_assertions) {

@@ -149,6 +149,10 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         "ceilings: copy {:.0} GB/s, bf16 GEMM {:.0} TFLOP/s",
         ceil.copy_gb_s, ceil.gemm_tflops
     );
+    let switches = specula::run_folder::environment::engine_switches();
+    if let Some(line) = specula::run_folder::environment::switches_line(&switches) {
+        eprintln!("{line}");
+    }
     let mut batches = a.batch_sizes.clone();
     batches.sort_unstable();
     batches.dedup();
@@ -369,7 +373,7 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         "first_token_s": first_token_s,
         "peak_host_memory_after_load_bytes": rss_after_load,
         "peak_host_memory_bytes": peak_rss_bytes(),
-        "engine_switches": specula::run_folder::environment::engine_switches(),
+        "engine_switches": switches,
     });
     let text = serde_json::to_string_pretty(&meta).expect("a JSON value serializes");
     write(&a.out, "meta.json", &format!("{text}\n"))?;

@@ -2,10 +2,9 @@
 //! CPU engine's thread count, the CPU model, how loaded the machine was and
 //! the engine's switches (meta.json `build_profile`, `cpu_threads`,
 //! `machine.cpu`, `load_average_start`, `load_average_end`,
-//! `engine_switches`), and the differences between
-//! two runs' that make their timings incomparable, which `specula compare`
-//! and `specula gate` warn about (a debug baseline against a release run
-//! once read as "+49%").
+//! `engine_switches`), and the differences between two runs' that bear on
+//! comparing their timings, which `specula compare` and `specula gate` warn
+//! about (a debug baseline against a release run once read as "+49%").
 
 use super::Run;
 use serde::{Deserialize, Serialize};
@@ -125,7 +124,8 @@ impl Recorded {
     }
 }
 
-/// A setting two runs differ in, which makes their timings incomparable.
+/// A setting two runs differ in that bears on comparing their timings (all
+/// but `engine_switches` make them incomparable).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Difference {
     /// The meta.json field: `build_profile`, `cpu_threads`, `machine.cpu`,

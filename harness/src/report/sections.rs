@@ -5,6 +5,7 @@ use super::data::RowView;
 use crate::analyze::slices::AcceptanceSlice;
 use crate::analyze::RowAnalysis;
 use crate::doc::{Block, Document, Table};
+use crate::run_folder::environment::switches_line;
 use crate::run_folder::Run;
 
 fn opt(v: Option<f64>, digits: usize) -> String {
@@ -22,7 +23,14 @@ pub fn overview(doc: &mut Document, run: &Run, rows: &[RowView]) {
             .unwrap_or("-")
             .to_string()
     };
-    doc.push(Block::List(vec![
+    // The engine switches the run was started with, when it recorded any.
+    let switches = run
+        .meta
+        .as_ref()
+        .and_then(|m| m.get("engine_switches"))
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .and_then(|m| switches_line(&m));
+    let mut items = vec![
         format!("run folder: {}", run.dir.display()),
         format!("run id: {}, status: {}", r.text("run_id"), meta("status")),
         format!("git revision: {}", r.text("git_rev")),
@@ -39,7 +47,9 @@ pub fn overview(doc: &mut Document, run: &Run, rows: &[RowView]) {
             rows.iter().filter(|r| r.steps > 0).count(),
             rows.iter().filter(|r| r.flagged).count()
         ),
-    ]));
+    ];
+    items.extend(switches);
+    doc.push(Block::List(items));
 }
 
 /// The results table, and the flagged rows apart.

@@ -43,6 +43,9 @@ fn a_report_has_every_plot_as_svg_and_png_and_a_self_contained_html_page() {
     let t = tempfile::tempdir().unwrap();
     let run = t.path().join("run");
     ci_sweep(&run, &["--repeats", "2"]);
+    common::edit_json(&run.join("meta.json"), |m| {
+        m["engine_switches"] = serde_json::json!({"SPECULA_PDL": "0"});
+    });
     common::ok(&specula(&["report", run.to_str().unwrap()]));
     let out = run.join("report");
     for p in PLOTS {
@@ -77,6 +80,10 @@ fn a_report_has_every_plot_as_svg_and_png_and_a_self_contained_html_page() {
         );
     }
     assert!(md.contains("## Acceptance analysis"));
+    assert!(
+        md.contains("engine switches: SPECULA_PDL=0"),
+        "the overview says what the run ran with"
+    );
 }
 
 /// The text of an SVG: plotters writes each text element's content on its own line.

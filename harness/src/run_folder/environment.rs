@@ -9,7 +9,7 @@
 use super::Run;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::fmt;
 
@@ -73,9 +73,7 @@ pub fn switch_changes(
         m.get(k)
             .map_or_else(|| format!("{k} unset"), |v| format!("{k}={v}"))
     };
-    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
-    keys.sort();
-    keys.dedup();
+    let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
     keys.into_iter()
         .filter(|k| !NOT_COMPARED_SWITCHES.contains(&k.as_str()) && a.get(*k) != b.get(*k))
         .map(|k| (side(a, k), side(b, k)))

@@ -267,7 +267,8 @@ impl Sweep {
             hooks: meta.test_hooks.unwrap_or_default(),
             interleave: spec.interleave,
         };
-        if let Some(line) = environment::switches_line(&environment::engine_switches()) {
+        let switches = environment::engine_switches();
+        if let Some(line) = environment::switches_line(&switches) {
             stderr_line(&line);
         }
         if info.hooks.any() {
@@ -287,11 +288,10 @@ impl Sweep {
                 "resuming {}: {already} rows already finished",
                 dir.path().display()
             ));
-            let now = environment::engine_switches();
             let changed = meta
                 .engine_switches
                 .as_ref()
-                .map(|then| environment::switch_changes(then, &now))
+                .map(|then| environment::switch_changes(then, &switches))
                 .unwrap_or_default();
             for (then, now) in changed {
                 progress.note(&format!(

@@ -177,8 +177,10 @@ enum Command {
         after_help = "Environment, for measurement (each set one is recorded in meta.json \
             `engine_switches`; compare and gate warn when two runs differ in them):\n  \
             SPECULA_LINEAR=fma          bf16 linears on the FMA kernel instead of tensor cores (slower,\n                              \
-            the more so the more rows; either is batch-invariant, so every config stays lossless)\n  \
-            SPECULA_LINEAR_WG=0|1       warpgroup-mma linears never / past one token tile (default: where faster)\n  \
+            the more so the more rows; either is batch-invariant, so every config\n                              \
+            stays lossless)\n  \
+            SPECULA_LINEAR_WG=0|1       warpgroup-mma linears never / past one token tile (default:\n                              \
+            where faster)\n  \
             SPECULA_LINEAR_TILES=0|1|64 the tiled linear never (cuBLAS past the small-row kernel) / from\n                              \
             its tile rows / past the small-row kernel (default: per weight shape)\n  \
             SPECULA_ATTENTION=flash-prefill|split  decode and verify rows (or every row) on split-K\n  \

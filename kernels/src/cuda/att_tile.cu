@@ -83,14 +83,15 @@ __device__ __forceinline__ void at_load_q(unsigned (&qa)[HD / 16][4], const bf16
     }
 }
 
-// Raw scores s[n][.] of the warp's 16 vectors against the tile's keys:
-// s[n][0..1] = (vector g, keys 8n + 2t, +1), s[n][2..3] = vector g + 8.
-template <int HD>
-__device__ __forceinline__ void at_scores(float (&s)[AT_KEYS / 8][4], const unsigned (&qa)[HD / 16][4],
-                                          const bf16* ks, int lane) {
+// Raw scores s[n][.] of the warp's 16 vectors against NS x 8 keys from ks
+// (a tile's rows): s[n][0..1] = (vector g, keys 8n + 2t, +1), s[n][2..3] =
+// vector g + 8.
+template <int HD, int NS = AT_KEYS / 8>
+__device__ __forceinline__ void at_scores(float (&s)[NS][4], const unsigned (&qa)[HD / 16][4], const bf16* ks,
+                                          int lane) {
     int g = lane >> 2, t = lane & 3;
 #pragma unroll
-    for (int n = 0; n < AT_KEYS / 8; n++) {
+    for (int n = 0; n < NS; n++) {
         s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
         const bf16* kr = ks + (n * 8 + g) * at_stride<HD>() + 2 * t;
 #pragma unroll
@@ -102,42 +103,60 @@ __device__ __forceinline__ void at_scores(float (&s)[AT_KEYS / 8][4], const unsi
     }
 }
 
+// The A fragment of P for the 16 keys of s[2 kk] and s[2 kk + 1] (weights in
+// the layout of at_scores, rounded to bf16).
+template <int NS>
+__device__ __forceinline__ uint4 at_p_frag(const float (&p)[NS][4], int kk) {
+    return make_uint4(at_pack(p[2 * kk][0], p[2 * kk][1]), at_pack(p[2 * kk][2], p[2 * kk][3]),
+                      at_pack(p[2 * kk + 1][0], p[2 * kk + 1][1]), at_pack(p[2 * kk + 1][2], p[2 * kk + 1][3]));
+}
+
+// o += P V over the tile for NP 16-wide output column pairs: o[2j], o[2j + 1]
+// hold pair pair0 + j stride (columns 16 (pair0 + j stride) .. + 15;
+// o[.][0..1] = vector g, o[.][2..3] = g + 8), P's fragment for keys
+// 16 kk .. 16 kk + 15 from frag(kk). A pair's sums are the same mma chain
+// whichever pairs a warp takes.
+template <int HD, int NP, typename F>
+__device__ __forceinline__ void at_pv_frags(float (&o)[2 * NP][4], F frag, const bf16* vs, int lane, int pair0 = 0,
+                                            int stride = 1) {
+#pragma unroll
+    for (int kk = 0; kk < AT_KEYS / 16; kk++) {
+        uint4 a = frag(kk);
+        // Lane l addresses row (key) 16 kk + 8 ((l / 8) % 2) + l % 8 of the
+        // column block 8 (2 pair + l / 16).
+        int key = kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
+#pragma unroll
+        for (int j = 0; j < NP; j++) {
+            const bf16* src = vs + key * at_stride<HD>() + (2 * (pair0 + j * stride) + (lane >> 4)) * 8;
+            unsigned r0, r1, r2, r3;
+            asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                         : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                         : "r"(at_smem_addr(src)));
+            at_mma(o[2 * j], a.x, a.y, a.z, a.w, r0, r1);
+            at_mma(o[2 * j + 1], a.x, a.y, a.z, a.w, r2, r3);
+        }
+    }
+}
+
 // o[nd][.] += P V over the tile (P: the weights p[n][.] in the layout of
 // at_scores, rounded to bf16); o[nd][0..1] = (vector g, d = 8 nd + 2t, +1).
 template <int HD>
 __device__ __forceinline__ void at_pv(float (&o)[HD / 8][4], const float (&p)[AT_KEYS / 8][4], const bf16* vs,
                                       int lane) {
-#pragma unroll
-    for (int kk = 0; kk < AT_KEYS / 16; kk++) {
-        unsigned a0 = at_pack(p[2 * kk][0], p[2 * kk][1]);
-        unsigned a1 = at_pack(p[2 * kk][2], p[2 * kk][3]);
-        unsigned a2 = at_pack(p[2 * kk + 1][0], p[2 * kk + 1][1]);
-        unsigned a3 = at_pack(p[2 * kk + 1][2], p[2 * kk + 1][3]);
-        // Lane l addresses row (key) 16 kk + 8 ((l / 8) % 2) + l % 8 of the
-        // column block 8 (nd + l / 16).
-        int key = kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
-#pragma unroll
-        for (int nd = 0; nd < HD / 8; nd += 2) {
-            const bf16* src = vs + key * at_stride<HD>() + (nd + (lane >> 4)) * 8;
-            unsigned r0, r1, r2, r3;
-            asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                         : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-                         : "r"(at_smem_addr(src)));
-            at_mma(o[nd], a0, a1, a2, a3, r0, r1);
-            at_mma(o[nd + 1], a0, a1, a2, a3, r2, r3);
-        }
-    }
+    at_pv_frags<HD, HD / 16>(o, [&](int kk) { return at_p_frag(p, kk); }, vs, lane);
 }
 
 // Masks s to the vectors' visible tile rows (vector g: rows < lim0; g + 8:
-// < lim1) and returns their maxima over the warp's four lanes of each vector.
-__device__ __forceinline__ void at_mask_max(float (&s)[AT_KEYS / 8][4], int lim0, int lim1, int lane, float& mx0,
+// < lim1; rows counted from s[0]) and returns their maxima over the warp's
+// four lanes of each vector.
+template <int NS = AT_KEYS / 8>
+__device__ __forceinline__ void at_mask_max(float (&s)[NS][4], int lim0, int lim1, int lane, float& mx0,
                                             float& mx1) {
     int t = lane & 3;
     mx0 = -INFINITY;
     mx1 = -INFINITY;
 #pragma unroll
-    for (int n = 0; n < AT_KEYS / 8; n++) {
+    for (int n = 0; n < NS; n++) {
 #pragma unroll
         for (int j = 0; j < 2; j++) {
             int i = n * 8 + 2 * t + j;

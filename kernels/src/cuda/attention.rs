@@ -8,7 +8,8 @@
 use super::attention_plan::{AttentionPlan, PlanRow};
 use super::device::{Gpu, GpuElement, GpuError};
 use super::flash_attention::{
-    flash_prefill, tree_attention, uses_tree_kernel, TREE_SPLIT_TILES, TREE_SPLIT_TILES_MAX,
+    flash_prefill, tree_attention, tree_share, uses_tree_kernel, TREE_SPLIT_TILES,
+    TREE_SPLIT_TILES_MAX,
 };
 use super::launch::{launch, name, need, RawArg};
 use crate::cpu::AttentionShape;
@@ -90,6 +91,7 @@ pub struct AttentionScratch {
     splits: usize,
     kernel: Option<AttentionKernel>,
     split_tiles: usize,
+    tree_share: bool,
 }
 
 /// The two forms of the attention kernel. Both give the same bits.
@@ -125,6 +127,7 @@ impl AttentionScratch {
             splits,
             kernel: None,
             split_tiles: TREE_SPLIT_TILES,
+            tree_share: tree_share(),
         })
     }
 
@@ -145,6 +148,14 @@ impl AttentionScratch {
         })?;
         self.split_tiles = tiles;
         Ok(())
+    }
+
+    /// Makes the tree kernel's launches on this scratch share sets of
+    /// query vectors between warps and chain tiles between rows (`share`,
+    /// the engine's default unless `SPECULA_TREE_SHARE=0`) or not: the same
+    /// bits either way, which the kernel checks hold it to.
+    pub fn set_tree_share(&mut self, share: bool) {
+        self.tree_share = share;
     }
 }
 
@@ -215,6 +226,7 @@ pub fn attention<T: GpuElement>(
             parts,
             scratch.splits,
             scratch.split_tiles,
+            scratch.tree_share,
             shape,
             scale,
         );

@@ -29,6 +29,8 @@ pub const SOURCE: &str = concat!(
     include_str!("attention.cu"),
     include_str!("att_tile.cu"),
     include_str!("flash_prefill.cu"),
+    include_str!("tree_tile.cu"),
+    include_str!("tree_merge.cu"),
     include_str!("tree_attention.cu"),
     include_str!("mla.cu"),
     include_str!("mla_split.cu"),

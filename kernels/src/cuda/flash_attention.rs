@@ -102,6 +102,11 @@ pub(crate) fn flash_prefill<T: GpuElement>(
     unsafe { launch(gpu, &name::<T>("flash_rows"), cfg, &args) }
 }
 
+/// The tree kernel's `flags` bits (`tree_tile.cu`): start before the wait
+/// ([`tree_early`]), share work in small groups ([`tree_share`]).
+const TREE_EARLY: i32 = 1;
+const TREE_SHARE: i32 = 2;
+
 /// Whether the tree kernel plans its split and starts its first prefix
 /// tile before waiting on the kernel before it (`tree_attention.cu`); the
 /// default, `SPECULA_TREE_EARLY=0` waits first (read once). Both give the
@@ -111,10 +116,22 @@ pub fn tree_early() -> bool {
     *EARLY.get_or_init(|| std::env::var("SPECULA_TREE_EARLY").map_or(true, |v| v != "0"))
 }
 
+/// Whether the tree kernel gives a set of 16 query vectors two or four
+/// warps when its group has at most 32 (a decode row, a short chain:
+/// `tree_tile.cu`) and loads a tile past the group's common prefix once
+/// when every row's entries in it are the longest row's (a chain); the
+/// default, `SPECULA_TREE_SHARE=0` gives each set one warp and each row its
+/// own tiles past the prefix (read once). Both give the same bits.
+pub fn tree_share() -> bool {
+    static SHARE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SHARE.get_or_init(|| std::env::var("SPECULA_TREE_SHARE").map_or(true, |v| v != "0"))
+}
+
 /// Tree rows of the batch through the tree kernel, with the split scratch
 /// `parts` (partial outputs, their (max, sum), counters at zero) of `splits`
 /// 64-key tiles per (row, head), in splits of `split_tiles` tiles (checked
-/// by [`super::AttentionScratch::set_tree_split_tiles`]).
+/// by [`super::AttentionScratch::set_tree_split_tiles`]), sets of query
+/// vectors shared between warps when `share` ([`tree_share`]).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn tree_attention<T: GpuElement>(
     gpu: &Gpu,
@@ -125,6 +142,7 @@ pub(crate) fn tree_attention<T: GpuElement>(
     parts: (&CudaSlice<f32>, &CudaSlice<f32>, &CudaSlice<i32>),
     splits: usize,
     split_tiles: usize,
+    share: bool,
     shape: AttentionShape,
     scale: f32,
 ) -> Result<(), GpuError> {
@@ -148,7 +166,7 @@ pub(crate) fn tree_attention<T: GpuElement>(
         RawArg::I32(splits as i32),
         RawArg::I64(pools.offset as i64),
         RawArg::I32(split_tiles as i32),
-        RawArg::I32(i32::from(tree_early())),
+        RawArg::I32(if tree_early() { TREE_EARLY } else { 0 } | if share { TREE_SHARE } else { 0 }),
     ];
     // Splits of split_tiles tiles of 64 keys (`splits` counts tiles:
     // the scratch's stride); two stages of a tile's keys and values.

@@ -77,6 +77,19 @@ impl<T: GpuElement> Case<T> {
         kernel: Option<AttentionKernel>,
         tiles: Option<usize>,
     ) -> Result<Vec<f32>, GpuError> {
+        self.gpu_with(gpu, rows, kernel, tiles, true)
+    }
+
+    /// [`Case::gpu_split`], the tree kernel's vector sets shared between
+    /// warps or not (`share`).
+    fn gpu_with(
+        &self,
+        gpu: &Gpu,
+        rows: &[Row],
+        kernel: Option<AttentionKernel>,
+        tiles: Option<usize>,
+        share: bool,
+    ) -> Result<Vec<f32>, GpuError> {
         let qd = self.qd();
         let lists: Vec<_> = rows.iter().map(|r| r.1.clone()).collect();
         let q: Vec<f32> = rows
@@ -92,6 +105,7 @@ impl<T: GpuElement> Case<T> {
         if let Some(t) = tiles {
             scratch.set_tree_split_tiles(t)?;
         }
+        scratch.set_tree_share(share);
         let (mut out, _) = upload::<T>(gpu, &vec![3e38; rows.len() * qd])?;
         let pools = KvPools {
             k: &self.kp,
@@ -236,6 +250,15 @@ fn check_shape<T: GpuElement>(
         "attention_tree_invariance",
         format!("{what}: each row alone and the batch reversed vs the batch: differing values"),
         (differing(&alone, &got) + differing(&back, &got)) as f64,
+        0.0,
+    );
+    // Nothing shared (one warp to a set of vectors, each chain row its own
+    // tiles past the prefix) against the batch: the same bits.
+    let single = case.gpu_with(gpu, &verify, None, None, false)?;
+    row(
+        "attention_tree_share",
+        format!("{what}: one warp a set of 16 vectors, each row its own tail tiles vs shared: differing values"),
+        differing(&single, &got) as f64,
         0.0,
     );
     // The chain's rows against decode rows over the same keys (prefix 500 + i).

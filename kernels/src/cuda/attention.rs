@@ -8,7 +8,7 @@
 use super::attention_plan::{AttentionPlan, PlanRow};
 use super::device::{Gpu, GpuElement, GpuError};
 use super::flash_attention::{
-    flash_prefill, tree_attention, tree_share, uses_tree_kernel, TREE_SPLIT_TILES,
+    flash_prefill, tree_attention, uses_tree_kernel, TreeForm, TreeStages, TREE_SPLIT_TILES,
     TREE_SPLIT_TILES_MAX,
 };
 use super::launch::{launch, name, need, RawArg};
@@ -91,7 +91,7 @@ pub struct AttentionScratch {
     splits: usize,
     kernel: Option<AttentionKernel>,
     split_tiles: usize,
-    tree_share: bool,
+    tree_form: TreeForm,
 }
 
 /// The two forms of the attention kernel. Both give the same bits.
@@ -127,7 +127,7 @@ impl AttentionScratch {
             splits,
             kernel: None,
             split_tiles: TREE_SPLIT_TILES,
-            tree_share: tree_share(),
+            tree_form: TreeForm::from_env(),
         })
     }
 
@@ -155,7 +155,15 @@ impl AttentionScratch {
     /// the engine's default unless `SPECULA_TREE_SHARE=0`) or not: the same
     /// bits either way, which the kernel checks hold it to.
     pub fn set_tree_share(&mut self, share: bool) {
-        self.tree_share = share;
+        self.tree_form.share = share;
+    }
+
+    /// Makes the tree kernel's launches on this scratch keep `stages` tiles
+    /// in shared memory (the engine's default: `SPECULA_TREE_STAGES`, else
+    /// [`TreeStages::Auto`]): the same bits either way, which the kernel
+    /// checks hold it to.
+    pub fn set_tree_stages(&mut self, stages: TreeStages) {
+        self.tree_form.stages = stages;
     }
 }
 
@@ -226,7 +234,7 @@ pub fn attention<T: GpuElement>(
             parts,
             scratch.splits,
             scratch.split_tiles,
-            scratch.tree_share,
+            scratch.tree_form,
             shape,
             scale,
         );

@@ -1,6 +1,7 @@
 //! Times the decode and verification attention alone at long contexts, in
 //! each kernel the engine can run for tree rows (the bf16 tree kernel at
-//! 1, 2, 4, 8 and 16 tiles per split, and the split-K kernel), so the choice
+//! 1, 2, 4, 8 and 16 tiles per split, the engine's 4 also with two and
+//! with four stages of tiles in flight, and the split-K kernel), so the choice
 //! between them and the KV bandwidth each reaches are read off
 //! measurements: a decode row and a 6-token chain's verify rows per
 //! sequence, at the contexts and sequence counts asked (cases of more than
@@ -10,6 +11,7 @@ use super::check::time_ms;
 use super::timing::ModelShape;
 use super::{
     attention, fill_uniform, AttentionKernel, AttentionScratch, Gpu, GpuError, KeyLists, KvPools,
+    TreeStages,
 };
 use crate::cpu::AttentionShape;
 use half::bf16;
@@ -17,7 +19,9 @@ use half::bf16;
 /// One (kernel, case) timing.
 #[derive(Debug, Clone)]
 pub struct AttentionTiming {
-    /// `tree/N` (the tree kernel, splits of N tiles of 64 keys) or `split-k`.
+    /// `tree/N` (the tree kernel, splits of N tiles of 64 keys, stages of
+    /// the launch's choice), `tree/N/s2` or `tree/N/s4` (two or four
+    /// stages), or `split-k`.
     pub kernel: String,
     /// `decode` (one row per sequence) or `verify6` (a 6-token chain).
     pub case: &'static str,
@@ -80,14 +84,27 @@ pub fn time_attention(
                 fill_uniform(gpu, &mut q, 13, 1.0, 0.0)?;
                 let mut o = gpu.stream.alloc_zeros::<bf16>(rows * qd)?;
                 let keys = KeyLists::upload(gpu, &lists)?;
-                for tiles in [1, 2, 4, 8, 16, 0] {
+                // Splits of 1-16 tiles (the launch's choice of stages), the
+                // engine's 4 with two and with four stages, split-K (0).
+                let forms = [1, 2, 4, 8, 16].map(|t| (t, TreeStages::Auto));
+                let stages = [
+                    (4, TreeStages::Two),
+                    (4, TreeStages::Four),
+                    (0, TreeStages::Auto),
+                ];
+                for (tiles, stages) in forms.into_iter().chain(stages) {
                     let mut scratch = AttentionScratch::new(gpu, &keys, ashape)?;
                     let kernel = if tiles == 0 {
                         scratch.force_kernel(AttentionKernel::Lean);
                         "split-k".to_string()
                     } else {
                         scratch.set_tree_split_tiles(tiles)?;
-                        format!("tree/{tiles}")
+                        scratch.set_tree_stages(stages);
+                        match stages {
+                            TreeStages::Auto => format!("tree/{tiles}"),
+                            TreeStages::Two => format!("tree/{tiles}/s2"),
+                            TreeStages::Four => format!("tree/{tiles}/s4"),
+                        }
                     };
                     let ms = time_ms(gpu, 30, || {
                         let pools = KvPools {

@@ -74,6 +74,8 @@ pub struct Gpu {
     functions: Mutex<HashMap<String, (CudaFunction, u32)>>,
     /// Device name.
     pub name: String,
+    /// Streaming multiprocessors of the device.
+    pub sms: usize,
     /// Architecture the kernels were compiled for (`sm_90`).
     pub arch: &'static str,
     /// Where the kernels came from: NVRTC (and how long it took) or the
@@ -156,8 +158,12 @@ impl Gpu {
             active: AtomicBool::new(false),
             enabled: std::env::var("SPECULA_FORK").map_or(true, |v| v != "0"),
         };
+        let sms = ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?
+            as usize;
         Ok(Gpu {
             side,
+            sms,
             name: ctx.name()?,
             ctx,
             stream,

@@ -103,9 +103,69 @@ pub(crate) fn flash_prefill<T: GpuElement>(
 }
 
 /// The tree kernel's `flags` bits (`tree_tile.cu`): start before the wait
-/// ([`tree_early`]), share work in small groups ([`tree_share`]).
+/// ([`tree_early`]), share work in small groups ([`tree_share`]), four
+/// stages of tiles in flight ([`TreeStages`]).
 const TREE_EARLY: i32 = 1;
 const TREE_SHARE: i32 = 2;
+const TREE_DEEP: i32 = 4;
+
+/// How many 64-key tiles the tree kernel keeps in shared memory (the one
+/// it takes and those in flight behind it). Every choice gives the same
+/// bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeStages {
+    /// Four when the launch has no more blocks than the device has SMs (a
+    /// decode at batch 1-16 over a short context: each block alone on its
+    /// SM, so its split's tiles load at once), else two (four stages of a
+    /// 128-wide head take 139 KB, one block an SM). The default.
+    Auto,
+    /// Always two (`SPECULA_TREE_STAGES=2`).
+    Two,
+    /// Always four (`SPECULA_TREE_STAGES=4`).
+    Four,
+}
+
+impl TreeStages {
+    /// The engine's choice, from `SPECULA_TREE_STAGES` (`2`, `4`; anything
+    /// else or unset: [`TreeStages::Auto`]), read once.
+    pub fn from_env() -> TreeStages {
+        static STAGES: std::sync::OnceLock<TreeStages> = std::sync::OnceLock::new();
+        *STAGES.get_or_init(|| match std::env::var("SPECULA_TREE_STAGES").as_deref() {
+            Ok("2") => TreeStages::Two,
+            Ok("4") => TreeStages::Four,
+            _ => TreeStages::Auto,
+        })
+    }
+
+    /// Stages for a launch of `blocks` blocks on a device of `sms` SMs.
+    fn for_launch(self, sms: usize, blocks: usize) -> usize {
+        match self {
+            TreeStages::Two => 2,
+            TreeStages::Four => 4,
+            TreeStages::Auto if blocks <= sms => 4,
+            TreeStages::Auto => 2,
+        }
+    }
+}
+
+/// How the tree kernel runs (every form gives the same bits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeForm {
+    /// Small groups share work ([`tree_share`]).
+    pub share: bool,
+    /// Tiles in shared memory.
+    pub stages: TreeStages,
+}
+
+impl TreeForm {
+    /// The engine's form, from the environment.
+    pub fn from_env() -> TreeForm {
+        TreeForm {
+            share: tree_share(),
+            stages: TreeStages::from_env(),
+        }
+    }
+}
 
 /// Whether the tree kernel plans its split and starts its first prefix
 /// tile before waiting on the kernel before it (`tree_attention.cu`); the
@@ -130,8 +190,7 @@ pub fn tree_share() -> bool {
 /// Tree rows of the batch through the tree kernel, with the split scratch
 /// `parts` (partial outputs, their (max, sum), counters at zero) of `splits`
 /// 64-key tiles per (row, head), in splits of `split_tiles` tiles (checked
-/// by [`super::AttentionScratch::set_tree_split_tiles`]), sets of query
-/// vectors shared between warps when `share` ([`tree_share`]).
+/// by [`super::AttentionScratch::set_tree_split_tiles`]), in `form`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn tree_attention<T: GpuElement>(
     gpu: &Gpu,
@@ -142,11 +201,22 @@ pub(crate) fn tree_attention<T: GpuElement>(
     parts: (&CudaSlice<f32>, &CudaSlice<f32>, &CudaSlice<i32>),
     splits: usize,
     split_tiles: usize,
-    share: bool,
+    form: TreeForm,
     shape: AttentionShape,
     scale: f32,
 ) -> Result<(), GpuError> {
     let groups = keys.groups.len() / 3;
+    let grid = (
+        groups as u32,
+        shape.n_kv_heads as u32,
+        splits.div_ceil(split_tiles) as u32,
+    );
+    let stages = form
+        .stages
+        .for_launch(gpu.sms, (grid.0 * grid.1 * grid.2) as usize);
+    let flags = if tree_early() { TREE_EARLY } else { 0 }
+        | if form.share { TREE_SHARE } else { 0 }
+        | if stages == 4 { TREE_DEEP } else { 0 };
     let args = [
         RawArg::slice(gpu, out),
         RawArg::slice(gpu, parts.0),
@@ -166,21 +236,33 @@ pub(crate) fn tree_attention<T: GpuElement>(
         RawArg::I32(splits as i32),
         RawArg::I64(pools.offset as i64),
         RawArg::I32(split_tiles as i32),
-        RawArg::I32(if tree_early() { TREE_EARLY } else { 0 } | if share { TREE_SHARE } else { 0 }),
+        RawArg::I32(flags),
     ];
     // Splits of split_tiles tiles of 64 keys (`splits` counts tiles:
-    // the scratch's stride); two stages of a tile's keys and values.
-    let stages = 4 * 64 * (shape.head_dim + 8) * 2;
+    // the scratch's stride); each stage a tile's keys and values.
     let cfg = LaunchConfig {
-        grid_dim: (
-            groups as u32,
-            shape.n_kv_heads as u32,
-            splits.div_ceil(split_tiles) as u32,
-        ),
+        grid_dim: grid,
         block_dim: (MMA_THREADS, 1, 1),
-        shared_mem_bytes: stages as u32,
+        shared_mem_bytes: (stages * 2 * 64 * (shape.head_dim + 8) * 2) as u32,
     };
     let kernel = format!("tree_attention_{}_bf16", shape.head_dim);
     // SAFETY: the kernel's parameters in order; sizes checked by the caller.
     unsafe { launch(gpu, &kernel, cfg, &args) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TreeStages;
+
+    #[test]
+    fn four_stages_only_while_every_block_has_an_sm_of_its_own() {
+        // An H200 (132 SMs): an 8B decode at batch 1 (8 kv heads, one
+        // split), 16 (128 blocks) and 64 (512 blocks).
+        assert_eq!(TreeStages::Auto.for_launch(132, 8), 4);
+        assert_eq!(TreeStages::Auto.for_launch(132, 132), 4);
+        assert_eq!(TreeStages::Auto.for_launch(132, 133), 2);
+        assert_eq!(TreeStages::Auto.for_launch(132, 512), 2);
+        assert_eq!(TreeStages::Two.for_launch(132, 8), 2);
+        assert_eq!(TreeStages::Four.for_launch(132, 512), 4);
+    }
 }

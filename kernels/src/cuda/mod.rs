@@ -80,7 +80,7 @@ pub use attention_plan::*;
 pub use convert::*;
 pub use copy::*;
 pub use device::{Gpu, GpuElement, GpuError, GpuTimer, SmallRowLinear, SOURCE};
-pub use flash_attention::uses_tree_kernel;
+pub use flash_attention::{uses_tree_kernel, TreeStages};
 pub use hold::hold_stream;
 pub use linear::*;
 pub use linear_wg::{linear_wg, LinearWg};

@@ -11,8 +11,11 @@
 // positions: tile t holds its keys 64 t .. 64 t + 63 and split s the tiles
 // split_tiles s .. split_tiles (s + 1) - 1 (a launch constant), whatever
 // else runs.
-// Block (group, kv head, split s) walks the split's tiles in order, two
-// tiles in flight (cp.async into two shared-memory stages): a tile with
+// Block (group, kv head, split s) walks the split's tiles in order, one
+// or three tiles in flight ahead of the one taken (cp.async into two
+// shared-memory stages, or four with TREE_DEEP in `flags`: the host sets
+// it when the launch has no more blocks than the device has SMs, so the
+// loads of a short split are in flight at once; the same bits): a tile with
 // 64 t + 64 <= c holds the same pool entries for every row of the group and
 // is loaded once for all of the rows' query vectors (the group's rows x the
 // kv head's query heads, 16 to a warp's mma tile, 64 to a pass); so is a
@@ -49,7 +52,8 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
                                const bf16* kp, const bf16* vp, const int* base, const int* prefix,
                                const int* extra_off, const int* extra, const int* groups, int heads, int kv_heads,
                                float scale, int splits_cap, long pool_offset, int split_tiles, int flags) {
-    // Two stages of (keys, values): 4 x AT_KEYS x (HD + 8) bf16, dynamic.
+    // Two stages of (keys, values), or four with TREE_DEEP: 4 or 8 x
+    // AT_KEYS x (HD + 8) bf16, dynamic.
     extern __shared__ __align__(16) unsigned char tree_smem[];
     constexpr int TILE = AT_KEYS * at_stride<HD>();
     bf16* stages = (bf16*)tree_smem;
@@ -62,6 +66,7 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
     __shared__ int n_items;
     __shared__ float xmax[4 * 16];
     const bool early = flags & TREE_EARLY;
+    const int ns = flags & TREE_DEEP ? 4 : 2;
     kp += pool_offset;
     vp += pool_offset;
     if (!early) pdl_enter();
@@ -122,7 +127,7 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
     int ni = n_items;
     auto issue = [&](int i) {
         int t = items[i] / 128, field = items[i] % 128;
-        bf16* ks = stages + (i & 1) * 2 * TILE;
+        bf16* ks = stages + (i & (ns - 1)) * 2 * TILE;
         // A tile of every row is the longest row's (inside the prefix: any
         // row's).
         int r = field == 0 || field == TREE_TAIL ? lr : first + field - 1;
@@ -134,13 +139,13 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
         });
         tree_cp_commit();
     };
-    // The first tile ahead of the wait when it is the whole group's
-    // (inside the common prefix), and the split's later prefix entries
-    // asked of L2; then the wait.
-    bool ahead = early && ni > 0 && items[0] % 128 == 0;
+    // The first ns - 1 tiles ahead of the wait where they are the whole
+    // group's (inside the common prefix), and the split's later prefix
+    // entries asked of L2; then the wait.
+    int ahead = 0;
     if (early) {
-        if (ahead) issue(0);
-        int kp0 = ahead ? k0 + AT_KEYS : k0, kp1 = min(k0 + split_keys, c);
+        while (ahead < ns - 1 && ahead < ni && items[ahead] % 128 == 0) issue(ahead++);
+        int kp0 = k0 + ahead * AT_KEYS, kp1 = min(k0 + split_keys, c);
         constexpr int LINES = HD * 2 / 128 > 0 ? HD * 2 / 128 : 1;
         for (int i = threadIdx.x; i < (kp1 - kp0) * LINES; i += blockDim.x) {
             size_t off = (size_t)(b + kp0 + i / LINES) * width + (size_t)kvh * HD + (i % LINES) * 64;
@@ -150,7 +155,7 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
         pdl_enter();
     }
     TreeJob job{out, part_out, part_ml, q, prefix, extra_off, items, ni, first, count, G, heads, kvh, s,
-                splits_cap, split_keys, sl2, ahead, xmax};
+                splits_cap, split_keys, sl2, ahead, ns, xmax};
     int nv = count * G;
     // Warps per set of 16 vectors (at most one per 16-wide output pair).
     int ways = !(flags & TREE_SHARE) || nv > 32 ? 1 : nv > 16 || HD < 64 ? 2 : 4;

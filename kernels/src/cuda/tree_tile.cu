@@ -35,6 +35,9 @@
 // `flags` bits.
 #define TREE_EARLY 1
 #define TREE_SHARE 2
+// Four stages of tiles in flight instead of two (a block alone on its
+// SM: tree_attention.cu); the same arithmetic, so the same bits.
+#define TREE_DEEP 4
 // The item field of a tile past the common prefix taken by every row.
 #define TREE_TAIL 127
 
@@ -44,8 +47,12 @@ __device__ __forceinline__ int tree_keys(const int* prefix, const int* extra_off
 
 __device__ __forceinline__ void tree_cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 
-// Waits for every cp.async group but the newest one.
-__device__ __forceinline__ void tree_cp_wait_older() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
+// Waits for every cp.async group but the newest ns - 1 (ns: the stages,
+// 2 or 4).
+__device__ __forceinline__ void tree_cp_wait_ring(int ns) {
+    if (ns == 4) asm volatile("cp.async.wait_group 3;\n" ::: "memory");
+    else asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+}
 
 #define TREE_QUARTERS (AT_KEYS / 16)
 
@@ -205,14 +212,16 @@ struct TreeJob {
     const int* items;
     int ni, first, count, G, heads, kvh, s, splits_cap, split_keys;
     float sl2;
-    // Item 0 was issued before the wait.
-    bool ahead;
+    // Items 0 .. ahead - 1 were issued before the wait (each its own
+    // cp.async group); ns stages of tiles (2 or 4) in a ring.
+    int ahead, ns;
     float* xmax;
 };
 
 // The block's passes over its group's query vectors, WAYS warps to a set of
 // 16 (64 / WAYS vectors a pass), each pass walking the split's items
-// (issue(i): item i's tile into stage i & 1 of `stages`), then writing each
+// (issue(i): item i's tile into stage i % ns of `stages`, one cp.async
+// group; ns - 1 items in flight ahead of the one taken), then writing each
 // vector's output (a row inside one split) or partial.
 template <int HD, int WAYS, typename Issue>
 __device__ __forceinline__ void tree_passes(const TreeJob& job, bf16* stages, Issue issue) {
@@ -236,14 +245,19 @@ __device__ __forceinline__ void tree_passes(const TreeJob& job, bf16* stages, Is
 #pragma unroll
         for (int j = 0; j < NO; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
         __syncthreads();  // the previous pass is done with the stages
-        if (pass > 0 || !job.ahead) issue(0);
+        // ns - 1 groups before the first item is taken (empty past the
+        // last item), one more a taken item: the wait then covers item i.
+        for (int i = pass > 0 ? 0 : job.ahead; i < job.ns - 1; i++) {
+            if (i < job.ni) issue(i);
+            else tree_cp_commit();
+        }
         for (int i = 0; i < job.ni; i++) {
-            if (i + 1 < job.ni) {
-                issue(i + 1);
+            if (i + job.ns - 1 < job.ni) {
+                issue(i + job.ns - 1);
             } else {
-                tree_cp_commit();  // an empty group: the wait below then covers item i
+                tree_cp_commit();
             }
-            tree_cp_wait_older();
+            tree_cp_wait_ring(job.ns);
             __syncthreads();
             int t = job.items[i] / 128, field = job.items[i] % 128, row = field - 1;
             bool every = field == 0 || field == TREE_TAIL;
@@ -251,9 +265,9 @@ __device__ __forceinline__ void tree_passes(const TreeJob& job, bf16* stages, Is
             int kt = t * AT_KEYS;
             int lim0 = r0 < 0 ? 0 : field == 0 ? AT_KEYS : every || r0 == row ? n0 - kt : 0;
             int lim1 = r1 < 0 ? 0 : field == 0 ? AT_KEYS : every || r1 == row ? n1 - kt : 0;
-            bf16* ks = stages + (i & 1) * 2 * TILE;
+            bf16* ks = stages + (i & (job.ns - 1)) * 2 * TILE;
             tree_take_tile<HD, WAYS>(o, m0, m1, l0, l1, qa, ks, ks + TILE, lim0, lim1, job.sl2, take, job.xmax, ks);
-            __syncthreads();  // stage i & 1 is refilled next
+            __syncthreads();  // stage i % ns is refilled next
         }
         if (!active) continue;
         // A row of one split is done here: its output is o / l (the bits

@@ -11,7 +11,7 @@ use super::{
 use crate::cpu;
 use crate::cuda::{
     attention, uses_tree_kernel, AttentionKernel, AttentionScratch, Gpu, GpuElement, GpuError,
-    KeyLists, KvPools,
+    KeyLists, KvPools, TreeStages,
 };
 use cudarc::driver::CudaSlice;
 use rand_chacha::ChaCha8Rng;
@@ -77,11 +77,11 @@ impl<T: GpuElement> Case<T> {
         kernel: Option<AttentionKernel>,
         tiles: Option<usize>,
     ) -> Result<Vec<f32>, GpuError> {
-        self.gpu_with(gpu, rows, kernel, tiles, true)
+        self.gpu_with(gpu, rows, kernel, tiles, true, TreeStages::Auto)
     }
 
     /// [`Case::gpu_split`], the tree kernel's vector sets shared between
-    /// warps or not (`share`).
+    /// warps or not (`share`), with `stages` tiles in shared memory.
     fn gpu_with(
         &self,
         gpu: &Gpu,
@@ -89,6 +89,7 @@ impl<T: GpuElement> Case<T> {
         kernel: Option<AttentionKernel>,
         tiles: Option<usize>,
         share: bool,
+        stages: TreeStages,
     ) -> Result<Vec<f32>, GpuError> {
         let qd = self.qd();
         let lists: Vec<_> = rows.iter().map(|r| r.1.clone()).collect();
@@ -106,6 +107,7 @@ impl<T: GpuElement> Case<T> {
             scratch.set_tree_split_tiles(t)?;
         }
         scratch.set_tree_share(share);
+        scratch.set_tree_stages(stages);
         let (mut out, _) = upload::<T>(gpu, &vec![3e38; rows.len() * qd])?;
         let pools = KvPools {
             k: &self.kp,
@@ -254,11 +256,22 @@ fn check_shape<T: GpuElement>(
     );
     // Nothing shared (one warp to a set of vectors, each chain row its own
     // tiles past the prefix) against the batch: the same bits.
-    let single = case.gpu_with(gpu, &verify, None, None, false)?;
+    let single = case.gpu_with(gpu, &verify, None, None, false, TreeStages::Auto)?;
     row(
         "attention_tree_share",
         format!("{what}: one warp a set of 16 vectors, each row its own tail tiles vs shared: differing values"),
         differing(&single, &got) as f64,
+        0.0,
+    );
+    // Four stages of tiles in flight and two, against the launch's own
+    // choice (each row alone above ran four, a large batch two): the same
+    // bits.
+    let four = case.gpu_with(gpu, &verify, None, None, true, TreeStages::Four)?;
+    let two = case.gpu_with(gpu, &verify, None, None, true, TreeStages::Two)?;
+    row(
+        "attention_tree_stages",
+        format!("{what}: four and two stages of tiles vs the launch's choice: differing values"),
+        (differing(&four, &got) + differing(&two, &got)) as f64,
         0.0,
     );
     // The chain's rows against decode rows over the same keys (prefix 500 + i).

@@ -8,9 +8,12 @@
 # 16, 64) and 8192 (batch 1, 8). Then devrun/qkv/specula (this commit's with 2e4c1d5's qkv
 # rule re-applied: the qkv projection at 49-64 rows in four stages with the early transpose,
 # host-side only, the same cubin) against this commit's at batch 64, interleaved: the A/B of
-# narrow-2026-12-05's call 5, which never ran.
+# narrow-2026-12-05's call 5, which never ran. Also (written 2026-12-05 07:50 UTC, a session
+# lent no device): four stages of tiles in flight when a launch has no more blocks than SMs
+# (SPECULA_TREE_STAGES=2 keeps two), in the kernel checks (attention_tree_stages), the
+# attention alone (tree/4/s2, tree/4/s4) and the 8B step at batch 1 and 16, interleaved.
 set -u
-CALL_BUDGET_S=330
+CALL_BUDGET_S=420
 . scripts/gpu_call.sh
 for f in devrun/old/*.gz devrun/qkv/*.gz devrun/kernels/*.gz; do [ -f "$f" ] && gunzip -f "$f"; done
 chmod +x devrun/old/* devrun/qkv/*
@@ -21,7 +24,7 @@ for v in old share1 share0; do
   SPECULA_TREE_SHARE=${v#share} timeout 100 $G $R/check$v --checks-only --attention-timing > $R/gpu_check_$v.log 2>&1; echo "rc $? at $(el) s"
   grep -E "FAIL|passed" $R/gpu_check_$v.log | cut -c1-160 | head -4
   cp $R/check$v/kernel_checks.csv $R/kernel_checks_$v.csv 2>/dev/null; cp $R/check$v/attention_times.csv $R/attention_times_$v.csv 2>/dev/null; rm -rf $R/check$v
-  grep -E "^tree/4 " $R/gpu_check_$v.log | grep -E " (1|8|64) +(160|1024|8192) " | head -18
+  grep -E "^tree/4(/s[24])? " $R/gpu_check_$v.log | grep -E " (1|8|64) +(160|1024|8192) " | head -36
 done
 timeout 60 devrun/bin/specula gpu agree --target models/tiny-llama --draft models/tiny-llama/eagle3 --batch-sizes 1,64 --out $R/agree > $R/agree-llama.log 2>&1
 echo "tiny-llama agree rc $? at $(el) s, true $(grep -c 'lossless true' $R/agree-llama.log), false $(grep -c 'lossless false' $R/agree-llama.log)"
@@ -34,6 +37,10 @@ done
 for v in old new; do
   cp devrun/$([ $v = old ] && echo old || echo bin)/specula$([ $v = new ] && echo .new) devrun/bin/specula
   bench l8-8192-$v-$(el) 120 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8 --prompt-lens 8192 --repeats 1 --max-new-tokens 32
+done
+cp devrun/bin/specula.new devrun/bin/specula
+for v in 2 auto 2 auto; do
+  SPECULA_TREE_STAGES=$v bench l8-stages$v-$(el) 60 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,16 --repeats 1 --max-new-tokens 64
 done
 for v in new qkv new qkv; do
   cp devrun/$([ $v = qkv ] && echo qkv/specula || echo bin/specula.new) devrun/bin/specula

@@ -13,8 +13,9 @@ use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::AttentionShape;
 use specula_kernels::cuda::{
-    attention, embedding_gather, invariant_linear_rows, qkv_rope_append, rms_norm_residual,
-    silu_mul_rows, uses_mma, AttentionScratch, GateUpLayout, Gpu, GpuElement, HeadNorm, KvPools,
+    attention, embedding_gather, invariant_linear_rows, l2_prefetch, qkv_rope_append,
+    rms_norm_residual, silu_mul_rows, uses_mma, AttentionScratch, GateUpLayout, Gpu, GpuElement,
+    HeadNorm, KvPools, L2Prefetch,
 };
 
 /// Widths the shared work buffers of a forward need (the widest layer's).
@@ -138,6 +139,8 @@ where
     let l = attn.layout;
     attn.qkv.forward(gpu, &mut sc.qkv, input, rows)?;
     clock.mark(gpu, "linear qkv");
+    // The o projection's weights into L2 beside the RoPE and the attention.
+    let prefetched = prefetch_beside(gpu, &[&attn.o.w], clock)?;
     let offset = pool.layer_offset(layer);
     qkv_rope_append(
         gpu,
@@ -179,9 +182,32 @@ where
         scale,
     )?;
     clock.mark(gpu, "attention");
+    if prefetched {
+        gpu.join()?;
+    }
     attn.o.forward(gpu, &mut sc.o, &sc.att, rows)?;
     clock.mark(gpu, "linear o");
     Ok(())
+}
+
+/// Asks L2 for `weights` on the side stream ([`l2_prefetch`]) beside the
+/// main stream's next launches (an attention, which reads little from
+/// memory at a short context), and says whether it did: then the caller
+/// joins ([`Gpu::join`]) before the launch that reads them. Not with
+/// `SPECULA_L2_PREFETCH=0` or `SPECULA_FORK=0`, nor while the clock times
+/// spans (every launch then runs in order on the main stream). The same
+/// bits either way.
+pub(crate) fn prefetch_beside<T: GpuElement>(
+    gpu: &Gpu,
+    weights: &[&CudaSlice<T>],
+    clock: &OpClock,
+) -> Result<bool> {
+    let mode = L2Prefetch::from_env();
+    if mode == L2Prefetch::Off || clock.running() || !gpu.forks() {
+        return Ok(false);
+    }
+    gpu.fork(|| l2_prefetch(gpu, weights, mode))??;
+    Ok(true)
 }
 
 /// `x += sc.o` (the attention output), then `sc.normed = post_norm(x)`.

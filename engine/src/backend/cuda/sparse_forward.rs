@@ -3,7 +3,7 @@
 //! absorbed-form latent attention and the routed + shared experts.
 
 use super::batch::BatchOnDevice;
-use super::forward::{mlp_into, Scratch};
+use super::forward::{mlp_into, prefetch_beside, Scratch};
 use super::kv_pool::KvPool;
 use super::layers::{LayerAttention, LayerFfn, TargetLayer};
 use super::profile::OpClock;
@@ -144,6 +144,9 @@ where
         }
     };
     clock.mark(gpu, "latent q + kv_a");
+    // W_UV's and the o projection's weights into L2 beside the latent
+    // preparation and attention.
+    let prefetched = prefetch_beside(gpu, &[&a.w_uv, &a.o.w], clock)?;
     let offset = pool.layer_offset(layer);
     let inputs = MlaPrepInputs {
         q,
@@ -200,6 +203,9 @@ where
         scale,
     )?;
     clock.mark(gpu, "latent attention");
+    if prefetched {
+        gpu.join()?;
+    }
     let ls = HeadStrides {
         row: nh * sh.lora,
         head: sh.lora,

@@ -14,6 +14,7 @@ mod activation;
 mod attention;
 mod ceilings;
 mod copy;
+mod l2_prefetch;
 mod linear;
 mod linear_tiles;
 mod mla;
@@ -80,7 +81,7 @@ where
 }
 
 /// The checks of the kernels the GPU model forward adds, for `T`.
-fn model_checks<T: GpuElement>() -> [Check; 10] {
+fn model_checks<T: GpuElement>() -> [Check; 11] {
     [
         linear::check_linear_rows::<T>,
         linear::check_linear_mma::<T>,
@@ -92,6 +93,7 @@ fn model_checks<T: GpuElement>() -> [Check; 10] {
         select::check_argmax_split::<T>,
         select::check_top_k_logprobs::<T>,
         random::check_fill_uniform::<T>,
+        l2_prefetch::check_l2_prefetch::<T>,
     ]
 }
 

@@ -5,15 +5,13 @@
 # Now `ways` is a template parameter (a warp keeps only its share of the state in registers)
 # and the kernel before runs in the same call: checks, attention alone (old; new shared; new
 # unshared), lossless on tiny-llama, the 8B step old/new interleaved at prompt 128 (batch 1,
-# 16, 64) and 8192 (batch 1, 8). Then devrun/qkv/specula (this commit's with 2e4c1d5's qkv
-# rule re-applied: the qkv projection at 49-64 rows in four stages with the early transpose,
-# host-side only, the same cubin) against this commit's at batch 64, interleaved: the A/B of
-# narrow-2026-12-05's call 5, which never ran. Also (written 2026-12-05 07:50 UTC, a session
-# lent no device): four stages of tiles in flight when a launch has no more blocks than SMs
-# (SPECULA_TREE_STAGES=2 keeps two), in the kernel checks (attention_tree_stages), the
-# attention alone (tree/4/s2, tree/4/s4) and the 8B step at batch 1 and 16, interleaved.
+# 16, 64) and 8192 (batch 1, 8). The new binary runs the branch's defaults: shared sets, four
+# stages of tiles when a launch has no more blocks than SMs, the o projection's weights asked
+# into L2 beside the attention (the last two written 2026-12-05 by a session lent no device;
+# their checks attention_tree_stages and l2_prefetch are in --checks-only, the attention
+# timing has tree/4/s2 and tree/4/s4). Call 3 takes each switch apart, and the qkv rule.
 set -u
-CALL_BUDGET_S=420
+CALL_BUDGET_S=360
 . scripts/gpu_call.sh
 for f in devrun/old/*.gz devrun/qkv/*.gz devrun/kernels/*.gz; do [ -f "$f" ] && gunzip -f "$f"; done
 chmod +x devrun/old/* devrun/qkv/*
@@ -37,13 +35,5 @@ done
 for v in old new; do
   cp devrun/$([ $v = old ] && echo old || echo bin)/specula$([ $v = new ] && echo .new) devrun/bin/specula
   bench l8-8192-$v-$(el) 120 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8 --prompt-lens 8192 --repeats 1 --max-new-tokens 32
-done
-cp devrun/bin/specula.new devrun/bin/specula
-for v in 2 auto 2 auto; do
-  SPECULA_TREE_STAGES=$v bench l8-stages$v-$(el) 60 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,16 --repeats 1 --max-new-tokens 64
-done
-for v in new qkv new qkv; do
-  cp devrun/$([ $v = qkv ] && echo qkv/specula || echo bin/specula.new) devrun/bin/specula
-  bench l8-64-$v-$(el) 60 --config bench/configs/llama-3.1-8b.json --batch-sizes 64 --repeats 2 --max-new-tokens 64
 done
 call_done

@@ -1,20 +1,33 @@
-# Call 3 (binaries and cubin of the commit it runs from): the issue-18 and issue-16 tables with
-# the shared tree attention as the default: kernel checks, lossless on tiny-llama, the 8B step
-# at batch 1-64 (prompt 128, two repeats), at prompt 8192 (batch 1, 8, 64), batch 128 and 256,
-# DeepSeek-V2-Lite at batch 1, 8, 32 and Moonlight-16B-A3B at batch 1, 8 (random weights).
+# Call 3 (binaries and cubin of the commit it runs from; after call 2 has shown the checks
+# hold): each switch of the branch against its off position in the same binary, interleaved,
+# so that each gain is its own. SPECULA_TREE_STAGES=2 (two stages of tiles always) against the
+# default (four while a launch has no more blocks than SMs); SPECULA_L2_PREFETCH=0 / 1 / last
+# (the o projection's weights, and W_UV's in a latent layer, asked into L2 on the side stream
+# beside the attention: never, normal priority, evict-last) on the 8B at batch 1 and 16 and
+# prompt 8192 batch 1, and on DeepSeek-V2-Lite at batch 1 and 8; then devrun/qkv/specula (this
+# commit with 2e4c1d5's qkv rule re-applied: the qkv projection at 49-64 rows in four stages
+# with the early transpose, host-side only, the same cubin) against this commit's at batch 64:
+# the A/B of narrow-2026-12-05's call 5, which never ran.
 set -u
-CALL_BUDGET_S=330
+CALL_BUDGET_S=480
 . scripts/gpu_call.sh
-for f in devrun/kernels/*.gz; do [ -f "$f" ] && gunzip -f "$f"; done
-timeout 60 devrun/bin/specula-gpu-check $R/check --checks-only > $R/gpu_check.log 2>&1; echo "checks rc $? at $(el) s"
-grep -E "FAIL|passed" $R/gpu_check.log | cut -c1-160 | head -4
-cp $R/check/kernel_checks.csv $R/ 2>/dev/null; rm -rf $R/check
-timeout 60 devrun/bin/specula gpu agree --target models/tiny-llama --draft models/tiny-llama/eagle3 --batch-sizes 1,64 --out $R/agree > $R/agree-llama.log 2>&1
-echo "tiny-llama agree rc $? at $(el) s, true $(grep -c 'lossless true' $R/agree-llama.log), false $(grep -c 'lossless false' $R/agree-llama.log)"
-grep -iE "f32 GPU baseline vs CPU" $R/agree-llama.log | head -2; rm -rf $R/agree
-bench l8 90 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8,16,32,64 --repeats 2 --max-new-tokens 64
-bench l8-8192 150 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8,64 --prompt-lens 8192 --repeats 1 --max-new-tokens 32
-bench v2lite 90 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8,32 --repeats 2 --max-new-tokens 64
-bench moonlight 90 --config bench/configs/moonlight-16b-a3b.json --batch-sizes 1,8 --repeats 2 --max-new-tokens 64
-bench l8-big 90 --config bench/configs/llama-3.1-8b.json --batch-sizes 128,256 --repeats 1 --max-new-tokens 32
+for f in devrun/qkv/*.gz devrun/kernels/*.gz; do [ -f "$f" ] && gunzip -f "$f"; done
+chmod +x devrun/qkv/*
+cp devrun/bin/specula devrun/bin/specula.new
+for v in 2 auto 2 auto; do
+  SPECULA_TREE_STAGES=$v bench l8-stages$v-$(el) 60 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,16 --repeats 1 --max-new-tokens 64
+done
+for v in 0 1 last 0 1 last; do
+  SPECULA_L2_PREFETCH=$v bench l8-pf$v-$(el) 60 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,16 --repeats 1 --max-new-tokens 64
+done
+for v in 0 1 last; do
+  SPECULA_L2_PREFETCH=$v bench l8-8192-pf$v-$(el) 90 --config bench/configs/llama-3.1-8b.json --batch-sizes 1 --prompt-lens 8192 --repeats 1 --max-new-tokens 32
+done
+for v in 0 1 last 0 1 last; do
+  SPECULA_L2_PREFETCH=$v bench v2lite-pf$v-$(el) 60 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8 --repeats 1 --max-new-tokens 64
+done
+for v in new qkv new qkv; do
+  cp devrun/$([ $v = qkv ] && echo qkv/specula || echo bin/specula.new) devrun/bin/specula
+  bench l8-64-$v-$(el) 60 --config bench/configs/llama-3.1-8b.json --batch-sizes 64 --repeats 2 --max-new-tokens 64
+done
 call_done

@@ -197,8 +197,14 @@ where
                 .as_mut()
                 .expect("latent buffers exist for a latent layer");
             let (rope, scale) = li.mla_rope.expect("latent RoPE exists for a latent layer");
+            // The shared experts' gate|up, read soon after the attention:
+            // asked into L2 with the projections after it.
+            let soon = match &l.ffn {
+                LayerFfn::Experts(m) => m.shared.as_ref().map(|s| &s.gate_up.w),
+                LayerFfn::Dense(_) => None,
+            };
             latent_attention(
-                gpu, a, input, b, pool, li.layer, rope, scale, sc, buf, clock,
+                gpu, a, input, b, pool, li.layer, rope, scale, sc, buf, soon, clock,
             )?;
         }
     }

@@ -95,6 +95,9 @@ impl<T: GpuElement> SparseBuffers<T> {
 /// Latent attention of `input` into `sc.o`: queries and the compressed
 /// row, the cache entry and the rotated query parts, `q_lat = W_UK^T
 /// q_nope`, attention over the compressed cache, `W_UV`, o projection.
+/// `W_UV`'s and the o projection's weights, then `soon` (weights the layer
+/// reads soon after: its shared experts' gate|up), are asked into L2 beside
+/// the preparation and attention ([`prefetch_beside`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn latent_attention<T: GpuElement>(
     gpu: &Gpu,
@@ -107,6 +110,7 @@ pub(super) fn latent_attention<T: GpuElement>(
     scale: f32,
     sc: &mut Scratch<T>,
     buf: &mut MlaBuffers<T>,
+    soon: Option<&CudaSlice<T>>,
     clock: &mut OpClock,
 ) -> Result<()>
 where
@@ -144,9 +148,9 @@ where
         }
     };
     clock.mark(gpu, "latent q + kv_a");
-    // W_UV's and the o projection's weights into L2 beside the latent
-    // preparation and attention.
-    let prefetched = prefetch_beside(gpu, &[&a.w_uv, &a.o.w], clock)?;
+    let mut ahead = vec![&a.w_uv, &a.o.w];
+    ahead.extend(soon);
+    let prefetched = prefetch_beside(gpu, &ahead, clock)?;
     let offset = pool.layer_offset(layer);
     let inputs = MlaPrepInputs {
         q,

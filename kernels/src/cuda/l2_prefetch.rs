@@ -11,16 +11,40 @@ use cudarc::driver::{CudaSlice, DevicePtr};
 
 /// Whether and how weights are asked into L2 ahead of their use, from
 /// `SPECULA_L2_PREFETCH`: `0` never, `last` with the evict-last priority,
-/// anything else or unset at normal priority.
+/// `chain` one linear ahead, anything else or unset at normal priority.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum L2Prefetch {
     /// Never.
     Off,
-    /// At normal priority (the default).
+    /// The projections after the attention, during the attention, at
+    /// normal priority (the default).
     Normal,
-    /// With the evict-last priority: the lines streamed meanwhile (the
-    /// key-value cache) are evicted first.
+    /// As [`L2Prefetch::Normal`] with the evict-last priority: the lines
+    /// streamed meanwhile (the key-value cache) are evicted first.
     EvictLast,
+    /// Every linear of a dense layer has the next linear's weights asked
+    /// for while it runs, evict-last, at most half the L2 each (an
+    /// experiment for batches whose linears leave DRAM idle: 16-64 rows).
+    Chain,
+}
+
+/// A byte range of device memory to ask L2 for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct L2Range {
+    /// Device address.
+    pub ptr: u64,
+    /// Bytes from `ptr`.
+    pub bytes: usize,
+}
+
+impl L2Range {
+    /// The whole of `w`.
+    pub fn of<T: GpuElement>(gpu: &Gpu, w: &CudaSlice<T>) -> L2Range {
+        L2Range {
+            ptr: w.device_ptr(&gpu.stream).0,
+            bytes: w.len() * T::BYTES,
+        }
+    }
 }
 
 impl L2Prefetch {
@@ -30,6 +54,7 @@ impl L2Prefetch {
         *MODE.get_or_init(|| match std::env::var("SPECULA_L2_PREFETCH").as_deref() {
             Ok("0") => L2Prefetch::Off,
             Ok("last") => L2Prefetch::EvictLast,
+            Ok("chain") => L2Prefetch::Chain,
             _ => L2Prefetch::Normal,
         })
     }
@@ -64,40 +89,52 @@ pub fn l2_prefetch<T: GpuElement>(
     weights: &[&CudaSlice<T>],
     mode: L2Prefetch,
 ) -> Result<(), GpuError> {
-    need(weights.len() <= L2_PREFETCH_RANGES, || {
-        format!(
-            "l2_prefetch: {} ranges (at most {L2_PREFETCH_RANGES})",
-            weights.len()
-        )
-    })?;
     if mode == L2Prefetch::Off {
         return Ok(());
     }
-    let lens: Vec<usize> = weights.iter().map(|w| w.len() * T::BYTES).collect();
-    let bytes = prefetch_bytes(&lens, gpu.l2_bytes / 3 * 2);
+    let ranges: Vec<L2Range> = weights.iter().map(|w| L2Range::of(gpu, w)).collect();
+    let last = mode != L2Prefetch::Normal;
+    l2_prefetch_ranges(gpu, &ranges, gpu.l2_bytes / 3 * 2, last)
+}
+
+/// Asks L2 for `ranges` (at most [`L2_PREFETCH_RANGES`]), their bytes
+/// together capped at `cap` ([`prefetch_bytes`]), with the evict-last
+/// priority when `last`, on the GPU's launch stream.
+pub fn l2_prefetch_ranges(
+    gpu: &Gpu,
+    ranges: &[L2Range],
+    cap: usize,
+    last: bool,
+) -> Result<(), GpuError> {
+    need(ranges.len() <= L2_PREFETCH_RANGES, || {
+        format!(
+            "l2_prefetch: {} ranges (at most {L2_PREFETCH_RANGES})",
+            ranges.len()
+        )
+    })?;
+    let lens: Vec<usize> = ranges.iter().map(|r| r.bytes).collect();
+    let bytes = prefetch_bytes(&lens, cap);
     let lines = bytes.iter().map(|b| b.div_ceil(128)).max().unwrap_or(0);
     if lines == 0 {
         return Ok(());
     }
     let mut args = Vec::with_capacity(2 * L2_PREFETCH_RANGES + 1);
-    for (w, &n) in weights.iter().zip(&bytes) {
-        let p = if n > 0 {
-            w.device_ptr(&gpu.stream).0
-        } else {
-            0
-        };
-        args.extend([RawArg::Ptr(p), RawArg::U64(n as u64)]);
+    for (r, &n) in ranges.iter().zip(&bytes) {
+        args.extend([
+            RawArg::Ptr(if n > 0 { r.ptr } else { 0 }),
+            RawArg::U64(n as u64),
+        ]);
     }
-    for _ in weights.len()..L2_PREFETCH_RANGES {
+    for _ in ranges.len()..L2_PREFETCH_RANGES {
         args.extend([RawArg::Ptr(0), RawArg::U64(0)]);
     }
-    args.push(RawArg::I32(i32::from(mode == L2Prefetch::EvictLast)));
+    args.push(RawArg::I32(i32::from(last)));
     let threads = 256;
     let blocks = lines
         .div_ceil(threads * LINES_PER_THREAD)
         .clamp(1, 2 * gpu.sms.max(1));
     // SAFETY: four (pointer, bytes) pairs (null: none) and an int, as
-    // l2_prefetch takes them; each range lies inside its weight.
+    // l2_prefetch takes them; each range lies inside its allocation.
     unsafe {
         launch(
             gpu,

@@ -83,7 +83,7 @@ pub use copy::*;
 pub use device::{Gpu, GpuElement, GpuError, GpuTimer, SmallRowLinear, SOURCE};
 pub use flash_attention::{uses_tree_kernel, TreeStages};
 pub use hold::hold_stream;
-pub use l2_prefetch::{l2_prefetch, L2Prefetch};
+pub use l2_prefetch::{l2_prefetch, l2_prefetch_ranges, L2Prefetch, L2Range};
 pub use linear::*;
 pub use linear_wg::{linear_wg, LinearWg};
 pub use mla::*;

@@ -6,6 +6,7 @@
 use super::batch::BatchOnDevice;
 use super::graph::Step;
 use super::kv_pool::KvPool;
+use super::l2_ahead::{prefetch_beside, L2Chain};
 use super::profile::OpClock;
 use super::weights::{DeviceBlock, DeviceGqa, DeviceLinear, DeviceMlp, DeviceNorm};
 use crate::error::Result;
@@ -13,9 +14,8 @@ use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::AttentionShape;
 use specula_kernels::cuda::{
-    attention, embedding_gather, invariant_linear_rows, l2_prefetch, qkv_rope_append,
-    rms_norm_residual, silu_mul_rows, uses_mma, AttentionScratch, GateUpLayout, Gpu, GpuElement,
-    HeadNorm, KvPools, L2Prefetch,
+    attention, embedding_gather, invariant_linear_rows, qkv_rope_append, rms_norm_residual,
+    silu_mul_rows, uses_mma, AttentionScratch, GateUpLayout, Gpu, GpuElement, HeadNorm, KvPools,
 };
 
 /// Widths the shared work buffers of a forward need (the widest layer's).
@@ -62,6 +62,9 @@ pub(crate) struct Scratch<T> {
     pub(crate) mlp: CudaSlice<T>,
     pub(crate) normed: CudaSlice<T>,
     pub(crate) attn: AttentionScratch,
+    /// The weights of the next linears asked into L2 one ahead
+    /// (`SPECULA_L2_PREFETCH=chain`).
+    pub(crate) chain: L2Chain,
 }
 
 impl<T: GpuElement> Scratch<T> {
@@ -88,6 +91,7 @@ impl<T: GpuElement> Scratch<T> {
                 mlp: s.alloc(rows * hidden)?,
                 normed: s.alloc(rows * hidden)?,
                 attn: AttentionScratch::new(gpu, &b.keys, shape)?,
+                chain: L2Chain::new(gpu),
             })
         }
     }
@@ -137,6 +141,7 @@ where
 {
     let rows = b.rows;
     let l = attn.layout;
+    sc.chain.step(gpu, clock)?;
     attn.qkv.forward(gpu, &mut sc.qkv, input, rows)?;
     clock.mark(gpu, "linear qkv");
     // The o projection's weights into L2 beside the RoPE and the attention.
@@ -185,29 +190,10 @@ where
     if prefetched {
         gpu.join()?;
     }
+    sc.chain.step(gpu, clock)?;
     attn.o.forward(gpu, &mut sc.o, &sc.att, rows)?;
     clock.mark(gpu, "linear o");
     Ok(())
-}
-
-/// Asks L2 for `weights` on the side stream ([`l2_prefetch`]) beside the
-/// main stream's next launches (an attention, which reads little from
-/// memory at a short context), and says whether it did: then the caller
-/// joins ([`Gpu::join`]) before the launch that reads them. Not with
-/// `SPECULA_L2_PREFETCH=0` or `SPECULA_FORK=0`, nor while the clock times
-/// spans (every launch then runs in order on the main stream). The same
-/// bits either way.
-pub(crate) fn prefetch_beside<T: GpuElement>(
-    gpu: &Gpu,
-    weights: &[&CudaSlice<T>],
-    clock: &OpClock,
-) -> Result<bool> {
-    let mode = L2Prefetch::from_env();
-    if mode == L2Prefetch::Off || clock.running() || !gpu.forks() {
-        return Ok(false);
-    }
-    gpu.fork(|| l2_prefetch(gpu, weights, mode))??;
-    Ok(true)
 }
 
 /// `x += sc.o` (the attention output), then `sc.normed = post_norm(x)`.
@@ -263,6 +249,11 @@ where
     // where one column per warp reads faster) and after it on the cuBLAS
     // path. Both give the same bits.
     let gu = &mlp.gate_up;
+    // A layer's own MLP steps the chain (the shared experts, forked, never).
+    let chained = out.is_none();
+    if chained {
+        sc.chain.step(gpu, clock)?;
+    }
     if rows <= invariant_linear_rows() && (rows >= 2 || uses_mma::<T>(gpu, gu.in_dim)) {
         gu.on(gpu).swiglu(&mut sc.act, &sc.normed, rows)?;
         clock.mark(gpu, "linear gate_up + silu");
@@ -277,6 +268,9 @@ where
             GateUpLayout::Interleaved,
         )?;
         clock.mark(gpu, "linear gate_up + silu");
+    }
+    if chained {
+        sc.chain.step(gpu, clock)?;
     }
     let out = match out {
         Some(o) => o,

@@ -3,8 +3,9 @@
 //! absorbed-form latent attention and the routed + shared experts.
 
 use super::batch::BatchOnDevice;
-use super::forward::{mlp_into, prefetch_beside, Scratch};
+use super::forward::{mlp_into, Scratch};
 use super::kv_pool::KvPool;
+use super::l2_ahead::prefetch_beside;
 use super::layers::{LayerAttention, LayerFfn, TargetLayer};
 use super::profile::OpClock;
 use super::sparse_weights::{DeviceMla, DeviceMlaQuery, DeviceMoe};

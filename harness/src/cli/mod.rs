@@ -188,8 +188,6 @@ enum Command {
             SPECULA_TREE_SHARE=0        one warp to each set of 16 query vectors, each row its own tail tiles\n  \
             SPECULA_TREE_STAGES=2|4     tiles in flight in the tree attention (default: 4 while a launch has\n                              \
             no more blocks than SMs)\n  \
-            SPECULA_L2_PREFETCH=0|last|chain  the o projection's weights not asked into L2 beside the\n                              \
-            attention / asked evict-last / every dense linear's successor asked for while it runs\n  \
             SPECULA_MLA=mma|fma         latent attention on tensor cores always / never (default: prefill)\n  \
             SPECULA_MLA_PREP=two        the latent preparation and W_UK as two forked launches\n  \
             SPECULA_FORK=0              no side stream: every launch in order\n  \

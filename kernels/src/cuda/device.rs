@@ -13,7 +13,6 @@ use std::sync::{Arc, Mutex};
 pub const SOURCE: &str = concat!(
     include_str!("prelude.cu"),
     include_str!("hold.cu"),
-    include_str!("l2_prefetch.cu"),
     include_str!("copy.cu"),
     include_str!("convert.cu"),
     include_str!("norm.cu"),
@@ -77,8 +76,6 @@ pub struct Gpu {
     pub name: String,
     /// Streaming multiprocessors of the device.
     pub sms: usize,
-    /// Bytes of the device's L2 cache.
-    pub l2_bytes: usize,
     /// Architecture the kernels were compiled for (`sm_90`).
     pub arch: &'static str,
     /// Where the kernels came from: NVRTC (and how long it took) or the
@@ -164,12 +161,9 @@ impl Gpu {
         let sms = ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?
             as usize;
-        let l2_bytes =
-            ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize;
         Ok(Gpu {
             side,
             sms,
-            l2_bytes,
             name: ctx.name()?,
             ctx,
             stream,
@@ -255,12 +249,6 @@ impl Gpu {
         self.side.active.store(false, Ordering::Relaxed);
         self.side.join.record(&self.side.stream)?;
         Ok(out)
-    }
-
-    /// Whether [`Gpu::fork`] runs work beside the main stream (not with
-    /// `SPECULA_FORK=0`).
-    pub fn forks(&self) -> bool {
-        self.side.enabled
     }
 
     /// Makes the main stream wait for the last [`Gpu::fork`]'s work.

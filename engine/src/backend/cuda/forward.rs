@@ -6,7 +6,6 @@
 use super::batch::BatchOnDevice;
 use super::graph::Step;
 use super::kv_pool::KvPool;
-use super::l2_ahead::{prefetch_beside, L2Chain};
 use super::profile::OpClock;
 use super::weights::{DeviceBlock, DeviceGqa, DeviceLinear, DeviceMlp, DeviceNorm};
 use crate::error::Result;
@@ -62,9 +61,6 @@ pub(crate) struct Scratch<T> {
     pub(crate) mlp: CudaSlice<T>,
     pub(crate) normed: CudaSlice<T>,
     pub(crate) attn: AttentionScratch,
-    /// The weights of the next linears asked into L2 one ahead
-    /// (`SPECULA_L2_PREFETCH=chain`).
-    pub(crate) chain: L2Chain,
 }
 
 impl<T: GpuElement> Scratch<T> {
@@ -91,7 +87,6 @@ impl<T: GpuElement> Scratch<T> {
                 mlp: s.alloc(rows * hidden)?,
                 normed: s.alloc(rows * hidden)?,
                 attn: AttentionScratch::new(gpu, &b.keys, shape)?,
-                chain: L2Chain::new(gpu),
             })
         }
     }
@@ -141,11 +136,8 @@ where
 {
     let rows = b.rows;
     let l = attn.layout;
-    sc.chain.step(gpu, clock)?;
     attn.qkv.forward(gpu, &mut sc.qkv, input, rows)?;
     clock.mark(gpu, "linear qkv");
-    // The o projection's weights into L2 beside the RoPE and the attention.
-    let prefetched = prefetch_beside(gpu, &[&attn.o.w], clock)?;
     let offset = pool.layer_offset(layer);
     qkv_rope_append(
         gpu,
@@ -187,10 +179,6 @@ where
         scale,
     )?;
     clock.mark(gpu, "attention");
-    if prefetched {
-        gpu.join()?;
-    }
-    sc.chain.step(gpu, clock)?;
     attn.o.forward(gpu, &mut sc.o, &sc.att, rows)?;
     clock.mark(gpu, "linear o");
     Ok(())
@@ -249,11 +237,6 @@ where
     // where one column per warp reads faster) and after it on the cuBLAS
     // path. Both give the same bits.
     let gu = &mlp.gate_up;
-    // A layer's own MLP steps the chain (the shared experts, forked, never).
-    let chained = out.is_none();
-    if chained {
-        sc.chain.step(gpu, clock)?;
-    }
     if rows <= invariant_linear_rows() && (rows >= 2 || uses_mma::<T>(gpu, gu.in_dim)) {
         gu.on(gpu).swiglu(&mut sc.act, &sc.normed, rows)?;
         clock.mark(gpu, "linear gate_up + silu");
@@ -268,9 +251,6 @@ where
             GateUpLayout::Interleaved,
         )?;
         clock.mark(gpu, "linear gate_up + silu");
-    }
-    if chained {
-        sc.chain.step(gpu, clock)?;
     }
     let out = match out {
         Some(o) => o,

@@ -16,8 +16,7 @@ use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::AttentionShape;
 use specula_kernels::cuda::{
-    moe_combine_norm, rms_norm_residual, Gpu, GpuElement, L2Range, MlaRope, QkvLayout,
-    INVARIANT_MAX_ROWS,
+    moe_combine_norm, rms_norm_residual, Gpu, GpuElement, MlaRope, QkvLayout, INVARIANT_MAX_ROWS,
 };
 
 /// A layer's attention (a few per model: the variants' sizes do not matter).
@@ -198,14 +197,8 @@ where
                 .as_mut()
                 .expect("latent buffers exist for a latent layer");
             let (rope, scale) = li.mla_rope.expect("latent RoPE exists for a latent layer");
-            // The shared experts' gate|up, read soon after the attention:
-            // asked into L2 with the projections after it.
-            let soon = match &l.ffn {
-                LayerFfn::Experts(m) => m.shared.as_ref().map(|s| &s.gate_up.w),
-                LayerFfn::Dense(_) => None,
-            };
             latent_attention(
-                gpu, a, input, b, pool, li.layer, rope, scale, sc, buf, soon, clock,
+                gpu, a, input, b, pool, li.layer, rope, scale, sc, buf, clock,
             )?;
         }
     }
@@ -221,34 +214,6 @@ where
             experts(gpu, m, b.rows, sc, buf, stats, clock)
         }
     }
-}
-
-/// The weights a dense layer's linears read after its qkv projection, in
-/// order (o, gate|up, down), then the next layer's qkv projection when that
-/// layer is dense too: the plan of [`super::l2_ahead::L2Chain`]. None for a
-/// layer with latent attention or experts.
-pub(crate) fn chain_ranges<T: GpuElement>(
-    gpu: &Gpu,
-    l: &TargetLayer<T>,
-    next: Option<&TargetLayer<T>>,
-) -> Vec<L2Range> {
-    let (LayerAttention::Gqa(a), LayerFfn::Dense(m)) = (&l.attn, &l.ffn) else {
-        return Vec::new();
-    };
-    let mut ranges = vec![
-        L2Range::of(gpu, &a.o.w),
-        L2Range::of(gpu, &m.gate_up.w),
-        L2Range::of(gpu, &m.down.w),
-    ];
-    if let Some(TargetLayer {
-        attn: LayerAttention::Gqa(na),
-        ffn: LayerFfn::Dense(_),
-        ..
-    }) = next
-    {
-        ranges.push(L2Range::of(gpu, &na.qkv.w));
-    }
-    ranges
 }
 
 /// The RMSNorm that follows layer `prev` (none: the first layer's, on the

@@ -11,7 +11,6 @@ mod draft_forward;
 mod forward;
 mod graph;
 mod kv_pool;
-mod l2_ahead;
 mod layers;
 mod load;
 mod load_model;

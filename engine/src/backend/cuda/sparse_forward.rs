@@ -5,7 +5,6 @@
 use super::batch::BatchOnDevice;
 use super::forward::{mlp_into, Scratch};
 use super::kv_pool::KvPool;
-use super::l2_ahead::prefetch_beside;
 use super::layers::{LayerAttention, LayerFfn, TargetLayer};
 use super::profile::OpClock;
 use super::sparse_weights::{DeviceMla, DeviceMlaQuery, DeviceMoe};
@@ -96,9 +95,6 @@ impl<T: GpuElement> SparseBuffers<T> {
 /// Latent attention of `input` into `sc.o`: queries and the compressed
 /// row, the cache entry and the rotated query parts, `q_lat = W_UK^T
 /// q_nope`, attention over the compressed cache, `W_UV`, o projection.
-/// `W_UV`'s and the o projection's weights, then `soon` (weights the layer
-/// reads soon after: its shared experts' gate|up), are asked into L2 beside
-/// the preparation and attention ([`prefetch_beside`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn latent_attention<T: GpuElement>(
     gpu: &Gpu,
@@ -111,7 +107,6 @@ pub(super) fn latent_attention<T: GpuElement>(
     scale: f32,
     sc: &mut Scratch<T>,
     buf: &mut MlaBuffers<T>,
-    soon: Option<&CudaSlice<T>>,
     clock: &mut OpClock,
 ) -> Result<()>
 where
@@ -149,9 +144,6 @@ where
         }
     };
     clock.mark(gpu, "latent q + kv_a");
-    let mut ahead = vec![&a.w_uv, &a.o.w];
-    ahead.extend(soon);
-    let prefetched = prefetch_beside(gpu, &ahead, clock)?;
     let offset = pool.layer_offset(layer);
     let inputs = MlaPrepInputs {
         q,
@@ -208,9 +200,6 @@ where
         scale,
     )?;
     clock.mark(gpu, "latent attention");
-    if prefetched {
-        gpu.join()?;
-    }
     let ls = HeadStrides {
         row: nh * sh.lora,
         head: sh.lora,

@@ -8,9 +8,7 @@ use super::device_rows::{DeviceRows, SharedRows};
 use super::forward::logits_forward;
 use super::graph::{Replays, Step};
 use super::kv_pool::{GpuCache, KvPool};
-use super::layers::{
-    chain_ranges, layer_forward, norm_after, scratch_sizes, LayerInputs, TargetLayer,
-};
+use super::layers::{layer_forward, norm_after, scratch_sizes, LayerInputs, TargetLayer};
 use super::profile::OpClock;
 use super::sparse_forward::SparseBuffers;
 use super::weights::{download, upload, DeviceLinear, DeviceNorm, Seeds};
@@ -216,10 +214,6 @@ where
                 mla_rope: self.mla_rope(),
                 stats: Some(&mut *stats),
             };
-            if st.sc.chain.on() {
-                let ranges = chain_ranges(gpu, layer, w.layers.get(li + 1));
-                st.sc.chain.plan(ranges);
-            }
             let sparse = &mut st.own.sparse;
             layer_forward(
                 gpu,
@@ -233,7 +227,6 @@ where
                 clock,
             )?;
         }
-        st.sc.chain.finish(gpu)?;
         let (sc, sparse) = (&st.sc, &st.own.sparse);
         let last = w.layers.last();
         norm_after(

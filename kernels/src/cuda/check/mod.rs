@@ -14,7 +14,6 @@ mod activation;
 mod attention;
 mod ceilings;
 mod copy;
-mod l2_prefetch;
 mod linear;
 mod linear_tiles;
 mod mla;
@@ -81,7 +80,7 @@ where
 }
 
 /// The checks of the kernels the GPU model forward adds, for `T`.
-fn model_checks<T: GpuElement>() -> [Check; 11] {
+fn model_checks<T: GpuElement>() -> [Check; 10] {
     [
         linear::check_linear_rows::<T>,
         linear::check_linear_mma::<T>,
@@ -93,7 +92,6 @@ fn model_checks<T: GpuElement>() -> [Check; 11] {
         select::check_argmax_split::<T>,
         select::check_top_k_logprobs::<T>,
         random::check_fill_uniform::<T>,
-        l2_prefetch::check_l2_prefetch::<T>,
     ]
 }
 

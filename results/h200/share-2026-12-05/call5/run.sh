@@ -4,9 +4,10 @@
 # tables old/new interleaved: the 8B at batch 1-64 (prompt 128), at prompt 8192 (batch 1, 8),
 # the qkv rule of 2e4c1d5 (devrun/qkv: this commit's specula with that commit's
 # kernels/src/wg_layout.rs applied, host-side only, the same cubin) against this commit's at
-# batch 64; DeepSeek-V2-Lite at batch 1, 8, 32; the 8B at batch 128 and 256 with this commit's.
+# batch 64; DeepSeek-V2-Lite at batch 1, 8, 32; the 8B at batch 128 and 256 with this commit's;
+# V2-Lite's batch-1 step per operation (SPECULA_GPU_PROFILE=1).
 set -u
-CALL_BUDGET_S=200
+CALL_BUDGET_S=470
 . scripts/gpu_call.sh
 for f in devrun/old/*.gz devrun/qkv/*.gz devrun/kernels/*.gz; do [ -f "$f" ] && gunzip -f "$f"; done
 chmod +x devrun/old/* devrun/qkv/*
@@ -33,4 +34,6 @@ for v in old new; do
 done
 use new
 bench l8-big 90 --config bench/configs/llama-3.1-8b.json --batch-sizes 128,256 --repeats 1 --max-new-tokens 32
+# Where V2-Lite's batch-1 step goes now (eager, CUDA events per operation: longer than the graph).
+SPECULA_GPU_PROFILE=1 bench v2lite-prof 60 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1 --repeats 1 --max-new-tokens 32
 call_done

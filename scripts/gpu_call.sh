@@ -1,6 +1,7 @@
 # Sourced by a device call's run.sh (results/h200/<study>/callN/run.sh, from the
 # repository root): unpacks the carried binaries (devrun/bin/*.gz), points the
-# kernel cache at the carried cubin (devrun/kernels), and defines
+# kernel cache at the carried cubin (devrun/kernels), prints the card (and keeps it in
+# $R/card.txt: a call may get an H100 where an H200 was asked for), and defines
 #   R        the folder under $OUT the call writes (packed into $OUT/r.tgz by call_done)
 #   el       seconds since the call started
 #   bench NAME TIMEOUT ARGS...   one `specula gpu bench` (random weights, steps 5,
@@ -12,6 +13,7 @@ for f in devrun/bin/*.gz; do [ -f "$f" ] && gunzip -f "$f"; done
 chmod +x devrun/bin/*
 R=$OUT/r
 mkdir -p "$R"
+nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv,noheader | tee "$R/card.txt"
 . scripts/gpu_env.sh
 export SPECULA_KERNEL_CACHE=$PWD/devrun/kernels
 CALL_T0=$(date +%s)

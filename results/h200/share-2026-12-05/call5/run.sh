@@ -11,7 +11,6 @@ CALL_BUDGET_S=470
 . scripts/gpu_call.sh
 for f in devrun/old/*.gz devrun/qkv/*.gz devrun/kernels/*.gz; do [ -f "$f" ] && gunzip -f "$f"; done
 chmod +x devrun/old/* devrun/qkv/*
-nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv,noheader
 timeout 90 devrun/bin/specula-gpu-check $R/check --checks-only --attention-timing > $R/gpu_check.log 2>&1; echo "checks rc $? at $(el) s"
 grep -E "FAIL|passed" $R/gpu_check.log | cut -c1-160 | head -4
 cp $R/check/kernel_checks.csv $R/ 2>/dev/null; cp $R/check/attention_times.csv $R/ 2>/dev/null; rm -rf $R/check

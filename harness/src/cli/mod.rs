@@ -186,8 +186,8 @@ enum Command {
             SPECULA_ATTENTION=flash-prefill|split  decode and verify rows (or every row) on split-K\n  \
             SPECULA_TREE_EARLY=0        the tree attention waits before planning its split\n  \
             SPECULA_TREE_SHARE=0        one warp to each set of 16 query vectors, each row its own tail tiles\n  \
-            SPECULA_TREE_STAGES=2|4     tiles in flight in the tree attention (default: 4 while a launch has\n                              \
-            no more blocks than SMs)\n  \
+            SPECULA_TREE_STAGES=2|4     stages of tiles in the tree attention (default: 4 while a launch\n                              \
+            has no more blocks than SMs, else 2)\n  \
             SPECULA_MLA=mma|fma         latent attention on tensor cores always / never (default: prefill)\n  \
             SPECULA_MLA_PREP=two        the latent preparation and W_UK as two forked launches\n  \
             SPECULA_FORK=0              no side stream: every launch in order\n  \

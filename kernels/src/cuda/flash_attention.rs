@@ -126,14 +126,19 @@ pub enum TreeStages {
 }
 
 impl TreeStages {
-    /// The engine's choice, from `SPECULA_TREE_STAGES` (`2`, `4`; anything
-    /// else or unset: [`TreeStages::Auto`]), read once.
+    /// The engine's choice, from `SPECULA_TREE_STAGES` (`2`, `4`; unset:
+    /// [`TreeStages::Auto`]; anything else: a warning and the default),
+    /// read once.
     pub fn from_env() -> TreeStages {
         static STAGES: std::sync::OnceLock<TreeStages> = std::sync::OnceLock::new();
         *STAGES.get_or_init(|| match std::env::var("SPECULA_TREE_STAGES").as_deref() {
             Ok("2") => TreeStages::Two,
             Ok("4") => TreeStages::Four,
-            _ => TreeStages::Auto,
+            Err(_) | Ok("") => TreeStages::Auto,
+            Ok(other) => {
+                eprintln!("warning: SPECULA_TREE_STAGES={other} is none of 2, 4: the default (4 while a launch has no more blocks than SMs, else 2)");
+                TreeStages::Auto
+            }
         })
     }
 

@@ -43,7 +43,11 @@ fn mla_mma_use() -> MlaMmaUse {
     *USE.get_or_init(|| match std::env::var("SPECULA_MLA").as_deref() {
         Ok("mma") => MlaMmaUse::Always,
         Ok("fma") => MlaMmaUse::Never,
-        _ => MlaMmaUse::Prefill,
+        Err(_) | Ok("") => MlaMmaUse::Prefill,
+        Ok(other) => {
+            eprintln!("warning: SPECULA_MLA={other} is none of mma, fma: the default (tensor cores for a prefill)");
+            MlaMmaUse::Prefill
+        }
     })
 }
 

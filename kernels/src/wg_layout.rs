@@ -94,7 +94,14 @@ impl WgLaunch {
     ///   past 48 rows: one warpgroup x 32 tokens, three stages, up to 96 rows
     ///   (qkv 46 against 64 us at 96 rows, down 69 against 85 at 64), two x
     ///   64 with the early transpose past that (down 285 against 458 us at
-    ///   384, qkv 144 against 220);
+    ///   384, qkv 144 against 220); but k in two slices (qkv) at 49-64 rows
+    ///   four stages with the early transpose: with the stream held before
+    ///   the timing and 21 launches back to back, 34.3-34.4 against
+    ///   39.9-40.4 us a launch at 64 rows in two calls
+    ///   (results/h200/narrow-2026-12-05, calls 1 and 3; at 96 rows three
+    ///   stages stay ahead, and down at 64 rows keeps them: 64.1 against
+    ///   65.6); in the 8B batch-64 step 8138, 8188 against 8351, 8333 us
+    ///   (results/h200/share-2026-12-05/call5, interleaved);
     /// - a narrow weight over short slices (o, k in slices of 1024) never:
     ///   the small-row kernel stays faster (27 against 29-39 us at 64 rows).
     pub fn for_shape(m: usize, k: usize, n: usize) -> Option<WgLaunch> {
@@ -107,6 +114,10 @@ impl WgLaunch {
         match m {
             0..=16 if wide => Some(WgLaunch::new(parts, 2, 16)),
             0..=48 => None,
+            49..=64 if !wide && parts <= 2 => Some(WgLaunch {
+                early: true,
+                ..WgLaunch::new(parts, 1, 32)
+            }),
             49..=96 if !wide => Some(WgLaunch {
                 stages: 3,
                 ..WgLaunch::new(parts, 1, 32)
@@ -238,9 +249,14 @@ mod tests {
         // qkv (k in 2 slices of 2048) and down (4 of 3584) past 48 rows.
         for (k, n) in [(4096, 6144), (14_336, 4096)] {
             assert!(wg(16, k, n).is_none() && wg(48, k, n).is_none());
-            assert_eq!(shape(wg(49, k, n)), Some((1, 32, 3, false)));
+            assert_eq!(shape(wg(65, k, n)), Some((1, 32, 3, false)));
             assert_eq!(shape(wg(96, k, n)), Some((1, 32, 3, false)));
             assert_eq!(shape(wg(97, k, n)), Some((2, 64, 4, true)));
+        }
+        // At 49-64 rows qkv streams faster in four stages, early; down not.
+        for m in [49, 64] {
+            assert_eq!(shape(wg(m, 4096, 6144)), Some((1, 32, 4, true)));
+            assert_eq!(shape(wg(m, 14_336, 4096)), Some((1, 32, 3, false)));
         }
     }
 

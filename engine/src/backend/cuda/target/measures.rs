@@ -92,6 +92,7 @@ mod tests {
             capture,
             wanted: LogitsWanted::Argmax,
             attention_kinds: (!tree, tree),
+            decode_rows: tree,
         }
     }
 

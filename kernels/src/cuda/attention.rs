@@ -165,26 +165,6 @@ impl AttentionScratch {
     pub fn set_tree_stages(&mut self, stages: TreeStages) {
         self.tree_form.stages = stages;
     }
-
-    /// What a tree-kernel launch on this scratch takes: the split scratch,
-    /// its stride and split length, the form; none when a split-K kernel
-    /// was forced ([`AttentionScratch::force_kernel`]).
-    pub(crate) fn tree_launch(&self) -> Option<TreeLaunch<'_>> {
-        self.kernel.is_none().then_some(TreeLaunch {
-            parts: (&self.part_out, &self.part_ml, &self.counters),
-            splits: self.splits,
-            split_tiles: self.split_tiles,
-            form: self.tree_form,
-        })
-    }
-}
-
-/// A tree-kernel launch's share of an [`AttentionScratch`].
-pub(crate) struct TreeLaunch<'a> {
-    pub(crate) parts: (&'a CudaSlice<f32>, &'a CudaSlice<f32>, &'a CudaSlice<i32>),
-    pub(crate) splits: usize,
-    pub(crate) split_tiles: usize,
-    pub(crate) form: TreeForm,
 }
 
 /// The key and value pools of one attention launch: `[entries, kv_heads, head_dim]`
@@ -257,7 +237,6 @@ pub fn attention<T: GpuElement>(
             scratch.tree_form,
             shape,
             scale,
-            None,
         );
     }
     split_attention(gpu, out, q, pools, keys, scratch, shape, scale, split_only)

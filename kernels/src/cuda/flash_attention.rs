@@ -108,19 +108,6 @@ pub(crate) fn flash_prefill<T: GpuElement>(
 const TREE_EARLY: i32 = 1;
 const TREE_SHARE: i32 = 2;
 const TREE_DEEP: i32 = 4;
-/// Decode rows whose RoPE and cache append the kernel does
-/// ([`super::attention_rope`]).
-const TREE_ROPE: i32 = 8;
-
-/// What the tree kernel reads to do decode rows' RoPE and cache append
-/// itself (`TREE_ROPE`): the fused projection's rows and
-/// [`super::qkv_rope_append`]'s other inputs.
-pub(crate) struct TreeRope<'a, T> {
-    pub(crate) qkv: &'a CudaSlice<T>,
-    pub(crate) positions: &'a CudaSlice<i32>,
-    pub(crate) inv_freq: &'a CudaSlice<f32>,
-    pub(crate) entries: &'a CudaSlice<i32>,
-}
 
 /// How many 64-key tiles the tree kernel keeps in shared memory (the one
 /// it takes and those in flight behind it). Every choice gives the same
@@ -222,7 +209,6 @@ pub(crate) fn tree_attention<T: GpuElement>(
     form: TreeForm,
     shape: AttentionShape,
     scale: f32,
-    rope: Option<&TreeRope<'_, T>>,
 ) -> Result<(), GpuError> {
     let groups = keys.groups.len() / 3;
     let grid = (
@@ -235,8 +221,7 @@ pub(crate) fn tree_attention<T: GpuElement>(
         .for_launch(gpu.sms, (grid.0 * grid.1 * grid.2) as usize);
     let flags = if tree_early() { TREE_EARLY } else { 0 }
         | if form.share { TREE_SHARE } else { 0 }
-        | if stages == 4 { TREE_DEEP } else { 0 }
-        | if rope.is_some() { TREE_ROPE } else { 0 };
+        | if stages == 4 { TREE_DEEP } else { 0 };
     let args = [
         RawArg::slice(gpu, out),
         RawArg::slice(gpu, parts.0),
@@ -257,10 +242,6 @@ pub(crate) fn tree_attention<T: GpuElement>(
         RawArg::I64(pools.offset as i64),
         RawArg::I32(split_tiles as i32),
         RawArg::I32(flags),
-        RawArg::opt(gpu, rope.map(|r| r.qkv)),
-        RawArg::opt(gpu, rope.map(|r| r.positions)),
-        RawArg::opt(gpu, rope.map(|r| r.inv_freq)),
-        RawArg::opt(gpu, rope.map(|r| r.entries)),
     ];
     // Splits of split_tiles tiles of 64 keys (`splits` counts tiles:
     // the scratch's stride); each stage a tile's keys and values.

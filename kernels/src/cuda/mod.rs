@@ -27,9 +27,7 @@
 //!   (`attention_plan.rs` sorts rows into prefill tiles and tree groups):
 //!   flash prefill (`flash_prefill.cu`) for causal rows, the tree kernel
 //!   (`tree_attention.cu`, tensor-core pieces in `att_tile.cu`) or split-K
-//!   (`attention.cu`) for decode and verification rows; `attention_rope`:
-//!   decode rows' RoPE and cache append inside the tree kernel (one launch
-//!   for `qkv_rope_append` + `attention`, the same bits).
+//!   (`attention.cu`) for decode and verification rows.
 //! - `mla`, `mla_attention`: latent attention (DeepSeek, Kimi) in the
 //!   absorbed form over a compressed cache: entry and query preparation,
 //!   per-head absorbed products (`mla`); split-K attention in FMA or on
@@ -51,7 +49,6 @@
 mod activation;
 mod attention;
 mod attention_plan;
-mod attention_rope;
 pub mod attention_timing;
 pub mod check;
 mod convert;
@@ -80,7 +77,6 @@ pub mod wgmma_bits;
 pub use activation::*;
 pub use attention::*;
 pub use attention_plan::*;
-pub use attention_rope::{decode_attention_with_rope, rope_in_attention, DecodeRope};
 pub use convert::*;
 pub use copy::*;
 pub use device::{Gpu, GpuElement, GpuError, GpuTimer, SmallRowLinear, SOURCE};

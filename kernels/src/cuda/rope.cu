@@ -3,14 +3,6 @@
 // Rotary position embeddings (rotate_half layout): on its own, and fused with
 // the q/k/v split of the fused projection and the KV append.
 
-// One rotate_half pair: a (at i) and b (at i + half) turned by the angle
-// whose cosine and sine are c and s, each product and sum rounded as
-// written (no contraction into fma): every kernel that rotates (these, and
-// the tree attention's decode rows with TREE_ROPE) gives the same bits.
-__device__ __forceinline__ float2 rope_pair(float a, float b, float c, float s) {
-    return make_float2(__fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s)), __fadd_rn(__fmul_rn(b, c), __fmul_rn(a, s)));
-}
-
 // Rotates x: [rows, heads, head_dim] (rotate_half layout) to positions[r]. grid: rows.
 template <typename T>
 __device__ void rope(T* x, const int* positions, const float* inv_freq, int heads, int head_dim) {
@@ -21,9 +13,9 @@ __device__ void rope(T* x, const int* positions, const float* inv_freq, int head
         T* p = x + ((size_t)blockIdx.x * heads + h) * head_dim;
         float s, c;
         sincosf(pos * inv_freq[i], &s, &c);
-        float2 o = rope_pair(ld(&p[i]), ld(&p[i + half]), c, s);
-        st(&p[i], o.x);
-        st(&p[i + half], o.y);
+        float a = ld(&p[i]), b = ld(&p[i + half]);
+        st(&p[i], a * c - b * s);
+        st(&p[i + half], b * c + a * s);
     }
 }
 
@@ -71,9 +63,8 @@ __device__ void qkv_rope_append(T* q_out, T* kp, T* vp, const T* qkv, const int*
             a = ld(&ta);
             b = ld(&tb);
         }
-        float2 ro = rope_pair(a, b, c, s);
-        st(&o[i], ro.x);
-        st(&o[i + half], ro.y);
+        st(&o[i], a * c - b * s);
+        st(&o[i + half], b * c + a * s);
     }
 }
 

@@ -46,54 +46,12 @@
 // written by kernels that have finished once the kernel before this one
 // (the RoPE and cache append, which writes only the rows' own entries) has
 // passed its own wait, which is when it lets this one launch.
-//
-// With TREE_ROPE in `flags` (decode rows: each group one row whose own
-// entry is its last key) the kernel does qkv_rope_append's work itself,
-// from `qkv` (the fused projection's rows): every block rotates its query
-// vectors as it loads them (tree_rope_q), and the block whose split holds
-// the row's last key rotates the row's key of its kv head and writes it and
-// the value to the pool at entry[row] before it loads that tile; no other
-// block reads that entry. The same bits as the two launches (rope_pair).
-
-// TREE_ROPE's first work, after the wait (all threads): the cosine and
-// sine of row r's position per pair into cs, and, when `own` (the block's
-// split holds the row's own entry), the row's key of kv head kvh rotated
-// and its value written to pool entry entry[r] (kp, vp: the layer's), made
-// visible before any thread of the block loads a tile.
-template <int HD>
-__device__ __forceinline__ void tree_rope_append(float2* cs, bf16* kp, bf16* vp, const bf16* qkv,
-                                                 const int* positions, const float* inv_freq, const int* entry,
-                                                 int r, bool own, int heads, int kv_heads, int kvh) {
-    constexpr int HALF = HD / 2;
-    float pos = (float)positions[r];
-    for (int i = threadIdx.x; i < HALF; i += blockDim.x) {
-        float sn, c;
-        sincosf(pos * inv_freq[i], &sn, &c);
-        cs[i] = make_float2(c, sn);
-    }
-    __syncthreads();
-    if (own) {
-        const bf16* src = qkv + (size_t)r * (heads + 2 * kv_heads) * HD;
-        const bf16* k = src + (size_t)(heads + kvh) * HD;
-        const bf16* v = src + (size_t)(heads + kv_heads + kvh) * HD;
-        size_t at = (size_t)entry[r] * kv_heads * HD + (size_t)kvh * HD;
-        for (int i = threadIdx.x; i < HALF; i += blockDim.x) {
-            float2 o = rope_pair(ld(&k[i]), ld(&k[i + HALF]), cs[i].x, cs[i].y);
-            st(&kp[at + i], o.x);
-            st(&kp[at + i + HALF], o.y);
-        }
-        for (int i = threadIdx.x; i < HD; i += blockDim.x) vp[at + i] = v[i];
-        __threadfence();
-    }
-    __syncthreads();
-}
 
 template <int HD>
 __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* counters, const bf16* q,
                                const bf16* kp, const bf16* vp, const int* base, const int* prefix,
                                const int* extra_off, const int* extra, const int* groups, int heads, int kv_heads,
-                               float scale, int splits_cap, long pool_offset, int split_tiles, int flags,
-                               const bf16* qkv, const int* positions, const float* inv_freq, const int* entry) {
+                               float scale, int splits_cap, long pool_offset, int split_tiles, int flags) {
     // Two stages of (keys, values), or four with TREE_DEEP: 4 or 8 x
     // AT_KEYS x (HD + 8) bf16, dynamic.
     extern __shared__ __align__(16) unsigned char tree_smem[];
@@ -107,7 +65,6 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
     __shared__ unsigned tail_apart;
     __shared__ int n_items;
     __shared__ float xmax[4 * 16];
-    __shared__ float2 rope_cs[HD / 2];
     const bool early = flags & TREE_EARLY;
     const int ns = flags & TREE_DEEP ? 4 : 2;
     kp += pool_offset;
@@ -197,15 +154,8 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
         }
         pdl_enter();
     }
-    const bool rope = flags & TREE_ROPE;
-    if (rope) {
-        int last = tree_keys(prefix, extra_off, first) - 1;
-        tree_rope_append<HD>(rope_cs, (bf16*)kp, (bf16*)vp, qkv, positions, inv_freq, entry, first,
-                             last >= k0 && last < k0 + split_keys, heads, kv_heads, kvh);
-    }
-    TreeJob job{out, part_out, part_ml, rope ? qkv : q, rope ? heads + 2 * kv_heads : heads, rope ? rope_cs : nullptr,
-                prefix, extra_off, items, ni, first, count, G, heads, kvh, s, splits_cap, split_keys, sl2, ahead, ns,
-                xmax};
+    TreeJob job{out, part_out, part_ml, q, prefix, extra_off, items, ni, first, count, G, heads, kvh, s,
+                splits_cap, split_keys, sl2, ahead, ns, xmax};
     int nv = count * G;
     // Warps per set of 16 vectors (at most one per 16-wide output pair).
     int ways = !(flags & TREE_SHARE) || nv > 32 ? 1 : nv > 16 || HD < 64 ? 2 : 4;
@@ -222,8 +172,8 @@ __device__ void tree_attention(bf16* out, float* part_out, float* part_ml, int* 
 
 // Each enters as a programmatic dependent inside tree_attention (after its
 // early work with TREE_EARLY).
-#define P_TREE (bf16* out, float* part_out, float* part_ml, int* counters, const bf16* q, const bf16* kp, const bf16* vp, const int* base, const int* prefix, const int* extra_off, const int* extra, const int* groups, int heads, int kv_heads, float scale, int splits_cap, long pool_offset, int split_tiles, int flags, const bf16* qkv, const int* positions, const float* inv_freq, const int* entry)
-#define A_TREE (out, part_out, part_ml, counters, q, kp, vp, base, prefix, extra_off, extra, groups, heads, kv_heads, scale, splits_cap, pool_offset, split_tiles, flags, qkv, positions, inv_freq, entry)
+#define P_TREE (bf16* out, float* part_out, float* part_ml, int* counters, const bf16* q, const bf16* kp, const bf16* vp, const int* base, const int* prefix, const int* extra_off, const int* extra, const int* groups, int heads, int kv_heads, float scale, int splits_cap, long pool_offset, int split_tiles, int flags)
+#define A_TREE (out, part_out, part_ml, counters, q, kp, vp, base, prefix, extra_off, extra, groups, heads, kv_heads, scale, splits_cap, pool_offset, split_tiles, flags)
 extern "C" __global__ void __launch_bounds__(AT_THREADS) tree_attention_32_bf16 P_TREE {
     tree_attention<32> A_TREE;
 }

@@ -38,9 +38,6 @@
 // Four stages of tiles in flight instead of two (a block alone on its
 // SM: tree_attention.cu); the same arithmetic, so the same bits.
 #define TREE_DEEP 4
-// Decode rows whose RoPE and cache append the kernel does itself (the q,
-// k, v of `qkv`: tree_attention.cu); each group one row.
-#define TREE_ROPE 8
 // The item field of a tile past the common prefix taken by every row.
 #define TREE_TAIL 127
 
@@ -209,11 +206,7 @@ struct TreeJob {
     bf16* out;
     float* part_out;
     float* part_ml;
-    // Query vector (row r, head h) at q + (r * q_row + h) * HD; rotated
-    // here by rope_cs (cosine, sine per pair: the row's) unless null.
     const bf16* q;
-    int q_row;
-    const float2* rope_cs;
     const int* prefix;
     const int* extra_off;
     const int* items;
@@ -224,34 +217,6 @@ struct TreeJob {
     int ahead, ns;
     float* xmax;
 };
-
-// Rotates the A fragments of at_load_q (raw q|k|v columns) as
-// qkv_rope_append would have stored them: element d of a lane's kk < HD / 32
-// pairs with d + HD / 2, the same lane's kk + HD / 32; each rotated value
-// rounded to bf16.
-template <int HD>
-__device__ __forceinline__ void tree_rope_q(unsigned (&qa)[HD / 16][4], const float2* cs, int lane) {
-    int t = lane & 3;
-#pragma unroll
-    for (int kk = 0; kk < HD / 32; kk++) {
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            int d = kk * 16 + 2 * t + (j >= 2 ? 8 : 0);
-            unsigned &lo = qa[kk][j], &hi = qa[kk + HD / 32][j];
-            bf16 r[4];
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                float a = __uint_as_float(e ? lo & 0xffff0000u : lo << 16);
-                float b = __uint_as_float(e ? hi & 0xffff0000u : hi << 16);
-                float2 o = rope_pair(a, b, cs[d + e].x, cs[d + e].y);
-                st(&r[e], o.x);
-                st(&r[2 + e], o.y);
-            }
-            lo = (unsigned)r[0] | (unsigned)r[1] << 16;
-            hi = (unsigned)r[2] | (unsigned)r[3] << 16;
-        }
-    }
-}
 
 // The block's passes over its group's query vectors, WAYS warps to a set of
 // 16 (64 / WAYS vectors a pass), each pass walking the split's items
@@ -273,9 +238,8 @@ __device__ __forceinline__ void tree_passes(const TreeJob& job, bf16* stages, Is
         int row_lo = vbase / G, row_hi = (min(vbase + 16, nv) - 1) / G;
         bool active = vbase < nv;
         unsigned qa[HD / 16][4];
-        at_load_q<HD>(qa, v0 >= 0 ? job.q + ((size_t)(first + r0) * job.q_row + kvh * G + v0 % G) * HD : nullptr,
-                      v1 >= 0 ? job.q + ((size_t)(first + r1) * job.q_row + kvh * G + v1 % G) * HD : nullptr, lane);
-        if (job.rope_cs) tree_rope_q<HD>(qa, job.rope_cs, lane);
+        at_load_q<HD>(qa, v0 >= 0 ? job.q + ((size_t)(first + r0) * heads + kvh * G + v0 % G) * HD : nullptr,
+                      v1 >= 0 ? job.q + ((size_t)(first + r1) * heads + kvh * G + v1 % G) * HD : nullptr, lane);
         float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
         float o[NO][4];
 #pragma unroll

@@ -23,10 +23,6 @@ pub(crate) struct HostBatch {
     pub(crate) max_keys: usize,
     /// Which attention kernel runs each row (prefill tiles, tree groups).
     pub(crate) plan: AttentionPlan,
-    /// Every row a decode row: one row per sequence, its keys the
-    /// sequence's entries then its own new one (so the attention may do the
-    /// RoPE and cache append itself: part of a graph's shape).
-    pub(crate) decode_rows: bool,
 }
 
 impl HostBatch {
@@ -58,11 +54,9 @@ impl HostBatch {
             n_logits: batch.logit_rows.len(),
             max_keys: 0,
             plan: AttentionPlan::default(),
-            decode_rows: batch.rows.iter().all(|r| adding[r.cache] == 1),
         };
         for r in &batch.rows {
             let c = &mut caches[r.cache];
-            h.decode_rows &= r.visible.extra == [c.len];
             let base = pool.base(c.slot);
             h.tokens.push(r.token);
             h.positions.push(r.position as i32);
@@ -79,7 +73,6 @@ impl HostBatch {
             prefix: r.visible.prefix,
             extra: r.visible.extra.len(),
         }));
-        h.decode_rows &= h.plan.causal_rows == 0;
         Ok(h)
     }
 
@@ -102,8 +95,6 @@ pub(crate) struct BatchOnDevice {
     /// Rows whose logits are wanted.
     pub(crate) logit_rows: CudaSlice<u32>,
     pub(crate) n_logits: usize,
-    /// The last batch written is all decode rows ([`HostBatch::decode_rows`]).
-    pub(crate) decode_rows: bool,
 }
 
 impl BatchOnDevice {
@@ -159,7 +150,6 @@ impl BatchOnDevice {
             },
             logit_rows: s.alloc_zeros(n_logits.max(1))?,
             n_logits,
-            decode_rows: false,
         })
     }
 
@@ -201,7 +191,6 @@ impl BatchOnDevice {
         s.memcpy_htod(&h.plan.tiles_padded(k.tiles.len() / 2), &mut k.tiles)?;
         s.memcpy_htod(&h.plan.groups_padded(k.groups.len() / 3), &mut k.groups)?;
         (k.has_causal, k.has_tree) = h.attention_kinds();
-        self.decode_rows = h.decode_rows;
         Ok(())
     }
 }

@@ -29,8 +29,6 @@ pub(crate) struct DraftStepKey {
     top_k: Option<usize>,
     /// (causal rows, tree rows): which attention kernels the graph launches.
     attention_kinds: (bool, bool),
-    /// Decode rows only: the attention does the RoPE and cache append.
-    decode_rows: bool,
 }
 
 /// The draft's own buffers of one forward shape.
@@ -261,7 +259,6 @@ where
             from_aux,
             top_k,
             attention_kinds: host.attention_kinds(),
-            decode_rows: host.decode_rows,
         };
         self.replays.replay(
             gpu,

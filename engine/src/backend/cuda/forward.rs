@@ -13,9 +13,8 @@ use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::AttentionShape;
 use specula_kernels::cuda::{
-    attention, decode_attention_with_rope, embedding_gather, invariant_linear_rows,
-    qkv_rope_append, rms_norm_residual, rope_in_attention, silu_mul_rows, uses_mma,
-    AttentionScratch, DecodeRope, GateUpLayout, Gpu, GpuElement, HeadNorm, KvPools,
+    attention, embedding_gather, invariant_linear_rows, qkv_rope_append, rms_norm_residual,
+    silu_mul_rows, uses_mma, AttentionScratch, GateUpLayout, Gpu, GpuElement, HeadNorm, KvPools,
 };
 
 /// Widths the shared work buffers of a forward need (the widest layer's).
@@ -140,39 +139,6 @@ where
     attn.qkv.forward(gpu, &mut sc.qkv, input, rows)?;
     clock.mark(gpu, "linear qkv");
     let offset = pool.layer_offset(layer);
-    let shape = AttentionShape {
-        n_heads: l.heads,
-        n_kv_heads: l.kv_heads,
-        head_dim: l.head_dim,
-    };
-    let scale = 1.0 / (l.head_dim as f32).sqrt();
-    // Decode rows: the RoPE and the cache append inside the attention (one
-    // launch fewer on the step's path, the same bits).
-    if b.decode_rows && attn.head_norm.is_none() && rope_in_attention::<T>(shape) {
-        let rope = DecodeRope {
-            qkv: &sc.qkv,
-            positions: &b.positions,
-            inv_freq,
-            entries: &b.entries,
-        };
-        let (k, v) = (&mut pool.k, &mut pool.v);
-        decode_attention_with_rope(
-            gpu,
-            &mut sc.att,
-            rope,
-            k,
-            v,
-            offset,
-            &b.keys,
-            &sc.attn,
-            l,
-            scale,
-        )?;
-        clock.mark(gpu, "attention (RoPE + cache append inside)");
-        attn.o.forward(gpu, &mut sc.o, &sc.att, rows)?;
-        clock.mark(gpu, "linear o");
-        return Ok(());
-    }
     qkv_rope_append(
         gpu,
         &mut sc.q,
@@ -191,11 +157,17 @@ where
         }),
     )?;
     clock.mark(gpu, "qkv_rope_append");
+    let shape = AttentionShape {
+        n_heads: l.heads,
+        n_kv_heads: l.kv_heads,
+        head_dim: l.head_dim,
+    };
     let pools = KvPools {
         k: &pool.k,
         v: &pool.v,
         offset,
     };
+    let scale = 1.0 / (l.head_dim as f32).sqrt();
     attention(
         gpu,
         &mut sc.att,

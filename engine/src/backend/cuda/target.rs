@@ -63,8 +63,6 @@ struct StepKey {
     wanted: LogitsWanted,
     /// (causal rows, tree rows): which attention kernels the graph launches.
     attention_kinds: (bool, bool),
-    /// Decode rows only: the attention does the RoPE and cache append.
-    decode_rows: bool,
 }
 
 /// The target's own buffers of one forward shape.
@@ -369,7 +367,6 @@ where
             capture: capture.to_vec(),
             wanted,
             attention_kinds: host.attention_kinds(),
-            decode_rows: host.decode_rows,
         };
         self.replays.replay(
             gpu,

@@ -12,7 +12,6 @@
 
 mod activation;
 mod attention;
-mod attention_rope;
 mod ceilings;
 mod copy;
 mod linear;
@@ -109,7 +108,6 @@ pub fn run_checks(gpu: &Gpu, seed: u64) -> Result<Vec<CheckRow>, GpuError> {
             verify::check_verify_greedy_tree,
             attention::check_attention::<f32>,
             attention::check_attention::<bf16>,
-            attention_rope::check_rope_in_attention::<bf16>,
             mla::check_mla::<f32>,
             mla::check_mla::<bf16>,
             mla_prep_uk::check_mla_prep_uk::<f32>,

@@ -92,7 +92,6 @@ mod tests {
             capture,
             wanted: LogitsWanted::Argmax,
             attention_kinds: (!tree, tree),
-            decode_rows: tree,
         }
     }
 

@@ -16,4 +16,5 @@ pub mod cpu;
 pub mod cuda;
 pub mod mla_layout;
 pub mod mma_layout;
+pub mod switch;
 pub mod wg_layout;

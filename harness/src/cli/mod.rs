@@ -175,7 +175,8 @@ enum Command {
     #[command(
         subcommand,
         after_help = "Environment, for measurement (each set one is recorded in meta.json \
-            `engine_switches`; compare and gate warn when two runs differ in them):\n  \
+            `engine_switches`; compare and gate warn when two runs differ in them; any other value \
+            of a switch warns and leaves its default):\n  \
             SPECULA_LINEAR=fma          bf16 linears on the FMA kernel instead of tensor cores (slower,\n                              \
             the more so the more rows; either is batch-invariant, so every config\n                              \
             stays lossless)\n  \

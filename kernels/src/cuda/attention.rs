@@ -266,14 +266,17 @@ pub enum AttentionMode {
 /// The [`AttentionMode`] of this process (read once).
 pub fn attention_mode() -> AttentionMode {
     static MODE: std::sync::OnceLock<AttentionMode> = std::sync::OnceLock::new();
-    *MODE.get_or_init(|| match std::env::var("SPECULA_ATTENTION").as_deref() {
-        Ok("split") => AttentionMode::Split,
-        Ok("flash-prefill") => AttentionMode::FlashPrefill,
-        Err(_) | Ok("") | Ok("flash") => AttentionMode::Flash,
-        Ok(other) => {
-            eprintln!("warning: SPECULA_ATTENTION={other} is none of split, flash-prefill, flash: the default (flash)");
-            AttentionMode::Flash
-        }
+    *MODE.get_or_init(|| {
+        crate::switch::switch(
+            "SPECULA_ATTENTION",
+            &[
+                ("split", AttentionMode::Split),
+                ("flash-prefill", AttentionMode::FlashPrefill),
+                ("flash", AttentionMode::Flash),
+            ],
+            AttentionMode::Flash,
+            "flash",
+        )
     })
 }
 

@@ -60,6 +60,35 @@ pub enum GpuError {
     Shape(String),
 }
 
+/// How kernels launch after one another (`SPECULA_PDL`, read once).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PdlSwitch {
+    /// Unset or `1`: each kernel a programmatic dependent of the one before,
+    /// launched as soon as that one has started (the default).
+    Early,
+    /// `late`: programmatic dependents launched only as the one before ends.
+    Late,
+    /// `0`: plain stream order.
+    Off,
+}
+
+/// The [`PdlSwitch`] of this process.
+pub fn pdl_switch() -> PdlSwitch {
+    static PDL: std::sync::OnceLock<PdlSwitch> = std::sync::OnceLock::new();
+    *PDL.get_or_init(|| {
+        crate::switch::switch(
+            "SPECULA_PDL",
+            &[
+                ("1", PdlSwitch::Early),
+                ("late", PdlSwitch::Late),
+                ("0", PdlSwitch::Off),
+            ],
+            PdlSwitch::Early,
+            "early",
+        )
+    })
+}
+
 /// The device, its stream, cuBLAS and the compiled kernels.
 pub struct Gpu {
     /// The CUDA context.
@@ -156,7 +185,7 @@ impl Gpu {
             fork: ctx.new_event(ordering)?,
             join: ctx.new_event(ordering)?,
             active: AtomicBool::new(false),
-            enabled: std::env::var("SPECULA_FORK").map_or(true, |v| v != "0"),
+            enabled: crate::switch::on_off("SPECULA_FORK", true),
         };
         let sms = ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?
@@ -173,10 +202,14 @@ impl Gpu {
             arch,
             kernels,
             wgmma,
-            pdl: major >= 9 && std::env::var("SPECULA_PDL").map_or(true, |v| v != "0"),
+            pdl: major >= 9 && pdl_switch() != PdlSwitch::Off,
             small_row_linear: if major >= 8
-                && std::env::var("SPECULA_LINEAR").map_or(true, |v| v != "fma")
-            {
+                && crate::switch::switch(
+                    "SPECULA_LINEAR",
+                    &[("fma", false), ("mma", true)],
+                    true,
+                    "mma",
+                ) {
                 SmallRowLinear::Mma
             } else {
                 SmallRowLinear::Fma
@@ -324,7 +357,7 @@ impl GpuTimer {
         Ok(GpuTimer {
             start: gpu.ctx.new_event(flags)?,
             stop: gpu.ctx.new_event(flags)?,
-            hold: std::env::var("SPECULA_TIMER_HOLD").map_or(true, |v| v != "0"),
+            hold: crate::switch::on_off("SPECULA_TIMER_HOLD", true),
         })
     }
 

@@ -131,14 +131,13 @@ impl TreeStages {
     /// read once.
     pub fn from_env() -> TreeStages {
         static STAGES: std::sync::OnceLock<TreeStages> = std::sync::OnceLock::new();
-        *STAGES.get_or_init(|| match std::env::var("SPECULA_TREE_STAGES").as_deref() {
-            Ok("2") => TreeStages::Two,
-            Ok("4") => TreeStages::Four,
-            Err(_) | Ok("") => TreeStages::Auto,
-            Ok(other) => {
-                eprintln!("warning: SPECULA_TREE_STAGES={other} is none of 2, 4: the default (4 while a launch has no more blocks than SMs, else 2)");
-                TreeStages::Auto
-            }
+        *STAGES.get_or_init(|| {
+            crate::switch::switch(
+                "SPECULA_TREE_STAGES",
+                &[("2", TreeStages::Two), ("4", TreeStages::Four)],
+                TreeStages::Auto,
+                "4 while a launch has no more blocks than SMs, else 2",
+            )
         })
     }
 
@@ -178,7 +177,7 @@ impl TreeForm {
 /// same bits.
 pub fn tree_early() -> bool {
     static EARLY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *EARLY.get_or_init(|| std::env::var("SPECULA_TREE_EARLY").map_or(true, |v| v != "0"))
+    *EARLY.get_or_init(|| crate::switch::on_off("SPECULA_TREE_EARLY", true))
 }
 
 /// Whether the tree kernel gives a set of 16 query vectors two or four
@@ -189,7 +188,7 @@ pub fn tree_early() -> bool {
 /// own tiles past the prefix (read once). Both give the same bits.
 pub fn tree_share() -> bool {
     static SHARE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *SHARE.get_or_init(|| std::env::var("SPECULA_TREE_SHARE").map_or(true, |v| v != "0"))
+    *SHARE.get_or_init(|| crate::switch::on_off("SPECULA_TREE_SHARE", true))
 }
 
 /// Tree rows of the batch through the tree kernel, with the split scratch

@@ -35,8 +35,7 @@ impl std::fmt::Display for KernelOrigin {
 /// The engine's NVRTC options for `target` (`sm_90a`, `sm_80`, ...): the
 /// early programmatic-dependent launch unless `SPECULA_PDL=late`.
 pub fn compile_options() -> Vec<String> {
-    let early = std::env::var("SPECULA_PDL").map_or(true, |v| v != "late");
-    if early {
+    if super::device::pdl_switch() != super::device::PdlSwitch::Late {
         vec!["-DSPECULA_PDL_EARLY".into()]
     } else {
         Vec::new()

@@ -54,15 +54,17 @@ pub enum LinearTiles {
 /// The [`LinearTiles`] choice of this process (read once).
 pub fn linear_tiles() -> LinearTiles {
     static TILES: std::sync::OnceLock<LinearTiles> = std::sync::OnceLock::new();
-    *TILES.get_or_init(|| match std::env::var("SPECULA_LINEAR_TILES").as_deref() {
-        Ok("0") => LinearTiles::Off,
-        Ok("1") => LinearTiles::FromTileRows,
-        Ok("64") => LinearTiles::AboveSmallRows,
-        Err(_) | Ok("") => LinearTiles::ByShape,
-        Ok(other) => {
-            eprintln!("warning: SPECULA_LINEAR_TILES={other} is none of 0, 1, 64: the default (the faster form per weight shape)");
-            LinearTiles::ByShape
-        }
+    *TILES.get_or_init(|| {
+        crate::switch::switch(
+            "SPECULA_LINEAR_TILES",
+            &[
+                ("0", LinearTiles::Off),
+                ("1", LinearTiles::FromTileRows),
+                ("64", LinearTiles::AboveSmallRows),
+            ],
+            LinearTiles::ByShape,
+            "the faster form per weight shape",
+        )
     })
 }
 

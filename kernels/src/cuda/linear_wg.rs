@@ -28,14 +28,13 @@ pub enum LinearWg {
 /// The [`LinearWg`] choice of this process (read once).
 pub fn linear_wg() -> LinearWg {
     static WG: std::sync::OnceLock<LinearWg> = std::sync::OnceLock::new();
-    *WG.get_or_init(|| match std::env::var("SPECULA_LINEAR_WG").as_deref() {
-        Ok("0") => LinearWg::Off,
-        Ok("1") => LinearWg::Every,
-        Err(_) | Ok("") => LinearWg::ByShape,
-        Ok(other) => {
-            eprintln!("warning: SPECULA_LINEAR_WG={other} is none of 0, 1: the default (where it is faster)");
-            LinearWg::ByShape
-        }
+    *WG.get_or_init(|| {
+        crate::switch::switch(
+            "SPECULA_LINEAR_WG",
+            &[("0", LinearWg::Off), ("1", LinearWg::Every)],
+            LinearWg::ByShape,
+            "where it is faster",
+        )
     })
 }
 

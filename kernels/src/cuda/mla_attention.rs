@@ -40,14 +40,13 @@ enum MlaMmaUse {
 
 fn mla_mma_use() -> MlaMmaUse {
     static USE: std::sync::OnceLock<MlaMmaUse> = std::sync::OnceLock::new();
-    *USE.get_or_init(|| match std::env::var("SPECULA_MLA").as_deref() {
-        Ok("mma") => MlaMmaUse::Always,
-        Ok("fma") => MlaMmaUse::Never,
-        Err(_) | Ok("") => MlaMmaUse::Prefill,
-        Ok(other) => {
-            eprintln!("warning: SPECULA_MLA={other} is none of mma, fma: the default (tensor cores for a prefill)");
-            MlaMmaUse::Prefill
-        }
+    *USE.get_or_init(|| {
+        crate::switch::switch(
+            "SPECULA_MLA",
+            &[("mma", MlaMmaUse::Always), ("fma", MlaMmaUse::Never)],
+            MlaMmaUse::Prefill,
+            "tensor cores for a prefill",
+        )
     })
 }
 

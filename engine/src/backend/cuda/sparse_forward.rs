@@ -230,7 +230,14 @@ where
 /// once).
 fn prep_in_one_launch() -> bool {
     static ONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ONE.get_or_init(|| std::env::var("SPECULA_MLA_PREP").map_or(true, |v| v != "two"))
+    *ONE.get_or_init(|| {
+        specula_kernels::switch::switch(
+            "SPECULA_MLA_PREP",
+            &[("one", true), ("two", false)],
+            true,
+            "one",
+        )
+    })
 }
 
 /// The experts of `sc.normed`: routing, grouped gate|up with SiLU, grouped

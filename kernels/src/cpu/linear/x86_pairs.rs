@@ -24,7 +24,12 @@ pub(super) fn available() -> bool {
         DotKernel::Avx512.available()
             && std::arch::is_x86_feature_detected!("avx512bw")
             && std::arch::is_x86_feature_detected!("avx512vl")
-            && std::env::var("SPECULA_ROW_PAIRS").as_deref() != Ok("off")
+            && crate::switch::switch(
+                "SPECULA_ROW_PAIRS",
+                &[("off", false), ("on", true)],
+                true,
+                "on",
+            )
     })
 }
 

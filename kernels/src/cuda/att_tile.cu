@@ -138,6 +138,11 @@ __device__ __forceinline__ void at_pv_frags(float (&o)[2 * NP][4], F frag, const
     }
 }
 
+// The 8-wide output column block o[j] holds for a warp that takes the
+// column pairs pair0, pair0 + stride, ... (at_pv_frags): o[2i] and o[2i + 1]
+// are pair pair0 + i stride's two halves.
+__device__ __forceinline__ int at_col8(int j, int pair0, int stride) { return 2 * (pair0 + j / 2 * stride) + j % 2; }
+
 // o[nd][.] += P V over the tile (P: the weights p[n][.] in the layout of
 // at_scores, rounded to bf16); o[nd][0..1] = (vector g, d = 8 nd + 2t, +1).
 template <int HD>

@@ -71,8 +71,7 @@ __device__ __forceinline__ void tree_store(float* part_out, float* part_ml, cons
         size_t sl = slot_of(v);
 #pragma unroll
         for (int j = 0; j < HD / 8 / WAYS; j++) {
-            int nd = 2 * (own + j / 2 * WAYS) + j % 2;
-            *(float2*)(part_out + sl * HD + nd * 8 + 2 * t4) = make_float2(o[j][2 * h], o[j][2 * h + 1]);
+            *(float2*)(part_out + sl * HD + at_col8(j, own, WAYS) * 8 + 2 * t4) = make_float2(o[j][2 * h], o[j][2 * h + 1]);
         }
         if (t4 == 0 && own == 0) {
             part_ml[2 * sl] = h == 0 ? m0 : m1;
@@ -277,7 +276,7 @@ __device__ __forceinline__ void tree_passes(const TreeJob& job, bf16* stages, Is
         if (whole0 || whole1) {
 #pragma unroll
             for (int j = 0; j < NO; j++) {
-                int d = (2 * (own + j / 2 * WAYS) + j % 2) * 8 + 2 * t4;
+                int d = at_col8(j, own, WAYS) * 8 + 2 * t4;
                 if (whole0) {
                     bf16* y = job.out + ((size_t)(first + r0) * heads + kvh * G + v0 % G) * HD + d;
                     st(&y[0], o[j][0] / l0);

@@ -1,6 +1,6 @@
 # Sourced by a device call's run.sh (results/h200/<study>/callN/run.sh, from the
-# repository root): unpacks the carried binaries (devrun/bin/*.gz), points the
-# kernel cache at the carried cubin (devrun/kernels), prints the card (and keeps it in
+# repository root): unpacks the carried binaries (devrun/bin/*.gz) and cubin
+# (devrun/kernels/*.gz), points the kernel cache at the cubin (devrun/kernels), prints the card (and keeps it in
 # $R/card.txt: a call may get an H100 where an H200 was asked for), and defines
 #   R        the folder under $OUT the call writes (packed into $OUT/r.tgz by call_done)
 #   el       seconds since the call started
@@ -9,7 +9,9 @@
 #            $R/<csv>_NAME.csv (and its meta.json, with the SPECULA_* switches it ran with,
 #            as $R/meta_NAME.json); skipped once the call has run CALL_BUDGET_S seconds
 #   call_done   packs $R into $OUT/r.tgz (one file comes back, whatever the count)
-for f in devrun/bin/*.gz; do [ -f "$f" ] && gunzip -f "$f"; done
+# The binaries and the cubin (gzipped by scripts/devrun_pack.sh: a cubin left gzipped is not
+# found, and the first binary to start compiles the kernels on the device, ~90 s).
+for f in devrun/bin/*.gz devrun/kernels/*.gz; do [ -f "$f" ] && gunzip -f "$f"; done
 chmod +x devrun/bin/*
 R=$OUT/r
 mkdir -p "$R"

@@ -1,7 +1,8 @@
 # Sourced by a device call's run.sh (results/h200/<study>/callN/run.sh, from the
 # repository root): unpacks the carried binaries (devrun/bin/*.gz) and cubin
-# (devrun/kernels/*.gz), points the kernel cache at the cubin (devrun/kernels), prints the card (and keeps it in
-# $R/card.txt: a call may get an H100 where an H200 was asked for), and defines
+# (devrun/kernels/*.gz), points the kernel cache at the cubin (devrun/kernels),
+# prints the card (and keeps it in $R/card.txt: a call may get an H100 where an
+# H200 was asked for), and defines
 #   R        the folder under $OUT the call writes (packed into $OUT/r.tgz by call_done)
 #   el       seconds since the call started
 #   bench NAME TIMEOUT ARGS...   one `specula gpu bench` (random weights, steps 5,

@@ -34,15 +34,21 @@ pub struct MmaLaunch {
     pub chunks: usize,
     /// 16-column tiles per block (`groups x parts` warps, at most 8).
     pub groups: usize,
-    /// One token tile (at most [`MMA_PIPELINED_MAX_ROWS`] rows, `chunks` 8,
-    /// `groups` 1) through the kernel that double-buffers its weight loads
-    /// and starts them before the previous kernel has finished.
+    /// `groups` 1, through the kernel that double-buffers its weight and
+    /// token loads and starts the weights' before the previous kernel has
+    /// finished: one token tile (at most [`MMA_PIPELINED_MAX_ROWS`] rows)
+    /// with `chunks` 8, or two (at most [`MMA_PIPELINED_TWO_MAX_ROWS`]) with
+    /// `chunks` 4.
     pub pipelined: bool,
 }
 
 /// Rows up to which [`MmaLaunch::for_shape`] picks the pipelined one-tile
 /// kernel (one 8-token tile of the mma operand).
 pub const MMA_PIPELINED_MAX_ROWS: usize = 8;
+
+/// Rows up to which the pipelined kernel runs with two token tiles
+/// ([`MmaLaunch::pipelined_two`]).
+pub const MMA_PIPELINED_TWO_MAX_ROWS: usize = 16;
 
 impl MmaLaunch {
     /// The pipelined one-token-tile layout (at most
@@ -54,6 +60,28 @@ impl MmaLaunch {
             groups: 1,
             pipelined: true,
         }
+    }
+
+    /// The pipelined layout with two token tiles (at most
+    /// [`MMA_PIPELINED_TWO_MAX_ROWS`] rows): four chunks a stage, so that
+    /// two stages of both tiles' operands fit the registers.
+    pub fn pipelined_two(parts: usize) -> MmaLaunch {
+        MmaLaunch {
+            chunks: 4,
+            ..MmaLaunch::pipelined(parts)
+        }
+    }
+
+    /// Whether this layout fits `m` rows: the pipelined kernel holds one
+    /// token tile in eight-chunk stages or two in four-chunk ones.
+    pub fn holds(&self, m: usize) -> bool {
+        !self.pipelined
+            || self.groups == 1
+                && match self.chunks {
+                    8 => m <= MMA_PIPELINED_MAX_ROWS,
+                    4 => m <= MMA_PIPELINED_TWO_MAX_ROWS,
+                    _ => false,
+                }
     }
 
     /// The layout the small-row linear uses for `m` rows of a `[n, k]` weight.
@@ -263,6 +291,7 @@ mod tests {
                 if l.pipelined {
                     assert!(m <= MMA_PIPELINED_MAX_ROWS && l.chunks == 8 && l.groups == 1);
                 }
+                assert!(l.holds(m), "{l:?} at {m} rows");
             }
             for m in [9, 16, 17, 32, 33, 64, 65, 200, 256, 512, 1024, 4096] {
                 let t = TileLaunch::for_shape(m, k, n);
@@ -311,5 +340,22 @@ mod tests {
         assert_eq!(mma_k_parts(4096, 128_256), 1, "lm_head");
         // Slices stay at least 256 wide.
         assert_eq!(mma_k_parts(256, 16), 1);
+    }
+
+    #[test]
+    fn the_pipelined_kernel_holds_one_tile_in_eight_chunks_or_two_in_four() {
+        let one = MmaLaunch::pipelined(2);
+        let two = MmaLaunch::pipelined_two(2);
+        assert!(one.holds(8) && !one.holds(9));
+        assert!(two.holds(9) && two.holds(16) && !two.holds(17));
+        assert_eq!((two.parts, two.groups, two.chunks), (2, 1, 4));
+        let odd = MmaLaunch { chunks: 6, ..two };
+        assert!(!odd.holds(1), "no kernel holds a six-chunk stage");
+        let grouped = MmaLaunch { groups: 2, ..one };
+        assert!(
+            !grouped.holds(1),
+            "the pipelined kernel has one column tile a block"
+        );
+        assert!(MmaLaunch::for_shape(64, 4096, 4096).holds(64));
     }
 }

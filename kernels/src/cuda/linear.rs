@@ -11,8 +11,8 @@ use super::device::{Gpu, GpuElement, GpuError, SmallRowLinear};
 use super::launch::{cfg, grid_for, launch, name, need, RawArg, THREADS};
 use super::LinearWg;
 pub use crate::mma_layout::{
-    mma_k_parts, MmaForm, MmaLaunch, TileLaunch, MMA_PIPELINED_MAX_ROWS, TILES_MIN_ROWS,
-    TILE_SHAPES,
+    mma_k_parts, MmaForm, MmaLaunch, TileLaunch, MMA_PIPELINED_MAX_ROWS,
+    MMA_PIPELINED_TWO_MAX_ROWS, TILES_MIN_ROWS, TILE_SHAPES,
 };
 pub use crate::wg_layout::{WgLaunch, WG_VARIANTS};
 use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
@@ -66,6 +66,15 @@ pub fn linear_tiles() -> LinearTiles {
             "the faster form per weight shape",
         )
     })
+}
+
+/// Whether the small-row linear takes 9-16 rows through the pipelined
+/// kernel with two token tiles ([`MmaLaunch::pipelined_two`]) rather than
+/// [`MmaLaunch::for_shape`]'s layout (`SPECULA_MMA_TILE2=1`; the same bits,
+/// read once).
+pub fn mma_tile2() -> bool {
+    static TILE2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TILE2.get_or_init(|| crate::switch::on_off("SPECULA_MMA_TILE2", false))
 }
 
 /// Rows up to which [`LinearLayer::auto`] stays batch-invariant: see
@@ -189,6 +198,14 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
                 }
             };
             return match form {
+                MmaForm::Small(layout)
+                    if m > MMA_PIPELINED_MAX_ROWS
+                        && m <= MMA_PIPELINED_TWO_MAX_ROWS
+                        && mma_tile2() =>
+                {
+                    let two = MmaLaunch::pipelined_two(layout.parts);
+                    self.mma(y, x, m, if two.holds(m) { two } else { layout }, silu)
+                }
                 MmaForm::Small(layout) => self.mma(y, x, m, layout, silu),
                 MmaForm::Tiles(layout) => self.tiles(y, x, m, layout, silu),
             };
@@ -221,7 +238,7 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
                 && matches!(chunks, 4 | 8)
                 && groups >= 1
                 && groups * parts <= 8
-                && (!pipelined || (m <= MMA_PIPELINED_MAX_ROWS && chunks == 8 && groups == 1))
+                && layout.holds(m)
                 && k.is_multiple_of(32 * parts)
                 && (!silu || n.is_multiple_of(2))
                 && x.len() >= m * k
@@ -239,7 +256,8 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
         let mut args = self.row_args(y, x, m);
         args.push(RawArg::I32(parts as i32));
         let (kernel, token_tiles) = if pipelined {
-            ("linear_mma_tile1_bf16".to_string(), 1)
+            let tiles = 8 / chunks;
+            (format!("linear_mma_tile{tiles}_bf16"), tiles)
         } else {
             args.push(RawArg::I32(groups as i32));
             (format!("linear_mma_ku{chunks}_bf16"), m.div_ceil(8).min(8))

@@ -167,27 +167,37 @@ __device__ void linear_mma(bf16* y, const bf16* x, const bf16* w, const bf16* bi
     }
 }
 
-// One token tile (m <= 8), groups = 1: the same arithmetic as
-// linear_mma_block<1, 8>, with the weight loads double-buffered in registers
-// (the next eight chunks in flight while the current ones multiply) and the
-// first eight issued before `pdl_wait`: weights never depend on the
-// previous kernel, so their stream starts while it drains.
-extern "C" __global__ void linear_mma_tile1_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
-                                                 int k, int n, int parts, int flags) {
-    constexpr int KU = 8, STAGE = 32 * KU;
-    extern __shared__ float tile1_partial[];
+// NT token tiles (m <= 8 NT), groups = 1: the same arithmetic as
+// linear_mma_block<NT, KU>, with the weight and token loads double-buffered
+// in registers (the next KU chunks in flight while the current ones
+// multiply) and the first KU chunks' weights issued before `pdl_wait`:
+// weights never depend on the previous kernel, so their stream starts while
+// it drains. One tile takes eight chunks a stage; two take four (the
+// registers of two stages of two token tiles).
+template <int NT, int KU>
+__device__ __forceinline__ void linear_mma_pipelined(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
+                                                     int k, int n, int parts, int flags, float* partial) {
+    constexpr int STAGE = 32 * KU;
     pdl_launch_dependents();
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     int col0 = blockIdx.x * 16;
     int part = warp % parts, span = k / parts, kb = part * span;
     const bf16* wlo = w + (size_t)min(col0 + g, n - 1) * k + 8 * t + kb;
     const bf16* whi = w + (size_t)min(col0 + g + 8, n - 1) * k + 8 * t + kb;
-    bool live = g < m;
-    const bf16* xr = x + (size_t)min(g, m - 1) * k + 8 * t + kb;
-    float acc[1][4] = {{0.f, 0.f, 0.f, 0.f}};
+    bool live[NT];
+    const bf16* xr[NT];
+#pragma unroll
+    for (int tt = 0; tt < NT; tt++) {
+        int tok = tt * 8 + g;
+        live[tt] = tok < m;
+        xr[tt] = x + (size_t)min(tok, m - 1) * k + 8 * t + kb;
+    }
+    float acc[NT][4];
+#pragma unroll
+    for (int tt = 0; tt < NT; tt++) acc[tt][0] = acc[tt][1] = acc[tt][2] = acc[tt][3] = 0.f;
     const Frag zero{0u, 0u, 0u, 0u};
     int stages = span / STAGE;
-    Frag lo0[KU], hi0[KU], x0[KU], lo1[KU], hi1[KU], x1[KU];
+    Frag lo0[KU], hi0[KU], x0[NT][KU], lo1[KU], hi1[KU], x1[NT][KU];
     if (stages > 0) {
 #pragma unroll
         for (int u = 0; u < KU; u++) {
@@ -198,33 +208,56 @@ extern "C" __global__ void linear_mma_tile1_bf16(bf16* y, const bf16* x, const b
     pdl_wait();
     if (stages > 0) {
 #pragma unroll
-        for (int u = 0; u < KU; u++) x0[u] = live ? ld_frag(xr + 32 * u) : zero;
+        for (int tt = 0; tt < NT; tt++)
+#pragma unroll
+            for (int u = 0; u < KU; u++) x0[tt][u] = live[tt] ? ld_frag(xr[tt] + 32 * u) : zero;
     }
     // Issues the loads of the stage at offset o into one of the two buffers.
-    auto load_stage = [&](Frag (&lo)[KU], Frag (&hi)[KU], Frag (&xs)[KU], int o) {
+    auto load_stage = [&](Frag (&lo)[KU], Frag (&hi)[KU], Frag (&xs)[NT][KU], int o) {
 #pragma unroll
         for (int u = 0; u < KU; u++) {
             lo[u] = ld_frag(wlo + o + 32 * u);
             hi[u] = ld_frag(whi + o + 32 * u);
-            xs[u] = live ? ld_frag(xr + o + 32 * u) : zero;
+#pragma unroll
+            for (int tt = 0; tt < NT; tt++) xs[tt][u] = live[tt] ? ld_frag(xr[tt] + o + 32 * u) : zero;
         }
+    };
+    auto multiply = [&](Frag (&lo)[KU], Frag (&hi)[KU], Frag (&xs)[NT][KU]) {
+#pragma unroll
+        for (int tt = 0; tt < NT; tt++)
+#pragma unroll
+            for (int u = 0; u < KU; u++) mma_chunk(acc[tt], lo[u], hi[u], xs[tt][u]);
     };
     for (int s = 0; s < stages; s += 2) {
         int o1 = (s + 1) * STAGE, o2 = (s + 2) * STAGE;
         if (s + 1 < stages) load_stage(lo1, hi1, x1, o1);
-#pragma unroll
-        for (int u = 0; u < KU; u++) mma_chunk(acc[0], lo0[u], hi0[u], x0[u]);
+        multiply(lo0, hi0, x0);
         if (s + 2 < stages) load_stage(lo0, hi0, x0, o2);
-        if (s + 1 < stages) {
-#pragma unroll
-            for (int u = 0; u < KU; u++) mma_chunk(acc[0], lo1[u], hi1[u], x1[u]);
-        }
+        if (s + 1 < stages) multiply(lo1, hi1, x1);
     }
     for (int kc = stages * STAGE; kc < span; kc += 32) {
-        Frag lo = ld_frag(wlo + kc), hi = ld_frag(whi + kc), xv = live ? ld_frag(xr + kc) : zero;
-        mma_chunk(acc[0], lo, hi, xv);
+        Frag lo = ld_frag(wlo + kc), hi = ld_frag(whi + kc);
+#pragma unroll
+        for (int tt = 0; tt < NT; tt++) {
+            Frag xv = live[tt] ? ld_frag(xr[tt] + kc) : zero;
+            mma_chunk(acc[tt], lo, hi, xv);
+        }
     }
-    mma_store<1>(acc, y, bias, m, n, parts, flags & 1, col0, tile1_partial);
+    mma_store<NT>(acc, y, bias, m, n, parts, flags & 1, col0, partial);
+}
+
+// One token tile (m <= 8): eight chunks a stage.
+extern "C" __global__ void linear_mma_tile1_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
+                                                 int k, int n, int parts, int flags) {
+    extern __shared__ float tile1_partial[];
+    linear_mma_pipelined<1, 8>(y, x, w, bias, m, k, n, parts, flags, tile1_partial);
+}
+
+// Two token tiles (m <= 16): four chunks a stage.
+extern "C" __global__ void linear_mma_tile2_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
+                                                 int k, int n, int parts, int flags) {
+    extern __shared__ float tile2_partial[];
+    linear_mma_pipelined<2, 4>(y, x, w, bias, m, k, n, parts, flags, tile2_partial);
 }
 
 #define LINEAR_MMA(KU)                                                                                         \

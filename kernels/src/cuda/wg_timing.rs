@@ -4,13 +4,15 @@
 //! projection of a model shape at each row count, with cold weights (each
 //! launch reads another copy, the copies together past the L2 cache), and
 //! counts the outputs whose bits differ from the engine's form (none may:
-//! they are the same sums). `specula-gpu-check --wgmma-timing`.
+//! they are the same sums). At 9-16 rows also the pipelined small-row
+//! kernel with two token tiles (`mma/tile2`, [`MmaLaunch::pipelined_two`]).
+//! `specula-gpu-check --wgmma-timing`.
 
 use super::check::{differing, download};
 use super::split_sweep::projections;
 use super::timing::ModelShape;
 use super::{fill_uniform, Gpu, GpuError, GpuTimer, LinearLayer, WgLaunch};
-use crate::mma_layout::{mma_k_parts, MmaForm};
+use crate::mma_layout::{mma_k_parts, MmaForm, MmaLaunch, MMA_PIPELINED_MAX_ROWS};
 use cudarc::driver::CudaSlice;
 use half::bf16;
 
@@ -77,42 +79,42 @@ pub fn time_wg_linear(
             let mut y: CudaSlice<bf16> = gpu.stream.alloc_zeros(m * n)?;
             let engine = MmaForm::for_shape(m, k, n);
             let pick = WgLaunch::for_shape(m, k, n);
-            let run = |form: Option<WgLaunch>, y: &mut CudaSlice<bf16>, i: usize| {
+            let run = |form: Form, y: &mut CudaSlice<bf16>, i: usize| {
                 let layer = LinearLayer::new(gpu, &ws[i % copies], None, k, n);
                 match (form, engine) {
-                    (Some(l), _) => layer.wg(y, &x, m, l, false),
-                    (None, MmaForm::Small(l)) => layer.mma(y, &x, m, l, false),
-                    (None, MmaForm::Tiles(l)) => layer.tiles(y, &x, m, l, false),
+                    (Form::Wg(l), _) => layer.wg(y, &x, m, l, false),
+                    (Form::Mma(l), _) | (Form::Engine, MmaForm::Small(l)) => {
+                        layer.mma(y, &x, m, l, false)
+                    }
+                    (Form::Engine, MmaForm::Tiles(l)) => layer.tiles(y, &x, m, l, false),
                 }
             };
-            let median =
-                |form: Option<WgLaunch>, y: &mut CudaSlice<bf16>| -> Result<f64, GpuError> {
-                    for i in 0..3 {
-                        run(form, y, i)?;
-                    }
-                    let mut v = Vec::with_capacity(REPS);
-                    for i in 0..REPS {
-                        timer.start(gpu)?;
-                        run(form, y, i)?;
-                        v.push(f64::from(timer.stop_ms(gpu)?) * 1e3);
-                    }
-                    v.sort_by(f64::total_cmp);
-                    Ok(v[REPS / 2])
-                };
-            let stream =
-                |form: Option<WgLaunch>, y: &mut CudaSlice<bf16>| -> Result<f64, GpuError> {
+            let median = |form: Form, y: &mut CudaSlice<bf16>| -> Result<f64, GpuError> {
+                for i in 0..3 {
+                    run(form, y, i)?;
+                }
+                let mut v = Vec::with_capacity(REPS);
+                for i in 0..REPS {
                     timer.start(gpu)?;
-                    for i in 0..REPS {
-                        run(form, y, i)?;
-                    }
-                    Ok(f64::from(timer.stop_ms(gpu)?) * 1e3 / REPS as f64)
-                };
+                    run(form, y, i)?;
+                    v.push(f64::from(timer.stop_ms(gpu)?) * 1e3);
+                }
+                v.sort_by(f64::total_cmp);
+                Ok(v[REPS / 2])
+            };
+            let stream = |form: Form, y: &mut CudaSlice<bf16>| -> Result<f64, GpuError> {
+                timer.start(gpu)?;
+                for i in 0..REPS {
+                    run(form, y, i)?;
+                }
+                Ok(f64::from(timer.stop_ms(gpu)?) * 1e3 / REPS as f64)
+            };
             let bytes = 2.0 * (n * k + m * k + m * n) as f64;
             // Each median's last launch reads copy REPS - 1 into y: the
             // engine's bits of it, then each layout's.
-            let engine_us = median(None, &mut y)?;
+            let engine_us = median(Form::Engine, &mut y)?;
             let want = download(gpu, &y)?;
-            let engine_stream_us = stream(None, &mut y)?;
+            let engine_stream_us = stream(Form::Engine, &mut y)?;
             out.push(WgTiming {
                 projection,
                 n,
@@ -129,9 +131,9 @@ pub fn time_wg_linear(
                 if l.bm > 16 && m <= l.bm / 2 {
                     continue; // a tile more than half empty
                 }
-                let time_us = median(Some(l), &mut y)?;
+                let time_us = median(Form::Wg(l), &mut y)?;
                 let differ = differing(&download(gpu, &y)?, &want);
-                let stream_us = stream(Some(l), &mut y)?;
+                let stream_us = stream(Form::Wg(l), &mut y)?;
                 out.push(WgTiming {
                     projection,
                     n,
@@ -145,7 +147,36 @@ pub fn time_wg_linear(
                     differ,
                 });
             }
+            let two = MmaLaunch::pipelined_two(mma_k_parts(k, n));
+            if m > MMA_PIPELINED_MAX_ROWS && two.holds(m) {
+                let time_us = median(Form::Mma(two), &mut y)?;
+                let differ = differing(&download(gpu, &y)?, &want);
+                let stream_us = stream(Form::Mma(two), &mut y)?;
+                out.push(WgTiming {
+                    projection,
+                    n,
+                    k,
+                    rows: m,
+                    form: "mma/tile2".into(),
+                    chosen: false,
+                    time_us,
+                    stream_us,
+                    bytes,
+                    differ,
+                });
+            }
         }
     }
     Ok(out)
+}
+
+/// What one timed launch runs.
+#[derive(Debug, Clone, Copy)]
+enum Form {
+    /// The form the engine picks without the wgmma linear.
+    Engine,
+    /// A wgmma layout.
+    Wg(WgLaunch),
+    /// A small-row layout (the pipelined kernel's two token tiles).
+    Mma(MmaLaunch),
 }

@@ -126,15 +126,49 @@ pub(super) fn check_linear_mma<T: GpuElement>(
         // The first five rows as one token tile of the pipelined kernel.
         let five = run(&x, 5, MmaLaunch::pipelined(parts))?;
         differ += differing(&five, &together[..5 * n]);
+        // The first 12 and 16 rows as two token tiles of the pipelined kernel.
+        for rows in [12, 16] {
+            let two = run(&x, rows, MmaLaunch::pipelined_two(parts))?;
+            differ += differing(&two, &together[..rows * n]);
+        }
         row(
             "linear_mma_invariant",
             format!(
-                "rows 0, 9, 37, 63, 69 of {m} alone and rows 0-4 as one tile (pipelined kernel) vs together, {parts} parts"
+                "rows 0, 9, 37, 63, 69 of {m} alone, rows 0-4 as one tile and rows 0-11, 0-15 as two (pipelined kernel) vs together, {parts} parts"
             ),
             differ as f64,
             0.0,
         );
     }
+    // A slice that ends mid-stage (37 chunks: nine four-chunk stages and one
+    // chunk, or four eight-chunk stages and five): the pipelined kernel's
+    // tail against the looped kernel, one and two token tiles.
+    let k = 1184;
+    let (x, x_h) = upload::<T>(gpu, &random(rng, 16 * k, 1.0))?;
+    let (w, w_h) = upload::<T>(gpu, &random(rng, n * k, 1.0 / (k as f32).sqrt()))?;
+    let mut want = vec![0f32; 16 * n];
+    cpu::linear(&x_h, 16, k, cpu::Matrix::F32(&w_h), n, None, &mut want);
+    let layer = LinearLayer::new(gpu, &w, None, k, n);
+    let run = |rows: usize, layout: MmaLaunch| -> Result<Vec<f32>, GpuError> {
+        let mut y = s.alloc_zeros::<T>(rows * n)?;
+        layer.mma(&mut y, &x, rows, layout, false)?;
+        download(gpu, &y)
+    };
+    let looped = run(16, layout(1, 8))?;
+    let two = run(16, MmaLaunch::pipelined_two(1))?;
+    let one = run(7, MmaLaunch::pipelined(1))?;
+    row(
+        "linear_mma",
+        format!("16 x {k} . ({n} x {k})^T, two token tiles of the pipelined kernel"),
+        normwise_error(&two, &want),
+        tolerance::<T>(),
+    );
+    row(
+        "linear_mma_invariant",
+        format!("k {k} (a slice ending mid-stage): 16 rows as two tiles and 7 as one (pipelined kernel) vs the looped kernel"),
+        (differing(&two, &looped) + differing(&one, &looped[..7 * n])) as f64,
+        0.0,
+    );
     Ok(())
 }
 

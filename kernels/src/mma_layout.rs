@@ -36,9 +36,9 @@ pub struct MmaLaunch {
     pub groups: usize,
     /// `groups` 1, through the kernel that double-buffers its weight and
     /// token loads and starts the weights' before the previous kernel has
-    /// finished: one token tile (at most [`MMA_PIPELINED_MAX_ROWS`] rows)
-    /// with `chunks` 8, or two (at most [`MMA_PIPELINED_TWO_MAX_ROWS`]) with
-    /// `chunks` 4.
+    /// finished, in [`pipelined_tiles`] token tiles: one with `chunks` 8,
+    /// two or four with `chunks` 4 (two stages of every tile's operands in
+    /// the registers).
     pub pipelined: bool,
 }
 
@@ -46,9 +46,23 @@ pub struct MmaLaunch {
 /// kernel (one 8-token tile of the mma operand).
 pub const MMA_PIPELINED_MAX_ROWS: usize = 8;
 
-/// Rows up to which the pipelined kernel runs with two token tiles
-/// ([`MmaLaunch::pipelined_two`]).
+/// Rows up to which [`MmaLaunch::for_shape`] picks the pipelined kernel
+/// (one or two token tiles): on an H100 two tiles took qkv, o and down at
+/// 12 and 16 rows 6-9% under the looped kernel alone and the 8B decode step
+/// at batch 16 from 6685-6701 to 6324-6344 us
+/// (results/h200/split-2026-12-05/call2).
 pub const MMA_PIPELINED_TWO_MAX_ROWS: usize = 16;
+
+/// Token tiles the pipelined kernel runs `m` rows in (`linear_mma_tile1`,
+/// `tile2`, `tile4`), or `None` past 32 rows.
+pub fn pipelined_tiles(m: usize) -> Option<usize> {
+    match m {
+        0..=8 => Some(1),
+        9..=16 => Some(2),
+        17..=32 => Some(4),
+        _ => None,
+    }
+}
 
 impl MmaLaunch {
     /// The pipelined one-token-tile layout (at most
@@ -62,26 +76,22 @@ impl MmaLaunch {
         }
     }
 
-    /// The pipelined layout with two token tiles (at most
-    /// [`MMA_PIPELINED_TWO_MAX_ROWS`] rows): four chunks a stage, so that
-    /// two stages of both tiles' operands fit the registers.
-    pub fn pipelined_two(parts: usize) -> MmaLaunch {
-        MmaLaunch {
-            chunks: 4,
+    /// The pipelined layout for `m` rows ([`pipelined_tiles`]) with `parts`
+    /// slices of k, or `None` past 32 rows.
+    pub fn pipelined_for(m: usize, parts: usize) -> Option<MmaLaunch> {
+        let tiles = pipelined_tiles(m)?;
+        Some(MmaLaunch {
+            chunks: if tiles == 1 { 8 } else { 4 },
             ..MmaLaunch::pipelined(parts)
-        }
+        })
     }
 
-    /// Whether this layout fits `m` rows: the pipelined kernel holds one
-    /// token tile in eight-chunk stages or two in four-chunk ones.
+    /// Whether this layout fits `m` rows: the pipelined kernel's stage
+    /// width is fixed by its token tiles ([`MmaLaunch::pipelined_for`]).
     pub fn holds(&self, m: usize) -> bool {
         !self.pipelined
-            || self.groups == 1
-                && match self.chunks {
-                    8 => m <= MMA_PIPELINED_MAX_ROWS,
-                    4 => m <= MMA_PIPELINED_TWO_MAX_ROWS,
-                    _ => false,
-                }
+            || MmaLaunch::pipelined_for(m, self.parts)
+                .is_some_and(|l| l.chunks == self.chunks && l.groups == self.groups)
     }
 
     /// The layout the small-row linear uses for `m` rows of a `[n, k]` weight.
@@ -89,12 +99,19 @@ impl MmaLaunch {
         let parts = mma_k_parts(k, n);
         // Measured on an H200 for every Llama-3.1-8B projection and its
         // draft's (specula-gpu-check's linear_split.csv): one token tile
-        // streams fastest with its weight loads double-buffered; one column
-        // tile per block with eight chunks in flight is best or within 3% of
-        // best up to 32 rows; beyond, the token tiles' accumulators crowd the
-        // registers and four chunks in blocks of eight warps win.
+        // streams fastest with its weight loads double-buffered, and so do
+        // two (MMA_PIPELINED_TWO_MAX_ROWS); of the looped kernel's layouts
+        // one column tile per block with eight chunks in flight is best or
+        // within 3% of best up to 32 rows; beyond, the token tiles'
+        // accumulators crowd the registers and four chunks in blocks of
+        // eight warps win.
         if m <= MMA_PIPELINED_MAX_ROWS {
             MmaLaunch::pipelined(parts)
+        } else if m <= MMA_PIPELINED_TWO_MAX_ROWS {
+            MmaLaunch {
+                chunks: 4,
+                ..MmaLaunch::pipelined(parts)
+            }
         } else if m <= 32 {
             MmaLaunch {
                 parts,
@@ -289,7 +306,8 @@ mod tests {
                 );
                 assert!(matches!(l.chunks, 4 | 8) && l.groups >= 1 && l.groups * l.parts <= 8);
                 if l.pipelined {
-                    assert!(m <= MMA_PIPELINED_MAX_ROWS && l.chunks == 8 && l.groups == 1);
+                    assert!(m <= MMA_PIPELINED_TWO_MAX_ROWS && l.groups == 1);
+                    assert_eq!(Some(l), MmaLaunch::pipelined_for(m, parts));
                 }
                 assert!(l.holds(m), "{l:?} at {m} rows");
             }
@@ -343,19 +361,27 @@ mod tests {
     }
 
     #[test]
-    fn the_pipelined_kernel_holds_one_tile_in_eight_chunks_or_two_in_four() {
+    fn the_pipelined_kernel_holds_one_tile_in_eight_chunks_and_two_or_four_in_four() {
         let one = MmaLaunch::pipelined(2);
-        let two = MmaLaunch::pipelined_two(2);
+        let two = MmaLaunch::pipelined_for(16, 2).unwrap();
         assert!(one.holds(8) && !one.holds(9));
-        assert!(two.holds(9) && two.holds(16) && !two.holds(17));
+        assert!(two.holds(9) && two.holds(16) && two.holds(32) && !two.holds(8) && !two.holds(33));
         assert_eq!((two.parts, two.groups, two.chunks), (2, 1, 4));
+        assert_eq!(MmaLaunch::pipelined_for(32, 2), Some(two));
+        assert_eq!(MmaLaunch::pipelined_for(33, 2), None);
+        assert_eq!(pipelined_tiles(12), Some(2));
+        assert_eq!(pipelined_tiles(17), Some(4));
         let odd = MmaLaunch { chunks: 6, ..two };
-        assert!(!odd.holds(1), "no kernel holds a six-chunk stage");
+        assert!(!odd.holds(12), "no kernel holds a six-chunk stage");
         let grouped = MmaLaunch { groups: 2, ..one };
         assert!(
             !grouped.holds(1),
             "the pipelined kernel has one column tile a block"
         );
         assert!(MmaLaunch::for_shape(64, 4096, 4096).holds(64));
+        assert_eq!(
+            MmaLaunch::for_shape(12, 4096, 4096),
+            MmaLaunch { parts: 4, ..two }
+        );
     }
 }

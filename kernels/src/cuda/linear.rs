@@ -11,7 +11,7 @@ use super::device::{Gpu, GpuElement, GpuError, SmallRowLinear};
 use super::launch::{cfg, grid_for, launch, name, need, RawArg, THREADS};
 use super::LinearWg;
 pub use crate::mma_layout::{
-    mma_k_parts, MmaForm, MmaLaunch, TileLaunch, MMA_PIPELINED_MAX_ROWS,
+    mma_k_parts, pipelined_tiles, MmaForm, MmaLaunch, TileLaunch, MMA_PIPELINED_MAX_ROWS,
     MMA_PIPELINED_TWO_MAX_ROWS, TILES_MIN_ROWS, TILE_SHAPES,
 };
 pub use crate::wg_layout::{WgLaunch, WG_VARIANTS};
@@ -68,13 +68,20 @@ pub fn linear_tiles() -> LinearTiles {
     })
 }
 
-/// Whether the small-row linear takes 9-16 rows through the pipelined
-/// kernel with two token tiles ([`MmaLaunch::pipelined_two`]) rather than
-/// [`MmaLaunch::for_shape`]'s layout (`SPECULA_MMA_TILE2=1`; the same bits,
-/// read once).
-pub fn mma_tile2() -> bool {
-    static TILE2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *TILE2.get_or_init(|| crate::switch::on_off("SPECULA_MMA_TILE2", false))
+/// Rows up to which the small-row linear runs the pipelined kernel
+/// (`SPECULA_MMA_PIPELINED`): 8 (one token tile, the looped kernel past
+/// it), 16 (two tiles: [`MmaLaunch::for_shape`]'s rule, the default) or 32
+/// (four); read once. Every choice gives the same bits.
+pub fn mma_pipelined_rows() -> usize {
+    static ROWS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *ROWS.get_or_init(|| {
+        crate::switch::switch(
+            "SPECULA_MMA_PIPELINED",
+            &[("8", 8), ("16", 16), ("32", 32)],
+            MMA_PIPELINED_TWO_MAX_ROWS,
+            "16",
+        )
+    })
 }
 
 /// Rows up to which [`LinearLayer::auto`] stays batch-invariant: see
@@ -198,13 +205,16 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
                 }
             };
             return match form {
-                MmaForm::Small(layout)
-                    if m > MMA_PIPELINED_MAX_ROWS
-                        && m <= MMA_PIPELINED_TWO_MAX_ROWS
-                        && mma_tile2() =>
-                {
-                    let two = MmaLaunch::pipelined_two(layout.parts);
-                    self.mma(y, x, m, if two.holds(m) { two } else { layout }, silu)
+                MmaForm::Small(layout) if m > MMA_PIPELINED_MAX_ROWS => {
+                    let parts = layout.parts;
+                    let layout = match mma_pipelined_rows() {
+                        MMA_PIPELINED_MAX_ROWS if layout.pipelined => {
+                            MmaLaunch::for_shape(17, k, n)
+                        }
+                        32 => MmaLaunch::pipelined_for(m, parts).unwrap_or(layout),
+                        _ => layout,
+                    };
+                    self.mma(y, x, m, layout, silu)
                 }
                 MmaForm::Small(layout) => self.mma(y, x, m, layout, silu),
                 MmaForm::Tiles(layout) => self.tiles(y, x, m, layout, silu),
@@ -255,12 +265,12 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
         let flags = i32::from(silu);
         let mut args = self.row_args(y, x, m);
         args.push(RawArg::I32(parts as i32));
-        let (kernel, token_tiles) = if pipelined {
-            let tiles = 8 / chunks;
-            (format!("linear_mma_tile{tiles}_bf16"), tiles)
-        } else {
-            args.push(RawArg::I32(groups as i32));
-            (format!("linear_mma_ku{chunks}_bf16"), m.div_ceil(8).min(8))
+        let (kernel, token_tiles) = match pipelined_tiles(m) {
+            Some(tiles) if pipelined => (format!("linear_mma_tile{tiles}_bf16"), tiles),
+            _ => {
+                args.push(RawArg::I32(groups as i32));
+                (format!("linear_mma_ku{chunks}_bf16"), m.div_ceil(8).min(8))
+            }
         };
         args.push(RawArg::I32(flags));
         let smem = if parts > 1 {

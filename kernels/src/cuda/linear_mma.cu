@@ -267,3 +267,10 @@ extern "C" __global__ void linear_mma_tile2_bf16(bf16* y, const bf16* x, const b
     }
 LINEAR_MMA(4)
 LINEAR_MMA(8)
+
+// Four token tiles (m <= 32): four chunks a stage.
+extern "C" __global__ void linear_mma_tile4_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
+                                                 int k, int n, int parts, int flags) {
+    extern __shared__ float tile4_partial[];
+    linear_mma_pipelined<4, 4>(y, x, w, bias, m, k, n, parts, flags, tile4_partial);
+}

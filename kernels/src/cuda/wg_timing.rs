@@ -4,15 +4,16 @@
 //! projection of a model shape at each row count, with cold weights (each
 //! launch reads another copy, the copies together past the L2 cache), and
 //! counts the outputs whose bits differ from the engine's form (none may:
-//! they are the same sums). At 9-16 rows also the pipelined small-row
-//! kernel with two token tiles (`mma/tile2`, [`MmaLaunch::pipelined_two`]).
+//! they are the same sums). At 9-32 rows also the small-row kernel's other
+//! form: looped (`mma/looped8`) where the engine runs it pipelined
+//! ([`MmaLaunch::pipelined_for`]), pipelined (`mma/tile4`) where looped.
 //! `specula-gpu-check --wgmma-timing`.
 
 use super::check::{differing, download};
 use super::split_sweep::projections;
 use super::timing::ModelShape;
 use super::{fill_uniform, Gpu, GpuError, GpuTimer, LinearLayer, WgLaunch};
-use crate::mma_layout::{mma_k_parts, MmaForm, MmaLaunch, MMA_PIPELINED_MAX_ROWS};
+use crate::mma_layout::{mma_k_parts, pipelined_tiles, MmaForm, MmaLaunch, MMA_PIPELINED_MAX_ROWS};
 use cudarc::driver::CudaSlice;
 use half::bf16;
 
@@ -147,17 +148,28 @@ pub fn time_wg_linear(
                     differ,
                 });
             }
-            let two = MmaLaunch::pipelined_two(mma_k_parts(k, n));
-            if m > MMA_PIPELINED_MAX_ROWS && two.holds(m) {
-                let time_us = median(Form::Mma(two), &mut y)?;
+            // The small-row kernel's other form at 9-32 rows: the looped
+            // kernel where the engine runs the pipelined one, else the
+            // pipelined one.
+            let other = match engine {
+                MmaForm::Small(l) if l.pipelined => Some(MmaLaunch::for_shape(33, k, n)),
+                MmaForm::Small(_) => MmaLaunch::pipelined_for(m, mma_k_parts(k, n)),
+                MmaForm::Tiles(_) => None,
+            };
+            if let Some(other) = other.filter(|_| m > MMA_PIPELINED_MAX_ROWS) {
+                let time_us = median(Form::Mma(other), &mut y)?;
                 let differ = differing(&download(gpu, &y)?, &want);
-                let stream_us = stream(Form::Mma(two), &mut y)?;
+                let stream_us = stream(Form::Mma(other), &mut y)?;
+                let form = match pipelined_tiles(m) {
+                    Some(t) if other.pipelined => format!("mma/tile{t}"),
+                    _ => format!("mma/looped{}", other.chunks),
+                };
                 out.push(WgTiming {
                     projection,
                     n,
                     k,
                     rows: m,
-                    form: "mma/tile2".into(),
+                    form,
                     chosen: false,
                     time_us,
                     stream_us,
@@ -177,6 +189,6 @@ enum Form {
     Engine,
     /// A wgmma layout.
     Wg(WgLaunch),
-    /// A small-row layout (the pipelined kernel's two token tiles).
+    /// A small-row layout (looped or pipelined).
     Mma(MmaLaunch),
 }

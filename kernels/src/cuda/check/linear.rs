@@ -126,15 +126,20 @@ pub(super) fn check_linear_mma<T: GpuElement>(
         // The first five rows as one token tile of the pipelined kernel.
         let five = run(&x, 5, MmaLaunch::pipelined(parts))?;
         differ += differing(&five, &together[..5 * n]);
-        // The first 12 and 16 rows as two token tiles of the pipelined kernel.
-        for rows in [12, 16] {
-            let two = run(&x, rows, MmaLaunch::pipelined_two(parts))?;
+        // The first 12 and 16 rows as two token tiles of the pipelined
+        // kernel, 24 and 32 as four.
+        for rows in [12, 16, 24, 32] {
+            let two = run(
+                &x,
+                rows,
+                MmaLaunch::pipelined_for(rows, parts).expect("at most 32 rows"),
+            )?;
             differ += differing(&two, &together[..rows * n]);
         }
         row(
             "linear_mma_invariant",
             format!(
-                "rows 0, 9, 37, 63, 69 of {m} alone, rows 0-4 as one tile and rows 0-11, 0-15 as two (pipelined kernel) vs together, {parts} parts"
+                "rows 0, 9, 37, 63, 69 of {m} alone, rows 0-4 as one tile, rows 0-11, 0-15 as two and 0-23, 0-31 as four (pipelined kernel) vs together, {parts} parts"
             ),
             differ as f64,
             0.0,
@@ -144,29 +149,33 @@ pub(super) fn check_linear_mma<T: GpuElement>(
     // chunk, or four eight-chunk stages and five): the pipelined kernel's
     // tail against the looped kernel, one and two token tiles.
     let k = 1184;
-    let (x, x_h) = upload::<T>(gpu, &random(rng, 16 * k, 1.0))?;
+    let (x, x_h) = upload::<T>(gpu, &random(rng, 32 * k, 1.0))?;
     let (w, w_h) = upload::<T>(gpu, &random(rng, n * k, 1.0 / (k as f32).sqrt()))?;
-    let mut want = vec![0f32; 16 * n];
-    cpu::linear(&x_h, 16, k, cpu::Matrix::F32(&w_h), n, None, &mut want);
+    let mut want = vec![0f32; 32 * n];
+    cpu::linear(&x_h, 32, k, cpu::Matrix::F32(&w_h), n, None, &mut want);
     let layer = LinearLayer::new(gpu, &w, None, k, n);
     let run = |rows: usize, layout: MmaLaunch| -> Result<Vec<f32>, GpuError> {
         let mut y = s.alloc_zeros::<T>(rows * n)?;
         layer.mma(&mut y, &x, rows, layout, false)?;
         download(gpu, &y)
     };
-    let looped = run(16, layout(1, 8))?;
-    let two = run(16, MmaLaunch::pipelined_two(1))?;
-    let one = run(7, MmaLaunch::pipelined(1))?;
+    let looped = run(32, layout(1, 8))?;
+    let pipelined = |rows| MmaLaunch::pipelined_for(rows, 1).expect("at most 32 rows");
+    let four = run(32, pipelined(32))?;
+    let mut differ = differing(&four, &looped);
+    for rows in [7, 16, 27] {
+        differ += differing(&run(rows, pipelined(rows))?, &looped[..rows * n]);
+    }
     row(
         "linear_mma",
-        format!("16 x {k} . ({n} x {k})^T, two token tiles of the pipelined kernel"),
-        normwise_error(&two, &want),
+        format!("32 x {k} . ({n} x {k})^T, four token tiles of the pipelined kernel"),
+        normwise_error(&four, &want),
         tolerance::<T>(),
     );
     row(
         "linear_mma_invariant",
-        format!("k {k} (a slice ending mid-stage): 16 rows as two tiles and 7 as one (pipelined kernel) vs the looped kernel"),
-        (differing(&two, &looped) + differing(&one, &looped[..7 * n])) as f64,
+        format!("k {k} (a slice ending mid-stage): 32 rows as four tiles, 27 as four, 16 as two and 7 as one (pipelined kernel) vs the looped kernel"),
+        differ as f64,
         0.0,
     );
     Ok(())

@@ -47,19 +47,20 @@ pub struct MmaLaunch {
 pub const MMA_PIPELINED_MAX_ROWS: usize = 8;
 
 /// Rows up to which [`MmaLaunch::for_shape`] picks the pipelined kernel
-/// (one or two token tiles): on an H100 two tiles took qkv, o and down at
-/// 12 and 16 rows 6-9% under the looped kernel alone and the 8B decode step
-/// at batch 16 from 6685-6701 to 6324-6344 us
-/// (results/h200/split-2026-12-05/call2).
-pub const MMA_PIPELINED_TWO_MAX_ROWS: usize = 16;
+/// (one, two or four token tiles): on an H100 two and four tiles took qkv,
+/// o and down at 12-32 rows 3-9% under the looped kernel alone, the 8B
+/// decode step at batch 16 from 6649-6678 to 6328-6338 us and at batch 32
+/// from 7308-7332 to 6920-6934 us, the batch-4 verify of 24 rows from 1.21
+/// to 1.18 decode steps (results/h200/pipelined-2026-12-05/call1).
+pub const MMA_PIPELINED_TILES_MAX_ROWS: usize = 32;
 
 /// Token tiles the pipelined kernel runs `m` rows in (`linear_mma_tile1`,
-/// `tile2`, `tile4`), or `None` past 32 rows.
+/// `tile2`, `tile4`), or `None` past [`MMA_PIPELINED_TILES_MAX_ROWS`].
 pub fn pipelined_tiles(m: usize) -> Option<usize> {
     match m {
         0..=8 => Some(1),
         9..=16 => Some(2),
-        17..=32 => Some(4),
+        17..=MMA_PIPELINED_TILES_MAX_ROWS => Some(4),
         _ => None,
     }
 }
@@ -73,6 +74,18 @@ impl MmaLaunch {
             chunks: 8,
             groups: 1,
             pipelined: true,
+        }
+    }
+
+    /// The looped kernel with one column tile a block and eight chunks in
+    /// flight (the 9-32-row layout before the pipelined kernel took them;
+    /// `SPECULA_MMA_PIPELINED` compares the two).
+    pub fn looped(parts: usize) -> MmaLaunch {
+        MmaLaunch {
+            parts,
+            chunks: 8,
+            groups: 1,
+            pipelined: false,
         }
     }
 
@@ -100,25 +113,13 @@ impl MmaLaunch {
         // Measured on an H200 for every Llama-3.1-8B projection and its
         // draft's (specula-gpu-check's linear_split.csv): one token tile
         // streams fastest with its weight loads double-buffered, and so do
-        // two (MMA_PIPELINED_TWO_MAX_ROWS); of the looped kernel's layouts
-        // one column tile per block with eight chunks in flight is best or
-        // within 3% of best up to 32 rows; beyond, the token tiles'
-        // accumulators crowd the registers and four chunks in blocks of
-        // eight warps win.
-        if m <= MMA_PIPELINED_MAX_ROWS {
-            MmaLaunch::pipelined(parts)
-        } else if m <= MMA_PIPELINED_TWO_MAX_ROWS {
-            MmaLaunch {
-                chunks: 4,
-                ..MmaLaunch::pipelined(parts)
-            }
-        } else if m <= 32 {
-            MmaLaunch {
-                parts,
-                chunks: 8,
-                groups: 1,
-                pipelined: false,
-            }
+        // two and four (MMA_PIPELINED_TILES_MAX_ROWS); of the looped
+        // kernel's layouts one column tile per block with eight chunks in
+        // flight was best or within 3% of best up to 32 rows; beyond, the
+        // token tiles' accumulators crowd the registers and four chunks in
+        // blocks of eight warps win.
+        if let Some(l) = MmaLaunch::pipelined_for(m, parts) {
+            l
         } else {
             MmaLaunch {
                 parts,
@@ -306,7 +307,7 @@ mod tests {
                 );
                 assert!(matches!(l.chunks, 4 | 8) && l.groups >= 1 && l.groups * l.parts <= 8);
                 if l.pipelined {
-                    assert!(m <= MMA_PIPELINED_TWO_MAX_ROWS && l.groups == 1);
+                    assert!(m <= MMA_PIPELINED_TILES_MAX_ROWS && l.groups == 1);
                     assert_eq!(Some(l), MmaLaunch::pipelined_for(m, parts));
                 }
                 assert!(l.holds(m), "{l:?} at {m} rows");
@@ -383,5 +384,11 @@ mod tests {
             MmaLaunch::for_shape(12, 4096, 4096),
             MmaLaunch { parts: 4, ..two }
         );
+        assert_eq!(
+            MmaLaunch::for_shape(32, 4096, 4096),
+            MmaLaunch { parts: 4, ..two }
+        );
+        let looped = MmaLaunch::looped(4);
+        assert!(!looped.pipelined && looped.holds(32) && looped.holds(200));
     }
 }

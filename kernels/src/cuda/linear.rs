@@ -12,7 +12,7 @@ use super::launch::{cfg, grid_for, launch, name, need, RawArg, THREADS};
 use super::LinearWg;
 pub use crate::mma_layout::{
     mma_k_parts, pipelined_tiles, MmaForm, MmaLaunch, TileLaunch, MMA_PIPELINED_MAX_ROWS,
-    MMA_PIPELINED_TWO_MAX_ROWS, TILES_MIN_ROWS, TILE_SHAPES,
+    MMA_PIPELINED_TILES_MAX_ROWS, TILES_MIN_ROWS, TILE_SHAPES,
 };
 pub use crate::wg_layout::{WgLaunch, WG_VARIANTS};
 use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
@@ -69,17 +69,18 @@ pub fn linear_tiles() -> LinearTiles {
 }
 
 /// Rows up to which the small-row linear runs the pipelined kernel
-/// (`SPECULA_MMA_PIPELINED`): 8 (one token tile, the looped kernel past
-/// it), 16 (two tiles: [`MmaLaunch::for_shape`]'s rule, the default) or 32
-/// (four); read once. Every choice gives the same bits.
+/// (`SPECULA_MMA_PIPELINED`): 8 (one token tile) or 16 (two), the looped
+/// kernel ([`MmaLaunch::looped`]) past them, or 32 (four: the default,
+/// [`MmaLaunch::for_shape`]'s rule); read once. Every choice gives the same
+/// bits.
 pub fn mma_pipelined_rows() -> usize {
     static ROWS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *ROWS.get_or_init(|| {
         crate::switch::switch(
             "SPECULA_MMA_PIPELINED",
             &[("8", 8), ("16", 16), ("32", 32)],
-            MMA_PIPELINED_TWO_MAX_ROWS,
-            "16",
+            MMA_PIPELINED_TILES_MAX_ROWS,
+            "32",
         )
     })
 }
@@ -205,16 +206,8 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
                 }
             };
             return match form {
-                MmaForm::Small(layout) if m > MMA_PIPELINED_MAX_ROWS => {
-                    let parts = layout.parts;
-                    let layout = match mma_pipelined_rows() {
-                        MMA_PIPELINED_MAX_ROWS if layout.pipelined => {
-                            MmaLaunch::for_shape(17, k, n)
-                        }
-                        32 => MmaLaunch::pipelined_for(m, parts).unwrap_or(layout),
-                        _ => layout,
-                    };
-                    self.mma(y, x, m, layout, silu)
+                MmaForm::Small(layout) if layout.pipelined && m > mma_pipelined_rows() => {
+                    self.mma(y, x, m, MmaLaunch::looped(layout.parts), silu)
                 }
                 MmaForm::Small(layout) => self.mma(y, x, m, layout, silu),
                 MmaForm::Tiles(layout) => self.tiles(y, x, m, layout, silu),

@@ -152,7 +152,7 @@ pub fn time_wg_linear(
             // kernel where the engine runs the pipelined one, else the
             // pipelined one.
             let other = match engine {
-                MmaForm::Small(l) if l.pipelined => Some(MmaLaunch::for_shape(33, k, n)),
+                MmaForm::Small(l) if l.pipelined => Some(MmaLaunch::looped(l.parts)),
                 MmaForm::Small(_) => MmaLaunch::pipelined_for(m, mma_k_parts(k, n)),
                 MmaForm::Tiles(_) => None,
             };

@@ -15,6 +15,7 @@ pub use crate::mma_layout::{
     MMA_PIPELINED_TILES_MAX_ROWS, TILES_MIN_ROWS, TILE_SHAPES,
 };
 pub use crate::wg_layout::{WgLaunch, WG_VARIANTS};
+pub use crate::wgr_layout::WgrLaunch;
 use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::CudaSlice;
 
@@ -66,6 +67,14 @@ pub fn linear_tiles() -> LinearTiles {
             "the faster form per weight shape",
         )
     })
+}
+
+/// Whether every bf16 linear of 33-64 rows runs the resident-token wgmma
+/// kernel ([`WgrLaunch::for_rows`], `SPECULA_LINEAR_WGR=1`; the same bits;
+/// read once): a comparison until measured in the step.
+pub fn linear_wgr() -> bool {
+    static WGR: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WGR.get_or_init(|| crate::switch::on_off("SPECULA_LINEAR_WGR", false))
 }
 
 /// Rows up to which the small-row linear runs the pipelined kernel
@@ -185,6 +194,9 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
     ) -> Result<(), GpuError> {
         if uses_mma::<T>(self.gpu, self.k) {
             let (k, n) = (self.k, self.n);
+            if self.gpu.wgmma && (33..=64).contains(&m) && linear_wgr() {
+                return self.wgr(y, x, m, WgrLaunch::for_rows(m, k, n), silu);
+            }
             if self.gpu.wgmma && m > MMA_PIPELINED_MAX_ROWS {
                 let wg = match (super::linear_wg(), linear_tiles()) {
                     (LinearWg::Every, _) => Some(WgLaunch::every(m, k, n)),

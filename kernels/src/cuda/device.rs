@@ -24,6 +24,7 @@ pub const SOURCE: &str = concat!(
     include_str!("linear_bias.cu"),
     include_str!("linear_fma.cu"),
     include_str!("linear_mma.cu"),
+    include_str!("linear_rope.cu"),
     include_str!("linear_tiles.cu"),
     include_str!("linear_wg.cu"),
     include_str!("linear_wgr.cu"),

@@ -69,6 +69,19 @@ pub fn linear_tiles() -> LinearTiles {
     })
 }
 
+/// A tensor-core linear's kernel and layout ([`LinearLayer::form`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LinearForm {
+    /// The resident-token wgmma kernel (`linear_wgr.cu`).
+    Wgr(WgrLaunch),
+    /// The staged wgmma kernel (`linear_wg.cu`).
+    Wg(WgLaunch),
+    /// The small-row kernel (`linear_mma.cu`), looped or pipelined.
+    Mma(MmaLaunch),
+    /// The tiled kernel (`linear_tiles.cu`).
+    Tiles(TileLaunch),
+}
+
 /// Whether every bf16 linear of 33-64 rows runs the resident-token wgmma
 /// kernel ([`WgrLaunch::for_rows`], `SPECULA_LINEAR_WGR=1`; the same bits;
 /// read once): a comparison until measured in the step.
@@ -192,40 +205,52 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
         m: usize,
         silu: bool,
     ) -> Result<(), GpuError> {
-        if uses_mma::<T>(self.gpu, self.k) {
-            let (k, n) = (self.k, self.n);
-            if self.gpu.wgmma && (33..=64).contains(&m) && linear_wgr() {
-                return self.wgr(y, x, m, WgrLaunch::for_rows(m, k, n), silu);
-            }
-            if self.gpu.wgmma && m > MMA_PIPELINED_MAX_ROWS {
-                let wg = match (super::linear_wg(), linear_tiles()) {
-                    (LinearWg::Every, _) => Some(WgLaunch::every(m, k, n)),
-                    (LinearWg::ByShape, LinearTiles::ByShape) => WgLaunch::for_shape(m, k, n),
-                    _ => None,
-                };
-                if let Some(layout) = wg {
-                    return self.wg(y, x, m, layout, silu);
-                }
-            }
-            let form = match linear_tiles() {
-                LinearTiles::FromTileRows => MmaForm::by_rows(m, k, n),
-                LinearTiles::ByShape => MmaForm::for_shape(m, k, n),
-                LinearTiles::AboveSmallRows if m > INVARIANT_MAX_ROWS => {
-                    MmaForm::Tiles(TileLaunch::for_shape(m, k, n))
-                }
-                LinearTiles::AboveSmallRows | LinearTiles::Off => {
-                    MmaForm::Small(MmaLaunch::for_shape(m, k, n))
-                }
-            };
-            return match form {
-                MmaForm::Small(layout) if layout.pipelined && m > mma_pipelined_rows() => {
-                    self.mma(y, x, m, MmaLaunch::looped(layout.parts), silu)
-                }
-                MmaForm::Small(layout) => self.mma(y, x, m, layout, silu),
-                MmaForm::Tiles(layout) => self.tiles(y, x, m, layout, silu),
-            };
+        match self.form(m) {
+            Some(LinearForm::Wgr(l)) => self.wgr(y, x, m, l, silu),
+            Some(LinearForm::Wg(l)) => self.wg(y, x, m, l, silu),
+            Some(LinearForm::Mma(l)) => self.mma(y, x, m, l, silu),
+            Some(LinearForm::Tiles(l)) => self.tiles(y, x, m, l, silu),
+            None => self.fma(y, x, m, silu),
         }
-        self.fma(y, x, m, silu)
+    }
+
+    /// The tensor-core kernel and layout [`LinearLayer::rows`] runs `m` rows
+    /// on (the switches read), or `None` for the FMA kernel.
+    pub(crate) fn form(&self, m: usize) -> Option<LinearForm> {
+        if !uses_mma::<T>(self.gpu, self.k) {
+            return None;
+        }
+        let (k, n) = (self.k, self.n);
+        if self.gpu.wgmma && (33..=64).contains(&m) && linear_wgr() {
+            return Some(LinearForm::Wgr(WgrLaunch::for_rows(m, k, n)));
+        }
+        if self.gpu.wgmma && m > MMA_PIPELINED_MAX_ROWS {
+            let wg = match (super::linear_wg(), linear_tiles()) {
+                (LinearWg::Every, _) => Some(WgLaunch::every(m, k, n)),
+                (LinearWg::ByShape, LinearTiles::ByShape) => WgLaunch::for_shape(m, k, n),
+                _ => None,
+            };
+            if let Some(layout) = wg {
+                return Some(LinearForm::Wg(layout));
+            }
+        }
+        let form = match linear_tiles() {
+            LinearTiles::FromTileRows => MmaForm::by_rows(m, k, n),
+            LinearTiles::ByShape => MmaForm::for_shape(m, k, n),
+            LinearTiles::AboveSmallRows if m > INVARIANT_MAX_ROWS => {
+                MmaForm::Tiles(TileLaunch::for_shape(m, k, n))
+            }
+            LinearTiles::AboveSmallRows | LinearTiles::Off => {
+                MmaForm::Small(MmaLaunch::for_shape(m, k, n))
+            }
+        };
+        Some(match form {
+            MmaForm::Small(layout) if layout.pipelined && m > mma_pipelined_rows() => {
+                LinearForm::Mma(MmaLaunch::looped(layout.parts))
+            }
+            MmaForm::Small(layout) => LinearForm::Mma(layout),
+            MmaForm::Tiles(layout) => LinearForm::Tiles(layout),
+        })
     }
 
     /// The tensor-core form of [`LinearLayer::rows`] (or with `silu`

@@ -39,13 +39,11 @@ __device__ __forceinline__ void mma_chunk(float (&acc)[4], const Frag& lo, const
     mma_bf16(acc, lo.c, hi.c, lo.d, hi.d, x.c, x.d);
 }
 
-// Adds the k slices' partial sums in slice order (through shared memory,
-// part 0's warp keeps the total) and stores the tile, with the bias and the
-// optional SiLU-and-mul epilogue.
+// The slices' partial sums added in slice order into part 0's warp (through
+// shared memory); whether this warp holds the totals.
 template <int NT>
-__device__ __forceinline__ void mma_store(float (&acc)[NT][4], bf16* y, const bf16* bias, int m, int n, int parts,
-                                          bool silu, int col0, float* partial) {
-    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+__device__ __forceinline__ bool mma_sum_parts(float (&acc)[NT][4], int parts, float* partial) {
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     int part = warp % parts;
     if (parts > 1) {
         // Warp w's acc[tt][q] of this lane.
@@ -56,7 +54,7 @@ __device__ __forceinline__ void mma_store(float (&acc)[NT][4], bf16* y, const bf
 #pragma unroll
             for (int q = 0; q < 4; q++) at(warp, tt, q) = acc[tt][q];
         __syncthreads();
-        if (part != 0) return;
+        if (part != 0) return false;
         for (int p = 1; p < parts; p++) {
 #pragma unroll
             for (int tt = 0; tt < NT; tt++)
@@ -64,6 +62,16 @@ __device__ __forceinline__ void mma_store(float (&acc)[NT][4], bf16* y, const bf
                 for (int q = 0; q < 4; q++) acc[tt][q] += at(warp + p, tt, q);
         }
     }
+    return true;
+}
+
+// Adds the k slices' partial sums (mma_sum_parts) and stores the tile, with
+// the bias and the optional SiLU-and-mul epilogue.
+template <int NT>
+__device__ __forceinline__ void mma_store(float (&acc)[NT][4], bf16* y, const bf16* bias, int m, int n, int parts,
+                                          bool silu, int col0, float* partial) {
+    int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    if (!mma_sum_parts<NT>(acc, parts, partial)) return;
     // acc[tt] = D[g][2t], D[g][2t+1], D[g+8][2t], D[g+8][2t+1]: column col0 + g (+8), token tt*8 + 2t (+1).
 #pragma unroll
     for (int q = 0; q < 4; q++) {
@@ -172,18 +180,19 @@ __device__ void linear_mma(bf16* y, const bf16* x, const bf16* w, const bf16* bi
 // in registers (the next KU chunks in flight while the current ones
 // multiply) and the first KU chunks' weights issued before `pdl_wait`:
 // weights never depend on the previous kernel, so their stream starts while
-// it drains. One tile takes eight chunks a stage; two take four (the
-// registers of two stages of two token tiles).
-template <int NT, int KU>
-__device__ __forceinline__ void linear_mma_pipelined(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
-                                                     int k, int n, int parts, int flags, float* partial) {
+// it drains. One tile takes eight chunks a stage; two or four take four (the
+// registers of two stages of every tile). `out` names the weight rows (output
+// columns) of the lane's rows g and g + 8 (`out.col(g, hi)`) and stores the
+// sums (`out.store(acc, partial)`).
+template <int NT, int KU, class Out>
+__device__ __forceinline__ void linear_mma_pipelined(const bf16* x, const bf16* w, int m, int k, int n, int parts,
+                                                     float* partial, const Out& out) {
     constexpr int STAGE = 32 * KU;
     pdl_launch_dependents();
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    int col0 = blockIdx.x * 16;
     int part = warp % parts, span = k / parts, kb = part * span;
-    const bf16* wlo = w + (size_t)min(col0 + g, n - 1) * k + 8 * t + kb;
-    const bf16* whi = w + (size_t)min(col0 + g + 8, n - 1) * k + 8 * t + kb;
+    const bf16* wlo = w + (size_t)min(out.col(g, false), n - 1) * k + 8 * t + kb;
+    const bf16* whi = w + (size_t)min(out.col(g, true), n - 1) * k + 8 * t + kb;
     bool live[NT];
     const bf16* xr[NT];
 #pragma unroll
@@ -243,22 +252,33 @@ __device__ __forceinline__ void linear_mma_pipelined(bf16* y, const bf16* x, con
             mma_chunk(acc[tt], lo, hi, xv);
         }
     }
-    mma_store<NT>(acc, y, bias, m, n, parts, flags & 1, col0, partial);
+    out.template store<NT>(acc, partial);
 }
 
-// One token tile (m <= 8): eight chunks a stage.
-extern "C" __global__ void linear_mma_tile1_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
-                                                 int k, int n, int parts, int flags) {
-    extern __shared__ float tile1_partial[];
-    linear_mma_pipelined<1, 8>(y, x, w, bias, m, k, n, parts, flags, tile1_partial);
-}
+// A block's 16 consecutive output columns, stored as mma_store does.
+struct TileColumns {
+    bf16* y;
+    const bf16* bias;
+    int m, n, parts, flags, col0;
+    __device__ int col(int g, bool hi) const { return col0 + g + (hi ? 8 : 0); }
+    template <int NT>
+    __device__ void store(float (&acc)[NT][4], float* partial) const {
+        mma_store<NT>(acc, y, bias, m, n, parts, flags & 1, col0, partial);
+    }
+};
 
-// Two token tiles (m <= 16): four chunks a stage.
-extern "C" __global__ void linear_mma_tile2_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
-                                                 int k, int n, int parts, int flags) {
-    extern __shared__ float tile2_partial[];
-    linear_mma_pipelined<2, 4>(y, x, w, bias, m, k, n, parts, flags, tile2_partial);
-}
+#define LINEAR_MMA_TILES(NT, KU)                                                                                \
+    extern "C" __global__ void linear_mma_tile##NT##_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, \
+                                                          int m, int k, int n, int parts, int flags) {          \
+        extern __shared__ float tile_partial[];                                                                 \
+        TileColumns out{y, bias, m, n, parts, flags, (int)blockIdx.x * 16};                                     \
+        linear_mma_pipelined<NT, KU>(x, w, m, k, n, parts, tile_partial, out);                                  \
+    }
+// One token tile (m <= 8): eight chunks a stage; two and four tiles (m <= 16,
+// 32): four.
+LINEAR_MMA_TILES(1, 8)
+LINEAR_MMA_TILES(2, 4)
+LINEAR_MMA_TILES(4, 4)
 
 #define LINEAR_MMA(KU)                                                                                         \
     extern "C" __global__ void linear_mma_ku##KU##_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, \
@@ -268,9 +288,3 @@ extern "C" __global__ void linear_mma_tile2_bf16(bf16* y, const bf16* x, const b
 LINEAR_MMA(4)
 LINEAR_MMA(8)
 
-// Four token tiles (m <= 32): four chunks a stage.
-extern "C" __global__ void linear_mma_tile4_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
-                                                 int k, int n, int parts, int flags) {
-    extern __shared__ float tile4_partial[];
-    linear_mma_pipelined<4, 4>(y, x, w, bias, m, k, n, parts, flags, tile4_partial);
-}

@@ -3,6 +3,16 @@
 // Rotary position embeddings (rotate_half layout): on its own, and fused with
 // the q/k/v split of the fused projection and the KV append.
 
+// Rotates the pair (a, b), elements i and i + head_dim / 2 of a head, by the
+// angle of cosine c and sine s into (lo, hi). Each product is rounded before
+// the sum (no fused multiply-add, whatever the compiler would contract): the
+// same bits in every kernel that rotates (qkv_rope_append, the q|k|v
+// projection's RoPE epilogue in linear_rope.cu).
+__device__ __forceinline__ void rope_rotate(float a, float b, float c, float s, float& lo, float& hi) {
+    lo = __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s));
+    hi = __fadd_rn(__fmul_rn(b, c), __fmul_rn(a, s));
+}
+
 // Rotates x: [rows, heads, head_dim] (rotate_half layout) to positions[r]. grid: rows.
 template <typename T>
 __device__ void rope(T* x, const int* positions, const float* inv_freq, int heads, int head_dim) {
@@ -13,9 +23,10 @@ __device__ void rope(T* x, const int* positions, const float* inv_freq, int head
         T* p = x + ((size_t)blockIdx.x * heads + h) * head_dim;
         float s, c;
         sincosf(pos * inv_freq[i], &s, &c);
-        float a = ld(&p[i]), b = ld(&p[i + half]);
-        st(&p[i], a * c - b * s);
-        st(&p[i + half], b * c + a * s);
+        float a = ld(&p[i]), b = ld(&p[i + half]), lo, hi;
+        rope_rotate(a, b, c, s, lo, hi);
+        st(&p[i], lo);
+        st(&p[i + half], hi);
     }
 }
 
@@ -63,8 +74,10 @@ __device__ void qkv_rope_append(T* q_out, T* kp, T* vp, const T* qkv, const int*
             a = ld(&ta);
             b = ld(&tb);
         }
-        st(&o[i], a * c - b * s);
-        st(&o[i + half], b * c + a * s);
+        float lo, hi;
+        rope_rotate(a, b, c, s, lo, hi);
+        st(&o[i], lo);
+        st(&o[i + half], hi);
     }
 }
 

@@ -15,6 +15,7 @@ use specula_kernels::cpu::AttentionShape;
 use specula_kernels::cuda::{
     attention, embedding_gather, invariant_linear_rows, qkv_rope_append, rms_norm_residual,
     silu_mul_rows, uses_mma, AttentionScratch, GateUpLayout, Gpu, GpuElement, HeadNorm, KvPools,
+    RopeAppend,
 };
 
 /// Widths the shared work buffers of a forward need (the widest layer's).
@@ -136,9 +137,48 @@ where
 {
     let rows = b.rows;
     let l = attn.layout;
-    attn.qkv.forward(gpu, &mut sc.qkv, input, rows)?;
-    clock.mark(gpu, "linear qkv");
     let offset = pool.layer_offset(layer);
+    let projection = attn.qkv.on(gpu);
+    if attn.head_norm.is_none() && projection.fuses_rope(rows, l) {
+        // The projection with RoPE and the append as its epilogue: one launch.
+        let out = RopeAppend {
+            q_out: &mut sc.q,
+            k_pool: &mut pool.k,
+            v_pool: &mut pool.v,
+            positions: &b.positions,
+            inv_freq,
+            entry: &b.entries,
+            pool_offset: offset,
+            layout: l,
+        };
+        projection.qkv_rope(input, rows, out)?;
+        clock.mark(gpu, "linear qkv + rope + append");
+    } else {
+        qkv_then_rope(gpu, attn, input, b, pool, offset, inv_freq, sc, clock)?;
+    }
+    attend_and_project(gpu, attn, b, pool, offset, sc, clock)
+}
+
+/// The q|k|v projection, then RoPE and the KV append as a second launch
+/// (per-head norms, rows past the pipelined kernel, or the switch off).
+#[allow(clippy::too_many_arguments)]
+fn qkv_then_rope<T: GpuElement>(
+    gpu: &Gpu,
+    attn: &DeviceGqa<T>,
+    input: &CudaSlice<T>,
+    b: &BatchOnDevice,
+    pool: &mut KvPool<T>,
+    offset: usize,
+    inv_freq: &CudaSlice<f32>,
+    sc: &mut Scratch<T>,
+    clock: &mut OpClock,
+) -> Result<()>
+where
+    CudaBlas: Gemm<T>,
+{
+    let l = attn.layout;
+    attn.qkv.forward(gpu, &mut sc.qkv, input, b.rows)?;
+    clock.mark(gpu, "linear qkv");
     qkv_rope_append(
         gpu,
         &mut sc.q,
@@ -157,6 +197,24 @@ where
         }),
     )?;
     clock.mark(gpu, "qkv_rope_append");
+    Ok(())
+}
+
+/// Attention of the rotated queries over the pools' key lists into `sc.att`,
+/// then the o projection into `sc.o`.
+fn attend_and_project<T: GpuElement>(
+    gpu: &Gpu,
+    attn: &DeviceGqa<T>,
+    b: &BatchOnDevice,
+    pool: &KvPool<T>,
+    offset: usize,
+    sc: &mut Scratch<T>,
+    clock: &mut OpClock,
+) -> Result<()>
+where
+    CudaBlas: Gemm<T>,
+{
+    let l = attn.layout;
     let shape = AttentionShape {
         n_heads: l.heads,
         n_kv_heads: l.kv_heads,
@@ -179,7 +237,7 @@ where
         scale,
     )?;
     clock.mark(gpu, "attention");
-    attn.o.forward(gpu, &mut sc.o, &sc.att, rows)?;
+    attn.o.forward(gpu, &mut sc.o, &sc.att, b.rows)?;
     clock.mark(gpu, "linear o");
     Ok(())
 }

@@ -15,6 +15,7 @@ mod attention;
 mod ceilings;
 mod copy;
 mod linear;
+mod linear_rope;
 mod linear_tiles;
 mod mla;
 mod mla_prep_uk;
@@ -80,12 +81,13 @@ where
 }
 
 /// The checks of the kernels the GPU model forward adds, for `T`.
-fn model_checks<T: GpuElement>() -> [Check; 10] {
+fn model_checks<T: GpuElement>() -> [Check; 11] {
     [
         linear::check_linear_rows::<T>,
         linear::check_linear_mma::<T>,
         linear_tiles::check_linear_tiles::<T>,
         rope::check_qkv_rope_append::<T>,
+        linear_rope::check_linear_qkv_rope::<T>,
         activation::check_silu_mul_fused::<T>,
         linear::check_linear_rows_silu::<T>,
         copy::check_copy_cols::<T>,

@@ -18,4 +18,3 @@ pub mod mla_layout;
 pub mod mma_layout;
 pub mod switch;
 pub mod wg_layout;
-pub mod wgr_layout;

@@ -184,7 +184,6 @@ enum Command {
             where faster)\n  \
             SPECULA_LINEAR_TILES=0|1|64 the tiled linear never (cuBLAS past the small-row kernel) / from\n                              \
             its tile rows / past the small-row kernel (default: per weight shape)\n  \
-            SPECULA_LINEAR_WGR=1        33-64 rows of every bf16 linear on the resident-token wgmma kernel\n  \
             SPECULA_QKV_ROPE=0          RoPE and the KV append as their own launch after the q|k|v projection\n  \
             SPECULA_MMA_PIPELINED=8|16  the small-row linear's pipelined kernel to 8 / 16 rows (default: 32)\n  \
             SPECULA_ATTENTION=flash-prefill|split  decode and verify rows (or every row) on split-K\n  \

@@ -15,7 +15,6 @@ pub use crate::mma_layout::{
     MMA_PIPELINED_TILES_MAX_ROWS, TILES_MIN_ROWS, TILE_SHAPES,
 };
 pub use crate::wg_layout::{WgLaunch, WG_VARIANTS};
-pub use crate::wgr_layout::WgrLaunch;
 use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::CudaSlice;
 
@@ -72,22 +71,12 @@ pub fn linear_tiles() -> LinearTiles {
 /// A tensor-core linear's kernel and layout ([`LinearLayer::form`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum LinearForm {
-    /// The resident-token wgmma kernel (`linear_wgr.cu`).
-    Wgr(WgrLaunch),
-    /// The staged wgmma kernel (`linear_wg.cu`).
+    /// The wgmma kernel (`linear_wg.cu`).
     Wg(WgLaunch),
     /// The small-row kernel (`linear_mma.cu`), looped or pipelined.
     Mma(MmaLaunch),
     /// The tiled kernel (`linear_tiles.cu`).
     Tiles(TileLaunch),
-}
-
-/// Whether every bf16 linear of 33-64 rows runs the resident-token wgmma
-/// kernel ([`WgrLaunch::for_rows`], `SPECULA_LINEAR_WGR=1`; the same bits;
-/// read once): a comparison until measured in the step.
-pub fn linear_wgr() -> bool {
-    static WGR: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *WGR.get_or_init(|| crate::switch::on_off("SPECULA_LINEAR_WGR", false))
 }
 
 /// Rows up to which the small-row linear runs the pipelined kernel
@@ -206,7 +195,6 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
         silu: bool,
     ) -> Result<(), GpuError> {
         match self.form(m) {
-            Some(LinearForm::Wgr(l)) => self.wgr(y, x, m, l, silu),
             Some(LinearForm::Wg(l)) => self.wg(y, x, m, l, silu),
             Some(LinearForm::Mma(l)) => self.mma(y, x, m, l, silu),
             Some(LinearForm::Tiles(l)) => self.tiles(y, x, m, l, silu),
@@ -221,9 +209,6 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
             return None;
         }
         let (k, n) = (self.k, self.n);
-        if self.gpu.wgmma && (33..=64).contains(&m) && linear_wgr() {
-            return Some(LinearForm::Wgr(WgrLaunch::for_rows(m, k, n)));
-        }
         if self.gpu.wgmma && m > MMA_PIPELINED_MAX_ROWS {
             let wg = match (super::linear_wg(), linear_tiles()) {
                 (LinearWg::Every, _) => Some(WgLaunch::every(m, k, n)),

@@ -1,6 +1,6 @@
 
 // ---------------------------------------------------------------------------
-// The fused q|k|v projection of up to 32 rows with RoPE and the KV append as
+// The fused q|k|v projection of up to 16 rows with RoPE and the KV append as
 // its epilogue (heads without per-head norms): the pipelined small-row
 // linear (linear_mma.cu) whose block owns, instead of 16 consecutive output
 // columns, the 8 pairs (i, i + head_dim / 2) of one q or k head that RoPE
@@ -78,4 +78,3 @@ struct QkvRopeColumns {
     }
 LINEAR_QKV_ROPE(1, 8)
 LINEAR_QKV_ROPE(2, 4)
-LINEAR_QKV_ROPE(4, 4)

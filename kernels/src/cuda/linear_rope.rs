@@ -1,7 +1,8 @@
 //! The fused q|k|v projection with RoPE and the KV append as its epilogue
 //! (`linear_rope.cu`): one launch for what [`LinearLayer::rows`] and
-//! [`super::qkv_rope_append`] do in two, with their bits, for up to 32 rows
-//! of heads without per-head norms on the pipelined small-row kernel.
+//! [`super::qkv_rope_append`] do in two, with their bits, for up to
+//! [`QKV_ROPE_MAX_ROWS`] rows of heads without per-head norms on the
+//! pipelined small-row kernel.
 
 use super::device::{GpuElement, GpuError};
 use super::launch::{cfg, launch, need, RawArg};
@@ -9,6 +10,13 @@ use super::linear::{LinearForm, LinearLayer};
 use super::rope::QkvLayout;
 use crate::mma_layout::pipelined_tiles;
 use cudarc::driver::CudaSlice;
+
+/// Rows up to which the q|k|v projection takes the RoPE epilogue (one or two
+/// token tiles): on an H100 the 8B decode step took 5646-5654 against
+/// 5733-5755 us at batch 1, 5860-5869 against 5974-5984 at 8 and 6277-6285
+/// against 6367-6369 at 16 with it, but 7101-7105 against 6928-6942 at 32
+/// (four tiles; results/h200/resident-2026-12-05/call1).
+pub const QKV_ROPE_MAX_ROWS: usize = 16;
 
 /// Whether q|k|v projections take the RoPE epilogue where they can
 /// (`SPECULA_QKV_ROPE=0` never: the projection, then `qkv_rope_append`;
@@ -48,7 +56,7 @@ impl<T: GpuElement> LinearLayer<'_, T> {
     pub fn fuses_rope(&self, m: usize, l: QkvLayout) -> bool {
         let pipelined = matches!(self.form(m), Some(LinearForm::Mma(f)) if f.pipelined);
         pipelined
-            && m >= 1
+            && (1..=QKV_ROPE_MAX_ROWS).contains(&m)
             && l.head_dim.is_multiple_of(16)
             && self.n == (l.heads + 2 * l.kv_heads) * l.head_dim
             && qkv_rope_fused()

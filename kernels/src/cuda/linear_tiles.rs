@@ -41,7 +41,6 @@ impl<T: GpuElement> LinearLayer<'_, T> {
             threads: 32 * warps(bn, bm) as u32,
             shared_bytes: (STAGES * (bn + bm) * 128) as u32,
             fits: TILE_SHAPES.contains(&(bn, bm)) && m.div_ceil(bm) <= 65_535,
-            window: None,
         };
         self.launch_sliced(y, x, m, silu, launch, || {
             format!("linear_tiles: {layout:?}")
@@ -83,7 +82,7 @@ impl<T: GpuElement> LinearLayer<'_, T> {
                 )
             },
         )?;
-        let mut args = vec![
+        let args = [
             RawArg::slice(gpu, y),
             RawArg::slice(gpu, x),
             RawArg::slice(gpu, w),
@@ -92,18 +91,14 @@ impl<T: GpuElement> LinearLayer<'_, T> {
             RawArg::I32(k as i32),
             RawArg::I32(n as i32),
             RawArg::I32(parts as i32),
+            RawArg::I32(i32::from(silu)),
         ];
-        if let Some(window) = launch.window {
-            args.push(RawArg::I32(window as i32));
-        }
-        args.push(RawArg::I32(i32::from(silu)));
         let cfg = LaunchConfig {
             grid_dim: (parts as u32, launch.grid.0, launch.grid.1),
             block_dim: (launch.threads, 1, 1),
             shared_mem_bytes: launch.shared_bytes,
         };
-        // SAFETY: the kernel's nine (ten with a window) parameters in order;
-        // sizes checked above;
+        // SAFETY: the kernel's nine parameters in order; sizes checked above;
         // the grid's x is the cluster.
         unsafe { launch_cluster(gpu, &launch.kernel, cfg, parts as u32, &args) }
     }
@@ -123,7 +118,4 @@ pub(super) struct SlicedLaunch {
     pub shared_bytes: u32,
     /// Whether the kernel exists for the layout and the grid fits.
     pub fits: bool,
-    /// A parameter before `flags` (the resident-token kernel's window of
-    /// 32-wide chunks), or none.
-    pub window: Option<u32>,
 }

@@ -7,7 +7,6 @@ use super::device::{GpuElement, GpuError};
 use super::linear_tiles::SlicedLaunch;
 use super::LinearLayer;
 use crate::wg_layout::WgLaunch;
-use crate::wgr_layout::WgrLaunch;
 use cudarc::driver::CudaSlice;
 
 /// Which bf16 linears run on warpgroup mma (on a GPU that has it: sm_90,
@@ -61,40 +60,10 @@ impl<T: GpuElement> LinearLayer<'_, T> {
             threads: 128 * layout.wgs as u32,
             shared_bytes: layout.shared_bytes() as u32,
             fits: self.gpu.wgmma && layout.compiled() && m.div_ceil(layout.bm) <= 65_535,
-            window: None,
         };
         let wgmma = self.gpu.wgmma;
         self.launch_sliced(y, x, m, silu, launch, || {
             format!("linear_wg (a GPU with wgmma: {wgmma}): {layout:?}")
-        })
-    }
-
-    /// [`LinearLayer::wg`] on the resident-token kernel (`linear_wgr.cu`):
-    /// the block's tokens copied into shared memory once a window, each
-    /// warp's weights streamed straight into its registers.
-    pub fn wgr(
-        self,
-        y: &mut CudaSlice<T>,
-        x: &CudaSlice<T>,
-        m: usize,
-        layout: WgrLaunch,
-        silu: bool,
-    ) -> Result<(), GpuError> {
-        let launch = SlicedLaunch {
-            kernel: layout.kernel(),
-            parts: layout.parts,
-            grid: (
-                m.div_ceil(layout.bm) as u32,
-                self.n.div_ceil(layout.columns()) as u32,
-            ),
-            threads: 128 * layout.wgs as u32,
-            shared_bytes: layout.shared_bytes() as u32,
-            fits: self.gpu.wgmma && layout.compiled(self.k) && m.div_ceil(layout.bm) <= 65_535,
-            window: Some(layout.window as u32),
-        };
-        let wgmma = self.gpu.wgmma;
-        self.launch_sliced(y, x, m, silu, launch, || {
-            format!("linear_wgr (a GPU with wgmma: {wgmma}): {layout:?}")
         })
     }
 }

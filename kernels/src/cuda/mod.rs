@@ -84,7 +84,7 @@ pub use device::{Gpu, GpuElement, GpuError, GpuTimer, SmallRowLinear, SOURCE};
 pub use flash_attention::{uses_tree_kernel, TreeStages};
 pub use hold::hold_stream;
 pub use linear::*;
-pub use linear_rope::{qkv_rope_fused, RopeAppend};
+pub use linear_rope::{qkv_rope_fused, RopeAppend, QKV_ROPE_MAX_ROWS};
 pub use linear_wg::{linear_wg, LinearWg};
 pub use mla::*;
 pub use mla_attention::*;

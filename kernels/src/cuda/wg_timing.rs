@@ -6,9 +6,7 @@
 //! counts the outputs whose bits differ from the engine's form (none may:
 //! they are the same sums). At 9-32 rows also the small-row kernel's other
 //! form: looped (`mma/looped8`) where the engine runs it pipelined
-//! ([`MmaLaunch::pipelined_for`]), pipelined (`mma/tile4`) where looped;
-//! and every layout of the resident-token kernel (`linear_wgr.cu`,
-//! `wgr/...`).
+//! ([`MmaLaunch::pipelined_for`]), pipelined (`mma/tile4`) where looped.
 //! `specula-gpu-check --wgmma-timing`.
 
 use super::check::{differing, download};
@@ -16,7 +14,6 @@ use super::split_sweep::projections;
 use super::timing::ModelShape;
 use super::{fill_uniform, Gpu, GpuError, GpuTimer, LinearLayer, WgLaunch};
 use crate::mma_layout::{mma_k_parts, pipelined_tiles, MmaForm, MmaLaunch, MMA_PIPELINED_MAX_ROWS};
-use crate::wgr_layout::WgrLaunch;
 use cudarc::driver::CudaSlice;
 use half::bf16;
 
@@ -87,7 +84,6 @@ pub fn time_wg_linear(
                 let layer = LinearLayer::new(gpu, &ws[i % copies], None, k, n);
                 match (form, engine) {
                     (Form::Wg(l), _) => layer.wg(y, &x, m, l, false),
-                    (Form::Wgr(l), _) => layer.wgr(y, &x, m, l, false),
                     (Form::Mma(l), _) | (Form::Engine, MmaForm::Small(l)) => {
                         layer.mma(y, &x, m, l, false)
                     }
@@ -152,26 +148,6 @@ pub fn time_wg_linear(
                     differ,
                 });
             }
-            for l in WgrLaunch::variants(k, n) {
-                if m <= l.bm / 2 {
-                    continue; // a tile more than half empty
-                }
-                let time_us = median(Form::Wgr(l), &mut y)?;
-                let differ = differing(&download(gpu, &y)?, &want);
-                let stream_us = stream(Form::Wgr(l), &mut y)?;
-                out.push(WgTiming {
-                    projection,
-                    n,
-                    k,
-                    rows: m,
-                    form: l.label(),
-                    chosen: false,
-                    time_us,
-                    stream_us,
-                    bytes,
-                    differ,
-                });
-            }
             // The small-row kernel's other form at 9-32 rows: the looped
             // kernel where the engine runs the pipelined one, else the
             // pipelined one.
@@ -213,8 +189,6 @@ enum Form {
     Engine,
     /// A wgmma layout.
     Wg(WgLaunch),
-    /// A resident-token wgmma layout.
-    Wgr(WgrLaunch),
     /// A small-row layout (looped or pipelined).
     Mma(MmaLaunch),
 }

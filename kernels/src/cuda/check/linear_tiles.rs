@@ -3,8 +3,8 @@
 //! batch of up to 512 equals the same row computed alone by the small-row
 //! kernel, and the first `m` rows of the batch computed as a batch of `m`,
 //! for every tile shape and k split, with the SiLU epilogue too. The same
-//! for every layout of the warpgroup-mma linears (`linear_wg.cu`,
-//! `linear_wgr.cu` in every window) on a GPU that has them.
+//! for every layout of the warpgroup-mma linear (`linear_wg.cu`) on a GPU
+//! that has it.
 
 use super::linear::swiglu_reference;
 use super::CheckRow;
@@ -13,7 +13,6 @@ use crate::cpu;
 use crate::cuda::{
     Gpu, GpuElement, GpuError, LinearLayer, MmaLaunch, TileLaunch, WgLaunch, TILE_SHAPES,
 };
-use crate::wgr_layout::{WgrLaunch, WGR_VARIANTS, WGR_WINDOW_BYTES};
 use rand_chacha::ChaCha8Rng;
 
 /// Batch sizes whose rows are compared with the 512-row batch's.
@@ -59,11 +58,6 @@ pub(super) fn check_linear_tiles<T: GpuElement>(
             layer.wg(&mut y, &x, rows, l, false)?;
             download(gpu, &y)
         };
-        let wgr = |rows: usize, l: WgrLaunch| -> Result<Vec<f32>, GpuError> {
-            let mut y = s.alloc_zeros::<T>(rows * n)?;
-            layer.wgr(&mut y, &x, rows, l, false)?;
-            download(gpu, &y)
-        };
         // Each row alone through the small-row kernel (one launch per row).
         let alone = |parts: usize| -> Result<Vec<f32>, GpuError> {
             let xs = s.clone_dtoh(&x)?;
@@ -95,12 +89,6 @@ pub(super) fn check_linear_tiles<T: GpuElement>(
                 forms.push((
                     ("linear_wg", "linear_wg_invariant"),
                     "every wgmma layout",
-                    swept,
-                ));
-                let swept = sweep(&wgr_layouts(parts, k), m, n, &want, &single, wgr)?;
-                forms.push((
-                    ("linear_wgr", "linear_wgr_invariant"),
-                    "every resident-token layout and window",
                     swept,
                 ));
             }
@@ -234,43 +222,6 @@ fn check_tiles_silu<T: GpuElement>(
             differ as f64,
             0.0,
         );
-        let (mut worst, mut differ) = (0f64, 0);
-        for l in wgr_layouts(crate::cuda::mma_k_parts(k, 2 * inner), k) {
-            let mut y = s.alloc_zeros::<T>(m * inner)?;
-            gate_up.wgr(&mut y, &x, m, l, true)?;
-            let y = download(gpu, &y)?;
-            worst = worst.max(normwise_error(&y, &want));
-            differ += differing(&y, &got);
-        }
-        row(
-            "linear_wgr_silu",
-            format!(
-                "{m} x {k} . ({} x {k})^T, gate|up interleaved, every resident-token layout and window",
-                2 * inner
-            ),
-            worst,
-            tolerance::<T>(),
-        );
-        row(
-            "linear_wgr_silu_invariant",
-            format!("{m} rows, every resident-token layout vs the default form's rows"),
-            differ as f64,
-            0.0,
-        );
     }
     Ok(())
-}
-
-/// Every resident-token layout with k in `parts` slices, each with its
-/// windows of the timings and a window of one stage (the most window
-/// changes a slice can have).
-fn wgr_layouts(parts: usize, k: usize) -> Vec<WgrLaunch> {
-    let mut v = WgrLaunch::variants_sliced(parts, k, &WGR_WINDOW_BYTES);
-    for &(wgs, bm, chunks) in &WGR_VARIANTS {
-        let one_stage = WgrLaunch::sliced(parts, k, wgs, bm, chunks, chunks * bm * 64);
-        if !v.contains(&one_stage) {
-            v.push(one_stage);
-        }
-    }
-    v
 }

@@ -55,12 +55,15 @@ pub const MMA_PIPELINED_MAX_ROWS: usize = 8;
 pub const MMA_PIPELINED_TILES_MAX_ROWS: usize = 32;
 
 /// Token tiles the pipelined kernel runs `m` rows in (`linear_mma_tile1`,
-/// `tile2`, `tile4`), or `None` past [`MMA_PIPELINED_TILES_MAX_ROWS`].
+/// `tile2`, `tile4`, `tile8`), or `None` past 64 rows. Past
+/// [`MMA_PIPELINED_TILES_MAX_ROWS`] only on request
+/// (`SPECULA_MMA_PIPELINED=64`).
 pub fn pipelined_tiles(m: usize) -> Option<usize> {
     match m {
         0..=8 => Some(1),
         9..=16 => Some(2),
-        17..=MMA_PIPELINED_TILES_MAX_ROWS => Some(4),
+        17..=32 => Some(4),
+        33..=64 => Some(8),
         _ => None,
     }
 }
@@ -90,11 +93,17 @@ impl MmaLaunch {
     }
 
     /// The pipelined layout for `m` rows ([`pipelined_tiles`]) with `parts`
-    /// slices of k, or `None` past 32 rows.
+    /// slices of k, or `None` past 64 rows: eight chunks a stage for one
+    /// token tile, four for two or four, two for eight (what two stages of
+    /// every tile's operands leave of the registers).
     pub fn pipelined_for(m: usize, parts: usize) -> Option<MmaLaunch> {
-        let tiles = pipelined_tiles(m)?;
+        let chunks = match pipelined_tiles(m)? {
+            1 => 8,
+            2 | 4 => 4,
+            _ => 2,
+        };
         Some(MmaLaunch {
-            chunks: if tiles == 1 { 8 } else { 4 },
+            chunks,
             ..MmaLaunch::pipelined(parts)
         })
     }
@@ -118,7 +127,9 @@ impl MmaLaunch {
         // flight was best or within 3% of best up to 32 rows; beyond, the
         // token tiles' accumulators crowd the registers and four chunks in
         // blocks of eight warps win.
-        if let Some(l) = MmaLaunch::pipelined_for(m, parts) {
+        if let Some(l) =
+            MmaLaunch::pipelined_for(m, parts).filter(|_| m <= MMA_PIPELINED_TILES_MAX_ROWS)
+        {
             l
         } else {
             MmaLaunch {
@@ -369,7 +380,14 @@ mod tests {
         assert!(two.holds(9) && two.holds(16) && two.holds(32) && !two.holds(8) && !two.holds(33));
         assert_eq!((two.parts, two.groups, two.chunks), (2, 1, 4));
         assert_eq!(MmaLaunch::pipelined_for(32, 2), Some(two));
-        assert_eq!(MmaLaunch::pipelined_for(33, 2), None);
+        assert_eq!(MmaLaunch::pipelined_for(65, 2), None);
+        let eight = MmaLaunch::pipelined_for(64, 2).unwrap();
+        assert_eq!(eight.chunks, 2);
+        assert!(eight.holds(33) && eight.holds(64) && !eight.holds(32));
+        assert!(
+            !MmaLaunch::for_shape(33, 4096, 4096).pipelined,
+            "past 32 rows only on request"
+        );
         assert_eq!(pipelined_tiles(12), Some(2));
         assert_eq!(pipelined_tiles(17), Some(4));
         let odd = MmaLaunch { chunks: 6, ..two };

@@ -279,6 +279,7 @@ struct TileColumns {
 LINEAR_MMA_TILES(1, 8)
 LINEAR_MMA_TILES(2, 4)
 LINEAR_MMA_TILES(4, 4)
+LINEAR_MMA_TILES(8, 2)
 
 #define LINEAR_MMA(KU)                                                                                         \
     extern "C" __global__ void linear_mma_ku##KU##_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, \

@@ -127,8 +127,8 @@ pub(super) fn check_linear_mma<T: GpuElement>(
         let five = run(&x, 5, MmaLaunch::pipelined(parts))?;
         differ += differing(&five, &together[..5 * n]);
         // The first 12 and 16 rows as two token tiles of the pipelined
-        // kernel, 24 and 32 as four.
-        for rows in [12, 16, 24, 32] {
+        // kernel, 24 and 32 as four, 40 and 64 as eight.
+        for rows in [12, 16, 24, 32, 40, 64] {
             let two = run(
                 &x,
                 rows,
@@ -139,7 +139,7 @@ pub(super) fn check_linear_mma<T: GpuElement>(
         row(
             "linear_mma_invariant",
             format!(
-                "rows 0, 9, 37, 63, 69 of {m} alone, rows 0-4 as one tile, rows 0-11, 0-15 as two and 0-23, 0-31 as four (pipelined kernel) vs together, {parts} parts"
+                "rows 0, 9, 37, 63, 69 of {m} alone, rows 0-4 as one tile, 0-11, 0-15 as two, 0-23, 0-31 as four and 0-39, 0-63 as eight (pipelined kernel) vs together, {parts} parts"
             ),
             differ as f64,
             0.0,
@@ -149,7 +149,7 @@ pub(super) fn check_linear_mma<T: GpuElement>(
     // chunk, or four eight-chunk stages and five): the pipelined kernel's
     // tail against the looped kernel, one and two token tiles.
     let k = 1184;
-    let (x, x_h) = upload::<T>(gpu, &random(rng, 32 * k, 1.0))?;
+    let (x, x_h) = upload::<T>(gpu, &random(rng, 64 * k, 1.0))?;
     let (w, w_h) = upload::<T>(gpu, &random(rng, n * k, 1.0 / (k as f32).sqrt()))?;
     let mut want = vec![0f32; 32 * n];
     cpu::linear(&x_h, 32, k, cpu::Matrix::F32(&w_h), n, None, &mut want);
@@ -159,11 +159,11 @@ pub(super) fn check_linear_mma<T: GpuElement>(
         layer.mma(&mut y, &x, rows, layout, false)?;
         download(gpu, &y)
     };
-    let looped = run(32, layout(1, 8))?;
+    let looped = run(64, layout(1, 8))?;
     let pipelined = |rows| MmaLaunch::pipelined_for(rows, 1).expect("at most 32 rows");
     let four = run(32, pipelined(32))?;
-    let mut differ = differing(&four, &looped);
-    for rows in [7, 16, 27] {
+    let mut differ = differing(&four, &looped[..32 * n]);
+    for rows in [7, 16, 27, 48, 64] {
         differ += differing(&run(rows, pipelined(rows))?, &looped[..rows * n]);
     }
     row(
@@ -174,7 +174,7 @@ pub(super) fn check_linear_mma<T: GpuElement>(
     );
     row(
         "linear_mma_invariant",
-        format!("k {k} (a slice ending mid-stage): 32 rows as four tiles, 27 as four, 16 as two and 7 as one (pipelined kernel) vs the looped kernel"),
+        format!("k {k} (a slice ending mid-stage): 64 and 48 rows as eight tiles, 32 and 27 as four, 16 as two and 7 as one (pipelined kernel) vs the looped kernel"),
         differ as f64,
         0.0,
     );

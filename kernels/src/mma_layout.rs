@@ -108,6 +108,21 @@ impl MmaLaunch {
         })
     }
 
+    /// Whether `linear_mma.cu` has a kernel for this layout: the looped one
+    /// for four or eight chunks and at most eight warps a block, the
+    /// pipelined one for a stage width [`MmaLaunch::pipelined_for`] gives.
+    pub fn compiled(&self) -> bool {
+        let warps = matches!(self.parts, 1 | 2 | 4 | 8)
+            && self.groups >= 1
+            && self.groups * self.parts <= 8;
+        let stage = if self.pipelined {
+            self.groups == 1 && matches!(self.chunks, 2 | 4 | 8)
+        } else {
+            matches!(self.chunks, 4 | 8)
+        };
+        warps && stage
+    }
+
     /// Whether this layout fits `m` rows: the pipelined kernel's stage
     /// width is fixed by its token tiles ([`MmaLaunch::pipelined_for`]).
     pub fn holds(&self, m: usize) -> bool {
@@ -370,6 +385,30 @@ mod tests {
         assert_eq!(mma_k_parts(4096, 128_256), 1, "lm_head");
         // Slices stay at least 256 wide.
         assert_eq!(mma_k_parts(256, 16), 1);
+    }
+
+    #[test]
+    fn every_layout_the_rules_give_has_a_kernel() {
+        // Regression: the eight-tile layout (two chunks a stage) was refused
+        // by the launch's own check of the chunks (2026-12-05, tile8 call 1).
+        for parts in [1, 2, 4, 8] {
+            for m in 1..=64 {
+                let l = MmaLaunch::pipelined_for(m, parts).unwrap();
+                assert!(l.compiled() && l.holds(m), "{l:?} at {m} rows");
+            }
+            assert!(MmaLaunch::looped(parts).compiled());
+        }
+        for (k, n) in shapes() {
+            for m in 1..=130 {
+                let l = MmaLaunch::for_shape(m, k, n);
+                assert!(l.compiled() && l.holds(m), "{l:?} at {m} rows");
+            }
+        }
+        let odd = MmaLaunch {
+            chunks: 2,
+            ..MmaLaunch::looped(1)
+        };
+        assert!(!odd.compiled(), "the looped kernel has no two-chunk form");
     }
 
     #[test]

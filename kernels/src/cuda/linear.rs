@@ -263,10 +263,7 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
         let width = if silu { n / 2 } else { n };
         need(
             T::SUFFIX == "bf16"
-                && matches!(parts, 1 | 2 | 4 | 8)
-                && matches!(chunks, 4 | 8)
-                && groups >= 1
-                && groups * parts <= 8
+                && layout.compiled()
                 && layout.holds(m)
                 && k.is_multiple_of(32 * parts)
                 && (!silu || n.is_multiple_of(2))

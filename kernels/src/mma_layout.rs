@@ -108,6 +108,23 @@ impl MmaLaunch {
         })
     }
 
+    /// The eight-tile pipelined layout for `m` rows (33-64) of a narrow
+    /// `[n, k]` weight where it was faster alone than the engine's forms on
+    /// an H100 (results/h200/tile8-2026-12-05/call1: o 22.9 against 27.1 us
+    /// at 64 rows, down 61.8 against 67.5, qkv 33.2 against 38.0 at 48),
+    /// or `None`: a wide weight (gate|up, the LM head: the wgmma and tiled
+    /// kernels stream them faster), and k in at most two slices at 49-64
+    /// rows (qkv: the wgmma kernel's 32.2 against 34.3 us at 64 rows).
+    /// `SPECULA_MMA_PIPELINED=64` only, until measured in the step.
+    pub fn eight_tiles(m: usize, k: usize, n: usize) -> Option<MmaLaunch> {
+        let parts = mma_k_parts(k, n);
+        let wide = n >= TILES_WIDE_COLUMNS;
+        if wide || !(33..=64).contains(&m) || (m > 48 && parts <= 2) {
+            return None;
+        }
+        MmaLaunch::pipelined_for(m, parts)
+    }
+
     /// Whether `linear_mma.cu` has a kernel for this layout: the looped one
     /// for four or eight chunks and at most eight warps a block, the
     /// pipelined one for a stage width [`MmaLaunch::pipelined_for`] gives.
@@ -404,6 +421,13 @@ mod tests {
                 assert!(l.compiled() && l.holds(m), "{l:?} at {m} rows");
             }
         }
+        // The 8B shapes: o and down take eight tiles at 33-64 rows, qkv to 48.
+        assert!(MmaLaunch::eight_tiles(64, 4096, 4096).is_some());
+        assert!(MmaLaunch::eight_tiles(64, 14_336, 4096).is_some());
+        assert!(MmaLaunch::eight_tiles(48, 4096, 6144).is_some());
+        assert!(MmaLaunch::eight_tiles(49, 4096, 6144).is_none());
+        assert!(MmaLaunch::eight_tiles(64, 4096, 28_672).is_none());
+        assert!(MmaLaunch::eight_tiles(32, 4096, 4096).is_none());
         let odd = MmaLaunch {
             chunks: 2,
             ..MmaLaunch::looped(1)

@@ -82,8 +82,8 @@ pub(crate) enum LinearForm {
 /// Rows up to which the small-row linear runs the pipelined kernel
 /// (`SPECULA_MMA_PIPELINED`): 8 (one token tile) or 16 (two), the looped
 /// kernel ([`MmaLaunch::looped`]) past them, 32 (four: the default,
-/// [`MmaLaunch::for_shape`]'s rule) or 64 (eight, ahead of every other form
-/// at 33-64 rows: a comparison); read once. Every choice gives the same
+/// [`MmaLaunch::for_shape`]'s rule) or 64 (eight where
+/// [`MmaLaunch::eight_tiles`] takes them: a comparison); read once. Every choice gives the same
 /// bits.
 pub fn mma_pipelined_rows() -> usize {
     static ROWS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
@@ -211,7 +211,9 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
         }
         let (k, n) = (self.k, self.n);
         if m > MMA_PIPELINED_TILES_MAX_ROWS && m <= mma_pipelined_rows() {
-            return MmaLaunch::pipelined_for(m, mma_k_parts(k, n)).map(LinearForm::Mma);
+            if let Some(l) = MmaLaunch::eight_tiles(m, k, n) {
+                return Some(LinearForm::Mma(l));
+            }
         }
         if self.gpu.wgmma && m > MMA_PIPELINED_MAX_ROWS {
             let wg = match (super::linear_wg(), linear_tiles()) {

@@ -152,7 +152,15 @@ pub(super) fn check_linear_mma<T: GpuElement>(
     let (x, x_h) = upload::<T>(gpu, &random(rng, 64 * k, 1.0))?;
     let (w, w_h) = upload::<T>(gpu, &random(rng, n * k, 1.0 / (k as f32).sqrt()))?;
     let mut want = vec![0f32; 32 * n];
-    cpu::linear(&x_h, 32, k, cpu::Matrix::F32(&w_h), n, None, &mut want);
+    cpu::linear(
+        &x_h[..32 * k],
+        32,
+        k,
+        cpu::Matrix::F32(&w_h),
+        n,
+        None,
+        &mut want,
+    );
     let layer = LinearLayer::new(gpu, &w, None, k, n);
     let run = |rows: usize, layout: MmaLaunch| -> Result<Vec<f32>, GpuError> {
         let mut y = s.alloc_zeros::<T>(rows * n)?;

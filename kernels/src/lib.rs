@@ -17,4 +17,5 @@ pub mod cuda;
 pub mod mla_layout;
 pub mod mma_layout;
 pub mod switch;
+pub mod tile_layout;
 pub mod wg_layout;

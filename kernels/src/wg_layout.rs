@@ -4,9 +4,8 @@
 //! bits are those of the engine's other bf16 linears; the rest only moves
 //! data.
 
-use crate::mma_layout::{
-    mma_k_parts, MMA_PIPELINED_MAX_ROWS, TILES_LONG_SLICE, TILES_WIDE_COLUMNS,
-};
+use crate::mma_layout::{mma_k_parts, MMA_PIPELINED_MAX_ROWS};
+use crate::tile_layout::{TILES_LONG_SLICE, TILES_WIDE_COLUMNS};
 
 /// The layouts `linear_wg.cu` is compiled for: (warpgroups per block,
 /// tokens per block, 32-wide k chunks per stage, stages, early transpose).
@@ -76,7 +75,7 @@ impl WgLaunch {
     }
 
     /// The layout for `m` rows of a `[n, k]` weight where the wgmma linear
-    /// beats the engine's other forms ([`crate::mma_layout::MmaForm`]),
+    /// beats the engine's other forms ([`crate::tile_layout::MmaForm`]),
     /// else `None`. Read off cold-weight timings of every Llama-3.1-8B and
     /// EAGLE-3 draft projection at 16-384 rows on an H200 (`specula-gpu-check
     /// --wgmma-timing`, results/h200/wgmma-2026-12-04/call4), then held

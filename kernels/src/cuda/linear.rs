@@ -11,9 +11,9 @@ use super::device::{Gpu, GpuElement, GpuError, SmallRowLinear};
 use super::launch::{cfg, grid_for, launch, name, need, RawArg, THREADS};
 use super::LinearWg;
 pub use crate::mma_layout::{
-    mma_k_parts, pipelined_tiles, MmaForm, MmaLaunch, TileLaunch, MMA_PIPELINED_MAX_ROWS,
-    MMA_PIPELINED_TILES_MAX_ROWS, TILES_MIN_ROWS, TILE_SHAPES,
+    mma_k_parts, pipelined_tiles, MmaLaunch, MMA_PIPELINED_MAX_ROWS, MMA_PIPELINED_TILES_MAX_ROWS,
 };
+pub use crate::tile_layout::{MmaForm, TileLaunch, TILES_MIN_ROWS, TILE_SHAPES};
 pub use crate::wg_layout::{WgLaunch, WG_VARIANTS};
 use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::CudaSlice;

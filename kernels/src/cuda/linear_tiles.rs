@@ -5,7 +5,7 @@
 use super::device::{GpuElement, GpuError};
 use super::launch::{launch_cluster, need, RawArg};
 use super::LinearLayer;
-use crate::mma_layout::{TileLaunch, TILE_SHAPES};
+use crate::tile_layout::{TileLaunch, TILE_SHAPES};
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
 /// Pipeline stages of the tiled kernel (`TILE_STAGES` in `linear_tiles.cu`).

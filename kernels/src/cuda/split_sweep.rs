@@ -5,7 +5,8 @@
 use super::check::time_ms;
 use super::timing::ModelShape;
 use super::{fill_uniform, linear, Gpu, GpuError, LinearLayer, MmaLaunch};
-use crate::mma_layout::{mma_k_parts, MmaForm, TileLaunch, MMA_PIPELINED_MAX_ROWS, TILE_SHAPES};
+use crate::mma_layout::{mma_k_parts, MMA_PIPELINED_MAX_ROWS};
+use crate::tile_layout::{MmaForm, TileLaunch, TILE_SHAPES};
 use cudarc::driver::CudaSlice;
 use half::bf16;
 

@@ -13,7 +13,8 @@ use super::check::{differing, download};
 use super::split_sweep::projections;
 use super::timing::ModelShape;
 use super::{fill_uniform, Gpu, GpuError, GpuTimer, LinearLayer, WgLaunch};
-use crate::mma_layout::{mma_k_parts, pipelined_tiles, MmaForm, MmaLaunch, MMA_PIPELINED_MAX_ROWS};
+use crate::mma_layout::{mma_k_parts, pipelined_tiles, MmaLaunch, MMA_PIPELINED_MAX_ROWS};
+use crate::tile_layout::MmaForm;
 use cudarc::driver::CudaSlice;
 use half::bf16;
 

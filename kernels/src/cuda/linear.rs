@@ -83,8 +83,8 @@ pub(crate) enum LinearForm {
 /// (`SPECULA_MMA_PIPELINED`): 8 (one token tile) or 16 (two), the looped
 /// kernel ([`MmaLaunch::looped`]) past them, 32 (four: the default,
 /// [`MmaLaunch::for_shape`]'s rule) or 64 (eight where
-/// [`MmaLaunch::eight_tiles`] takes them: a comparison); read once. Every choice gives the same
-/// bits.
+/// [`MmaLaunch::eight_tiles`] takes them: a comparison); read once. Every
+/// choice gives the same bits.
 pub fn mma_pipelined_rows() -> usize {
     static ROWS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *ROWS.get_or_init(|| {

@@ -5,7 +5,7 @@
 //! - [`PromptSetSpec`]: what to load (a file, an embedded public set or the
 //!   built-in set), with a category filter and a deterministic sample ([`sample`]).
 //! - The public sets MT-bench, Spec-Bench, GSM8K (test) and HumanEval,
-//!   compiled in with their licences and provenance ([`embedded`]).
+//!   compiled in with their licences and provenance ([`mod@embedded`]).
 //! - The built-in 24-prompt set, the default ([`builtin`]).
 //! - Chat templates from Hugging Face tokenizer configs ([`ChatTemplate`]).
 //!

@@ -23,7 +23,7 @@ use crate::prompt::PromptSet;
 pub enum PromptSource {
     /// The built-in set compiled into this crate (see [`crate::builtin`]).
     Builtin,
-    /// A public set compiled into this crate (see [`crate::embedded`]).
+    /// A public set compiled into this crate (see [`mod@crate::embedded`]).
     Embedded {
         /// The set's name.
         name: String,

@@ -13,7 +13,7 @@
 //!   incomparable; [`summary`]: summary.json, the run's rows as numbers;
 //! - [`Run`] ([`read`]): the reader every consumer uses, refusing cells no run can hold (`cells`); [`identity`]: rows matched across runs;
 //! - [`RunDir`] ([`lock`]): the folder created and locked for writing; [`resume`]: its repair;
-//! - [`merge`]: shards into one folder; [`upgrade`]: an earlier version's
+//! - [`mod@merge`]: shards into one folder; [`upgrade`]: an earlier version's
 //!   CSV files brought to this version's columns for both.
 //!
 //! Every row goes out with one append per file and a flush, runs.csv last:

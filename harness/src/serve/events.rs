@@ -8,7 +8,7 @@
 //! stream's task ends and drops the job's ticket, which cancels the job.
 //!
 //! The closing event also says how far apart, on the server's clock, the
-//! engine steps were whose tokens the events brought ([`StepClock`]):
+//! engine steps were whose tokens the events brought (`StepClock`):
 //! `specula_step_ms` (in SGLang's `meta_info`; top level in the OpenAI
 //! form), one entry per gap between events the client counts as output, so
 //! the client can set its inter-token gaps beside the engine's own.

@@ -3,7 +3,7 @@
 //! dtype and device share the load, run one after the other), run the
 //! group's baseline, then each draft config against it, and hand every
 //! finished row to the writers. One `generate` call of a row is
-//! [`call`]'s.
+//! `call`'s.
 
 use super::cpu_clock::process_cpu_s;
 use super::grid::Grid;

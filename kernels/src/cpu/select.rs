@@ -57,7 +57,7 @@ pub fn top_k(x: &[f32], k: usize) -> Vec<(usize, f32)> {
 
 /// `log(softmax(x))`, computed in f64 for the normaliser: the sum of
 /// `e^(x_i - max)` in index order, each term the bits of the library's
-/// `exp` ([`sum_exp_shifted`]: inline where that is glibc's).
+/// `exp` (`sum_exp_shifted`: inline where that is glibc's).
 pub fn log_softmax(x: &[f32]) -> Vec<f32> {
     let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let sum = sum_exp_shifted(x, max);

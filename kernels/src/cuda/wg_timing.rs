@@ -43,7 +43,7 @@ pub struct WgTiming {
     pub chosen: bool,
     /// Median time of one launch alone, microseconds.
     pub time_us: f64,
-    /// Time per launch of [`REPS`] launches back to back (each on the next
+    /// Time per launch of `REPS` (21) launches back to back (each on the next
     /// cold copy, programmatic dependents of each other as in a decode
     /// step: one launch's weight stream starts while the last drains),
     /// microseconds.

@@ -53,7 +53,7 @@ where
     }
 
     /// Kernel launches of the captured greedy decode forward of `rows`
-    /// sequences ([`StepKey::is_greedy_decode`]): what one baseline step
+    /// sequences (`StepKey::is_greedy_decode`): what one baseline step
     /// replays; none before that forward is captured.
     pub fn decode_graph_kernels(&self, rows: usize) -> Option<usize> {
         self.replays.kernels_where(|k| k.is_greedy_decode(rows))

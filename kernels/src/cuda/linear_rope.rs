@@ -8,7 +8,7 @@ use super::device::{GpuElement, GpuError};
 use super::launch::{cfg, launch, need, RawArg};
 use super::linear::{LinearForm, LinearLayer};
 use super::rope::QkvLayout;
-use crate::mma_layout::pipelined_tiles;
+use crate::mma_layout::{pipelined_tiles, MmaLaunch};
 use cudarc::driver::CudaSlice;
 
 /// Rows up to which the q|k|v projection takes the RoPE epilogue (one or two
@@ -54,12 +54,20 @@ impl<T: GpuElement> LinearLayer<'_, T> {
     /// pipelined small-row kernel, the heads split into 16-column tiles of
     /// rotation pairs, and the switch is on.
     pub fn fuses_rope(&self, m: usize, l: QkvLayout) -> bool {
-        let pipelined = matches!(self.form(m), Some(LinearForm::Mma(f)) if f.pipelined);
-        pipelined
-            && (1..=QKV_ROPE_MAX_ROWS).contains(&m)
+        self.rope_layout(m, l).is_some()
+    }
+
+    /// The pipelined layout [`LinearLayer::qkv_rope`] runs `m` rows in, or
+    /// `None` where it does not ([`LinearLayer::fuses_rope`]).
+    fn rope_layout(&self, m: usize, l: QkvLayout) -> Option<MmaLaunch> {
+        let fits = (1..=QKV_ROPE_MAX_ROWS).contains(&m)
             && l.head_dim.is_multiple_of(16)
             && self.n == (l.heads + 2 * l.kv_heads) * l.head_dim
-            && qkv_rope_fused()
+            && qkv_rope_fused();
+        match self.form(m) {
+            Some(LinearForm::Mma(f)) if f.pipelined && fits => Some(f),
+            _ => None,
+        }
     }
 
     /// `qkv = x W^T (+ bias)` for `m` rows, then `q_out = rope(q)` and the
@@ -73,7 +81,7 @@ impl<T: GpuElement> LinearLayer<'_, T> {
         out: RopeAppend<'_, T>,
     ) -> Result<(), GpuError> {
         let l = out.layout;
-        let Some(LinearForm::Mma(layout)) = self.form(m).filter(|_| self.fuses_rope(m, l)) else {
+        let Some(layout) = self.rope_layout(m, l) else {
             return Err(GpuError::Shape(format!(
                 "qkv_rope: {m} rows of ({} x {}) with {l:?} do not run the pipelined kernel",
                 self.n, self.k

@@ -4,9 +4,10 @@
 //! projection of a model shape at each row count, with cold weights (each
 //! launch reads another copy, the copies together past the L2 cache), and
 //! counts the outputs whose bits differ from the engine's form (none may:
-//! they are the same sums). At 9-32 rows also the small-row kernel's other
+//! they are the same sums). Past 8 rows also the small-row kernel's other
 //! form: looped (`mma/looped8`) where the engine runs it pipelined
-//! ([`MmaLaunch::pipelined_for`]), pipelined (`mma/tile4`) where looped.
+//! ([`MmaLaunch::pipelined_for`]), pipelined (`mma/tile4`, `mma/tile8`)
+//! where looped.
 //! `specula-gpu-check --wgmma-timing`.
 
 use super::check::{differing, download};
@@ -55,7 +56,8 @@ pub struct WgTiming {
 }
 
 /// Every projection of `shape` at each of `rows` that `keep(projection,
-/// rows)` accepts: the engine's form, then each compiled wgmma layout.
+/// rows)` accepts: the engine's form, then each compiled wgmma layout and
+/// the small-row kernel's other form.
 pub fn time_wg_linear(
     gpu: &Gpu,
     shape: ModelShape,
@@ -129,54 +131,46 @@ pub fn time_wg_linear(
                 bytes,
                 differ: 0,
             });
-            for l in WgLaunch::variants(mma_k_parts(k, n)) {
-                if l.bm > 16 && m <= l.bm / 2 {
-                    continue; // a tile more than half empty
-                }
-                let time_us = median(Form::Wg(l), &mut y)?;
+            // Another form against the engine's: its time alone and in a
+            // stream, and its outputs whose bits differ.
+            let mut against = |form: Form, label: String, chosen: bool| -> Result<(), GpuError> {
+                let time_us = median(form, &mut y)?;
                 let differ = differing(&download(gpu, &y)?, &want);
-                let stream_us = stream(Form::Wg(l), &mut y)?;
+                let stream_us = stream(form, &mut y)?;
                 out.push(WgTiming {
                     projection,
                     n,
                     k,
                     rows: m,
-                    form: l.label(),
-                    chosen: Some(l) == pick,
+                    form: label,
+                    chosen,
                     time_us,
                     stream_us,
                     bytes,
                     differ,
                 });
+                Ok(())
+            };
+            for l in WgLaunch::variants(mma_k_parts(k, n)) {
+                if l.bm > 16 && m <= l.bm / 2 {
+                    continue; // a tile more than half empty
+                }
+                against(Form::Wg(l), l.label(), Some(l) == pick)?;
             }
-            // The small-row kernel's other form at 9-32 rows: the looped
-            // kernel where the engine runs the pipelined one, else the
-            // pipelined one.
+            // The small-row kernel's other form past one token tile: the
+            // looped kernel where the engine runs the pipelined one, else
+            // the pipelined one (eight tiles past 32 rows).
             let other = match engine {
                 MmaForm::Small(l) if l.pipelined => Some(MmaLaunch::looped(l.parts)),
                 MmaForm::Small(_) => MmaLaunch::pipelined_for(m, mma_k_parts(k, n)),
                 MmaForm::Tiles(_) => None,
             };
             if let Some(other) = other.filter(|_| m > MMA_PIPELINED_MAX_ROWS) {
-                let time_us = median(Form::Mma(other), &mut y)?;
-                let differ = differing(&download(gpu, &y)?, &want);
-                let stream_us = stream(Form::Mma(other), &mut y)?;
-                let form = match pipelined_tiles(m) {
+                let label = match pipelined_tiles(m) {
                     Some(t) if other.pipelined => format!("mma/tile{t}"),
                     _ => format!("mma/looped{}", other.chunks),
                 };
-                out.push(WgTiming {
-                    projection,
-                    n,
-                    k,
-                    rows: m,
-                    form,
-                    chosen: false,
-                    time_us,
-                    stream_us,
-                    bytes,
-                    differ,
-                });
+                against(Form::Mma(other), label, false)?;
             }
         }
     }

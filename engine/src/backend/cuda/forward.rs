@@ -154,50 +154,30 @@ where
         projection.qkv_rope(input, rows, out)?;
         clock.mark(gpu, "linear qkv + rope + append");
     } else {
-        qkv_then_rope(gpu, attn, input, b, pool, offset, inv_freq, sc, clock)?;
+        // The projection, then RoPE and the append as a second launch (per-head
+        // norms, rows past QKV_ROPE_MAX_ROWS, or the switch off).
+        attn.qkv.forward(gpu, &mut sc.qkv, input, rows)?;
+        clock.mark(gpu, "linear qkv");
+        qkv_rope_append(
+            gpu,
+            &mut sc.q,
+            &mut pool.k,
+            &mut pool.v,
+            &sc.qkv,
+            &b.positions,
+            inv_freq,
+            &b.entries,
+            offset,
+            l,
+            attn.head_norm.as_ref().map(|(q, k)| HeadNorm {
+                q: &q.w,
+                k: &k.w,
+                eps: q.eps,
+            }),
+        )?;
+        clock.mark(gpu, "qkv_rope_append");
     }
     attend_and_project(gpu, attn, b, pool, offset, sc, clock)
-}
-
-/// The q|k|v projection, then RoPE and the KV append as a second launch
-/// (per-head norms, rows past the pipelined kernel, or the switch off).
-#[allow(clippy::too_many_arguments)]
-fn qkv_then_rope<T: GpuElement>(
-    gpu: &Gpu,
-    attn: &DeviceGqa<T>,
-    input: &CudaSlice<T>,
-    b: &BatchOnDevice,
-    pool: &mut KvPool<T>,
-    offset: usize,
-    inv_freq: &CudaSlice<f32>,
-    sc: &mut Scratch<T>,
-    clock: &mut OpClock,
-) -> Result<()>
-where
-    CudaBlas: Gemm<T>,
-{
-    let l = attn.layout;
-    attn.qkv.forward(gpu, &mut sc.qkv, input, b.rows)?;
-    clock.mark(gpu, "linear qkv");
-    qkv_rope_append(
-        gpu,
-        &mut sc.q,
-        &mut pool.k,
-        &mut pool.v,
-        &sc.qkv,
-        &b.positions,
-        inv_freq,
-        &b.entries,
-        offset,
-        l,
-        attn.head_norm.as_ref().map(|(q, k)| HeadNorm {
-            q: &q.w,
-            k: &k.w,
-            eps: q.eps,
-        }),
-    )?;
-    clock.mark(gpu, "qkv_rope_append");
-    Ok(())
 }
 
 /// Attention of the rotated queries over the pools' key lists into `sc.att`,

@@ -56,10 +56,14 @@ pub const MMA_PIPELINED_MAX_ROWS: usize = 8;
 /// to 1.18 decode steps (results/h200/pipelined-2026-12-05/call1).
 pub const MMA_PIPELINED_TILES_MAX_ROWS: usize = 32;
 
+/// Rows up to which the small-row linear takes the pipelined kernel's
+/// eight-tile layout where [`MmaLaunch::eight_tiles`] does (narrow weights).
+pub const MMA_PIPELINED_EIGHT_TILES_MAX_ROWS: usize = 64;
+
 /// Token tiles the pipelined kernel runs `m` rows in (`linear_mma_tile1`,
 /// `tile2`, `tile4`, `tile8`), or `None` past 64 rows. Past
-/// [`MMA_PIPELINED_TILES_MAX_ROWS`] only on request
-/// (`SPECULA_MMA_PIPELINED=64`).
+/// [`MMA_PIPELINED_TILES_MAX_ROWS`] only in [`MmaLaunch::eight_tiles`]'s
+/// layout.
 pub fn pipelined_tiles(m: usize) -> Option<usize> {
     match m {
         0..=8 => Some(1),
@@ -117,7 +121,11 @@ impl MmaLaunch {
     /// or `None`: a wide weight (gate|up, the LM head: the wgmma and tiled
     /// kernels stream them faster), and k in at most two slices at 49-64
     /// rows (qkv: the wgmma kernel's 32.2 against 34.3 us at 64 rows).
-    /// `SPECULA_MMA_PIPELINED=64` only, until measured in the step.
+    /// The engine launches it in stream order, not as a programmatic
+    /// dependent (`cuda::mma_in_order_tiles`): so the 8B batch-64 step went
+    /// from 9167-9174 to 8785-8796 us, the batch-8 verify of 48 rows from
+    /// 8347-8388 to 8156-8158 (H100, results/h200/b64-2026-12-05/call3); as
+    /// a dependent it made that step 15% slower (call 2).
     pub fn eight_tiles(m: usize, k: usize, n: usize) -> Option<MmaLaunch> {
         let parts = mma_k_parts(k, n);
         let wide = n >= TILES_WIDE_COLUMNS;

@@ -185,8 +185,10 @@ enum Command {
             SPECULA_LINEAR_TILES=0|1|64 the tiled linear never (cuBLAS past the small-row kernel) / from\n                              \
             its tile rows / past the small-row kernel (default: per weight shape)\n  \
             SPECULA_QKV_ROPE=0          RoPE and the KV append as their own launch after the q|k|v projection\n  \
-            SPECULA_MMA_PIPELINED=8|16|64  the pipelined small-row linear to 8 / 16 rows, or also narrow\n                              \
-            weights at 33-64 rows (default: to 32 rows)\n  \
+            SPECULA_MMA_PIPELINED=8|16|32  the pipelined small-row linear to 8 / 16 / 32 rows (default: to\n                              \
+            32, and narrow weights at 33-64 rows in eight tiles)\n  \
+            SPECULA_MMA_IN_ORDER=off|1|2|4  pipelined launches of that many token tiles or more start\n                              \
+            in stream order (default 8: the eight-tile ones; off: none)\n  \
             SPECULA_ATTENTION=flash-prefill|split  decode and verify rows (or every row) on split-K\n  \
             SPECULA_TREE_EARLY=0        the tree attention waits before planning its split\n  \
             SPECULA_TREE_SHARE=0        one warp to each set of 16 query vectors, each row its own tail tiles\n  \

@@ -82,7 +82,22 @@ pub(crate) unsafe fn launch(
     cfg: LaunchConfig,
     args: &[RawArg],
 ) -> Result<(), GpuError> {
-    launch_cluster(gpu, kernel, cfg, 1, args)
+    launch_with(gpu, kernel, cfg, 1, gpu.pdl, args)
+}
+
+/// [`launch`] in stream order whatever `gpu.pdl` says: the kernel starts
+/// once the previous one has finished (its own dependents may still start
+/// early).
+///
+/// # Safety
+/// As [`launch`].
+pub(crate) unsafe fn launch_in_order(
+    gpu: &Gpu,
+    kernel: &str,
+    cfg: LaunchConfig,
+    args: &[RawArg],
+) -> Result<(), GpuError> {
+    launch_with(gpu, kernel, cfg, 1, false, args)
 }
 
 /// [`launch`] in thread-block clusters of `cluster` blocks along x (the
@@ -96,6 +111,18 @@ pub(crate) unsafe fn launch_cluster(
     kernel: &str,
     cfg: LaunchConfig,
     cluster: u32,
+    args: &[RawArg],
+) -> Result<(), GpuError> {
+    launch_with(gpu, kernel, cfg, cluster, gpu.pdl, args)
+}
+
+/// [`launch_cluster`], as a programmatic dependent only when `pdl`.
+unsafe fn launch_with(
+    gpu: &Gpu,
+    kernel: &str,
+    cfg: LaunchConfig,
+    cluster: u32,
+    pdl: bool,
     args: &[RawArg],
 ) -> Result<(), GpuError> {
     let f = gpu.function_with_shared(kernel, cfg.shared_mem_bytes)?;
@@ -116,7 +143,7 @@ pub(crate) unsafe fn launch_cluster(
         .collect();
     let mut attrs: [sys::CUlaunchAttribute; 2] = std::mem::zeroed();
     let mut used = 0;
-    if gpu.pdl {
+    if pdl {
         attrs[used].id =
             sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
         attrs[used].value.programmaticStreamSerializationAllowed = 1;

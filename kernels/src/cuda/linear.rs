@@ -8,10 +8,11 @@
 //! prefills), cuBLAS ([`linear`]) and its bias pass (`linear_bias.cu`).
 
 use super::device::{Gpu, GpuElement, GpuError, SmallRowLinear};
-use super::launch::{cfg, grid_for, launch, name, need, RawArg, THREADS};
+use super::launch::{cfg, grid_for, launch, launch_in_order, name, need, RawArg, THREADS};
 use super::LinearWg;
 pub use crate::mma_layout::{
-    mma_k_parts, pipelined_tiles, MmaLaunch, MMA_PIPELINED_MAX_ROWS, MMA_PIPELINED_TILES_MAX_ROWS,
+    mma_k_parts, pipelined_tiles, MmaLaunch, MMA_PIPELINED_EIGHT_TILES_MAX_ROWS,
+    MMA_PIPELINED_MAX_ROWS, MMA_PIPELINED_TILES_MAX_ROWS,
 };
 pub use crate::tile_layout::{MmaForm, TileLaunch, TILES_MIN_ROWS, TILE_SHAPES};
 pub use crate::wg_layout::{WgLaunch, WG_VARIANTS};
@@ -81,18 +82,43 @@ pub(crate) enum LinearForm {
 
 /// Rows up to which the small-row linear runs the pipelined kernel
 /// (`SPECULA_MMA_PIPELINED`): 8 (one token tile) or 16 (two), the looped
-/// kernel ([`MmaLaunch::looped`]) past them, 32 (four: the default,
-/// [`MmaLaunch::for_shape`]'s rule) or 64 (eight where
-/// [`MmaLaunch::eight_tiles`] takes them: a comparison); read once. Every
-/// choice gives the same bits.
+/// kernel ([`MmaLaunch::looped`]) past them, 32 (four,
+/// [`MmaLaunch::for_shape`]'s rule) or 64 (the default: also eight tiles
+/// where [`MmaLaunch::eight_tiles`] takes them); read once. Every choice
+/// gives the same bits.
 pub fn mma_pipelined_rows() -> usize {
     static ROWS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *ROWS.get_or_init(|| {
         crate::switch::switch(
             "SPECULA_MMA_PIPELINED",
             &[("8", 8), ("16", 16), ("32", 32), ("64", 64)],
-            MMA_PIPELINED_TILES_MAX_ROWS,
-            "32",
+            MMA_PIPELINED_EIGHT_TILES_MAX_ROWS,
+            "64",
+        )
+    })
+}
+
+/// The fewest token tiles of a pipelined small-row launch that starts in
+/// stream order rather than as a programmatic dependent of the kernel
+/// before it (`SPECULA_MMA_IN_ORDER`: 1, 2, 4 or 8, the default; `off`: none
+/// does); read once. Every choice gives the same bits. On an H100 the
+/// eight-tile launches (33-64 rows) made the 8B batch-64 step 15% slower
+/// as dependents and 4% faster in order; in order from one tile the
+/// batch-1 step was 1.5% slower (results/h200/b64-2026-12-05, calls 2-3).
+pub fn mma_in_order_tiles() -> Option<usize> {
+    static TILES: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *TILES.get_or_init(|| {
+        crate::switch::switch(
+            "SPECULA_MMA_IN_ORDER",
+            &[
+                ("1", Some(1)),
+                ("2", Some(2)),
+                ("4", Some(4)),
+                ("8", Some(8)),
+                ("off", None),
+            ],
+            Some(8),
+            "8",
         )
     })
 }
@@ -283,11 +309,19 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
         let flags = i32::from(silu);
         let mut args = self.row_args(y, x, m);
         args.push(RawArg::I32(parts as i32));
-        let (kernel, token_tiles) = match pipelined_tiles(m) {
-            Some(tiles) if pipelined => (format!("linear_mma_tile{tiles}_bf16"), tiles),
+        let (kernel, token_tiles, in_order) = match pipelined_tiles(m) {
+            Some(tiles) if pipelined => (
+                format!("linear_mma_tile{tiles}_bf16"),
+                tiles,
+                mma_in_order_tiles().is_some_and(|t| tiles >= t),
+            ),
             _ => {
                 args.push(RawArg::I32(groups as i32));
-                (format!("linear_mma_ku{chunks}_bf16"), m.div_ceil(8).min(8))
+                (
+                    format!("linear_mma_ku{chunks}_bf16"),
+                    m.div_ceil(8).min(8),
+                    false,
+                )
             }
         };
         args.push(RawArg::I32(flags));
@@ -299,7 +333,13 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
         let blocks = n.div_ceil(16 * groups) as u32;
         let cfg = cfg((blocks, 1), (32 * groups * parts) as u32, smem as u32);
         // SAFETY: the kernel's parameters in its order; sizes checked above.
-        unsafe { launch(gpu, &kernel, cfg, &args) }
+        unsafe {
+            if in_order {
+                launch_in_order(gpu, &kernel, cfg, &args)
+            } else {
+                launch(gpu, &kernel, cfg, &args)
+            }
+        }
     }
 
     /// The FMA form of [`LinearLayer::rows`] (f32, or k not a multiple of

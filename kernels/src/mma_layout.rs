@@ -135,15 +135,15 @@ impl MmaLaunch {
         MmaLaunch::pipelined_for(m, parts)
     }
 
-    /// Whether `linear_mma.cu` has a kernel for this layout: the looped one
-    /// for four or eight chunks and at most eight warps a block, the
+    /// Whether `linear_mma.cu` has a kernel for this layout: at most eight
+    /// warps a block, the looped kernel for four or eight chunks, the
     /// pipelined one for a stage width [`MmaLaunch::pipelined_for`] gives.
     pub fn compiled(&self) -> bool {
         let warps = matches!(self.parts, 1 | 2 | 4 | 8)
             && self.groups >= 1
             && self.groups * self.parts <= 8;
         let stage = if self.pipelined {
-            self.groups == 1 && matches!(self.chunks, 2 | 4 | 8)
+            matches!(self.groups, 1 | 2) && matches!(self.chunks, 2 | 4 | 8)
         } else {
             matches!(self.chunks, 4 | 8)
         };
@@ -154,8 +154,22 @@ impl MmaLaunch {
     /// width is fixed by its token tiles ([`MmaLaunch::pipelined_for`]).
     pub fn holds(&self, m: usize) -> bool {
         !self.pipelined
-            || MmaLaunch::pipelined_for(m, self.parts)
-                .is_some_and(|l| l.chunks == self.chunks && l.groups == self.groups)
+            || MmaLaunch::pipelined_for(m, self.parts).is_some_and(|l| l.chunks == self.chunks)
+    }
+
+    /// This layout with two column tiles a block where it is pipelined,
+    /// `groups` asks for two or more and `parts` leaves room (at most eight
+    /// warps a block), else one (`linear_mma_tile{N}_g2` or `_tile{N}`).
+    /// The warps of one k slice then load the same tokens together, which
+    /// their multiprocessor's L1 serves once; the same bits.
+    pub fn with_groups(self, groups: usize) -> MmaLaunch {
+        if !self.pipelined {
+            return self;
+        }
+        MmaLaunch {
+            groups: if groups >= 2 && self.parts <= 4 { 2 } else { 1 },
+            ..self
+        }
     }
 
     /// The layout the small-row linear uses for `m` rows of a `[n, k]` weight.
@@ -169,10 +183,15 @@ impl MmaLaunch {
         // flight was best or within 3% of best up to 32 rows; beyond, the
         // token tiles' accumulators crowd the registers and four chunks in
         // blocks of eight warps win.
+        // Two column tiles a block there, where parts leaves room: on an
+        // H100 the 8B decode step at batch 1 / 8 / 32 took 5460-5466 /
+        // 5601-5607 / 6636-6662 us against 5480-5485 / 5677-5689 /
+        // 6692-6723 with one, batch 16 the same; in eight tiles (33-64
+        // rows) one stays faster (results/h200/b64-2026-12-05/call6).
         if let Some(l) =
             MmaLaunch::pipelined_for(m, parts).filter(|_| m <= MMA_PIPELINED_TILES_MAX_ROWS)
         {
-            l
+            l.with_groups(2)
         } else {
             MmaLaunch {
                 parts,
@@ -228,8 +247,10 @@ mod tests {
                 );
                 assert!(matches!(l.chunks, 4 | 8) && l.groups >= 1 && l.groups * l.parts <= 8);
                 if l.pipelined {
-                    assert!(m <= MMA_PIPELINED_TILES_MAX_ROWS && l.groups == 1);
-                    assert_eq!(Some(l), MmaLaunch::pipelined_for(m, parts));
+                    assert!(m <= MMA_PIPELINED_TILES_MAX_ROWS && l.compiled());
+                    let one = MmaLaunch::pipelined_for(m, parts).map(|p| p.with_groups(2));
+                    assert_eq!(Some(l), one);
+                    assert_eq!(l.groups, if parts <= 4 { 2 } else { 1 });
                 }
                 assert!(l.holds(m), "{l:?} at {m} rows");
             }
@@ -315,19 +336,26 @@ mod tests {
         assert_eq!(pipelined_tiles(17), Some(4));
         let odd = MmaLaunch { chunks: 6, ..two };
         assert!(!odd.holds(12), "no kernel holds a six-chunk stage");
-        let grouped = MmaLaunch { groups: 2, ..one };
-        assert!(
-            !grouped.holds(1),
-            "the pipelined kernel has one column tile a block"
+        let grouped = one.with_groups(2);
+        assert!(grouped.holds(1) && grouped.compiled() && grouped.groups == 2);
+        assert_eq!(
+            MmaLaunch::pipelined(4).with_groups(4).groups,
+            2,
+            "one or two"
         );
+        assert_eq!(MmaLaunch::pipelined(8).with_groups(2).groups, 1);
+        assert_eq!(MmaLaunch::looped(1).with_groups(2), MmaLaunch::looped(1));
         assert!(MmaLaunch::for_shape(64, 4096, 4096).holds(64));
+        let grouped_two = MmaLaunch {
+            parts: 4,
+            groups: 2,
+            ..two
+        };
+        assert_eq!(MmaLaunch::for_shape(12, 4096, 4096), grouped_two);
+        assert_eq!(MmaLaunch::for_shape(32, 4096, 4096), grouped_two);
         assert_eq!(
-            MmaLaunch::for_shape(12, 4096, 4096),
-            MmaLaunch { parts: 4, ..two }
-        );
-        assert_eq!(
-            MmaLaunch::for_shape(32, 4096, 4096),
-            MmaLaunch { parts: 4, ..two }
+            MmaLaunch::eight_tiles(64, 4096, 4096).map(|l| l.groups),
+            Some(1)
         );
         let looped = MmaLaunch::looped(4);
         assert!(!looped.pipelined && looped.holds(32) && looped.holds(200));

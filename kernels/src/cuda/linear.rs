@@ -98,6 +98,22 @@ pub fn mma_pipelined_rows() -> usize {
     })
 }
 
+/// Column tiles a block of the pipelined small-row kernel holds, where set
+/// (`SPECULA_MMA_GROUPS`: 1, or 2 where `parts` leaves room,
+/// [`MmaLaunch::with_groups`]; unset: [`MmaLaunch::for_shape`]'s two to 32
+/// rows, one in eight tiles); read once. Every choice gives the same bits.
+pub fn mma_pipelined_groups() -> Option<usize> {
+    static GROUPS: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *GROUPS.get_or_init(|| {
+        crate::switch::switch(
+            "SPECULA_MMA_GROUPS",
+            &[("1", Some(1)), ("2", Some(2))],
+            None,
+            "two to 32 rows, one past",
+        )
+    })
+}
+
 /// The fewest token tiles of a pipelined small-row launch that starts in
 /// stream order rather than as a programmatic dependent of the kernel
 /// before it (`SPECULA_MMA_IN_ORDER`: 1, 2, 4 or 8, the default; `off`: none
@@ -238,7 +254,8 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
         let (k, n) = (self.k, self.n);
         if m > MMA_PIPELINED_TILES_MAX_ROWS && m <= mma_pipelined_rows() {
             if let Some(l) = MmaLaunch::eight_tiles(m, k, n) {
-                return Some(LinearForm::Mma(l));
+                let groups = mma_pipelined_groups().unwrap_or(l.groups);
+                return Some(LinearForm::Mma(l.with_groups(groups)));
             }
         }
         if self.gpu.wgmma && m > MMA_PIPELINED_MAX_ROWS {
@@ -265,7 +282,10 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
             MmaForm::Small(layout) if layout.pipelined && m > mma_pipelined_rows() => {
                 LinearForm::Mma(MmaLaunch::looped(layout.parts))
             }
-            MmaForm::Small(layout) => LinearForm::Mma(layout),
+            MmaForm::Small(layout) => {
+                let groups = mma_pipelined_groups().unwrap_or(layout.groups);
+                LinearForm::Mma(layout.with_groups(groups))
+            }
             MmaForm::Tiles(layout) => LinearForm::Tiles(layout),
         })
     }
@@ -311,7 +331,10 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
         args.push(RawArg::I32(parts as i32));
         let (kernel, token_tiles, in_order) = match pipelined_tiles(m) {
             Some(tiles) if pipelined => (
-                format!("linear_mma_tile{tiles}_bf16"),
+                format!(
+                    "linear_mma_tile{tiles}{}_bf16",
+                    if groups == 2 { "_g2" } else { "" }
+                ),
                 tiles,
                 mma_in_order_tiles().is_some_and(|t| tiles >= t),
             ),

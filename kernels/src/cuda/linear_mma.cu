@@ -281,6 +281,23 @@ LINEAR_MMA_TILES(2, 4)
 LINEAR_MMA_TILES(4, 4)
 LINEAR_MMA_TILES(8, 2)
 
+// The same with two column tiles a block (blocks of 2 x parts warps: warp w
+// the tile w / parts, the k slice w % parts): the warps of one slice load the
+// same tokens together, which L1 then serves once; the same bits.
+#define LINEAR_MMA_TILES_G2(NT, KU)                                                                             \
+    extern "C" __global__ void linear_mma_tile##NT##_g2_bf16(bf16* y, const bf16* x, const bf16* w,            \
+                                                             const bf16* bias, int m, int k, int n, int parts,  \
+                                                             int flags) {                                       \
+        extern __shared__ float tile_partial[];                                                                 \
+        int col0 = ((int)blockIdx.x * 2 + (int)(threadIdx.x >> 5) / parts) * 16;                                \
+        TileColumns out{y, bias, m, n, parts, flags, col0};                                                     \
+        linear_mma_pipelined<NT, KU>(x, w, m, k, n, parts, tile_partial, out);                                  \
+    }
+LINEAR_MMA_TILES_G2(1, 8)
+LINEAR_MMA_TILES_G2(2, 4)
+LINEAR_MMA_TILES_G2(4, 4)
+LINEAR_MMA_TILES_G2(8, 2)
+
 #define LINEAR_MMA(KU)                                                                                         \
     extern "C" __global__ void linear_mma_ku##KU##_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, \
                                                         int m, int k, int n, int parts, int groups, int flags) { \

@@ -65,7 +65,8 @@ impl<T: GpuElement> LinearLayer<'_, T> {
             && self.n == (l.heads + 2 * l.kv_heads) * l.head_dim
             && qkv_rope_fused();
         match self.form(m) {
-            Some(LinearForm::Mma(f)) if f.pipelined && fits => Some(f),
+            // One column tile a block: the rotation owns its blocks' columns.
+            Some(LinearForm::Mma(f)) if f.pipelined && fits => Some(f.with_groups(1)),
             _ => None,
         }
     }

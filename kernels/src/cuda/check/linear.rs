@@ -128,18 +128,19 @@ pub(super) fn check_linear_mma<T: GpuElement>(
         differ += differing(&five, &together[..5 * n]);
         // The first 12 and 16 rows as two token tiles of the pipelined
         // kernel, 24 and 32 as four, 40 and 64 as eight.
-        for rows in [12, 16, 24, 32, 40, 64] {
-            let two = run(
-                &x,
-                rows,
-                MmaLaunch::pipelined_for(rows, parts).expect("at most 32 rows"),
-            )?;
-            differ += differing(&two, &together[..rows * n]);
+        // Each also with two column tiles a block (n = 520: the
+        // last block's second tile past the weight's end).
+        for rows in [5, 12, 16, 24, 32, 40, 64] {
+            let tiles = MmaLaunch::pipelined_for(rows, parts).expect("at most 64 rows");
+            for groups in [1, 2] {
+                let got = run(&x, rows, tiles.with_groups(groups))?;
+                differ += differing(&got, &together[..rows * n]);
+            }
         }
         row(
             "linear_mma_invariant",
             format!(
-                "rows 0, 9, 37, 63, 69 of {m} alone, rows 0-4 as one tile, 0-11, 0-15 as two, 0-23, 0-31 as four and 0-39, 0-63 as eight (pipelined kernel) vs together, {parts} parts"
+                "rows 0, 9, 37, 63, 69 of {m} alone, rows 0-4 as one tile, 0-11, 0-15 as two, 0-23, 0-31 as four and 0-39, 0-63 as eight (pipelined kernel, one and two column tiles a block) vs together, {parts} parts"
             ),
             differ as f64,
             0.0,
@@ -173,6 +174,8 @@ pub(super) fn check_linear_mma<T: GpuElement>(
     let mut differ = differing(&four, &looped[..32 * n]);
     for rows in [7, 16, 27, 48, 64] {
         differ += differing(&run(rows, pipelined(rows))?, &looped[..rows * n]);
+        let grouped = pipelined(rows).with_groups(2);
+        differ += differing(&run(rows, grouped)?, &looped[..rows * n]);
     }
     row(
         "linear_mma",

@@ -60,6 +60,10 @@ pub const MMA_PIPELINED_TILES_MAX_ROWS: usize = 32;
 /// eight-tile layout where [`MmaLaunch::eight_tiles`] does (narrow weights).
 pub const MMA_PIPELINED_EIGHT_TILES_MAX_ROWS: usize = 64;
 
+/// Outputs from which [`MmaLaunch::for_shape`] gives the pipelined kernel
+/// two column tiles a block (at least 128 blocks of 32 columns).
+pub const MMA_GROUPS_MIN_COLUMNS: usize = 4096;
+
 /// Token tiles the pipelined kernel runs `m` rows in (`linear_mma_tile1`,
 /// `tile2`, `tile4`, `tile8`), or `None` past 64 rows. Past
 /// [`MMA_PIPELINED_TILES_MAX_ROWS`] only in [`MmaLaunch::eight_tiles`]'s
@@ -183,15 +187,18 @@ impl MmaLaunch {
         // flight was best or within 3% of best up to 32 rows; beyond, the
         // token tiles' accumulators crowd the registers and four chunks in
         // blocks of eight warps win.
-        // Two column tiles a block there, where parts leaves room: on an
-        // H100 the 8B decode step at batch 1 / 8 / 32 took 5460-5466 /
-        // 5601-5607 / 6636-6662 us against 5480-5485 / 5677-5689 /
-        // 6692-6723 with one, batch 16 the same; in eight tiles (33-64
-        // rows) one stays faster (results/h200/b64-2026-12-05/call6).
+        // Two column tiles a block there, for weights of at least
+        // MMA_GROUPS_MIN_COLUMNS outputs where parts leaves room: on an H100
+        // the 8B decode step at batch 1 / 8 / 32 took 5460-5466 / 5601-5607
+        // / 6636-6662 us against 5480-5485 / 5677-5689 / 6692-6723 with one,
+        // batch 16 the same; in eight tiles (33-64 rows) one stays faster
+        // (results/h200/b64-2026-12-05/call6). On every weight the
+        // DeepSeek-V2-Lite batch-1 step was 2.4% slower (call 7: its
+        // narrower o, down and latent projections, half as many blocks).
         if let Some(l) =
             MmaLaunch::pipelined_for(m, parts).filter(|_| m <= MMA_PIPELINED_TILES_MAX_ROWS)
         {
-            l.with_groups(2)
+            l.with_groups(if n >= MMA_GROUPS_MIN_COLUMNS { 2 } else { 1 })
         } else {
             MmaLaunch {
                 parts,
@@ -248,9 +255,10 @@ mod tests {
                 assert!(matches!(l.chunks, 4 | 8) && l.groups >= 1 && l.groups * l.parts <= 8);
                 if l.pipelined {
                     assert!(m <= MMA_PIPELINED_TILES_MAX_ROWS && l.compiled());
-                    let one = MmaLaunch::pipelined_for(m, parts).map(|p| p.with_groups(2));
-                    assert_eq!(Some(l), one);
-                    assert_eq!(l.groups, if parts <= 4 { 2 } else { 1 });
+                    let plain = MmaLaunch::pipelined_for(m, parts);
+                    assert_eq!(Some(l), plain.map(|p| p.with_groups(l.groups)));
+                    let two = parts <= 4 && n >= MMA_GROUPS_MIN_COLUMNS;
+                    assert_eq!(l.groups, if two { 2 } else { 1 });
                 }
                 assert!(l.holds(m), "{l:?} at {m} rows");
             }
@@ -356,6 +364,11 @@ mod tests {
         assert_eq!(
             MmaLaunch::eight_tiles(64, 4096, 4096).map(|l| l.groups),
             Some(1)
+        );
+        assert_eq!(
+            MmaLaunch::for_shape(8, 2048, 2048).groups,
+            1,
+            "64 blocks: too few"
         );
         let looped = MmaLaunch::looped(4);
         assert!(!looped.pipelined && looped.holds(32) && looped.holds(200));

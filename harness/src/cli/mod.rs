@@ -190,7 +190,7 @@ enum Command {
             SPECULA_MMA_IN_ORDER=off|1|2|4  pipelined launches of that many token tiles or more start\n                              \
             in stream order (default 8: the eight-tile ones; off: none)\n  \
             SPECULA_MMA_GROUPS=1|2      column tiles a block of the pipelined linear (default: two to 32\n                              \
-            rows, one past)\n  \
+            rows of weights with 4096 outputs or more, else one)\n  \
             SPECULA_ATTENTION=flash-prefill|split  decode and verify rows (or every row) on split-K\n  \
             SPECULA_TREE_EARLY=0        the tree attention waits before planning its split\n  \
             SPECULA_TREE_SHARE=0        one warp to each set of 16 query vectors, each row its own tail tiles\n  \

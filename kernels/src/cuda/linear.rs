@@ -101,7 +101,8 @@ pub fn mma_pipelined_rows() -> usize {
 /// Column tiles a block of the pipelined small-row kernel holds, where set
 /// (`SPECULA_MMA_GROUPS`: 1, or 2 where `parts` leaves room,
 /// [`MmaLaunch::with_groups`]; unset: [`MmaLaunch::for_shape`]'s two to 32
-/// rows, one in eight tiles); read once. Every choice gives the same bits.
+/// rows of a weight with at least 4096 outputs, else one); read once. Every
+/// choice gives the same bits.
 pub fn mma_pipelined_groups() -> Option<usize> {
     static GROUPS: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
     *GROUPS.get_or_init(|| {
@@ -109,7 +110,7 @@ pub fn mma_pipelined_groups() -> Option<usize> {
             "SPECULA_MMA_GROUPS",
             &[("1", Some(1)), ("2", Some(2))],
             None,
-            "two to 32 rows, one past",
+            "two to 32 rows of 4096 outputs or more, else one",
         )
     })
 }

@@ -1,0 +1,19 @@
+# Call 8: two column tiles a block only for weights of 4096 outputs or more (this commit,
+# devrun/new) against 6ae60a1 (devrun/base): DeepSeek-V2-Lite at batch 1 and 8 interleaved twice,
+# Moonlight at batch 1 and the 8B at batch 1 / 8 / 32 once each.
+set -u
+CALL_BUDGET_S=120
+. scripts/gpu_call.sh
+for d in base new; do gunzip -f devrun/$d/specula.gz; chmod +x devrun/$d/specula; done
+for rep in 1 2; do
+  for d in base new; do
+    cp devrun/$d/specula devrun/bin/specula
+    bench v2lite-$d-$rep 30 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8 --repeats 1 --max-new-tokens 32
+  done
+done
+for d in base new; do
+  cp devrun/$d/specula devrun/bin/specula
+  bench moonlight-$d 30 --config bench/configs/moonlight-16b-a3b.json --batch-sizes 1 --repeats 1 --max-new-tokens 32
+  bench l8-$d 30 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8,32 --repeats 1 --max-new-tokens 32
+done
+call_done

@@ -9,10 +9,10 @@
 
 use super::device::{Gpu, GpuElement, GpuError, SmallRowLinear};
 use super::launch::{cfg, grid_for, launch, launch_in_order, name, need, RawArg, THREADS};
+use super::mma_switches::{mma_in_order_tiles, mma_pipelined_groups, mma_pipelined_rows};
 use super::LinearWg;
 pub use crate::mma_layout::{
-    mma_k_parts, pipelined_tiles, MmaLaunch, MMA_PIPELINED_EIGHT_TILES_MAX_ROWS,
-    MMA_PIPELINED_MAX_ROWS, MMA_PIPELINED_TILES_MAX_ROWS,
+    mma_k_parts, pipelined_tiles, MmaLaunch, MMA_PIPELINED_MAX_ROWS, MMA_PIPELINED_TILES_MAX_ROWS,
 };
 pub use crate::tile_layout::{MmaForm, TileLaunch, TILES_MIN_ROWS, TILE_SHAPES};
 pub use crate::wg_layout::{WgLaunch, WG_VARIANTS};
@@ -78,66 +78,6 @@ pub(crate) enum LinearForm {
     Mma(MmaLaunch),
     /// The tiled kernel (`linear_tiles.cu`).
     Tiles(TileLaunch),
-}
-
-/// Rows up to which the small-row linear runs the pipelined kernel
-/// (`SPECULA_MMA_PIPELINED`): 8 (one token tile) or 16 (two), the looped
-/// kernel ([`MmaLaunch::looped`]) past them, 32 (four,
-/// [`MmaLaunch::for_shape`]'s rule) or 64 (the default: also eight tiles
-/// where [`MmaLaunch::eight_tiles`] takes them); read once. Every choice
-/// gives the same bits.
-pub fn mma_pipelined_rows() -> usize {
-    static ROWS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *ROWS.get_or_init(|| {
-        crate::switch::switch(
-            "SPECULA_MMA_PIPELINED",
-            &[("8", 8), ("16", 16), ("32", 32), ("64", 64)],
-            MMA_PIPELINED_EIGHT_TILES_MAX_ROWS,
-            "64",
-        )
-    })
-}
-
-/// Column tiles a block of the pipelined small-row kernel holds, where set
-/// (`SPECULA_MMA_GROUPS`: 1, or 2 where `parts` leaves room,
-/// [`MmaLaunch::with_groups`]; unset: [`MmaLaunch::for_shape`]'s two to 32
-/// rows of a weight with at least 4096 outputs, else one); read once. Every
-/// choice gives the same bits.
-pub fn mma_pipelined_groups() -> Option<usize> {
-    static GROUPS: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    *GROUPS.get_or_init(|| {
-        crate::switch::switch(
-            "SPECULA_MMA_GROUPS",
-            &[("1", Some(1)), ("2", Some(2))],
-            None,
-            "two to 32 rows of 4096 outputs or more, else one",
-        )
-    })
-}
-
-/// The fewest token tiles of a pipelined small-row launch that starts in
-/// stream order rather than as a programmatic dependent of the kernel
-/// before it (`SPECULA_MMA_IN_ORDER`: 1, 2, 4 or 8, the default; `off`: none
-/// does); read once. Every choice gives the same bits. On an H100 the
-/// eight-tile launches (33-64 rows) made the 8B batch-64 step 15% slower
-/// as dependents and 4% faster in order; in order from one tile the
-/// batch-1 step was 1.5% slower (results/h200/b64-2026-12-05, calls 2-3).
-pub fn mma_in_order_tiles() -> Option<usize> {
-    static TILES: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    *TILES.get_or_init(|| {
-        crate::switch::switch(
-            "SPECULA_MMA_IN_ORDER",
-            &[
-                ("1", Some(1)),
-                ("2", Some(2)),
-                ("4", Some(4)),
-                ("8", Some(8)),
-                ("off", None),
-            ],
-            Some(8),
-            "8",
-        )
-    })
 }
 
 /// Rows up to which [`LinearLayer::auto`] stays batch-invariant: see

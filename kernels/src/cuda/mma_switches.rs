@@ -1,0 +1,66 @@
+//! The switches of the small-row tensor-core linear (`linear_mma.cu`), each
+//! read once from the environment: how far the pipelined kernel reaches,
+//! how many column tiles its blocks hold, and which of its launches start in
+//! stream order. Every choice gives the same bits.
+
+use crate::mma_layout::MMA_PIPELINED_EIGHT_TILES_MAX_ROWS;
+
+/// Rows up to which the small-row linear runs the pipelined kernel
+/// (`SPECULA_MMA_PIPELINED`): 8 (one token tile) or 16 (two), the looped
+/// kernel ([`crate::mma_layout::MmaLaunch::looped`]) past them, 32 (four,
+/// [`crate::mma_layout::MmaLaunch::for_shape`]'s rule) or 64 (the default: also eight tiles
+/// where [`crate::mma_layout::MmaLaunch::eight_tiles`] takes them); read once. Every choice
+/// gives the same bits.
+pub fn mma_pipelined_rows() -> usize {
+    static ROWS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *ROWS.get_or_init(|| {
+        crate::switch::switch(
+            "SPECULA_MMA_PIPELINED",
+            &[("8", 8), ("16", 16), ("32", 32), ("64", 64)],
+            MMA_PIPELINED_EIGHT_TILES_MAX_ROWS,
+            "64",
+        )
+    })
+}
+
+/// Column tiles a block of the pipelined small-row kernel holds, where set
+/// (`SPECULA_MMA_GROUPS`: 1, or 2 where `parts` leaves room,
+/// [`crate::mma_layout::MmaLaunch::with_groups`]; unset: [`crate::mma_layout::MmaLaunch::for_shape`]'s two to 32
+/// rows of a weight with at least 4096 outputs, else one); read once. Every
+/// choice gives the same bits.
+pub fn mma_pipelined_groups() -> Option<usize> {
+    static GROUPS: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *GROUPS.get_or_init(|| {
+        crate::switch::switch(
+            "SPECULA_MMA_GROUPS",
+            &[("1", Some(1)), ("2", Some(2))],
+            None,
+            "two to 32 rows of 4096 outputs or more, else one",
+        )
+    })
+}
+
+/// The fewest token tiles of a pipelined small-row launch that starts in
+/// stream order rather than as a programmatic dependent of the kernel
+/// before it (`SPECULA_MMA_IN_ORDER`: 1, 2, 4 or 8, the default; `off`: none
+/// does); read once. Every choice gives the same bits. On an H100 the
+/// eight-tile launches (33-64 rows) made the 8B batch-64 step 15% slower
+/// as dependents and 4% faster in order; in order from one tile the
+/// batch-1 step was 1.5% slower (results/h200/b64-2026-12-05, calls 2-3).
+pub fn mma_in_order_tiles() -> Option<usize> {
+    static TILES: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *TILES.get_or_init(|| {
+        crate::switch::switch(
+            "SPECULA_MMA_IN_ORDER",
+            &[
+                ("1", Some(1)),
+                ("2", Some(2)),
+                ("4", Some(4)),
+                ("8", Some(8)),
+                ("off", None),
+            ],
+            Some(8),
+            "8",
+        )
+    })
+}

@@ -283,7 +283,9 @@ LINEAR_MMA_TILES(8, 2)
 
 // The same with two column tiles a block (blocks of 2 x parts warps: warp w
 // the tile w / parts, the k slice w % parts): the warps of one slice load the
-// same tokens together, which L1 then serves once; the same bits.
+// same tokens together, which L1 then serves once; the same bits. Kernels of
+// their own: the one-tile kernels reading a tile index from the warp got other
+// machine code and ran 2-5% slower (results/h200/b64-2026-12-05, calls 4-5).
 #define LINEAR_MMA_TILES_G2(NT, KU)                                                                             \
     extern "C" __global__ void linear_mma_tile##NT##_g2_bf16(bf16* y, const bf16* x, const bf16* w,            \
                                                              const bf16* bias, int m, int k, int n, int parts,  \

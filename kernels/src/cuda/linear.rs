@@ -9,7 +9,9 @@
 
 use super::device::{Gpu, GpuElement, GpuError, SmallRowLinear};
 use super::launch::{cfg, grid_for, launch, launch_in_order, name, need, RawArg, THREADS};
-use super::mma_switches::{mma_in_order_tiles, mma_pipelined_groups, mma_pipelined_rows};
+use super::mma_switches::{
+    mma_eight_tiles, mma_in_order_tiles, mma_pipelined_groups, mma_pipelined_rows,
+};
 use super::LinearWg;
 pub use crate::mma_layout::{
     mma_k_parts, pipelined_tiles, MmaLaunch, MMA_PIPELINED_MAX_ROWS, MMA_PIPELINED_TILES_MAX_ROWS,
@@ -194,7 +196,7 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
         }
         let (k, n) = (self.k, self.n);
         if m > MMA_PIPELINED_TILES_MAX_ROWS && m <= mma_pipelined_rows() {
-            if let Some(l) = MmaLaunch::eight_tiles(m, k, n) {
+            if let Some(l) = mma_eight_tiles(m, k, n) {
                 let groups = mma_pipelined_groups().unwrap_or(l.groups);
                 return Some(LinearForm::Mma(l.with_groups(groups)));
             }

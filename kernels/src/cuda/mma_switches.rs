@@ -3,14 +3,14 @@
 //! how many column tiles its blocks hold, and which of its launches start in
 //! stream order. Every choice gives the same bits.
 
-use crate::mma_layout::MMA_PIPELINED_EIGHT_TILES_MAX_ROWS;
+use crate::mma_layout::{mma_k_parts, MmaLaunch, MMA_PIPELINED_EIGHT_TILES_MAX_ROWS};
 
 /// Rows up to which the small-row linear runs the pipelined kernel
 /// (`SPECULA_MMA_PIPELINED`): 8 (one token tile) or 16 (two), the looped
-/// kernel ([`crate::mma_layout::MmaLaunch::looped`]) past them, 32 (four,
-/// [`crate::mma_layout::MmaLaunch::for_shape`]'s rule) or 64 (the default: also eight tiles
-/// where [`crate::mma_layout::MmaLaunch::eight_tiles`] takes them); read once. Every choice
-/// gives the same bits.
+/// kernel ([`MmaLaunch::looped`]) past them, 32 (four,
+/// [`MmaLaunch::for_shape`]'s rule) or 64 (the default: also eight tiles
+/// where [`mma_eight_tiles`] takes them); read once. Every choice gives the
+/// same bits.
 pub fn mma_pipelined_rows() -> usize {
     static ROWS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *ROWS.get_or_init(|| {
@@ -25,7 +25,7 @@ pub fn mma_pipelined_rows() -> usize {
 
 /// Column tiles a block of the pipelined small-row kernel holds, where set
 /// (`SPECULA_MMA_GROUPS`: 1, or 2 where `parts` leaves room,
-/// [`crate::mma_layout::MmaLaunch::with_groups`]; unset: [`crate::mma_layout::MmaLaunch::for_shape`]'s two to 32
+/// [`MmaLaunch::with_groups`]; unset: [`MmaLaunch::for_shape`]'s two to 32
 /// rows of a weight with at least 4096 outputs, else one); read once. Every
 /// choice gives the same bits.
 pub fn mma_pipelined_groups() -> Option<usize> {
@@ -63,4 +63,38 @@ pub fn mma_in_order_tiles() -> Option<usize> {
             "8",
         )
     })
+}
+
+/// Which weights take the eight-tile layout at 33-64 rows
+/// (`SPECULA_MMA_EIGHT_TILES`), read once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EightTiles {
+    /// `narrow` (the default): where [`MmaLaunch::eight_tiles`] takes them,
+    /// the weights that were faster so alone.
+    Narrow,
+    /// `all`: every weight (gate|up, the LM head and qkv past 48 rows too).
+    /// Their comparison in the step ran with the launch as a programmatic
+    /// dependent (results/h200/tile8-2026-12-05), which cost every
+    /// eight-tile launch ~22 us; in stream order it is unmeasured.
+    All,
+}
+
+/// The eight-tile layout for `m` rows of a `[n, k]` weight under
+/// `SPECULA_MMA_EIGHT_TILES`, or `None` (33-64 rows only). Every choice gives
+/// the same bits.
+pub fn mma_eight_tiles(m: usize, k: usize, n: usize) -> Option<MmaLaunch> {
+    static RULE: std::sync::OnceLock<EightTiles> = std::sync::OnceLock::new();
+    let rule = *RULE.get_or_init(|| {
+        crate::switch::switch(
+            "SPECULA_MMA_EIGHT_TILES",
+            &[("narrow", EightTiles::Narrow), ("all", EightTiles::All)],
+            EightTiles::Narrow,
+            "narrow",
+        )
+    });
+    match rule {
+        EightTiles::Narrow => MmaLaunch::eight_tiles(m, k, n),
+        EightTiles::All if (33..=64).contains(&m) => MmaLaunch::pipelined_for(m, mma_k_parts(k, n)),
+        EightTiles::All => None,
+    }
 }

@@ -89,7 +89,9 @@ pub use linear_rope::{qkv_rope_fused, RopeAppend, QKV_ROPE_MAX_ROWS};
 pub use linear_wg::{linear_wg, LinearWg};
 pub use mla::*;
 pub use mla_attention::*;
-pub use mma_switches::{mma_in_order_tiles, mma_pipelined_groups, mma_pipelined_rows};
+pub use mma_switches::{
+    mma_eight_tiles, mma_in_order_tiles, mma_pipelined_groups, mma_pipelined_rows, EightTiles,
+};
 pub use moe::*;
 pub use norm::*;
 pub use random::*;

@@ -1,9 +1,11 @@
 # Ready, not run (this session's device time was spent): devrun/new holds 3797b75, devrun/base 6ae60a1.
 # Call 8: two column tiles a block only for weights of 4096 outputs or more (this commit,
 # devrun/new) against 6ae60a1 (devrun/base): DeepSeek-V2-Lite at batch 1 and 8 interleaved twice,
-# Moonlight at batch 1 and the 8B at batch 1 / 8 / 32 once each.
+# Moonlight at batch 1 and the 8B at batch 1 / 8 / 32 once each; then the 8B with eight tiles for
+# every weight at 33-64 rows (SPECULA_MMA_EIGHT_TILES=all, in stream order: gate|up, qkv and the
+# LM head too) against the default, interleaved twice at batch 8 (verify of 48 rows) and 64.
 set -u
-CALL_BUDGET_S=120
+CALL_BUDGET_S=200
 . scripts/gpu_call.sh
 for d in base new; do gunzip -f devrun/$d/specula.gz; chmod +x devrun/$d/specula; done
 for rep in 1 2; do
@@ -16,5 +18,11 @@ for d in base new; do
   cp devrun/$d/specula devrun/bin/specula
   bench moonlight-$d 30 --config bench/configs/moonlight-16b-a3b.json --batch-sizes 1 --repeats 1 --max-new-tokens 32
   bench l8-$d 30 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8,32 --repeats 1 --max-new-tokens 32
+done
+cp devrun/new/specula devrun/bin/specula
+for rep in 1 2; do
+  for r in narrow all; do
+    SPECULA_MMA_EIGHT_TILES=$r bench l8-eight-$r-$rep 30 --config bench/configs/llama-3.1-8b.json --batch-sizes 8,64 --repeats 1 --max-new-tokens 32
+  done
 done
 call_done

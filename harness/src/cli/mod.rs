@@ -202,6 +202,8 @@ enum Command {
             SPECULA_MLA_PREP=two        the latent preparation and W_UK as two forked launches\n  \
             SPECULA_FORK=0              no side stream: every launch in order\n  \
             SPECULA_PDL=0|late          no programmatic dependent launches / the next one only as this ends\n  \
+            SPECULA_IN_ORDER=tree|sliced|tree,sliced  the tree attention / the wgmma and tiled linears\n                              \
+            start in stream order, not as programmatic dependents\n  \
             SPECULA_TIMER_HOLD=0        kernel timers without the stream hold before their start event\n  \
             SPECULA_KERNEL_CACHE=DIR    load (and keep) compiled kernels there instead of compiling\n  \
             SPECULA_GPU_PROFILE=1       per-operation CUDA-event breakdown of each forward (runs eagerly)"

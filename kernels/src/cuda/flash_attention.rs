@@ -7,7 +7,7 @@
 use super::attention::{KeyLists, KvPools};
 use super::attention_plan::PREFILL_TILE_ROWS;
 use super::device::{Gpu, GpuElement, GpuError};
-use super::launch::{launch, name, need, RawArg};
+use super::launch::{launch, launch_cluster, name, need, InOrder, RawArg};
 use crate::cpu::AttentionShape;
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
@@ -250,8 +250,9 @@ pub(crate) fn tree_attention<T: GpuElement>(
         shared_mem_bytes: (stages * 2 * 64 * (shape.head_dim + 8) * 2) as u32,
     };
     let kernel = format!("tree_attention_{}_bf16", shape.head_dim);
+    let in_order = InOrder::from_env().tree;
     // SAFETY: the kernel's parameters in order; sizes checked by the caller.
-    unsafe { launch(gpu, &kernel, cfg, &args) }
+    unsafe { launch_cluster(gpu, &kernel, cfg, 1, in_order, &args) }
 }
 
 #[cfg(test)]

@@ -100,9 +100,45 @@ pub(crate) unsafe fn launch_in_order(
     launch_with(gpu, kernel, cfg, 1, false, args)
 }
 
+/// Which kernel families start in stream order rather than as programmatic
+/// dependents of the kernel before them (`SPECULA_IN_ORDER`: `tree` the tree
+/// attention, `sliced` the k-sliced cluster linears (wgmma and tiled),
+/// `tree,sliced` both; unset: neither), beside the pipelined linear's
+/// eight-tile launches (`SPECULA_MMA_IN_ORDER`). A comparison: in order, an
+/// eight-tile launch was 4% of the 8B batch-64 step faster than as a
+/// dependent (results/h200/b64-2026-12-05). Every choice gives the same bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InOrder {
+    /// The tree attention starts in order.
+    pub tree: bool,
+    /// The k-sliced cluster linears start in order.
+    pub sliced: bool,
+}
+
+impl InOrder {
+    /// This process's choice (read once).
+    pub fn from_env() -> InOrder {
+        static IN_ORDER: std::sync::OnceLock<InOrder> = std::sync::OnceLock::new();
+        let of = |tree, sliced| InOrder { tree, sliced };
+        *IN_ORDER.get_or_init(|| {
+            crate::switch::switch(
+                "SPECULA_IN_ORDER",
+                &[
+                    ("tree", of(true, false)),
+                    ("sliced", of(false, true)),
+                    ("tree,sliced", of(true, true)),
+                ],
+                of(false, false),
+                "neither",
+            )
+        })
+    }
+}
+
 /// [`launch`] in thread-block clusters of `cluster` blocks along x (the
 /// grid's x a multiple of it; 1 for no cluster), with more than 48 KiB of
-/// dynamic shared memory allowed when `cfg` asks for it.
+/// dynamic shared memory allowed when `cfg` asks for it; in stream order
+/// whatever `gpu.pdl` says when `in_order` ([`launch_in_order`]).
 ///
 /// # Safety
 /// As [`launch`].
@@ -111,12 +147,14 @@ pub(crate) unsafe fn launch_cluster(
     kernel: &str,
     cfg: LaunchConfig,
     cluster: u32,
+    in_order: bool,
     args: &[RawArg],
 ) -> Result<(), GpuError> {
-    launch_with(gpu, kernel, cfg, cluster, gpu.pdl, args)
+    launch_with(gpu, kernel, cfg, cluster, gpu.pdl && !in_order, args)
 }
 
-/// [`launch_cluster`], as a programmatic dependent only when `pdl`.
+/// A launch in clusters of `cluster` blocks, as a programmatic dependent
+/// only when `pdl`.
 unsafe fn launch_with(
     gpu: &Gpu,
     kernel: &str,

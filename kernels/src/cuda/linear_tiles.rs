@@ -3,7 +3,7 @@
 //! to the small-row kernel's ([`LinearLayer::mma`]) whatever the batch.
 
 use super::device::{GpuElement, GpuError};
-use super::launch::{launch_cluster, need, RawArg};
+use super::launch::{launch_cluster, need, InOrder, RawArg};
 use super::LinearLayer;
 use crate::tile_layout::{TileLaunch, TILE_SHAPES};
 use cudarc::driver::{CudaSlice, LaunchConfig};
@@ -98,9 +98,10 @@ impl<T: GpuElement> LinearLayer<'_, T> {
             block_dim: (launch.threads, 1, 1),
             shared_mem_bytes: launch.shared_bytes,
         };
+        let in_order = InOrder::from_env().sliced;
         // SAFETY: the kernel's nine parameters in order; sizes checked above;
         // the grid's x is the cluster.
-        unsafe { launch_cluster(gpu, &launch.kernel, cfg, parts as u32, &args) }
+        unsafe { launch_cluster(gpu, &launch.kernel, cfg, parts as u32, in_order, &args) }
     }
 }
 

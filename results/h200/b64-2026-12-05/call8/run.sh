@@ -3,9 +3,10 @@
 # devrun/new) against 6ae60a1 (devrun/base): DeepSeek-V2-Lite at batch 1 and 8 interleaved twice,
 # Moonlight at batch 1 and the 8B at batch 1 / 8 / 32 once each; then the 8B with eight tiles for
 # every weight at 33-64 rows (SPECULA_MMA_EIGHT_TILES=all, in stream order: gate|up, qkv and the
-# LM head too) against the default, interleaved twice at batch 8 (verify of 48 rows) and 64.
+# LM head too) against the default, interleaved twice at batch 8 (verify of 48 rows) and 64; and
+# the tree attention / the wgmma and tiled linears launched in stream order (SPECULA_IN_ORDER).
 set -u
-CALL_BUDGET_S=200
+CALL_BUDGET_S=240
 . scripts/gpu_call.sh
 for d in base new; do gunzip -f devrun/$d/specula.gz; chmod +x devrun/$d/specula; done
 for rep in 1 2; do
@@ -23,6 +24,9 @@ cp devrun/new/specula devrun/bin/specula
 for rep in 1 2; do
   for r in narrow all; do
     SPECULA_MMA_EIGHT_TILES=$r bench l8-eight-$r-$rep 30 --config bench/configs/llama-3.1-8b.json --batch-sizes 8,64 --repeats 1 --max-new-tokens 32
+  done
+  for o in tree sliced; do
+    SPECULA_IN_ORDER=$o bench l8-order-$o-$rep 30 --config bench/configs/llama-3.1-8b.json --batch-sizes 8,64 --repeats 1 --max-new-tokens 32
   done
 done
 call_done

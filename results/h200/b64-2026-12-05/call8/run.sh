@@ -1,4 +1,4 @@
-# Ready, not run (this session's device time was spent): devrun/new holds 0f33c62, devrun/base 6ae60a1.
+# Ready, not run (this session's device time was spent): devrun/new holds 2e6f8ea, devrun/base 6ae60a1.
 # Call 8: two column tiles a block only for weights of 4096 outputs or more (this commit,
 # devrun/new) against 6ae60a1 (devrun/base): DeepSeek-V2-Lite at batch 1 and 8 interleaved twice,
 # Moonlight at batch 1 and the 8B at batch 1 / 8 / 32 once each; then the 8B with eight tiles for

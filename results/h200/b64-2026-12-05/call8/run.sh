@@ -6,9 +6,13 @@
 # LM head too) against the default, interleaved twice at batch 8 (verify of 48 rows) and 64; and
 # the tree attention / the wgmma and tiled linears launched in stream order (SPECULA_IN_ORDER).
 set -u
-CALL_BUDGET_S=240
+CALL_BUDGET_S=270
 . scripts/gpu_call.sh
 for d in base new; do gunzip -f devrun/$d/specula.gz; chmod +x devrun/$d/specula; done
+for sw in SPECULA_MMA_EIGHT_TILES=all SPECULA_IN_ORDER=tree,sliced; do
+  env $sw timeout 60 devrun/new/specula gpu agree --target models/tiny-llama --draft models/tiny-llama/eagle3 --batch-sizes 1,64 --out $R/agree > $R/agree-${sw%%=*}.log 2>&1
+  echo "agree $sw rc $? true $(grep -c 'lossless true' $R/agree-${sw%%=*}.log) false $(grep -c 'lossless false' $R/agree-${sw%%=*}.log)"; rm -rf $R/agree
+done
 for rep in 1 2; do
   for d in base new; do
     cp devrun/$d/specula devrun/bin/specula

@@ -79,8 +79,22 @@ pub enum EightTiles {
     All,
 }
 
+impl EightTiles {
+    /// The eight-tile layout for `m` rows of a `[n, k]` weight under this
+    /// rule, or `None` (33-64 rows only).
+    pub fn layout(self, m: usize, k: usize, n: usize) -> Option<MmaLaunch> {
+        match self {
+            EightTiles::Narrow => MmaLaunch::eight_tiles(m, k, n),
+            EightTiles::All if (33..=64).contains(&m) => {
+                MmaLaunch::pipelined_for(m, mma_k_parts(k, n))
+            }
+            EightTiles::All => None,
+        }
+    }
+}
+
 /// The eight-tile layout for `m` rows of a `[n, k]` weight under
-/// `SPECULA_MMA_EIGHT_TILES`, or `None` (33-64 rows only). Every choice gives
+/// `SPECULA_MMA_EIGHT_TILES` ([`EightTiles::layout`]). Every choice gives
 /// the same bits.
 pub fn mma_eight_tiles(m: usize, k: usize, n: usize) -> Option<MmaLaunch> {
     static RULE: std::sync::OnceLock<EightTiles> = std::sync::OnceLock::new();
@@ -92,9 +106,31 @@ pub fn mma_eight_tiles(m: usize, k: usize, n: usize) -> Option<MmaLaunch> {
             "narrow",
         )
     });
-    match rule {
-        EightTiles::Narrow => MmaLaunch::eight_tiles(m, k, n),
-        EightTiles::All if (33..=64).contains(&m) => MmaLaunch::pipelined_for(m, mma_k_parts(k, n)),
-        EightTiles::All => None,
+    rule.layout(m, k, n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EightTiles;
+
+    #[test]
+    fn every_weight_takes_eight_tiles_at_33_to_64_rows_only_when_asked() {
+        // gate|up (wide) and qkv at 64 rows (k in two slices): not narrow.
+        for (k, n) in [(4096, 28_672), (4096, 6144)] {
+            assert!(EightTiles::Narrow.layout(64, k, n).is_none());
+            let all = EightTiles::All.layout(64, k, n).expect("all weights");
+            assert!(all.pipelined && all.compiled() && all.holds(64) && all.groups == 1);
+        }
+        assert_eq!(
+            EightTiles::All.layout(64, 4096, 4096),
+            EightTiles::Narrow.layout(64, 4096, 4096),
+            "a narrow weight: the same layout either way"
+        );
+        for m in [32, 65] {
+            assert!(
+                EightTiles::All.layout(m, 4096, 28_672).is_none(),
+                "{m} rows"
+            );
+        }
     }
 }

@@ -163,13 +163,14 @@ fn a_streamed_answer_has_one_event_per_verify_step_so_itl_is_the_servers_step_ti
             // The server's clock of the same gaps: one step time per gap,
             // each positive; their sum is the client's within what delivery
             // adds at the ends (the sums telescope to the first and last
-            // events' delivery delays).
+            // events' delivery delays, which a 2-core CI machine running the
+            // other tests beside this one stretched by 7.3 ms once: 10 ms).
             let server: Vec<f64> = r["server_step_ms"].split(';').map(num).collect();
             assert_eq!(server.len(), gaps.len(), "{r:?}");
             assert!(server.iter().all(|&g| g > 0.0), "{r:?}");
             let engine: f64 = server.iter().sum();
             assert!(
-                (streamed - engine).abs() <= 5.0 + 0.1 * engine,
+                (streamed - engine).abs() <= 10.0 + 0.1 * engine,
                 "client gaps {streamed} ms against the server's steps {engine} ms ({r:?})"
             );
             let median = num(&r["itl_minus_server_ms_p50"]);

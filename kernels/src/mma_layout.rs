@@ -133,7 +133,7 @@ impl MmaLaunch {
     pub fn eight_tiles(m: usize, k: usize, n: usize) -> Option<MmaLaunch> {
         let parts = mma_k_parts(k, n);
         let wide = n >= TILES_WIDE_COLUMNS;
-        if wide || !(33..=64).contains(&m) || (m > 48 && parts <= 2) {
+        if wide || pipelined_tiles(m) != Some(8) || (m > 48 && parts <= 2) {
             return None;
         }
         MmaLaunch::pipelined_for(m, parts)

@@ -7,7 +7,7 @@
 use super::attention::{KeyLists, KvPools};
 use super::attention_plan::PREFILL_TILE_ROWS;
 use super::device::{Gpu, GpuElement, GpuError};
-use super::launch::{launch, launch_cluster, name, need, InOrder, RawArg};
+use super::launch::{launch, launch_ordered, name, need, InOrder, RawArg};
 use crate::cpu::AttentionShape;
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
@@ -252,7 +252,7 @@ pub(crate) fn tree_attention<T: GpuElement>(
     let kernel = format!("tree_attention_{}_bf16", shape.head_dim);
     let in_order = InOrder::from_env().tree;
     // SAFETY: the kernel's parameters in order; sizes checked by the caller.
-    unsafe { launch_cluster(gpu, &kernel, cfg, 1, in_order, &args) }
+    unsafe { launch_ordered(gpu, &kernel, cfg, in_order, &args) }
 }
 
 #[cfg(test)]

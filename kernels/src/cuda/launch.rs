@@ -85,19 +85,20 @@ pub(crate) unsafe fn launch(
     launch_with(gpu, kernel, cfg, 1, gpu.pdl, args)
 }
 
-/// [`launch`] in stream order whatever `gpu.pdl` says: the kernel starts
-/// once the previous one has finished (its own dependents may still start
-/// early).
+/// [`launch`], or with `in_order` in stream order whatever `gpu.pdl` says:
+/// the kernel then starts once the previous one has finished (its own
+/// dependents may still start early).
 ///
 /// # Safety
 /// As [`launch`].
-pub(crate) unsafe fn launch_in_order(
+pub(crate) unsafe fn launch_ordered(
     gpu: &Gpu,
     kernel: &str,
     cfg: LaunchConfig,
+    in_order: bool,
     args: &[RawArg],
 ) -> Result<(), GpuError> {
-    launch_with(gpu, kernel, cfg, 1, false, args)
+    launch_with(gpu, kernel, cfg, 1, gpu.pdl && !in_order, args)
 }
 
 /// Which kernel families start in stream order rather than as programmatic
@@ -138,7 +139,7 @@ impl InOrder {
 /// [`launch`] in thread-block clusters of `cluster` blocks along x (the
 /// grid's x a multiple of it; 1 for no cluster), with more than 48 KiB of
 /// dynamic shared memory allowed when `cfg` asks for it; in stream order
-/// whatever `gpu.pdl` says when `in_order` ([`launch_in_order`]).
+/// whatever `gpu.pdl` says when `in_order` ([`launch_ordered`]).
 ///
 /// # Safety
 /// As [`launch`].

@@ -8,10 +8,8 @@
 //! prefills), cuBLAS ([`linear`]) and its bias pass (`linear_bias.cu`).
 
 use super::device::{Gpu, GpuElement, GpuError, SmallRowLinear};
-use super::launch::{cfg, grid_for, launch, launch_in_order, name, need, RawArg, THREADS};
-use super::mma_switches::{
-    mma_eight_tiles, mma_in_order_tiles, mma_pipelined_groups, mma_pipelined_rows,
-};
+use super::launch::{cfg, grid_for, launch, launch_ordered, name, need, RawArg, THREADS};
+use super::mma_switches::{mma_eight_tiles, mma_grouped, mma_in_order_tiles, mma_pipelined_rows};
 use super::LinearWg;
 pub use crate::mma_layout::{
     mma_k_parts, pipelined_tiles, MmaLaunch, MMA_PIPELINED_MAX_ROWS, MMA_PIPELINED_TILES_MAX_ROWS,
@@ -197,8 +195,7 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
         let (k, n) = (self.k, self.n);
         if m > MMA_PIPELINED_TILES_MAX_ROWS && m <= mma_pipelined_rows() {
             if let Some(l) = mma_eight_tiles(m, k, n) {
-                let groups = mma_pipelined_groups().unwrap_or(l.groups);
-                return Some(LinearForm::Mma(l.with_groups(groups)));
+                return Some(LinearForm::Mma(mma_grouped(l)));
             }
         }
         if self.gpu.wgmma && m > MMA_PIPELINED_MAX_ROWS {
@@ -225,10 +222,7 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
             MmaForm::Small(layout) if layout.pipelined && m > mma_pipelined_rows() => {
                 LinearForm::Mma(MmaLaunch::looped(layout.parts))
             }
-            MmaForm::Small(layout) => {
-                let groups = mma_pipelined_groups().unwrap_or(layout.groups);
-                LinearForm::Mma(layout.with_groups(groups))
-            }
+            MmaForm::Small(layout) => LinearForm::Mma(mma_grouped(layout)),
             MmaForm::Tiles(layout) => LinearForm::Tiles(layout),
         })
     }
@@ -299,13 +293,7 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
         let blocks = n.div_ceil(16 * groups) as u32;
         let cfg = cfg((blocks, 1), (32 * groups * parts) as u32, smem as u32);
         // SAFETY: the kernel's parameters in its order; sizes checked above.
-        unsafe {
-            if in_order {
-                launch_in_order(gpu, &kernel, cfg, &args)
-            } else {
-                launch(gpu, &kernel, cfg, &args)
-            }
-        }
+        unsafe { launch_ordered(gpu, &kernel, cfg, in_order, &args) }
     }
 
     /// The FMA form of [`LinearLayer::rows`] (f32, or k not a multiple of

@@ -3,7 +3,9 @@
 //! how many column tiles its blocks hold, and which of its launches start in
 //! stream order. Every choice gives the same bits.
 
-use crate::mma_layout::{mma_k_parts, MmaLaunch, MMA_PIPELINED_EIGHT_TILES_MAX_ROWS};
+use crate::mma_layout::{
+    mma_k_parts, pipelined_tiles, MmaLaunch, MMA_PIPELINED_EIGHT_TILES_MAX_ROWS,
+};
 
 /// Rows up to which the small-row linear runs the pipelined kernel
 /// (`SPECULA_MMA_PIPELINED`): 8 (one token tile) or 16 (two), the looped
@@ -38,6 +40,12 @@ pub fn mma_pipelined_groups() -> Option<usize> {
             "two to 32 rows of 4096 outputs or more, else one",
         )
     })
+}
+
+/// `layout` with the column tiles a block `SPECULA_MMA_GROUPS` asks for, or
+/// as its rule gave them where unset ([`mma_pipelined_groups`]).
+pub fn mma_grouped(layout: MmaLaunch) -> MmaLaunch {
+    layout.with_groups(mma_pipelined_groups().unwrap_or(layout.groups))
 }
 
 /// The fewest token tiles of a pipelined small-row launch that starts in
@@ -85,7 +93,7 @@ impl EightTiles {
     pub fn layout(self, m: usize, k: usize, n: usize) -> Option<MmaLaunch> {
         match self {
             EightTiles::Narrow => MmaLaunch::eight_tiles(m, k, n),
-            EightTiles::All if (33..=64).contains(&m) => {
+            EightTiles::All if pipelined_tiles(m) == Some(8) => {
                 MmaLaunch::pipelined_for(m, mma_k_parts(k, n))
             }
             EightTiles::All => None,

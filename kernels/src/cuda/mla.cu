@@ -11,29 +11,59 @@
 // The decoupled RoPE of `rd` values from src into dst at position pos (the
 // CPU engine's MlaAttention::rope): de-interleaved first when `interleave`
 // (pairs (2i, 2i+1) -> (i, i + rd/2)), then rotate_half with cos and sin
-// times `factor` (YaRN's attention factor). dst may not alias src.
+// times `factor` (YaRN's attention factor). dst may not alias src. In two
+// steps: pair i's source values and frequency (mla_rope_load), then its two
+// outputs (mla_rope_store).
+template <typename T>
+__device__ __forceinline__ void mla_rope_load(const T* src, const float* inv_freq, int i, int rd, int interleave,
+                                              float& a, float& b, float& f) {
+    int half = rd / 2;
+    a = interleave ? ld(&src[2 * i]) : ld(&src[i]);
+    b = interleave ? ld(&src[2 * i + 1]) : ld(&src[i + half]);
+    f = inv_freq[i];
+}
+template <typename T>
+__device__ __forceinline__ void mla_rope_store(T* dst, int i, float a, float b, float f, float pos, int rd,
+                                               float factor) {
+    int half = rd / 2;
+    float s, c;
+    sincosf(pos * f, &s, &c);
+    c *= factor;
+    s *= factor;
+    st(&dst[i], a * c - b * s);
+    st(&dst[i + half], b * c + a * s);
+}
 template <typename T>
 __device__ __forceinline__ void mla_rope_part(T* dst, const T* src, float pos, const float* inv_freq, int rd,
                                               int interleave, float factor) {
-    int half = rd / 2;
-    for (int i = threadIdx.x; i < half; i += blockDim.x) {
-        float a = interleave ? ld(&src[2 * i]) : ld(&src[i]);
-        float b = interleave ? ld(&src[2 * i + 1]) : ld(&src[i + half]);
-        float s, c;
-        sincosf(pos * inv_freq[i], &s, &c);
-        c *= factor;
-        s *= factor;
-        st(&dst[i], a * c - b * s);
-        st(&dst[i + half], b * c + a * s);
+    for (int i = threadIdx.x; i < rd / 2; i += blockDim.x) {
+        float a, b, f;
+        mla_rope_load(src, inv_freq, i, rd, interleave, a, b, f);
+        mla_rope_store(dst, i, a, b, f, pos, rd, factor);
     }
+}
+
+// Latent values a thread of the cache entry's block holds (mla_prep_at: 512
+// over 128 threads).
+#define MLA_ENTRY_VALUES 4
+
+// Before the wait on the previous kernel, block h of mla_prep_at asks L2 for
+// the weights it will read (no kernel writes them): the RoPE frequencies,
+// and for the cache entry's block the latent's norm weights.
+template <typename T>
+__device__ void mla_prep_prefetch(int h, const T* kv_norm, const float* inv_freq, int heads, int rd, int lora) {
+    prefetch_l2_span(inv_freq, (size_t)(rd / 2) * sizeof(float), threadIdx.x, blockDim.x);
+    if (h == heads) prefetch_l2_span(kv_norm, (size_t)lora * sizeof(T), threadIdx.x, blockDim.x);
 }
 
 // Block (r, h < heads): the rotated q_pe of head h into qcat[r, h, lora..D].
 // Block (r, heads): the cache entry of row r: RMSNorm(latent) * kv_norm, then
 // the rotated RoPE key, at pool row entry[r] (the layer's pool starts
-// pool_offset elements in). q rows are q_stride apart (heads x (nope + rd)
-// each), compressed rows (lora + rd) ckv_stride apart from ckv_offset.
-// grid: (rows, heads + 1).
+// pool_offset elements in); the latent, its norm weights and the key's source
+// pair are loaded together (when they fit MLA_ENTRY_VALUES a thread and a
+// pair a thread; the same arithmetic either way). q rows are q_stride
+// apart (heads x (nope + rd) each), compressed rows (lora + rd) ckv_stride
+// apart from ckv_offset. grid: (rows, heads + 1).
 template <typename T>
 __device__ void mla_prep_at(int r, int h, T* qcat, T* pool, const T* q, const T* ckv, long ckv_offset, const T* kv_norm,
                             const int* positions, const float* inv_freq, const int* entry, long pool_offset, int heads,
@@ -48,6 +78,31 @@ __device__ void mla_prep_at(int r, int h, T* qcat, T* pool, const T* q, const T*
     }
     const T* c = ckv + ckv_offset + (size_t)r * ckv_stride;
     T* e = pool + pool_offset + (size_t)entry[r] * d;
+    if (lora <= MLA_ENTRY_VALUES * (int)blockDim.x && rd / 2 <= (int)blockDim.x) {
+        float cv[MLA_ENTRY_VALUES], wv[MLA_ENTRY_VALUES], ra = 0.f, rb = 0.f, rf = 0.f;
+        bool pair = (int)threadIdx.x < rd / 2;
+        if (pair) mla_rope_load(c + lora, inv_freq, threadIdx.x, rd, interleave, ra, rb, rf);
+#pragma unroll
+        for (int u = 0; u < MLA_ENTRY_VALUES; u++) {
+            int i = threadIdx.x + u * blockDim.x;
+            if (i < lora) {
+                cv[u] = ld(&c[i]);
+                wv[u] = ld(&kv_norm[i]);
+            }
+        }
+        float ss = 0.f;
+#pragma unroll
+        for (int u = 0; u < MLA_ENTRY_VALUES; u++)
+            if (threadIdx.x + u * blockDim.x < lora) ss += cv[u] * cv[u];
+        float inv = rsqrtf(block_sum(ss) / (float)lora + eps);
+#pragma unroll
+        for (int u = 0; u < MLA_ENTRY_VALUES; u++) {
+            int i = threadIdx.x + u * blockDim.x;
+            if (i < lora) st(&e[i], cv[u] * inv * wv[u]);
+        }
+        if (pair) mla_rope_store(e + lora, threadIdx.x, ra, rb, rf, pos, rd, factor);
+        return;
+    }
     float ss = 0.f;
     for (int i = threadIdx.x; i < lora; i += blockDim.x) {
         float a = ld(&c[i]);
@@ -146,6 +201,7 @@ __device__ void mla_prep_uk(T* qcat, T* pool, const T* q, const T* ckv, long ckv
         return;
     }
     b -= nb;
+    mla_prep_prefetch(b / rows, kv_norm, inv_freq, heads, rd, lora);
     pdl_enter();
     mla_prep_at(b % rows, b / rows, qcat, pool, q, ckv, ckv_offset, kv_norm, positions, inv_freq, entry, pool_offset,
                 heads, q_stride, ckv_stride, nope, rd, lora, interleave, factor, eps);

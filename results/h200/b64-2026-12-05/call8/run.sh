@@ -1,7 +1,7 @@
 # Ready, not run (this session's device time was spent): devrun/new holds 2e6f8ea (main's kernels),
 # devrun/three ad0e8cd (branch tree-stages3). Trimmed on 2026-12-05 (session from 20:55 UTC): the
 # DeepSeek-V2-Lite / Moonlight / 8B runs of 6ae60a1 against main moved to
-# ../../moe-chains-2026-12-05/call2 (main with SPECULA_MMA_GROUPS=1 there stands for the
+# ../../v2lite-chains-2026-12-05/call2 (main with SPECULA_MMA_GROUPS=1 there stands for the
 # one-column-tile layout), so devrun/base is no longer carried.
 # Call 8: the 8B with eight tiles for every weight at 33-64 rows (SPECULA_MMA_EIGHT_TILES=all, in
 # stream order: gate|up, qkv and the LM head too) against the default, interleaved twice at batch

@@ -168,6 +168,28 @@ __device__ void moe_route(float* logits, const T* x, const T* gate, int k, int v
 // moe_route enters as a programmatic dependent itself (after its prefetch).
 KERNELS_ENTERED(moe_route, moe_route, T_ONLY, P_MOE_ROUTE, A_MOE_ROUTE, NO_ENTER)
 
+// One value of an mma tile stored as mma_store stores it: with `silu`
+// (interleaved gate|up columns), lanes g and g ^ 1 hold a column pair's gate
+// and up, each rounded to bf16 first as if stored, and the even one stores
+// SILU_AND_MUL(gate, up) at y[row * (n / 2) + col / 2]; else y[row * n +
+// col] = v. Every lane of the warp calls it (the shuffle); `live`: the
+// lane's token is one of the tile's. (mma_store and linear_tiles spell the
+// same lines out: calling this from them changed the dense kernels' machine
+// code, which is tuned and measured as it is.)
+__device__ __forceinline__ void moe_mma_put(bf16* y, size_t row, float v, int col, int n, bool silu, bool live) {
+    int g = (threadIdx.x & 31) >> 2;
+    if (silu) {
+        float u = __shfl_xor_sync(0xffffffffu, v, 4);
+        bf16 tg, tu;
+        st(&tg, v);
+        st(&tu, u);
+        float gv = ld(&tg), uv = ld(&tu);
+        if ((g & 1) == 0 && col + 1 < n && live) st(&y[row * (n / 2) + col / 2], SILU_AND_MUL(gv, uv));
+    } else if (col < n && live) {
+        st(&y[row * n + col], v);
+    }
+}
+
 // The tile's sums (k slices added by mma_sum_parts) stored as mma_store
 // stores them without a bias, token tok's values (pair p0 + m0 + tok) in row
 // orow[tok & 1] of y (the lane's tokens 2t and 2t + 1).
@@ -179,18 +201,8 @@ __device__ __forceinline__ void moe_mma_store(float (&acc)[1][4], bf16* y, const
     for (int q = 0; q < 4; q++) {
         int col = col0 + g + (q >= 2 ? 8 : 0);
         int tok = 2 * t + (q & 1);
-        float v = acc[0][q] + 0.f;  // as mma_store adds its absent bias (-0 stored as +0)
-        if (silu) {
-            float u = __shfl_xor_sync(0xffffffffu, v, 4);
-            bf16 tg, tu;
-            st(&tg, v);
-            st(&tu, u);
-            float gv = ld(&tg), uv = ld(&tu);
-            if ((g & 1) == 0 && col + 1 < n && tok < mt)
-                st(&y[(size_t)orow[q & 1] * (n / 2) + col / 2], SILU_AND_MUL(gv, uv));
-        } else if (col < n && tok < mt) {
-            st(&y[(size_t)orow[q & 1] * n + col], v);
-        }
+        // + 0.f as mma_store adds its absent bias (-0 stored as +0).
+        moe_mma_put(y, orow[q & 1], acc[0][q] + 0.f, col, n, silu, tok < mt);
     }
 }
 

@@ -1,6 +1,6 @@
 # Ready, not run (written by a session lent no device machine). Carry ["devrun"] with devrun/new
-# (main's kernels, 2e6f8ea), devrun/chains (branch v2lite-chains, c7055d5) and their two cubins
-# (a19690f9351341d2, 77a5dbc38181cfdd) in devrun/kernels; see ../README.md for what to stash.
+# (main's kernels, 2e6f8ea), devrun/chains (branch v2lite-chains, 30fe1ae) and their two cubins
+# (a19690f9351341d2, 9e71f70bbf68684c) in devrun/kernels; see ../README.md for what to stash.
 # Call 2: branch v2lite-chains (the grouped experts' slot table, batched tail chunks, the down
 # product's output by route and the combine's loads in flight together; the latent attention's
 # query staged under its first keys and its merge's partials loaded early; the cache entry's

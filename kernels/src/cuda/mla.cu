@@ -11,29 +11,59 @@
 // The decoupled RoPE of `rd` values from src into dst at position pos (the
 // CPU engine's MlaAttention::rope): de-interleaved first when `interleave`
 // (pairs (2i, 2i+1) -> (i, i + rd/2)), then rotate_half with cos and sin
-// times `factor` (YaRN's attention factor). dst may not alias src.
+// times `factor` (YaRN's attention factor). dst may not alias src. In two
+// steps: pair i's source values and frequency (mla_rope_load), then its two
+// outputs (mla_rope_store).
+template <typename T>
+__device__ __forceinline__ void mla_rope_load(const T* src, const float* inv_freq, int i, int rd, int interleave,
+                                              float& a, float& b, float& f) {
+    int half = rd / 2;
+    a = interleave ? ld(&src[2 * i]) : ld(&src[i]);
+    b = interleave ? ld(&src[2 * i + 1]) : ld(&src[i + half]);
+    f = inv_freq[i];
+}
+template <typename T>
+__device__ __forceinline__ void mla_rope_store(T* dst, int i, float a, float b, float f, float pos, int rd,
+                                               float factor) {
+    int half = rd / 2;
+    float s, c;
+    sincosf(pos * f, &s, &c);
+    c *= factor;
+    s *= factor;
+    st(&dst[i], a * c - b * s);
+    st(&dst[i + half], b * c + a * s);
+}
 template <typename T>
 __device__ __forceinline__ void mla_rope_part(T* dst, const T* src, float pos, const float* inv_freq, int rd,
                                               int interleave, float factor) {
-    int half = rd / 2;
-    for (int i = threadIdx.x; i < half; i += blockDim.x) {
-        float a = interleave ? ld(&src[2 * i]) : ld(&src[i]);
-        float b = interleave ? ld(&src[2 * i + 1]) : ld(&src[i + half]);
-        float s, c;
-        sincosf(pos * inv_freq[i], &s, &c);
-        c *= factor;
-        s *= factor;
-        st(&dst[i], a * c - b * s);
-        st(&dst[i + half], b * c + a * s);
+    for (int i = threadIdx.x; i < rd / 2; i += blockDim.x) {
+        float a, b, f;
+        mla_rope_load(src, inv_freq, i, rd, interleave, a, b, f);
+        mla_rope_store(dst, i, a, b, f, pos, rd, factor);
     }
+}
+
+// Latent values a thread of the cache entry's block holds (mla_prep_at: 512
+// over 128 threads).
+#define MLA_ENTRY_VALUES 4
+
+// Before the wait on the previous kernel, block h of mla_prep_at asks L2 for
+// the weights it will read (no kernel writes them): the RoPE frequencies,
+// and for the cache entry's block the latent's norm weights.
+template <typename T>
+__device__ void mla_prep_prefetch(int h, const T* kv_norm, const float* inv_freq, int heads, int rd, int lora) {
+    prefetch_l2_span(inv_freq, (size_t)(rd / 2) * sizeof(float), threadIdx.x, blockDim.x);
+    if (h == heads) prefetch_l2_span(kv_norm, (size_t)lora * sizeof(T), threadIdx.x, blockDim.x);
 }
 
 // Block (r, h < heads): the rotated q_pe of head h into qcat[r, h, lora..D].
 // Block (r, heads): the cache entry of row r: RMSNorm(latent) * kv_norm, then
 // the rotated RoPE key, at pool row entry[r] (the layer's pool starts
-// pool_offset elements in). q rows are q_stride apart (heads x (nope + rd)
-// each), compressed rows (lora + rd) ckv_stride apart from ckv_offset.
-// grid: (rows, heads + 1).
+// pool_offset elements in); the latent, its norm weights and the key's source
+// pair are loaded together (when they fit MLA_ENTRY_VALUES a thread and a
+// pair a thread; the same arithmetic either way). q rows are q_stride
+// apart (heads x (nope + rd) each), compressed rows (lora + rd) ckv_stride
+// apart from ckv_offset. grid: (rows, heads + 1).
 template <typename T>
 __device__ void mla_prep_at(int r, int h, T* qcat, T* pool, const T* q, const T* ckv, long ckv_offset, const T* kv_norm,
                             const int* positions, const float* inv_freq, const int* entry, long pool_offset, int heads,
@@ -48,6 +78,31 @@ __device__ void mla_prep_at(int r, int h, T* qcat, T* pool, const T* q, const T*
     }
     const T* c = ckv + ckv_offset + (size_t)r * ckv_stride;
     T* e = pool + pool_offset + (size_t)entry[r] * d;
+    if (lora <= MLA_ENTRY_VALUES * (int)blockDim.x && rd / 2 <= (int)blockDim.x) {
+        float cv[MLA_ENTRY_VALUES], wv[MLA_ENTRY_VALUES], ra = 0.f, rb = 0.f, rf = 0.f;
+        bool pair = (int)threadIdx.x < rd / 2;
+        if (pair) mla_rope_load(c + lora, inv_freq, threadIdx.x, rd, interleave, ra, rb, rf);
+#pragma unroll
+        for (int u = 0; u < MLA_ENTRY_VALUES; u++) {
+            int i = threadIdx.x + u * blockDim.x;
+            if (i < lora) {
+                cv[u] = ld(&c[i]);
+                wv[u] = ld(&kv_norm[i]);
+            }
+        }
+        float ss = 0.f;
+#pragma unroll
+        for (int u = 0; u < MLA_ENTRY_VALUES; u++)
+            if (threadIdx.x + u * blockDim.x < lora) ss += cv[u] * cv[u];
+        float inv = rsqrtf(block_sum(ss) / (float)lora + eps);
+#pragma unroll
+        for (int u = 0; u < MLA_ENTRY_VALUES; u++) {
+            int i = threadIdx.x + u * blockDim.x;
+            if (i < lora) st(&e[i], cv[u] * inv * wv[u]);
+        }
+        if (pair) mla_rope_store(e + lora, threadIdx.x, ra, rb, rf, pos, rd, factor);
+        return;
+    }
     float ss = 0.f;
     for (int i = threadIdx.x; i < lora; i += blockDim.x) {
         float a = ld(&c[i]);
@@ -146,6 +201,7 @@ __device__ void mla_prep_uk(T* qcat, T* pool, const T* q, const T* ckv, long ckv
         return;
     }
     b -= nb;
+    mla_prep_prefetch(b / rows, kv_norm, inv_freq, heads, rd, lora);
     pdl_enter();
     mla_prep_at(b % rows, b / rows, qcat, pool, q, ckv, ckv_offset, kv_norm, positions, inv_freq, entry, pool_offset,
                 heads, q_stride, ckv_stride, nope, rd, lora, interleave, factor, eps);
@@ -176,6 +232,9 @@ __device__ MlaRowKeys mla_row_keys(const int* base, const int* prefix, const int
 // over 8 warps: 4 keys of 72 slices).
 #define MLA_STAGE_KEYS 4
 #define MLA_STAGE_SLICES 3
+// Splits up to which a one-head block's merge holds its partials in
+// registers (mla_merge_t's EARLY: 256 keys of bf16 chunks).
+#define MLA_EARLY_SPLITS 8
 
 // attention_merge for the nh heads of a block at once (the same arithmetic:
 // m the max of the splits' maxima, l = sum_s l_s e^(m_s - m) and o[d] =
@@ -184,41 +243,92 @@ __device__ MlaRowKeys mla_row_keys(const int* base, const int* prefix, const int
 // in order from registers; then thread (h, d) sums its outputs. Heads' parts
 // are splits apart: po [nh][splits][lora], ml [nh][splits][2]. Uses
 // hcap x (splits + 1) floats of `scratch` (shared memory; nh <= hcap).
-template <typename T>
+// EARLY > 0: with at most EARLY splits and every output in one round of
+// MERGE_OUTS a thread, a thread's partials are loaded first, in flight with
+// the (max, sum) pairs (one wait on memory instead of one for the pairs and
+// one a few splits of partials after them).
+#define MERGE_OUTS 4
+template <typename T, int EARLY>
 __device__ void mla_merge_t(T* o, const float* po, const float* ml, int nh, int lora, int splits, float* scratch,
                             int hcap) {
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
     float* wgt = scratch;                  // [hcap][splits]: e^(m_s - m)
     float* inv = scratch + hcap * splits;  // [hcap]: l
+    int total = nh * lora;
+    bool early = EARLY > 0 && splits <= EARLY && total <= MERGE_OUTS * (int)blockDim.x;
+    constexpr int EH = EARLY > 0 ? EARLY : 1;
+    float pre[MERGE_OUTS][EH];
+    if (early) {
+#pragma unroll
+        for (int u = 0; u < MERGE_OUTS; u++) {
+            int i = min((int)threadIdx.x + u * (int)blockDim.x, total - 1);
+            const float* p = po + (size_t)(i / lora) * splits * lora + i % lora;
+#pragma unroll
+            for (int s2 = 0; s2 < EH; s2++)
+                if (s2 < splits) pre[u][s2] = __ldcg(&p[(size_t)s2 * lora]);
+        }
+    }
     __syncthreads();  // the block's own partials are no longer read from scratch
     for (int hh = warp; hh < nh; hh += nw) {
         const float* mh = ml + (size_t)hh * splits * 2;
-        float m = -INFINITY;
-        for (int s0 = 0; s0 < splits; s0 += 32) {
-            float v = s0 + lane < splits ? __ldcg(&mh[2 * (s0 + lane)]) : -INFINITY;
+        float l = 0.f;
+        if (splits <= 32) {
+            // One load of each pair: the same values and order as the loop below.
+            bool in = lane < splits;
+            float ms = in ? __ldcg(&mh[2 * lane]) : 0.f, ls = in ? __ldcg(&mh[2 * lane + 1]) : 0.f;
+            float v = in ? ms : -INFINITY;
 #pragma unroll
             for (int o2 = 16; o2 > 0; o2 >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o2));
-            m = fmaxf(m, v);
-        }
-        float l = 0.f;
-        for (int s0 = 0; s0 < splits; s0 += 32) {
-            int sl = s0 + lane;
-            float ms = sl < splits ? __ldcg(&mh[2 * sl]) : 0.f;
-            float ls = sl < splits ? __ldcg(&mh[2 * sl + 1]) : 0.f;
+            float m = fmaxf(-INFINITY, v);
             float e = expf(ms - m);
-            if (sl < splits) wgt[hh * splits + sl] = e;
-            for (int t = 0; t < 32 && s0 + t < splits; t++) {
+            if (in) wgt[hh * splits + lane] = e;
+            for (int t = 0; t < 32 && t < splits; t++) {
                 float lt = __shfl_sync(0xffffffffu, ls, t), et = __shfl_sync(0xffffffffu, e, t);
                 l += lt * et;
+            }
+        } else {
+            float m = -INFINITY;
+            for (int s0 = 0; s0 < splits; s0 += 32) {
+                float v = s0 + lane < splits ? __ldcg(&mh[2 * (s0 + lane)]) : -INFINITY;
+#pragma unroll
+                for (int o2 = 16; o2 > 0; o2 >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o2));
+                m = fmaxf(m, v);
+            }
+            for (int s0 = 0; s0 < splits; s0 += 32) {
+                int sl = s0 + lane;
+                float ms = sl < splits ? __ldcg(&mh[2 * sl]) : 0.f;
+                float ls = sl < splits ? __ldcg(&mh[2 * sl + 1]) : 0.f;
+                float e = expf(ms - m);
+                if (sl < splits) wgt[hh * splits + sl] = e;
+                for (int t = 0; t < 32 && s0 + t < splits; t++) {
+                    float lt = __shfl_sync(0xffffffffu, ls, t), et = __shfl_sync(0xffffffffu, e, t);
+                    l += lt * et;
+                }
             }
         }
         if (lane == 0) inv[hh] = l;
     }
     __syncthreads();
+    if (early) {
+        float acc[MERGE_OUTS];
+#pragma unroll
+        for (int u = 0; u < MERGE_OUTS; u++) {
+            int i = min((int)threadIdx.x + u * (int)blockDim.x, total - 1);
+            const float* w = wgt + (i / lora) * splits;
+            acc[u] = 0.f;
+#pragma unroll
+            for (int s2 = 0; s2 < EH; s2++)
+                if (s2 < splits) acc[u] += pre[u][s2] * w[s2];
+        }
+#pragma unroll
+        for (int u = 0; u < MERGE_OUTS; u++) {
+            int i = threadIdx.x + u * (int)blockDim.x;
+            if (i < total) st(&o[(size_t)(i / lora) * lora + i % lora], acc[u] / inv[i / lora]);
+        }
+        return;
+    }
     // MERGE_OUTS outputs per thread at a time, their split loads in flight
     // together (each output's sum is still in split order).
-    constexpr int MERGE_OUTS = 4;
-    int total = nh * lora;
     for (int i0 = threadIdx.x; i0 < total; i0 += MERGE_OUTS * blockDim.x) {
         float acc[MERGE_OUTS];
         const float* p[MERGE_OUTS];
@@ -259,12 +369,13 @@ __device__ void mla_empty_split(float* part_out, float* part_ml, size_t first, i
 // After a block has written its split's partials: the last block of (launch
 // row blockIdx.x, head group blockIdx.y) to finish (a counter per pair, zero
 // between launches, which it resets) merges the splits into o (mla_merge_t
-// over po/ml from the pair's first slot, hcap heads of scratch).
-template <typename T>
+// over po/ml from the pair's first slot, hcap heads of scratch, EARLY as
+// there).
+template <int EARLY = 0, typename T>
 __device__ void mla_finish_split(T* o, const float* po, const float* ml, int* counters, int nh, int lora, int splits,
                                  float* scratch, int hcap) {
     int pair = blockIdx.x * gridDim.y + blockIdx.y;
     if (!last_to_arrive(&counters[pair], splits)) return;
-    mla_merge_t(o, po, ml, nh, lora, splits, scratch, hcap);
+    mla_merge_t<T, EARLY>(o, po, ml, nh, lora, splits, scratch, hcap);
     if (threadIdx.x == 0) counters[pair] = 0;
 }

@@ -10,7 +10,8 @@
 // split up to chunk x MLA_MAX_SPLITS keys, so a row never has more than
 // MLA_MAX_SPLITS splits and its splits depend on its own key count alone.
 // Per chunk: the cache rows are copied to shared memory (a warp per key,
-// its first keys' slices loaded before any is stored); warp w scores keys
+// its first keys' slices loaded before any is stored; in the first chunk the
+// query heads are staged while those loads are out); warp w scores keys
 // w, w + 8, ... against each head (lane l the 16-byte slices l, l + 32, ...
 // of the D values, then the xor tree); warp h takes head h's chunk max and
 // the new running max m, p = e^(s - m), their sum (lane partials, xor tree)
@@ -19,7 +20,8 @@
 // chunk's keys in order and adds it to its running output times a. (With
 // one chunk per split, a = 0 and the sums are the chunk's own.) Each block
 // writes its unnormalised partial output and (max, sum); the last block of
-// (row, group) merges the splits in split order (mla_merge_t). A row's
+// (row, group) merges the splits in split order (mla_merge_t; one-head
+// blocks with their partials loaded before the (max, sum) pairs). A row's
 // result depends only on its own key list. A launch covers the rows row0 ..
 // row0 + gridDim.x (the scratch holds that many rows' partials). Dynamic
 // shared memory: H x (D + chunk + lora) floats, chunk x D of T.
@@ -75,27 +77,34 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
         int per = vec ? d / VEC : d;
         // The query heads in f32; with 16-byte slices each slice's values as
         // VEC / 4 float4 planes [head][plane][slice], so that the lanes of a
-        // warp read consecutive float4s.
+        // warp read consecutive float4s. Staged in the first chunk, after its
+        // cache rows' loads are out (the query's round trip under theirs),
+        // with the running output and (max, sum) set up.
         const T* qh = qcat + ((size_t)r * heads + h0) * d;
-        if (vec) {
-            constexpr int PLANES = VEC / 4;
-            for (int i = threadIdx.x; i < nh * per; i += blockDim.x) {
-                int hh = i / per, c = i % per;
-                float v[VEC];
-                ld16(qh + (size_t)hh * d + c * VEC, v);
+        bool prepared = false;
+        auto prepare = [&]() {
+            if (prepared) return;
+            prepared = true;
+            if (vec) {
+                constexpr int PLANES = VEC / 4;
+                for (int i = threadIdx.x; i < nh * per; i += blockDim.x) {
+                    int hh = i / per, c = i % per;
+                    float v[VEC];
+                    ld16(qh + (size_t)hh * d + c * VEC, v);
 #pragma unroll
-                for (int pl = 0; pl < PLANES; pl++)
-                    ((float4*)qs)[(hh * PLANES + pl) * per + c] =
-                        make_float4(v[4 * pl], v[4 * pl + 1], v[4 * pl + 2], v[4 * pl + 3]);
+                    for (int pl = 0; pl < PLANES; pl++)
+                        ((float4*)qs)[(hh * PLANES + pl) * per + c] =
+                            make_float4(v[4 * pl], v[4 * pl + 1], v[4 * pl + 2], v[4 * pl + 3]);
+                }
+            } else {
+                for (int i = threadIdx.x; i < nh * d; i += blockDim.x) qs[i] = ld(&qh[i]);
             }
-        } else {
-            for (int i = threadIdx.x; i < nh * d; i += blockDim.x) qs[i] = ld(&qh[i]);
-        }
-        for (int i = threadIdx.x; i < nh * lora; i += blockDim.x) os[i] = 0.f;
-        if (threadIdx.x < H) {
-            run_m[threadIdx.x] = -INFINITY;
-            run_l[threadIdx.x] = 0.f;
-        }
+            for (int i = threadIdx.x; i < nh * lora; i += blockDim.x) os[i] = 0.f;
+            if (threadIdx.x < H) {
+                run_m[threadIdx.x] = -INFINITY;
+                run_l[threadIdx.x] = 0.f;
+            }
+        };
         for (int t0 = start; t0 < end; t0 += chunk) {
             int n = min(chunk, end - t0);
             auto row_of = [&](int j) { return kp + (size_t)rk.entry(extra, t0 + j) * d; };
@@ -104,8 +113,9 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
             // warp have all their 16-byte slices (up to MLA_STAGE_SLICES a
             // lane) loaded before any is stored.
             int staged = 0;
-            if (vec && per <= 32 * MLA_STAGE_SLICES) {
-                uint4 v[MLA_STAGE_KEYS][MLA_STAGE_SLICES];
+            bool stage = vec && per <= 32 * MLA_STAGE_SLICES;
+            uint4 v[MLA_STAGE_KEYS][MLA_STAGE_SLICES];
+            if (stage) {
 #pragma unroll
                 for (int u = 0; u < MLA_STAGE_KEYS; u++) {
                     int j = warp + u * nw;
@@ -115,6 +125,9 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
                     for (int sl = 0; sl < MLA_STAGE_SLICES; sl++)
                         if (lane + 32 * sl < per) v[u][sl] = row[lane + 32 * sl];
                 }
+            }
+            prepare();
+            if (stage) {
 #pragma unroll
                 for (int u = 0; u < MLA_STAGE_KEYS; u++) {
                     int j = warp + u * nw;
@@ -252,7 +265,8 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
         for (int i = threadIdx.x; i < nh * lora; i += blockDim.x)
             part_out[(first + (size_t)(i / lora) * splits + s) * lora + i % lora] = os[i];
     }
-    mla_finish_split(out + ((size_t)r * heads + h0) * lora, part_out + first * lora, part_ml + 2 * first, counters, nh,
+    // One-head blocks (a decode or short verify batch) merge with their partials loaded early.
+    mla_finish_split<H == 1 ? MLA_EARLY_SPLITS : 0>(out + ((size_t)r * heads + h0) * lora, part_out + first * lora, part_ml + 2 * first, counters, nh,
                      lora, splits, smem, MLA_HEADS);
 }
 

@@ -31,18 +31,22 @@ __device__ void moe_router_logits(float* logits, const T* x, const T* gate, int 
 // Routes every row, one warp per row at a time (moe_route_row in
 // moe_route.cu: scores, bias-corrected choice, the topk_group best groups
 // when n_group > 1, the top_k best candidates, their unbiased scores
-// renormalised and scaled, sorted by expert id) into ids/wts [rows, top_k];
-// then lays out the pairs: each expert's pairs in row order from
-// expert_off[e], pair_row[p] its row, pos[r * top_k + j] the pair of row r's
-// slot j, active[0..*n_active] the experts with pairs in ascending id. stats
-// (if not null): += n_active, += 1. One block; dynamic shared memory
-// (plan_smem in moe.rs): MOE_ROUTE_WARPS x 2 x experts floats, then experts counts, experts
-// + 1 offsets and min(pairs, MOE_SMEM_PAIRS) expert ids as ints. The logits
-// are read once (through L2: other blocks of the launch wrote them).
+// renormalised and scaled, sorted by expert id) into ids/wts [rows, top_k]
+// (row r's route j: its j-th expert); then lays out the pairs: each
+// expert's pairs in row order, pair_row[p] the row of pair p and
+// pair_route[p] its route r * top_k + j, and the slot table: slots[s] =
+// (expert, first pair, end pair, the first pair's row) for the experts with
+// pairs in ascending id, (-1, 0, 0, 0) for the rest of the `experts` slots
+// (one 16-byte load tells a grouped block its expert, its pairs and, for a
+// one-row batch, every pair's row). stats (if not null): += the experts with
+// pairs, += 1. One block; dynamic shared memory (plan_smem in moe.rs):
+// MOE_ROUTE_WARPS x 2 x experts floats, then experts counts, experts + 1
+// offsets, experts slots and min(pairs, MOE_SMEM_PAIRS) expert ids as ints.
+// The logits are read once (through L2: other blocks of the launch wrote
+// them).
 __device__ void moe_route_plan(const float* logits, const float* bias, int rows, int experts, int top_k, int n_group,
-                               int topk_group, int flags, float scaling, int* ids, float* wts, int* pos,
-                               int* expert_off, int* active, int* n_active, int* pair_row,
-                               unsigned long long* stats) {
+                               int topk_group, int flags, float scaling, int* ids, float* wts,
+                               int4* slots, int* pair_row, int* pair_route, unsigned long long* stats) {
     extern __shared__ float smem[];
     // At most MOE_ROUTE_WARPS warps route (plan_smem sizes the shared
     // memory for them); every thread lays out.
@@ -51,7 +55,8 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
     float* choice = score + experts;
     int* counts = (int*)(smem + (size_t)nw * 2 * experts);
     int* offs = counts + experts;
-    int* sids = offs + experts + 1;
+    int* slot_of = offs + experts + 1;
+    int* sids = slot_of + experts;
     int pairs = rows * top_k;
     bool staged = pairs <= MOE_SMEM_PAIRS;
     int npl = (experts + 31) >> 5;
@@ -93,15 +98,14 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
                 }
             }
             if (e < experts) {
-                offs[e] = expert_off[e] = carry + ic - c;
-                if (a) active[acarry + ia - 1] = e;
+                offs[e] = carry + ic - c;
+                if (a) slot_of[e] = acarry + ia - 1;
             }
             carry += __shfl_sync(0xffffffffu, ic, 31);
             acarry += __shfl_sync(0xffffffffu, ia, 31);
         }
+        for (int sl = acarry + lane; sl < experts; sl += 32) slots[sl] = make_int4(-1, 0, 0, 0);
         if (lane == 0) {
-            expert_off[experts] = carry;
-            *n_active = acarry;
             if (stats) {
                 atomicAdd(&stats[0], (unsigned long long)acarry);
                 atomicAdd(&stats[1], 1ull);
@@ -111,14 +115,16 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
     __syncthreads();
     for (int e = threadIdx.x; e < experts; e += blockDim.x) {
         if (counts[e] == 0) continue;
-        int p = offs[e];
+        int p = offs[e], row0 = -1;
         for (int i = 0; i < pairs; i++) {
             if (rid[i] == e) {
+                if (row0 < 0) row0 = i / top_k;
                 pair_row[p] = i / top_k;
-                pos[i] = p;
+                pair_route[p] = i;
                 p++;
             }
         }
+        slots[slot_of[e]] = make_int4(e, offs[e], p, row0);
     }
 }
 
@@ -128,11 +134,11 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
 // other blocks left in L2.
 __device__ void moe_route_tail(const float* logits, unsigned int* ticket, const float* bias, int rows, int experts,
                                int top_k, int n_group, int topk_group, int flags, float scaling, int* ids, float* wts,
-                               int* pos, int* expert_off, int* active, int* n_active, int* pair_row,
+                               int4* slots, int* pair_row, int* pair_route,
                                unsigned long long* stats) {
     if (!last_to_arrive(ticket, gridDim.x * gridDim.y)) return;
-    moe_route_plan(logits, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, pos, expert_off,
-                   active, n_active, pair_row, stats);
+    moe_route_plan(logits, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, slots, pair_row,
+                   pair_route, stats);
     if (threadIdx.x == 0) *ticket = 0u;
 }
 
@@ -146,109 +152,185 @@ __device__ void moe_route_tail(const float* logits, unsigned int* ticket, const 
 template <typename T>
 __device__ void moe_route(float* logits, const T* x, const T* gate, int k, int vec, unsigned int* ticket,
                           const float* bias, int rows, int experts, int top_k, int n_group, int topk_group, int flags,
-                          float scaling, int* ids, float* wts, int* pos, int* expert_off, int* active, int* n_active,
-                          int* pair_row, unsigned long long* stats) {
+                          float scaling, int* ids, float* wts, int4* slots, int* pair_row, int* pair_route,
+                          unsigned long long* stats) {
     int e = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (blockIdx.y == 0 && e < experts)
         prefetch_l2_span(gate + (size_t)e * k, (size_t)k * sizeof(T), threadIdx.x & 31, 32);
     pdl_enter();
     if (e < experts) moe_router_logits(logits, x, gate, rows, k, experts, vec);
-    moe_route_tail(logits, ticket, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, pos,
-                   expert_off, active, n_active, pair_row, stats);
+    moe_route_tail(logits, ticket, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, slots, pair_row,
+                   pair_route, stats);
 }
 
-#define P_MOE_ROUTE(T) (float* logits, const T* x, const T* gate, int k, int vec, unsigned int* ticket, const float* bias, int rows, int experts, int top_k, int n_group, int topk_group, int flags, float scaling, int* ids, float* wts, int* pos, int* expert_off, int* active, int* n_active, int* pair_row, unsigned long long* stats)
-#define A_MOE_ROUTE (logits, x, gate, k, vec, ticket, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, pos, expert_off, active, n_active, pair_row, stats)
+#define P_MOE_ROUTE(T) (float* logits, const T* x, const T* gate, int k, int vec, unsigned int* ticket, const float* bias, int rows, int experts, int top_k, int n_group, int topk_group, int flags, float scaling, int* ids, float* wts, int4* slots, int* pair_row, int* pair_route, unsigned long long* stats)
+#define A_MOE_ROUTE (logits, x, gate, k, vec, ticket, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, slots, pair_row, pair_route, stats)
 // moe_route enters as a programmatic dependent itself (after its prefetch).
 KERNELS_ENTERED(moe_route, moe_route, T_ONLY, P_MOE_ROUTE, A_MOE_ROUTE, NO_ENTER)
 
+// One value of an mma tile stored as mma_store stores it: with `silu`
+// (interleaved gate|up columns), lanes g and g ^ 1 hold a column pair's gate
+// and up, each rounded to bf16 first as if stored, and the even one stores
+// SILU_AND_MUL(gate, up) at y[row * (n / 2) + col / 2]; else y[row * n +
+// col] = v. Every lane of the warp calls it (the shuffle); `live`: the
+// lane's token is one of the tile's. (mma_store and linear_tiles spell the
+// same lines out: calling this from them changed the dense kernels' machine
+// code, which is tuned and measured as it is.)
+__device__ __forceinline__ void moe_mma_put(bf16* y, size_t row, float v, int col, int n, bool silu, bool live) {
+    int g = (threadIdx.x & 31) >> 2;
+    if (silu) {
+        float u = __shfl_xor_sync(0xffffffffu, v, 4);
+        bf16 tg, tu;
+        st(&tg, v);
+        st(&tu, u);
+        float gv = ld(&tg), uv = ld(&tu);
+        if ((g & 1) == 0 && col + 1 < n && live) st(&y[row * (n / 2) + col / 2], SILU_AND_MUL(gv, uv));
+    } else if (col < n && live) {
+        st(&y[row * n + col], v);
+    }
+}
+
+// The tile's sums (k slices added by mma_sum_parts) stored as mma_store
+// stores them without a bias, token tok's values (pair p0 + m0 + tok) in row
+// orow[tok & 1] of y (the lane's tokens 2t and 2t + 1).
+__device__ __forceinline__ void moe_mma_store(float (&acc)[1][4], bf16* y, const int (&orow)[2], int mt, int n,
+                                              int parts, bool silu, int col0, float* partial) {
+    int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    if (!mma_sum_parts<1>(acc, parts, partial)) return;
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        int col = col0 + g + (q >= 2 ? 8 : 0);
+        int tok = 2 * t + (q & 1);
+        // + 0.f as mma_store adds its absent bias (-0 stored as +0).
+        moe_mma_put(y, orow[q & 1], acc[0][q] + 0.f, col, n, silu, tok < mt);
+    }
+}
+
 // One warp's share of the grouped small-row linear on tensor cores (bf16):
-// the 16 output columns from col0 of y[p] = x[row(p)] W^T for the cnt pairs
-// p0.. of one expert (W = we, [n, k]), row(p) = pair_row[p] when gathering,
-// else p. Each 8-pair tile runs linear_mma_tile1's arithmetic (k split in
-// `parts` by the weight's shape, 32-wide chunks in order, weight loads
-// double-buffered), so a pair's result does not depend on how many pairs
-// share its expert. silu: SiLU-and-mul epilogue (interleaved gate|up rows;
-// y then n / 2 wide). Every warp of the block calls it with the same cnt.
-__device__ __forceinline__ void moe_mma_tile(bf16* y, const bf16* x, const bf16* we, int p0, int cnt,
-                                             const int* pair_row, int k, int n, int parts, bool silu, int col0,
-                                             float* partial) {
+// the 16 output columns from col0 of y[orow(p)] = x[irow(p)] W^T for the
+// cnt >= 1 pairs p0.. of one expert (W = we, [n, k]), irow(p) = pair_row[p]
+// when gathering (row0 for the first pair, from the slot table: a one-row
+// batch reads no pair_row), else p; orow(p) = pair_route[p] when given (the output by
+// route), else p. Each 8-pair tile runs linear_mma_tile1's arithmetic (k
+// split in `parts` by the weight's shape, 32-wide chunks in order, weight
+// loads double-buffered), so a pair's result does not depend on how many
+// pairs share its expert. The first stage's weights are asked for before the
+// pairs' rows are read, and the chunks past the last whole stage are loaded
+// together, then multiplied in order (the same products in the same order as
+// one chunk at a time, with one wait on memory instead of one a chunk:
+// V2-Lite's down, k = 1408, is five stages and four chunks). silu:
+// SiLU-and-mul epilogue (interleaved gate|up rows; y then n / 2 wide). Every
+// warp of the block calls it with the same pairs.
+__device__ __forceinline__ void moe_mma_tile(bf16* y, const bf16* x, const bf16* we, int p0, int cnt, int row0,
+                                             const int* pair_row, const int* pair_route, int k, int n, int parts,
+                                             bool silu, int col0, float* partial) {
     constexpr int KU = 8, STAGE = 32 * KU;
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     int part = warp % parts, span = k / parts, kb = part * span;
     const bf16* wlo = we + (size_t)min(col0 + g, n - 1) * k + 8 * t + kb;
     const bf16* whi = we + (size_t)min(col0 + g + 8, n - 1) * k + 8 * t + kb;
-    int yw = silu ? n / 2 : n;
     const Frag zero{0u, 0u, 0u, 0u};
-    int stages = span / STAGE;
+    int stages = span / STAGE, rest = (span - stages * STAGE) / 32;
+    Frag lo0[KU], hi0[KU], x0[KU], lo1[KU], hi1[KU], x1[KU];
+    auto load_weights = [&](Frag (&lo)[KU], Frag (&hi)[KU], int o) {
+#pragma unroll
+        for (int u = 0; u < KU; u++) {
+            lo[u] = ld_frag(wlo + o + 32 * u);
+            hi[u] = ld_frag(whi + o + 32 * u);
+        }
+    };
+    if (stages > 0) load_weights(lo0, hi0, 0);
     for (int m0 = 0; m0 < cnt; m0 += 8) {
         int mt = min(8, cnt - m0);
         bool live = g < mt;
-        int p = p0 + m0 + min(g, mt - 1);
-        int row = pair_row ? pair_row[p] : p;
+        int j = m0 + min(g, mt - 1), p = p0 + j;
+        int row = !pair_row ? p : j == 0 ? row0 : pair_row[p];
         const bf16* xr = x + (size_t)row * k + 8 * t + kb;
-        float acc[1][4] = {{0.f, 0.f, 0.f, 0.f}};
-        Frag lo0[KU], hi0[KU], x0[KU], lo1[KU], hi1[KU], x1[KU];
-        auto load_stage = [&](Frag (&lo)[KU], Frag (&hi)[KU], Frag (&xs)[KU], int o) {
+        int orow[2];
 #pragma unroll
-            for (int u = 0; u < KU; u++) {
-                lo[u] = ld_frag(wlo + o + 32 * u);
-                hi[u] = ld_frag(whi + o + 32 * u);
-                xs[u] = live ? ld_frag(xr + o + 32 * u) : zero;
-            }
+        for (int i = 0; i < 2; i++) {
+            int q = p0 + m0 + min(2 * t + i, mt - 1);
+            orow[i] = pair_route ? pair_route[q] : q;
+        }
+        float acc[1][4] = {{0.f, 0.f, 0.f, 0.f}};
+        auto load_tokens = [&](Frag (&xs)[KU], int o) {
+#pragma unroll
+            for (int u = 0; u < KU; u++) xs[u] = live ? ld_frag(xr + o + 32 * u) : zero;
         };
-        if (stages > 0) load_stage(lo0, hi0, x0, 0);
+        if (stages > 0) {
+            if (m0 > 0) load_weights(lo0, hi0, 0);
+            load_tokens(x0, 0);
+        }
         for (int s = 0; s < stages; s += 2) {
             int o1 = (s + 1) * STAGE, o2 = (s + 2) * STAGE;
-            if (s + 1 < stages) load_stage(lo1, hi1, x1, o1);
+            if (s + 1 < stages) {
+                load_weights(lo1, hi1, o1);
+                load_tokens(x1, o1);
+            }
 #pragma unroll
             for (int u = 0; u < KU; u++) mma_chunk(acc[0], lo0[u], hi0[u], x0[u]);
-            if (s + 2 < stages) load_stage(lo0, hi0, x0, o2);
+            if (s + 2 < stages) {
+                load_weights(lo0, hi0, o2);
+                load_tokens(x0, o2);
+            }
             if (s + 1 < stages) {
 #pragma unroll
                 for (int u = 0; u < KU; u++) mma_chunk(acc[0], lo1[u], hi1[u], x1[u]);
             }
         }
-        for (int kc = stages * STAGE; kc < span; kc += 32) {
-            Frag lo = ld_frag(wlo + kc), hi = ld_frag(whi + kc), xv = live ? ld_frag(xr + kc) : zero;
-            mma_chunk(acc[0], lo, hi, xv);
+        if (rest > 0) {
+            // Into the second buffer, which the stages no longer read.
+            int o = stages * STAGE;
+#pragma unroll
+            for (int u = 0; u < KU - 1; u++) {
+                if (u < rest) {
+                    lo1[u] = ld_frag(wlo + o + 32 * u);
+                    hi1[u] = ld_frag(whi + o + 32 * u);
+                    x1[u] = live ? ld_frag(xr + o + 32 * u) : zero;
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < KU - 1; u++)
+                if (u < rest) mma_chunk(acc[0], lo1[u], hi1[u], x1[u]);
         }
-        mma_store<1>(acc, y + (size_t)(p0 + m0) * yw, nullptr, mt, n, parts, silu, col0, partial);
+        moe_mma_store(acc, y, orow, mt, n, parts, silu, col0, partial);
     }
 }
 
-// The grouped linear (moe_mma_tile): block (column tile, slot) for expert
-// active[slot] (none when slot >= *n_active), W_e = w + e * n * k, one
-// warp per slice of k. flags bit 0: SiLU-and-mul epilogue.
-extern "C" __global__ void moe_mma_bf16(bf16* y, const bf16* x, const bf16* w, const int* expert_off,
-                                        const int* active, const int* n_active, const int* pair_row, int k, int n,
-                                        int parts, int flags) {
+// The grouped linear (moe_mma_tile): block (column tile, slot) for the
+// expert of slots[slot] (none when it is -1), W_e = w + e * n * k, one warp
+// per slice of k. flags bit 0: SiLU-and-mul epilogue.
+extern "C" __global__ void moe_mma_bf16(bf16* y, const bf16* x, const bf16* w, const int4* slots,
+                                        const int* pair_row, const int* pair_route, int k, int n, int parts,
+                                        int flags) {
     extern __shared__ float moe_partial[];
     pdl_launch_dependents();
     pdl_wait();
-    int slot = blockIdx.y;
-    if (slot >= *n_active) return;
-    int e = active[slot], p0 = expert_off[e], cnt = expert_off[e + 1] - p0;
-    moe_mma_tile(y, x, w + (size_t)e * n * k, p0, cnt, pair_row, k, n, parts, flags & 1, blockIdx.x * 16, moe_partial);
+    int4 sl = __ldcg(&slots[blockIdx.y]);
+    if (sl.x < 0) return;
+    moe_mma_tile(y, x, w + (size_t)sl.x * n * k, sl.y, sl.z - sl.y, sl.w, pair_row, pair_route, k, n, parts,
+                 flags & 1, blockIdx.x * 16, moe_partial);
 }
 
 // The grouped linear in FMA (f32, or bf16 whose k is not a multiple of 32):
 // one warp per output column (with SILU: per gate|up column pair, the
-// SiLU-and-mul of both rounded to T) of expert active[blockIdx.y], every
-// pair of it in turn (warp_dot: the order depends on k alone).
+// SiLU-and-mul of both rounded to T) of the expert of slots[blockIdx.y], every
+// pair of it in turn (warp_dot: the order depends on k alone); rows in and
+// out as moe_mma_tile's.
 template <typename T, bool SILU>
-__device__ void moe_rows(T* y, const T* x, const T* w, const int* expert_off, const int* active, const int* n_active,
-                         const int* pair_row, int k, int n, int vec) {
-    int slot = blockIdx.y;
-    if (slot >= *n_active) return;
+__device__ void moe_rows(T* y, const T* x, const T* w, const int4* slots, const int* pair_row, const int* pair_route,
+                         int k, int n, int vec) {
+    int4 sl = __ldcg(&slots[blockIdx.y]);
+    if (sl.x < 0) return;
     int cw = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
     int c0 = SILU ? 2 * cw : cw;
     if (c0 >= n) return;
-    int e = active[slot], p0 = expert_off[e], cnt = expert_off[e + 1] - p0;
+    int e = sl.x, p0 = sl.y, cnt = sl.z - sl.y;
     const T* w0 = w + ((size_t)e * n + c0) * k;
     for (int i = 0; i < cnt; i++) {
         int p = p0 + i;
-        const T* xr = x + (size_t)(pair_row ? pair_row[p] : p) * k;
+        const T* xr = x + (size_t)(!pair_row ? p : i == 0 ? sl.w : pair_row[p]) * k;
+        size_t orow = pair_route ? pair_route[p] : p;
         float a = warp_dot(w0, xr, k, vec != 0, lane);
         if (SILU) {
             float b = warp_dot(w0 + k, xr, k, vec != 0, lane);
@@ -256,16 +338,16 @@ __device__ void moe_rows(T* y, const T* x, const T* w, const int* expert_off, co
             st(&tg, a);
             st(&tu, b);
             float gv = ld(&tg), uv = ld(&tu);
-            if (lane == 0) st(&y[(size_t)p * (n / 2) + cw], SILU_AND_MUL(gv, uv));
+            if (lane == 0) st(&y[orow * (n / 2) + cw], SILU_AND_MUL(gv, uv));
         } else if (lane == 0) {
-            st(&y[(size_t)p * n + c0], a);
+            st(&y[orow * n + c0], a);
         }
     }
 }
 
 #define MOE_PLAIN(T) <T, false>
 #define MOE_SILU(T) <T, true>
-#define P_MOE_ROWS(T) (T* y, const T* x, const T* w, const int* expert_off, const int* active, const int* n_active, const int* pair_row, int k, int n, int vec)
-#define A_MOE_ROWS (y, x, w, expert_off, active, n_active, pair_row, k, n, vec)
+#define P_MOE_ROWS(T) (T* y, const T* x, const T* w, const int4* slots, const int* pair_row, const int* pair_route, int k, int n, int vec)
+#define A_MOE_ROWS (y, x, w, slots, pair_row, pair_route, k, n, vec)
 KERNELS(moe_rows, moe_rows, MOE_PLAIN, P_MOE_ROWS, A_MOE_ROWS)
 KERNELS(moe_rows_silu, moe_rows, MOE_SILU, P_MOE_ROWS, A_MOE_ROWS)

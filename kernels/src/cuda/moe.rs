@@ -38,11 +38,14 @@ pub struct MoePlan {
     pub(crate) logits: CudaSlice<f32>,
     pub(crate) ids: CudaSlice<i32>,
     pub(crate) weights: CudaSlice<f32>,
-    pub(crate) pos: CudaSlice<i32>,
-    pub(crate) expert_off: CudaSlice<i32>,
-    pub(crate) active: CudaSlice<i32>,
-    pub(crate) n_active: CudaSlice<i32>,
+    /// The slot table: per slot 4 ints, (expert, first pair, end pair, the
+    /// first pair's row) for the experts with pairs in ascending id, then
+    /// (-1, 0, 0, 0).
+    pub(crate) slot_table: CudaSlice<i32>,
     pub(crate) pair_row: CudaSlice<i32>,
+    /// Each pair's route `r * top_k + j` (row `r`'s `j`-th expert): where
+    /// the down product leaves its output for the combine.
+    pub(crate) pair_route: CudaSlice<i32>,
     /// Blocks of the routing launch that have finished (zero between launches).
     ticket: CudaSlice<u32>,
     spec: RouterSpec,
@@ -70,11 +73,9 @@ impl MoePlan {
             logits: s.alloc_zeros((rows * spec.experts).max(1))?,
             ids: s.alloc_zeros(pairs)?,
             weights: s.alloc_zeros(pairs)?,
-            pos: s.alloc_zeros(pairs)?,
-            expert_off: s.alloc_zeros(spec.experts + 1)?,
-            active: s.alloc_zeros(spec.experts)?,
-            n_active: s.alloc_zeros(1)?,
+            slot_table: s.alloc_zeros(4 * spec.experts)?,
             pair_row: s.alloc_zeros(pairs)?,
+            pair_route: s.alloc_zeros(pairs)?,
             ticket: s.alloc_zeros(1)?,
             spec,
         })
@@ -136,11 +137,9 @@ pub fn moe_route<T: GpuElement>(
         RawArg::F32(sp.scaling),
         RawArg::slice(gpu, &plan.ids),
         RawArg::slice(gpu, &plan.weights),
-        RawArg::slice(gpu, &plan.pos),
-        RawArg::slice(gpu, &plan.expert_off),
-        RawArg::slice(gpu, &plan.active),
-        RawArg::slice(gpu, &plan.n_active),
+        RawArg::slice(gpu, &plan.slot_table),
         RawArg::slice(gpu, &plan.pair_row),
+        RawArg::slice(gpu, &plan.pair_route),
         RawArg::opt(gpu, stats.map(|s| &*s)),
     ];
     // One warp per expert and row group for the logits; the last block to
@@ -164,9 +163,9 @@ const MOE_ROUTE_WARPS: usize = THREADS as usize / 32;
 
 /// Bytes of dynamic shared memory the routing of `rows` rows asks for
 /// (`moe_route_plan` in `moe.cu`): per routing warp 2 x experts scores,
-/// then counts, offsets and the staged expert ids.
+/// then counts, offsets, slots and the staged expert ids.
 fn plan_smem(sp: RouterSpec, rows: usize) -> usize {
-    let ints = sp.experts + sp.experts + 1 + (rows * sp.top_k).min(MOE_SMEM_PAIRS);
+    let ints = sp.experts + sp.experts + 1 + sp.experts + (rows * sp.top_k).min(MOE_SMEM_PAIRS);
     (MOE_ROUTE_WARPS * 2 * sp.experts + ints) * 4
 }
 
@@ -196,25 +195,36 @@ pub fn moe_k_parts(k: usize, n: usize, top_k: usize) -> usize {
     mma_k_parts(k, n * top_k)
 }
 
-/// The grouped linear: for every pair `p` of the plan, `y[p] = x[row] W_e^T`
-/// with `e` the pair's expert and `row` the pair's row (`gather`) or `p`
-/// itself (`x` laid out by pair, as the gate|up output is for the down
-/// projection); with `silu`, `y[p] = silu(gate) * up` of interleaved rows
-/// (`n / 2` wide). One launch for every expert; blocks of experts nobody
-/// chose exit at once.
+/// Which of an expert's two products a grouped launch runs, and so how its
+/// input and output rows are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExpertProduct {
+    /// gate|up (interleaved rows) with SiLU-and-mul: pair `p` reads its
+    /// row of `x: [rows, k]` and writes `y[p]` (`n / 2` wide).
+    GateUp,
+    /// down: pair `p` reads `x[p]` (the gate|up output) and writes its
+    /// route's row `y[r * top_k + j]` (row `r`'s `j`-th expert), where the
+    /// combine reads it without looking the pair up.
+    Down,
+}
+
+/// The grouped linear: for every pair `p` of the plan, `y[out] = x[in]
+/// W_e^T` with `e` the pair's expert, the rows `in` and `out` as
+/// [`ExpertProduct`] lays them out. One launch for every expert; blocks of
+/// experts nobody chose exit at once.
 pub fn moe_grouped<T: GpuElement>(
     gpu: &Gpu,
     y: &mut CudaSlice<T>,
     x: &CudaSlice<T>,
     experts: ExpertWeights<'_, T>,
     plan: &MoePlan,
-    gather: bool,
-    silu: bool,
+    product: ExpertProduct,
 ) -> Result<(), GpuError> {
     let ExpertWeights { w, n, k } = experts;
     let pairs = plan.pairs();
+    let silu = product == ExpertProduct::GateUp;
     let width = if silu { n / 2 } else { n };
-    let x_rows = if gather { plan.rows } else { pairs };
+    let x_rows = if silu { plan.rows } else { pairs };
     need(
         w.len() == plan.spec.experts * n * k
             && x.len() >= x_rows * k
@@ -225,19 +235,17 @@ pub fn moe_grouped<T: GpuElement>(
     if pairs == 0 {
         return Ok(());
     }
-    let pair_row = if gather {
-        RawArg::slice(gpu, &plan.pair_row)
-    } else {
-        RawArg::Ptr(0)
+    let (pair_row, pair_route) = match product {
+        ExpertProduct::GateUp => (RawArg::slice(gpu, &plan.pair_row), RawArg::Ptr(0)),
+        ExpertProduct::Down => (RawArg::Ptr(0), RawArg::slice(gpu, &plan.pair_route)),
     };
     let mut args = vec![
         RawArg::slice(gpu, y),
         RawArg::slice(gpu, x),
         RawArg::slice(gpu, w),
-        RawArg::slice(gpu, &plan.expert_off),
-        RawArg::slice(gpu, &plan.active),
-        RawArg::slice(gpu, &plan.n_active),
+        RawArg::slice(gpu, &plan.slot_table),
         pair_row,
+        pair_route,
         RawArg::I32(k as i32),
         RawArg::I32(n as i32),
     ];
@@ -267,8 +275,9 @@ pub fn moe_grouped<T: GpuElement>(
     unsafe { launch(gpu, &kernel, grid, &args) }
 }
 
-/// `out[r] = sum_j w[r, j] * yexp[pair(r, j)]` over row `r`'s experts in
-/// ascending id (multiply, then add), plus `shared[r]` when given.
+/// `out[r] = sum_j w[r, j] * yexp[r * top_k + j]` over row `r`'s experts
+/// in ascending id (multiply, then add; `yexp` as [`ExpertProduct::Down`]
+/// leaves it), plus `shared[r]` when given.
 pub fn moe_combine<T: GpuElement>(
     gpu: &Gpu,
     out: &mut CudaSlice<T>,
@@ -292,7 +301,6 @@ pub fn moe_combine<T: GpuElement>(
         RawArg::slice(gpu, out),
         RawArg::slice(gpu, yexp),
         RawArg::opt(gpu, shared),
-        RawArg::slice(gpu, &plan.pos),
         RawArg::slice(gpu, &plan.weights),
         RawArg::I32(plan.spec.top_k as i32),
         RawArg::I32(hidden as i32),
@@ -313,10 +321,10 @@ pub fn moe_combine<T: GpuElement>(
 }
 
 /// The experts' output of a forward, waiting to be combined: the routed
-/// outputs by pair, the shared experts' output, and the plan that routed them.
+/// outputs by route, the shared experts' output, and the plan that routed them.
 #[derive(Clone, Copy)]
 pub struct ExpertsOutput<'a, T> {
-    /// Each pair's expert output, `[pairs, hidden]`.
+    /// Each route's expert output, `[rows, top_k, hidden]`.
     pub yexp: &'a CudaSlice<T>,
     /// The shared experts' output, `[rows, hidden]`, when the layer has them.
     pub shared: Option<&'a CudaSlice<T>>,
@@ -354,7 +362,6 @@ pub fn moe_combine_norm<T: GpuElement>(
         RawArg::slice(gpu, residual),
         RawArg::slice(gpu, yexp),
         RawArg::opt(gpu, shared),
-        RawArg::slice(gpu, &plan.pos),
         RawArg::slice(gpu, &plan.weights),
         RawArg::I32(plan.spec.top_k as i32),
         RawArg::slice(gpu, w),

@@ -2,6 +2,9 @@
 // ---------------------------------------------------------------------------
 // RMSNorm, with the residual add fused.
 
+// Threads of a norm's block (norm.rs: NORM_THREADS).
+#define NORM_THREADS 512
+
 // residual += delta (when there is one: the row's values rounded to T as a
 // kernel would have stored them); out = rmsnorm(residual) * w, for row
 // blockIdx.x. The kernel's entry: the norm's weights are loaded (into

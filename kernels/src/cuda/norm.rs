@@ -5,7 +5,8 @@ use super::launch::{cfg, launch, name, need, RawArg};
 use cudarc::driver::CudaSlice;
 
 /// Threads of an RMSNorm block (one block a row; `norm.cu`'s register
-/// path holds up to 4 x 16 bytes of a row per thread).
+/// path holds up to 4 x 16 bytes of a row per thread; `NORM_THREADS` in
+/// `norm.cu`, the kernels' launch bounds).
 pub(crate) const NORM_THREADS: u32 = 512;
 
 /// `residual += delta` (when given), then `out = rmsnorm(residual) * w`, row by row.

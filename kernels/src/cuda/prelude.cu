@@ -33,13 +33,15 @@ __device__ __forceinline__ void ld2(const bf16* p, float& a, float& b) {
     a = __uint_as_float(w << 16);
     b = __uint_as_float(w & 0xffff0000u);
 }
-// 16 bytes of T as floats.
-__device__ __forceinline__ void ld16(const float* p, float* v) {
-    float4 a = *(const float4*)p;
-    v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
+// 16 bytes of T, as loaded, as floats.
+template <typename T>
+__device__ __forceinline__ void unpack16(uint4 a, float* v);
+template <>
+__device__ __forceinline__ void unpack16<float>(uint4 a, float* v) {
+    v[0] = __uint_as_float(a.x); v[1] = __uint_as_float(a.y); v[2] = __uint_as_float(a.z); v[3] = __uint_as_float(a.w);
 }
-__device__ __forceinline__ void ld16(const bf16* p, float* v) {
-    uint4 a = *(const uint4*)p;
+template <>
+__device__ __forceinline__ void unpack16<bf16>(uint4 a, float* v) {
     unsigned int w[4] = {a.x, a.y, a.z, a.w};
 #pragma unroll
     for (int i = 0; i < 4; i++) {
@@ -47,6 +49,12 @@ __device__ __forceinline__ void ld16(const bf16* p, float* v) {
         v[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
     }
 }
+// 16 bytes of T as floats.
+__device__ __forceinline__ void ld16(const float* p, float* v) {
+    float4 a = *(const float4*)p;
+    v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
+}
+__device__ __forceinline__ void ld16(const bf16* p, float* v) { unpack16<bf16>(*(const uint4*)p, v); }
 
 // 16 bytes of floats stored as T.
 __device__ __forceinline__ void st16(float* p, const float* v) { *(float4*)p = make_float4(v[0], v[1], v[2], v[3]); }
@@ -208,6 +216,18 @@ __device__ float block_max(float v) {
     extern "C" __global__ void NAME##_bf16 PARAMS(bf16) {                           \
         ENTER(bf16);                                                                \
         FN TARGS(bf16) ARGS;                                                        \
+    }
+// KERNELS_ENTERED for kernels always launched with THREADS threads a block:
+// __launch_bounds__ keeps a thread's registers within what such a block may
+// hold (past it the launch would fail, not slow down).
+#define KERNELS_BOUNDED(NAME, FN, TARGS, PARAMS, ARGS, ENTER, THREADS)                   \
+    extern "C" __global__ void __launch_bounds__(THREADS) NAME##_f32 PARAMS(float) {     \
+        ENTER(float);                                                                     \
+        FN TARGS(float) ARGS;                                                             \
+    }                                                                                     \
+    extern "C" __global__ void __launch_bounds__(THREADS) NAME##_bf16 PARAMS(bf16) {      \
+        ENTER(bf16);                                                                      \
+        FN TARGS(bf16) ARGS;                                                              \
     }
 #define PDL_ENTER(T) pdl_enter()
 #define NO_ENTER(T) (void)0

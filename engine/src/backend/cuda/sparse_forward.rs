@@ -13,8 +13,8 @@ use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cuda::{
     invariant_linear_rows, mla_attention, mla_head_linear, mla_prep, mla_prep_uk, mla_uk,
-    moe_grouped, moe_route, rms_norm_residual, ExpertWeights, ExpertsOutput, Gpu, GpuElement,
-    HeadStrides, MlaPrepInputs, MlaRope, MlaScratch, MoePlan,
+    moe_grouped, moe_route, rms_norm_residual, ExpertProduct, ExpertWeights, ExpertsOutput, Gpu,
+    GpuElement, HeadStrides, MlaPrepInputs, MlaRope, MlaScratch, MoePlan,
 };
 
 /// Latent attention's buffers of one forward shape.
@@ -278,13 +278,27 @@ where
         n: 2 * m.inner,
         k: h,
     };
-    moe_grouped(gpu, &mut buf.act, &sc.normed, gu, &buf.plan, true, true)?;
+    moe_grouped(
+        gpu,
+        &mut buf.act,
+        &sc.normed,
+        gu,
+        &buf.plan,
+        ExpertProduct::GateUp,
+    )?;
     let dn = ExpertWeights {
         w: &m.down,
         n: h,
         k: m.inner,
     };
-    moe_grouped(gpu, &mut buf.yexp, &buf.act, dn, &buf.plan, false, false)?;
+    moe_grouped(
+        gpu,
+        &mut buf.yexp,
+        &buf.act,
+        dn,
+        &buf.plan,
+        ExpertProduct::Down,
+    )?;
     clock.mark(gpu, "routed experts");
     match &m.shared {
         Some(_) if beside => gpu.join()?,

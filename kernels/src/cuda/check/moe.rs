@@ -8,7 +8,7 @@
 use super::{differing, download, normwise_error, random, round, row_recorder, upload, CheckRow};
 use crate::cuda::{
     moe_combine, moe_combine_norm, moe_grouped, moe_route, moe_routes, rms_norm_residual,
-    ExpertWeights, ExpertsOutput, Gpu, GpuElement, GpuError, MoePlan, RouterSpec,
+    ExpertProduct, ExpertWeights, ExpertsOutput, Gpu, GpuElement, GpuError, MoePlan, RouterSpec,
 };
 use cudarc::driver::CudaSlice;
 use rand_chacha::ChaCha8Rng;
@@ -116,14 +116,14 @@ fn run<T: GpuElement>(
         n: 2 * inner,
         k: h,
     };
-    moe_grouped(gpu, &mut act, x, gu, &plan, true, true)?;
+    moe_grouped(gpu, &mut act, x, gu, &plan, ExpertProduct::GateUp)?;
     let mut yexp = s.alloc_zeros::<T>(pairs * h)?;
     let dn = ExpertWeights {
         w: &ex.down,
         n: h,
         k: inner,
     };
-    moe_grouped(gpu, &mut yexp, &act, dn, &plan, false, false)?;
+    moe_grouped(gpu, &mut yexp, &act, dn, &plan, ExpertProduct::Down)?;
     let mut out = s.alloc_zeros::<T>(rows * h)?;
     moe_combine(gpu, &mut out, &yexp, shared, &plan, h)?;
     // The combine into the next RMSNorm, one launch or two: x itself as the
@@ -184,12 +184,15 @@ pub(super) fn check_moe<T: GpuElement>(
         ..v2
     };
     // bf16 on tensor cores (k multiples of 32) and a scalar-path shape; the
-    // wider one splits k in 4 (gate|up) and 2 (down).
+    // wider one splits k in 4 (gate|up) and 2 (down); inner 352 gives the
+    // down product a whole stage of 8 chunks and 3 past it (as V2-Lite's
+    // 1408: five stages and four).
     for (sp, hidden, inner, bias) in [
         (v3, 256, 96, true),
         (v2, 256, 64, false),
         (qwen, 40, 20, false),
         (v2, 1024, 512, false),
+        (v3, 512, 352, true),
     ] {
         check_router::<T>(gpu, rng, rows_out, sp, hidden, inner, bias)?;
     }

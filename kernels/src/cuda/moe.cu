@@ -35,13 +35,12 @@ __device__ void moe_router_logits(float* logits, const T* x, const T* gate, int 
 // (row r's route j: its j-th expert); then lays out the pairs: each
 // expert's pairs in row order, pair_row[p] the row of pair p and
 // pair_route[p] its route r * top_k + j, and the slot table: slots[s] =
-// (expert, first pair, end pair, the first pair's row) for the experts with
-// pairs in ascending id, (-1, 0, 0, 0) for the rest of the `experts` slots
-// (one 16-byte load tells a grouped block its expert, its pairs and, for a
-// one-row batch, every pair's row). stats (if not null): += the experts with
-// pairs, += 1. One block; dynamic shared memory (plan_smem in moe.rs):
-// MOE_ROUTE_WARPS x 2 x experts floats, then experts counts, experts + 1
-// offsets, experts slots and min(pairs, MOE_SMEM_PAIRS) expert ids as ints.
+// (expert, first pair, end pair, 0) for the experts with pairs in ascending
+// id, (-1, 0, 0, 0) for the rest of the `experts` slots (one 16-byte load
+// tells a grouped block its expert and pairs). stats (if not null): += the
+// experts with pairs, += 1. One block; dynamic shared memory (plan_smem in
+// moe.rs): MOE_ROUTE_WARPS x 2 x experts floats, then experts counts,
+// experts + 1 offsets and min(pairs, MOE_SMEM_PAIRS) expert ids as ints.
 // The logits are read once (through L2: other blocks of the launch wrote
 // them).
 __device__ void moe_route_plan(const float* logits, const float* bias, int rows, int experts, int top_k, int n_group,
@@ -55,8 +54,7 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
     float* choice = score + experts;
     int* counts = (int*)(smem + (size_t)nw * 2 * experts);
     int* offs = counts + experts;
-    int* slot_of = offs + experts + 1;
-    int* sids = slot_of + experts;
+    int* sids = offs + experts + 1;
     int pairs = rows * top_k;
     bool staged = pairs <= MOE_SMEM_PAIRS;
     int npl = (experts + 31) >> 5;
@@ -98,8 +96,9 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
                 }
             }
             if (e < experts) {
-                offs[e] = carry + ic - c;
-                if (a) slot_of[e] = acarry + ia - 1;
+                int off = carry + ic - c;
+                offs[e] = off;
+                if (a) slots[acarry + ia - 1] = make_int4(e, off, off + c, 0);
             }
             carry += __shfl_sync(0xffffffffu, ic, 31);
             acarry += __shfl_sync(0xffffffffu, ia, 31);
@@ -115,16 +114,14 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
     __syncthreads();
     for (int e = threadIdx.x; e < experts; e += blockDim.x) {
         if (counts[e] == 0) continue;
-        int p = offs[e], row0 = -1;
+        int p = offs[e];
         for (int i = 0; i < pairs; i++) {
             if (rid[i] == e) {
-                if (row0 < 0) row0 = i / top_k;
                 pair_row[p] = i / top_k;
                 pair_route[p] = i;
                 p++;
             }
         }
-        slots[slot_of[e]] = make_int4(e, offs[e], p, row0);
     }
 }
 
@@ -209,8 +206,7 @@ __device__ __forceinline__ void moe_mma_store(float (&acc)[1][4], bf16* y, const
 // One warp's share of the grouped small-row linear on tensor cores (bf16):
 // the 16 output columns from col0 of y[orow(p)] = x[irow(p)] W^T for the
 // cnt >= 1 pairs p0.. of one expert (W = we, [n, k]), irow(p) = pair_row[p]
-// when gathering (row0 for the first pair, from the slot table: a one-row
-// batch reads no pair_row), else p; orow(p) = pair_route[p] when given (the output by
+// when gathering, else p; orow(p) = pair_route[p] when given (the output by
 // route), else p. Each 8-pair tile runs linear_mma_tile1's arithmetic (k
 // split in `parts` by the weight's shape, 32-wide chunks in order, weight
 // loads double-buffered), so a pair's result does not depend on how many
@@ -221,7 +217,7 @@ __device__ __forceinline__ void moe_mma_store(float (&acc)[1][4], bf16* y, const
 // V2-Lite's down, k = 1408, is five stages and four chunks). silu:
 // SiLU-and-mul epilogue (interleaved gate|up rows; y then n / 2 wide). Every
 // warp of the block calls it with the same pairs.
-__device__ __forceinline__ void moe_mma_tile(bf16* y, const bf16* x, const bf16* we, int p0, int cnt, int row0,
+__device__ __forceinline__ void moe_mma_tile(bf16* y, const bf16* x, const bf16* we, int p0, int cnt,
                                              const int* pair_row, const int* pair_route, int k, int n, int parts,
                                              bool silu, int col0, float* partial) {
     constexpr int KU = 8, STAGE = 32 * KU;
@@ -243,8 +239,8 @@ __device__ __forceinline__ void moe_mma_tile(bf16* y, const bf16* x, const bf16*
     for (int m0 = 0; m0 < cnt; m0 += 8) {
         int mt = min(8, cnt - m0);
         bool live = g < mt;
-        int j = m0 + min(g, mt - 1), p = p0 + j;
-        int row = !pair_row ? p : j == 0 ? row0 : pair_row[p];
+        int p = p0 + m0 + min(g, mt - 1);
+        int row = pair_row ? pair_row[p] : p;
         const bf16* xr = x + (size_t)row * k + 8 * t + kb;
         int orow[2];
 #pragma unroll
@@ -308,8 +304,8 @@ extern "C" __global__ void moe_mma_bf16(bf16* y, const bf16* x, const bf16* w, c
     pdl_wait();
     int4 sl = __ldcg(&slots[blockIdx.y]);
     if (sl.x < 0) return;
-    moe_mma_tile(y, x, w + (size_t)sl.x * n * k, sl.y, sl.z - sl.y, sl.w, pair_row, pair_route, k, n, parts,
-                 flags & 1, blockIdx.x * 16, moe_partial);
+    moe_mma_tile(y, x, w + (size_t)sl.x * n * k, sl.y, sl.z - sl.y, pair_row, pair_route, k, n, parts, flags & 1,
+                 blockIdx.x * 16, moe_partial);
 }
 
 // The grouped linear in FMA (f32, or bf16 whose k is not a multiple of 32):
@@ -329,7 +325,7 @@ __device__ void moe_rows(T* y, const T* x, const T* w, const int4* slots, const 
     const T* w0 = w + ((size_t)e * n + c0) * k;
     for (int i = 0; i < cnt; i++) {
         int p = p0 + i;
-        const T* xr = x + (size_t)(!pair_row ? p : i == 0 ? sl.w : pair_row[p]) * k;
+        const T* xr = x + (size_t)(pair_row ? pair_row[p] : p) * k;
         size_t orow = pair_route ? pair_route[p] : p;
         float a = warp_dot(w0, xr, k, vec != 0, lane);
         if (SILU) {

@@ -38,9 +38,8 @@ pub struct MoePlan {
     pub(crate) logits: CudaSlice<f32>,
     pub(crate) ids: CudaSlice<i32>,
     pub(crate) weights: CudaSlice<f32>,
-    /// The slot table: per slot 4 ints, (expert, first pair, end pair, the
-    /// first pair's row) for the experts with pairs in ascending id, then
-    /// (-1, 0, 0, 0).
+    /// The slot table: per slot 4 ints, (expert, first pair, end pair, 0)
+    /// for the experts with pairs in ascending id, then (-1, 0, 0, 0).
     pub(crate) slot_table: CudaSlice<i32>,
     pub(crate) pair_row: CudaSlice<i32>,
     /// Each pair's route `r * top_k + j` (row `r`'s `j`-th expert): where
@@ -163,9 +162,9 @@ const MOE_ROUTE_WARPS: usize = THREADS as usize / 32;
 
 /// Bytes of dynamic shared memory the routing of `rows` rows asks for
 /// (`moe_route_plan` in `moe.cu`): per routing warp 2 x experts scores,
-/// then counts, offsets, slots and the staged expert ids.
+/// then counts, offsets and the staged expert ids.
 fn plan_smem(sp: RouterSpec, rows: usize) -> usize {
-    let ints = sp.experts + sp.experts + 1 + sp.experts + (rows * sp.top_k).min(MOE_SMEM_PAIRS);
+    let ints = sp.experts + sp.experts + 1 + (rows * sp.top_k).min(MOE_SMEM_PAIRS);
     (MOE_ROUTE_WARPS * 2 * sp.experts + ints) * 4
 }
 

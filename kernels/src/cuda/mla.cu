@@ -232,9 +232,6 @@ __device__ MlaRowKeys mla_row_keys(const int* base, const int* prefix, const int
 // over 8 warps: 4 keys of 72 slices).
 #define MLA_STAGE_KEYS 4
 #define MLA_STAGE_SLICES 3
-// Splits up to which a one-head block's merge holds its partials in
-// registers (mla_merge_t's EARLY: 256 keys of bf16 chunks).
-#define MLA_EARLY_SPLITS 8
 
 // attention_merge for the nh heads of a block at once (the same arithmetic:
 // m the max of the splits' maxima, l = sum_s l_s e^(m_s - m) and o[d] =
@@ -243,31 +240,15 @@ __device__ MlaRowKeys mla_row_keys(const int* base, const int* prefix, const int
 // in order from registers; then thread (h, d) sums its outputs. Heads' parts
 // are splits apart: po [nh][splits][lora], ml [nh][splits][2]. Uses
 // hcap x (splits + 1) floats of `scratch` (shared memory; nh <= hcap).
-// EARLY > 0: with at most EARLY splits and every output in one round of
-// MERGE_OUTS a thread, a thread's partials are loaded first, in flight with
-// the (max, sum) pairs (one wait on memory instead of one for the pairs and
-// one a few splits of partials after them).
-#define MERGE_OUTS 4
-template <typename T, int EARLY>
+// (Loading a thread's partials before the pairs, held in registers for up to
+// eight splits, made the one-head launch 30 us a V2-Lite forward slower on an
+// H100: results/h200/v2lite-chains-2026-12-05, call 5.)
+template <typename T>
 __device__ void mla_merge_t(T* o, const float* po, const float* ml, int nh, int lora, int splits, float* scratch,
                             int hcap) {
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
     float* wgt = scratch;                  // [hcap][splits]: e^(m_s - m)
     float* inv = scratch + hcap * splits;  // [hcap]: l
-    int total = nh * lora;
-    bool early = EARLY > 0 && splits <= EARLY && total <= MERGE_OUTS * (int)blockDim.x;
-    constexpr int EH = EARLY > 0 ? EARLY : 1;
-    float pre[MERGE_OUTS][EH];
-    if (early) {
-#pragma unroll
-        for (int u = 0; u < MERGE_OUTS; u++) {
-            int i = min((int)threadIdx.x + u * (int)blockDim.x, total - 1);
-            const float* p = po + (size_t)(i / lora) * splits * lora + i % lora;
-#pragma unroll
-            for (int s2 = 0; s2 < EH; s2++)
-                if (s2 < splits) pre[u][s2] = __ldcg(&p[(size_t)s2 * lora]);
-        }
-    }
     __syncthreads();  // the block's own partials are no longer read from scratch
     for (int hh = warp; hh < nh; hh += nw) {
         const float* mh = ml + (size_t)hh * splits * 2;
@@ -309,26 +290,10 @@ __device__ void mla_merge_t(T* o, const float* po, const float* ml, int nh, int 
         if (lane == 0) inv[hh] = l;
     }
     __syncthreads();
-    if (early) {
-        float acc[MERGE_OUTS];
-#pragma unroll
-        for (int u = 0; u < MERGE_OUTS; u++) {
-            int i = min((int)threadIdx.x + u * (int)blockDim.x, total - 1);
-            const float* w = wgt + (i / lora) * splits;
-            acc[u] = 0.f;
-#pragma unroll
-            for (int s2 = 0; s2 < EH; s2++)
-                if (s2 < splits) acc[u] += pre[u][s2] * w[s2];
-        }
-#pragma unroll
-        for (int u = 0; u < MERGE_OUTS; u++) {
-            int i = threadIdx.x + u * (int)blockDim.x;
-            if (i < total) st(&o[(size_t)(i / lora) * lora + i % lora], acc[u] / inv[i / lora]);
-        }
-        return;
-    }
     // MERGE_OUTS outputs per thread at a time, their split loads in flight
     // together (each output's sum is still in split order).
+    constexpr int MERGE_OUTS = 4;
+    int total = nh * lora;
     for (int i0 = threadIdx.x; i0 < total; i0 += MERGE_OUTS * blockDim.x) {
         float acc[MERGE_OUTS];
         const float* p[MERGE_OUTS];
@@ -369,13 +334,12 @@ __device__ void mla_empty_split(float* part_out, float* part_ml, size_t first, i
 // After a block has written its split's partials: the last block of (launch
 // row blockIdx.x, head group blockIdx.y) to finish (a counter per pair, zero
 // between launches, which it resets) merges the splits into o (mla_merge_t
-// over po/ml from the pair's first slot, hcap heads of scratch, EARLY as
-// there).
-template <int EARLY = 0, typename T>
+// over po/ml from the pair's first slot, hcap heads of scratch).
+template <typename T>
 __device__ void mla_finish_split(T* o, const float* po, const float* ml, int* counters, int nh, int lora, int splits,
                                  float* scratch, int hcap) {
     int pair = blockIdx.x * gridDim.y + blockIdx.y;
     if (!last_to_arrive(&counters[pair], splits)) return;
-    mla_merge_t<T, EARLY>(o, po, ml, nh, lora, splits, scratch, hcap);
+    mla_merge_t(o, po, ml, nh, lora, splits, scratch, hcap);
     if (threadIdx.x == 0) counters[pair] = 0;
 }

@@ -20,8 +20,7 @@
 // chunk's keys in order and adds it to its running output times a. (With
 // one chunk per split, a = 0 and the sums are the chunk's own.) Each block
 // writes its unnormalised partial output and (max, sum); the last block of
-// (row, group) merges the splits in split order (mla_merge_t; one-head
-// blocks with their partials loaded before the (max, sum) pairs). A row's
+// (row, group) merges the splits in split order (mla_merge_t). A row's
 // result depends only on its own key list. A launch covers the rows row0 ..
 // row0 + gridDim.x (the scratch holds that many rows' partials). Dynamic
 // shared memory: H x (D + chunk + lora) floats, chunk x D of T.
@@ -265,8 +264,7 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
         for (int i = threadIdx.x; i < nh * lora; i += blockDim.x)
             part_out[(first + (size_t)(i / lora) * splits + s) * lora + i % lora] = os[i];
     }
-    // One-head blocks (a decode or short verify batch) merge with their partials loaded early.
-    mla_finish_split<H == 1 ? MLA_EARLY_SPLITS : 0>(out + ((size_t)r * heads + h0) * lora, part_out + first * lora, part_ml + 2 * first, counters, nh,
+    mla_finish_split(out + ((size_t)r * heads + h0) * lora, part_out + first * lora, part_ml + 2 * first, counters, nh,
                      lora, splits, smem, MLA_HEADS);
 }
 

@@ -252,39 +252,30 @@ __device__ void mla_merge_t(T* o, const float* po, const float* ml, int nh, int 
     __syncthreads();  // the block's own partials are no longer read from scratch
     for (int hh = warp; hh < nh; hh += nw) {
         const float* mh = ml + (size_t)hh * splits * 2;
-        float l = 0.f;
-        if (splits <= 32) {
-            // One load of each pair: the same values and order as the loop below.
-            bool in = lane < splits;
-            float ms = in ? __ldcg(&mh[2 * lane]) : 0.f, ls = in ? __ldcg(&mh[2 * lane + 1]) : 0.f;
-            float v = in ? ms : -INFINITY;
+        // The lane's pair of the first 32 splits is loaded once, in the first
+        // pass, and kept for the second (for at most 32 splits, one wait).
+        float m = -INFINITY, ms0 = 0.f, ls0 = 0.f;
+        for (int s0 = 0; s0 < splits; s0 += 32) {
+            bool in = s0 + lane < splits;
+            float v = in ? __ldcg(&mh[2 * (s0 + lane)]) : -INFINITY;
+            if (s0 == 0 && in) {
+                ms0 = v;
+                ls0 = __ldcg(&mh[2 * lane + 1]);
+            }
 #pragma unroll
             for (int o2 = 16; o2 > 0; o2 >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o2));
-            float m = fmaxf(-INFINITY, v);
+            m = fmaxf(m, v);
+        }
+        float l = 0.f;
+        for (int s0 = 0; s0 < splits; s0 += 32) {
+            int sl = s0 + lane;
+            float ms = s0 == 0 ? ms0 : sl < splits ? __ldcg(&mh[2 * sl]) : 0.f;
+            float ls = s0 == 0 ? ls0 : sl < splits ? __ldcg(&mh[2 * sl + 1]) : 0.f;
             float e = expf(ms - m);
-            if (in) wgt[hh * splits + lane] = e;
-            for (int t = 0; t < 32 && t < splits; t++) {
+            if (sl < splits) wgt[hh * splits + sl] = e;
+            for (int t = 0; t < 32 && s0 + t < splits; t++) {
                 float lt = __shfl_sync(0xffffffffu, ls, t), et = __shfl_sync(0xffffffffu, e, t);
                 l += lt * et;
-            }
-        } else {
-            float m = -INFINITY;
-            for (int s0 = 0; s0 < splits; s0 += 32) {
-                float v = s0 + lane < splits ? __ldcg(&mh[2 * (s0 + lane)]) : -INFINITY;
-#pragma unroll
-                for (int o2 = 16; o2 > 0; o2 >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o2));
-                m = fmaxf(m, v);
-            }
-            for (int s0 = 0; s0 < splits; s0 += 32) {
-                int sl = s0 + lane;
-                float ms = sl < splits ? __ldcg(&mh[2 * sl]) : 0.f;
-                float ls = sl < splits ? __ldcg(&mh[2 * sl + 1]) : 0.f;
-                float e = expf(ms - m);
-                if (sl < splits) wgt[hh * splits + sl] = e;
-                for (int t = 0; t < 32 && s0 + t < splits; t++) {
-                    float lt = __shfl_sync(0xffffffffu, ls, t), et = __shfl_sync(0xffffffffu, e, t);
-                    l += lt * et;
-                }
             }
         }
         if (lane == 0) inv[hh] = l;

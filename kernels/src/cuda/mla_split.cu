@@ -80,10 +80,7 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
         // cache rows' loads are out (the query's round trip under theirs),
         // with the running output and (max, sum) set up.
         const T* qh = qcat + ((size_t)r * heads + h0) * d;
-        bool prepared = false;
         auto prepare = [&]() {
-            if (prepared) return;
-            prepared = true;
             if (vec) {
                 constexpr int PLANES = VEC / 4;
                 for (int i = threadIdx.x; i < nh * per; i += blockDim.x) {
@@ -125,7 +122,7 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
                         if (lane + 32 * sl < per) v[u][sl] = row[lane + 32 * sl];
                 }
             }
-            prepare();
+            if (t0 == start) prepare();
             if (stage) {
 #pragma unroll
                 for (int u = 0; u < MLA_STAGE_KEYS; u++) {

@@ -203,32 +203,26 @@ __device__ float block_max(float v) {
     return sh[0];
 }
 
-// The kernels NAME_f32 and NAME_bf16, parameters PARAMS(T): each runs
-// ENTER(T) (PDL_ENTER: pdl_enter; NO_ENTER for a kernel that enters as a
-// programmatic dependent itself, after loading what no kernel writes), then
-// calls FN TARGS(T) ARGS (TARGS(T) spells the template arguments: T_ONLY
-// for FN<T>).
-#define KERNELS_ENTERED(NAME, FN, TARGS, PARAMS, ARGS, ENTER)                      \
-    extern "C" __global__ void NAME##_f32 PARAMS(float) {                           \
+// The kernels NAME_f32 and NAME_bf16, parameters PARAMS(T), each declared
+// with ATTR (empty, or __launch_bounds__(...)): each runs ENTER(T)
+// (PDL_ENTER: pdl_enter; NO_ENTER for a kernel that enters as a programmatic
+// dependent itself, after loading what no kernel writes), then calls FN
+// TARGS(T) ARGS (TARGS(T) spells the template arguments: T_ONLY for FN<T>).
+#define KERNELS_WITH(NAME, FN, TARGS, PARAMS, ARGS, ENTER, ATTR)                 \
+    extern "C" __global__ void ATTR NAME##_f32 PARAMS(float) {                    \
         ENTER(float);                                                               \
         FN TARGS(float) ARGS;                                                       \
     }                                                                               \
-    extern "C" __global__ void NAME##_bf16 PARAMS(bf16) {                           \
+    extern "C" __global__ void ATTR NAME##_bf16 PARAMS(bf16) {                    \
         ENTER(bf16);                                                                \
         FN TARGS(bf16) ARGS;                                                        \
     }
+#define KERNELS_ENTERED(NAME, FN, TARGS, PARAMS, ARGS, ENTER) KERNELS_WITH(NAME, FN, TARGS, PARAMS, ARGS, ENTER, )
 // KERNELS_ENTERED for kernels always launched with THREADS threads a block:
 // __launch_bounds__ keeps a thread's registers within what such a block may
 // hold (past it the launch would fail, not slow down).
-#define KERNELS_BOUNDED(NAME, FN, TARGS, PARAMS, ARGS, ENTER, THREADS)                   \
-    extern "C" __global__ void __launch_bounds__(THREADS) NAME##_f32 PARAMS(float) {     \
-        ENTER(float);                                                                     \
-        FN TARGS(float) ARGS;                                                             \
-    }                                                                                     \
-    extern "C" __global__ void __launch_bounds__(THREADS) NAME##_bf16 PARAMS(bf16) {      \
-        ENTER(bf16);                                                                      \
-        FN TARGS(bf16) ARGS;                                                              \
-    }
+#define KERNELS_BOUNDED(NAME, FN, TARGS, PARAMS, ARGS, ENTER, THREADS) \
+    KERNELS_WITH(NAME, FN, TARGS, PARAMS, ARGS, ENTER, __launch_bounds__(THREADS))
 #define PDL_ENTER(T) pdl_enter()
 #define NO_ENTER(T) (void)0
 // KERNELS_ENTERED with pdl_enter: what almost every kernel uses.

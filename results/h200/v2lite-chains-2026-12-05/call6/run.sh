@@ -1,6 +1,6 @@
 # Call 6: main after call 5's two reverts (devrun/final, 1f50ca2: the slot table without the first
-# row, the latent attention's merge loading its partials after the pairs, and the review's cleanup) against main before them
-# (devrun/chains, c140f80): final's kernel checks, lossless and f32 GPU = CPU on tiny-llama and
+# row, the latent attention's merge loading its partials after the pairs, and the review's
+# cleanup) against main before them (devrun/chains, c140f80): final's kernel checks, lossless and f32 GPU = CPU on tiny-llama and
 # the five latent-attention / experts fixtures, then V2-Lite at batch 1, 8, 32 and Moonlight at
 # batch 1 interleaved twice, and one profiled V2-Lite batch-1 forward of final.
 set -u

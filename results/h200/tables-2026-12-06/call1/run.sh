@@ -3,10 +3,10 @@
 # the five latent-attention / experts fixtures (main's kernels as a whole had not run on a GPU);
 # then branch l2-hint (devrun/hint, ecfe7c4: every weight load of the linears and the grouped
 # experts asks L2 for the 256-byte span around it, `ld.global.L2::256B` / `cp.async ...
-# L2::256B`; same arithmetic) against main, the 8B at batch 1, 8, 64 and V2-Lite at batch 1, 8,
-# interleaved twice; last, l2-hint's kernel checks and tiny-llama lossless.
+# L2::256B`; same arithmetic) against main, the 8B at batch 1, 8, 64 and V2-Lite at batch 1,
+# once each; last, l2-hint's kernel checks and tiny-llama lossless.
 set -u
-CALL_BUDGET_S=470
+CALL_BUDGET_S=250
 . scripts/gpu_call.sh
 for d in bin hint; do cat devrun/$d/PACKED.txt; done
 gunzip -f devrun/hint/specula.gz devrun/hint/specula-gpu-check.gz; chmod +x devrun/hint/*
@@ -24,15 +24,15 @@ for shape in tiny-deepseek-v3 tiny-kimi-k25 tiny-deepseek-v2 tiny-qwen3-moe mla1
   grep -iE "f32 GPU baseline vs CPU|rror" $R/agree-$shape.log | head -2; rm -rf $R/agree
 done
 rm -rf $R/fx
-for rep in 1 2; do
+for rep in 1; do
   for d in main hint; do
     if [ $d = main ]; then cp devrun/main-specula devrun/bin/specula; else cp devrun/hint/specula devrun/bin/specula; fi
     bench l8-$d-$rep 45 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8,64 --repeats 1 --max-new-tokens 32
-    bench v2lite-$d-$rep 40 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8 --repeats 1 --max-new-tokens 32
+    bench v2lite-$d-$rep 40 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1 --repeats 1 --max-new-tokens 32
   done
 done
 cp devrun/main-specula devrun/bin/specula
-if [ "$(el)" -lt 380 ]; then
+if [ "$(el)" -lt 200 ]; then
   timeout 120 devrun/hint/specula-gpu-check $R/check --checks-only > $R/gpu_check-hint.log 2>&1; echo "checks (hint) rc $? at $(el) s"
   grep -E "FAIL|passed" $R/gpu_check-hint.log | cut -c1-200 | head -4; grep -E " false " $R/gpu_check-hint.log | cut -c1-220
   rm -rf $R/check

@@ -18,6 +18,16 @@ pub const TILE_SHAPES: [(usize, usize); 7] = [
     (128, 128),
 ];
 
+/// Whether the tiled linear runs in its lean form (`linear_tiles_lean.cu`:
+/// the first form's arithmetic with the stage loop's addresses worked out
+/// once) or the first (`linear_tiles.cu`), from `SPECULA_TILES_LEAN` (`1`
+/// lean; unset or `0` the first, until the lean one is measured). Both give
+/// the same bits. Read once.
+pub fn tiles_lean() -> bool {
+    static LEAN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *LEAN.get_or_init(|| crate::switch::on_off("SPECULA_TILES_LEAN", false))
+}
+
 /// Blocks below which [`TileLaunch::for_shape`] takes 64-column tiles (about
 /// one per multiprocessor of an H100/H200).
 const TILE_TARGET_BLOCKS: usize = 128;

@@ -32,6 +32,16 @@ pub const WG_VARIANTS: [(usize, usize, usize, usize, bool); 16] = [
     (2, 64, 2, 5, true),
 ];
 
+/// Whether the warpgroup-mma linear runs in its lean form
+/// (`linear_wg_lean.cu`: the first form's arithmetic with the stage loop's
+/// addresses worked out once) or the first (`linear_wg.cu`), from
+/// `SPECULA_WG_LEAN` (`1` lean; unset or `0` the first, until the lean one
+/// is measured). Both give the same bits. Read once.
+pub fn wg_lean() -> bool {
+    static LEAN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *LEAN.get_or_init(|| crate::switch::on_off("SPECULA_WG_LEAN", false))
+}
+
 /// Blocks below which [`WgLaunch::every`] gives each block one
 /// warpgroup (64 columns) rather than two: about one per multiprocessor of
 /// an H100/H200.
@@ -159,15 +169,17 @@ impl WgLaunch {
         WG_VARIANTS.contains(&(self.wgs, self.bm, self.chunks, self.stages, self.early))
     }
 
-    /// The kernel's name.
+    /// The kernel's name: its lean form (`linear_wg_lean.cu`) when
+    /// [`wg_lean`] is on.
     pub fn kernel(&self) -> String {
         format!(
-            "linear_wg_{}_{}_{}_{}{}_bf16",
+            "linear_wg_{}_{}_{}_{}{}{}_bf16",
             self.wgs,
             self.bm,
             self.chunks,
             self.stages,
-            if self.early { "e" } else { "" }
+            if self.early { "e" } else { "" },
+            if wg_lean() { "l" } else { "" }
         )
     }
 

@@ -16,7 +16,8 @@ the compile fails. The macros the engine defines by default
 (SPECULA_PDL_EARLY, unless SPECULA_PDL=late) are defined here too;
 --late leaves them out, --define adds more. --lab FILE compiles the prelude
 and a separately compiled device file instead (kernels/src/cuda/wgmma_bits.cu,
-with --arch sm_90a).
+with --arch sm_90a). --cubin FILE writes the compiled cubin, whose machine code
+`nvdisasm -c FILE` prints (nvdisasm from PyPI's nvidia-cuda-nvdisasm wheel).
 """
 import argparse
 import ctypes
@@ -46,6 +47,7 @@ def main():
     ap.add_argument("--late", action="store_true", help="compile as SPECULA_PDL=late does (no SPECULA_PDL_EARLY)")
     ap.add_argument("--lab", action="append", default=[], help="a device file compiled after the prelude instead of the engine's files (repeat for several, in order)")
     ap.add_argument("--arch", default="sm_90", help="target architecture (sm_90a for wgmma)")
+    ap.add_argument("--cubin", help="also write the compiled cubin here (for nvdisasm)")
     a = ap.parse_args()
     cuda = os.path.join(a.root, "kernels", "src", "cuda")
     dev = open(os.path.join(cuda, "device.rs")).read()
@@ -83,6 +85,13 @@ def main():
             if not want or any(name.startswith(p) for p in want):
                 print(f"{name:40} {m.group(1):>4} registers  {stack}")
             name = None
+    if rc == 0 and a.cubin:
+        size = ctypes.c_size_t()
+        lib.nvrtcGetCUBINSize(prog, ctypes.byref(size))
+        cubin = ctypes.create_string_buffer(size.value)
+        lib.nvrtcGetCUBIN(prog, cubin)
+        with open(a.cubin, "wb") as f:
+            f.write(cubin.raw)
     print(f"nvrtc compile {'ok' if rc == 0 else 'FAILED'} ({len(paths)} files)")
     sys.exit(0 if rc == 0 else 1)
 

@@ -128,12 +128,14 @@ __device__ __forceinline__ unsigned long long wg_desc_at(unsigned int addr, unsi
            ((unsigned long long)(sbo >> 4) << 32);
 }
 
-// 16 bytes global -> shared by cp.async (not through registers); committed
+// 16 bytes global -> shared by cp.async (not through registers), to a
+// shared address (`cp_async16_at`) or pointer; committed
 // as a group by cp_async_commit, waited for by cp_async_wait<N> (until at
 // most N later groups are pending).
-__device__ __forceinline__ void cp_async16(void* dst, const void* src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src));
+__device__ __forceinline__ void cp_async16_at(unsigned int dst, const void* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
 }
+__device__ __forceinline__ void cp_async16(void* dst, const void* src) { cp_async16_at(smem_addr(dst), src); }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {

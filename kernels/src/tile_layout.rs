@@ -18,16 +18,6 @@ pub const TILE_SHAPES: [(usize, usize); 7] = [
     (128, 128),
 ];
 
-/// Whether the tiled linear runs in its lean form (`linear_tiles_lean.cu`:
-/// the first form's arithmetic with the stage loop's addresses worked out
-/// once) or the first (`linear_tiles.cu`), from `SPECULA_TILES_LEAN` (`1`
-/// lean; unset or `0` the first, until the lean one is measured). Both give
-/// the same bits. Read once.
-pub fn tiles_lean() -> bool {
-    static LEAN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *LEAN.get_or_init(|| crate::switch::on_off("SPECULA_TILES_LEAN", false))
-}
-
 /// Blocks below which [`TileLaunch::for_shape`] takes 64-column tiles (about
 /// one per multiprocessor of an H100/H200).
 const TILE_TARGET_BLOCKS: usize = 128;
@@ -87,14 +77,19 @@ pub const TILES_MIN_ROWS: usize = 33;
 pub const TILES_WIDE_COLUMNS: usize = 16_384;
 
 /// Rows up to which [`MmaForm::for_shape`] keeps even a wide weight in the
-/// small kernel: alone the 16-token tile was faster (gate|up 68 against 78
-/// us at 16 rows, the LM head 272 against 291), but a decode step at batch
+/// small kernel. At 16 rows: alone the 16-token tile was faster (gate|up 68
+/// against 78 us, the LM head 272 against 291), but a decode step at batch
 /// 16 took 6.85 ms with it against 5.91 ms without (same H200 run, two
-/// repeats), while the 32- and 64-token tiles made the steps of batch 32 and
-/// 64 faster (6.25 against 6.80 ms, 9.66 against 12.47). In a graph of the
-/// step's linears the 16-token tile lost only with programmatic dependent
-/// launches (6.93 against 4.69 ms; 4.42 against 4.75 without them).
-pub const TILES_WIDE_MIN_ROWS: usize = 16;
+/// repeats; in a graph of the step's linears the 16-token tile lost only
+/// with programmatic dependent launches, 6.93 against 4.69 ms). At 17-32
+/// rows the 32-token tile made the batch-32 step faster in 2026-12-03
+/// (6.25 against 6.80 ms), but against today's small-row kernel it is
+/// slower: 6546 against 6685-6723 us, and with the tiles' stage loop
+/// worked out once 6510 against 6586-6615 (H100, results/h200/
+/// narrow64-2026-12-06; 6522 against 6710-6772 in ../tables-2026-12-06/
+/// call3). The 64-token tile still pays past 32 rows (batch 64: 12.15 ms
+/// without it against 8.54-8.60).
+pub const TILES_WIDE_MIN_ROWS: usize = 32;
 
 /// Rows from which [`MmaForm::for_shape`] tiles a narrow weight whose k
 /// slices are at least [`TILES_LONG_SLICE`] wide.
@@ -114,7 +109,7 @@ impl MmaForm {
     /// same bits, so the choice is speed alone. Measured on an H200 for the
     /// Llama-3.1-8B projections (`kernels/lab/rows_lab.cu`, median of 21
     /// launches with cold weights, results/h200/rows-lab-2026-12-03): the
-    /// tiles stream a wide weight faster past 16 rows (gate|up 28672 x 4096
+    /// tiles stream a wide weight faster past 16 rows alone (gate|up 28672 x 4096
     /// at 32 / 64 rows: 73 / 100 us against the small kernel's 89 / 165; at
     /// 384 rows 521 against 950; the LM head at 64 rows 363 against 638),
     /// while a narrow one has too few column tiles to fill the GPU and stays
@@ -126,7 +121,9 @@ impl MmaForm {
     /// [`TILES_ALL_ABOVE_ROWS`] (prefill chunks, unmeasured) every weight is
     /// tiled, as before. In a decode step of the 8B shape on the H200 the
     /// tiles past 16 rows took batch 32 from 6.80 to 6.25 ms and batch 64 from
-    /// 12.47 to 9.66 ms (results/h200/rows-rule-2026-12-03). On an H100/H200
+    /// 12.47 to 9.66 ms (results/h200/rows-rule-2026-12-03); since the
+    /// small-row kernel's pipelined token tiles they pay past 32 rows only
+    /// ([`TILES_WIDE_MIN_ROWS`]). On an H100/H200
     /// the warpgroup-mma linear ([`crate::wg_layout::WgLaunch::for_shape`])
     /// takes the shapes and rows where it is faster before this rule is asked.
     pub fn for_shape(m: usize, k: usize, n: usize) -> MmaForm {
@@ -156,11 +153,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn wide_weights_are_tiled_past_16_rows_and_narrow_ones_only_over_long_slices() {
+    fn wide_weights_are_tiled_past_32_rows_and_narrow_ones_only_over_long_slices() {
         let tiled = |m, k, n| matches!(MmaForm::for_shape(m, k, n), MmaForm::Tiles(_));
         // Llama-3.1-8B: gate|up and the LM head are wide, qkv, o and down narrow.
         for (k, n) in [(4096, 28_672), (4096, 128_256)] {
-            assert!(!tiled(8, k, n) && !tiled(16, k, n) && tiled(17, k, n));
+            assert!(!tiled(8, k, n) && !tiled(16, k, n) && !tiled(32, k, n) && tiled(33, k, n));
             assert!(tiled(64, k, n) && tiled(384, k, n));
         }
         for m in [1, 16, 64, 127] {

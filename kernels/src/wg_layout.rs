@@ -32,16 +32,6 @@ pub const WG_VARIANTS: [(usize, usize, usize, usize, bool); 16] = [
     (2, 64, 2, 5, true),
 ];
 
-/// Whether the warpgroup-mma linear runs in its lean form
-/// (`linear_wg_lean.cu`: the first form's arithmetic with the stage loop's
-/// addresses worked out once) or the first (`linear_wg.cu`), from
-/// `SPECULA_WG_LEAN` (`1` lean; unset or `0` the first, until the lean one
-/// is measured). Both give the same bits. Read once.
-pub fn wg_lean() -> bool {
-    static LEAN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *LEAN.get_or_init(|| crate::switch::on_off("SPECULA_WG_LEAN", false))
-}
-
 /// Blocks below which [`WgLaunch::every`] gives each block one
 /// warpgroup (64 columns) rather than two: about one per multiprocessor of
 /// an H100/H200.
@@ -91,14 +81,17 @@ impl WgLaunch {
     /// --wgmma-timing`, results/h200/wgmma-2026-12-04/call4), then held
     /// against the 8B decode step and synthetic speedup at batch 1-64 in
     /// the same run as the engine without it (call 4 and call 5):
-    /// - a wide weight (at least [`TILES_WIDE_COLUMNS`] outputs) at 9-16
-    ///   rows, two warpgroups x 16 tokens (gate|up 69 against 77 us alone;
-    ///   the batch-16 decode step 5447 against 5742 us), and past 48 rows,
-    ///   two warpgroups x 64 tokens with the early transpose (gate|up 77
-    ///   against 99 us at 64 rows, 369 against 509 at 384; the LM head 1496
-    ///   against 1908 at 384). Not at 17-48 rows: alone on par with the
+    /// - a wide weight (at least [`TILES_WIDE_COLUMNS`] outputs) past 48
+    ///   rows, two warpgroups x 64 tokens with the early transpose (gate|up
+    ///   77 against 99 us at 64 rows, 369 against 509 at 384; the LM head
+    ///   1496 against 1908 at 384). Not at 17-48 rows: alone on par with the
     ///   tiled kernel, in the step slower (batch 32 decode 7818 against
-    ///   6189 us, batch 8 verify of 48 rows 1.95 against 1.76 decode steps);
+    ///   6189 us, batch 8 verify of 48 rows 1.95 against 1.76 decode steps).
+    ///   Nor at 9-16 rows any more: two warpgroups x 16 tokens took the
+    ///   batch-16 step from 5742 to 5447 us on the H200 of
+    ///   results/h200/wgmma-2026-12-04, but against today's small-row kernel
+    ///   the step is faster without them (results/h200/narrow64-2026-12-06:
+    ///   5866-5881 against 6032-6074 us on an H100);
     /// - a narrow weight over long k slices (at least [`TILES_LONG_SLICE`])
     ///   past 48 rows: one warpgroup x 32 tokens, three stages, up to 96 rows
     ///   (qkv 46 against 64 us at 96 rows, down 69 against 85 at 64), two x
@@ -121,7 +114,6 @@ impl WgLaunch {
             return None;
         }
         match m {
-            0..=16 if wide => Some(WgLaunch::new(parts, 2, 16)),
             0..=48 => None,
             49..=64 if !wide && parts <= 2 => Some(WgLaunch {
                 early: true,
@@ -169,17 +161,15 @@ impl WgLaunch {
         WG_VARIANTS.contains(&(self.wgs, self.bm, self.chunks, self.stages, self.early))
     }
 
-    /// The kernel's name: its lean form (`linear_wg_lean.cu`) when
-    /// [`wg_lean`] is on.
+    /// The kernel's name.
     pub fn kernel(&self) -> String {
         format!(
-            "linear_wg_{}_{}_{}_{}{}{}_bf16",
+            "linear_wg_{}_{}_{}_{}{}_bf16",
             self.wgs,
             self.bm,
             self.chunks,
             self.stages,
-            if self.early { "e" } else { "" },
-            if wg_lean() { "l" } else { "" }
+            if self.early { "e" } else { "" }
         )
     }
 
@@ -247,9 +237,9 @@ mod tests {
         let wg = |m, k, n| WgLaunch::for_shape(m, k, n);
         let shape = |l: Option<WgLaunch>| l.map(|l| (l.wgs, l.bm, l.stages, l.early));
         for (k, n) in [(4096, 28_672), (4096, 128_256)] {
-            assert!(wg(8, k, n).is_none() && wg(17, k, n).is_none() && wg(48, k, n).is_none());
-            assert_eq!(shape(wg(9, k, n)), Some((2, 16, 4, false)));
-            assert_eq!(shape(wg(16, k, n)), Some((2, 16, 4, false)));
+            for m in [8, 9, 16, 17, 32, 48] {
+                assert!(wg(m, k, n).is_none(), "{m} rows");
+            }
             for m in [49, 64, 96, 384, 4096] {
                 assert_eq!(shape(wg(m, k, n)), Some((2, 64, 4, true)), "{m} rows");
             }

@@ -184,6 +184,8 @@ enum Command {
             where faster)\n  \
             SPECULA_LINEAR_TILES=0|1|64 the tiled linear never (cuBLAS past the small-row kernel) / from\n                              \
             its tile rows / past the small-row kernel (default: per weight shape)\n  \
+            SPECULA_WIDE_RULE=old       wide weights (gate|up, LM head) at 9-16 rows on wgmma, at 17-32 tiled\n                              \
+            (default: the small-row kernel to 32 rows)\n  \
             SPECULA_QKV_ROPE=0          RoPE and the KV append as their own launch after the q|k|v projection\n  \
             SPECULA_MMA_PIPELINED=8|16|32  the pipelined small-row linear to 8 / 16 / 32 rows (default: to\n                              \
             32, and narrow weights at 33-64 rows in eight tiles)\n  \

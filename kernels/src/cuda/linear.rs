@@ -15,6 +15,7 @@ pub use crate::mma_layout::{
     mma_k_parts, pipelined_tiles, MmaLaunch, MMA_PIPELINED_MAX_ROWS, MMA_PIPELINED_TILES_MAX_ROWS,
 };
 pub use crate::tile_layout::{MmaForm, TileLaunch, TILES_MIN_ROWS, TILE_SHAPES};
+use crate::tile_layout::{TILES_WIDE_COLUMNS, TILES_WIDE_MIN_ROWS};
 pub use crate::wg_layout::{WgLaunch, WG_VARIANTS};
 use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::CudaSlice;
@@ -34,7 +35,7 @@ pub const LINEAR_INVARIANT_MAX_ROWS: usize = 4096;
 /// `SPECULA_LINEAR_TILES`: `0` none (cuBLAS above [`INVARIANT_MAX_ROWS`]
 /// rows: not batch-invariant, the path before the tiled kernel), unset (the
 /// default) the faster form per weight shape and rows ([`MmaForm::for_shape`]:
-/// wide weights past 16 rows, narrow ones over long k slices from 128), `1`
+/// wide weights past 32 rows, narrow ones over long k slices from 128), `1`
 /// every weight from [`TILES_MIN_ROWS`] rows ([`MmaForm::by_rows`], the first
 /// tiled kernel's rule), `64` every weight past [`INVARIANT_MAX_ROWS`] rows
 /// (the default before the per-shape rule, kept for same-run comparison).
@@ -65,6 +66,23 @@ pub fn linear_tiles() -> LinearTiles {
             ],
             LinearTiles::ByShape,
             "the faster form per weight shape",
+        )
+    })
+}
+
+/// Whether a wide weight's linears of 9-32 rows take the rule before
+/// results/h200/narrow64-2026-12-06 (`SPECULA_WIDE_RULE=old`: wgmma at 9-16
+/// rows, the tiled kernel at 17-32) rather than the small-row kernel (unset,
+/// the default: [`TILES_WIDE_MIN_ROWS`]), for same-run comparison. Either
+/// gives the same bits. Read once.
+pub fn wide_rule_old() -> bool {
+    static OLD: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *OLD.get_or_init(|| {
+        crate::switch::switch(
+            "SPECULA_WIDE_RULE",
+            &[("old", true)],
+            false,
+            "the small-row kernel to 32 rows",
         )
     })
 }
@@ -197,6 +215,20 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
             if let Some(l) = mma_eight_tiles(m, k, n) {
                 return Some(LinearForm::Mma(mma_grouped(l)));
             }
+        }
+        let by_shape =
+            (super::linear_wg(), linear_tiles()) == (LinearWg::ByShape, LinearTiles::ByShape);
+        if by_shape
+            && wide_rule_old()
+            && n >= TILES_WIDE_COLUMNS
+            && m > MMA_PIPELINED_MAX_ROWS
+            && m <= TILES_WIDE_MIN_ROWS
+        {
+            return Some(if self.gpu.wgmma && m <= 16 {
+                LinearForm::Wg(WgLaunch::every(m, k, n))
+            } else {
+                LinearForm::Tiles(TileLaunch::for_shape(m, k, n))
+            });
         }
         if self.gpu.wgmma && m > MMA_PIPELINED_MAX_ROWS {
             let wg = match (super::linear_wg(), linear_tiles()) {

@@ -61,11 +61,6 @@ __device__ __forceinline__ void mma_step(float (&acc)[4], unsigned int a0, unsig
 #endif
 }
 
-template <int UNITS>
-__device__ __forceinline__ Frag frag_at(const uint4* buf, int r, int u) {
-    uint4 v = buf[tile_unit<UNITS>(r, u)];
-    return Frag{v.x, v.y, v.z, v.w};
-}
 
 // The end of a tiled linear: with k in `parts` slices (the blocks of one
 // cluster), each slice's partial sums go to its block's shared memory
@@ -128,145 +123,148 @@ __device__ __forceinline__ void tiles_store(float (&acc)[WA][WB][4], float* part
     }
 }
 
-// A block's BN weight rows streamed into the stages by cp.async: each of
-// NTHREADS threads copies the same 16-byte column u of rows r0, r0 + RSTEP,
-// ... of every stage (rows past n read row n - 1), the sources and
-// shared-memory slots worked out once, a stage adding its k offset. Units
-// past the k slice (its last 32 k when it ends mid-stage) stay unloaded.
-template <int BN, int UNITS, int NTHREADS>
-struct WeightStream {
-    static_assert((BN * UNITS) % NTHREADS == 0 && NTHREADS % UNITS == 0, "tile rows split evenly over threads");
-    static constexpr int RSTEP = NTHREADS / UNITS, WL = BN / RSTEP;
-    const bf16* src[WL];
-    int dst[WL];
-    int u;
-    __device__ __forceinline__ WeightStream(const bf16* w, int n, int k, int kb, int col0, int tid) {
-        u = tid % UNITS;
-        int r0 = tid / UNITS;
-#pragma unroll
-        for (int j = 0; j < WL; j++) {
-            int r = r0 + j * RSTEP;
-            src[j] = w + (size_t)min(col0 + r, n - 1) * k + kb + u * 8;
-            dst[j] = tile_unit<UNITS>(r, u);
-        }
-    }
-    // Stage s (k offset s x 32 UNITS / 4) into `buf`, within a slice of `span` k.
-    __device__ __forceinline__ void load(uint4* buf, int s, int span) const {
-        constexpr int BK = 8 * UNITS;
-        if (s * BK + u * 8 >= span) return;
-#pragma unroll
-        for (int j = 0; j < WL; j++) cp_async16(buf + dst[j], src[j] + s * BK);
-    }
-};
-
-// The first STAGES - 1 stages of a pipeline of `nst`: the weights first
-// (no kernel writes them, so they stream before `pdl_wait`), then the
-// tokens, one cp.async group a stage.
-template <int STAGES, class LoadW, class LoadX>
-__device__ __forceinline__ void stream_prologue(int nst, LoadW& load_w, LoadX& load_x) {
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; s++)
-        if (s < nst) load_w(s);
-    pdl_wait();
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; s++) {
-        if (s < nst) load_x(s);
-        cp_async_commit();
-    }
-}
 
 // Blocks of WN x WM warps; warp (wn, wm) owns BN/WN columns x BM/WM tokens
 // of the block's tile. Dynamic shared memory: STAGES x (BN + BM) x CHUNKS x
 // 64 bytes. flags: bit 0 SiLU-and-mul epilogue (interleaved gate|up columns).
-// CHUNKS and STAGES move data only: any of them gives the same bits.
+// CHUNKS and STAGES move data only: any of them gives the same bits. Each
+// thread works out its cp.async sources (rows clamped) and its shared
+// offsets once; the stage loop is unrolled by STAGES, so that a stage's
+// buffer is an immediate offset, and the sources move once a group of
+// STAGES stages: about half the instructions a stage of the loop that
+// worked them out every stage, whose bits it gives
+// (results/h200/narrow64-2026-12-06).
 template <int BN, int BM, int WN, int WM, int CHUNKS = TILE_CHUNKS, int STAGES = TILE_STAGES>
 __device__ __forceinline__ void linear_tiles(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
-                                             int k, int n, int parts, int flags) {
+                                                  int k, int n, int parts, int flags) {
     constexpr int NTHREADS = 32 * WN * WM, WCOLS = BN / WN, WTOK = BM / WM, WA = WCOLS / 16, WB = WTOK / 8;
     constexpr int UNITS = 4 * CHUNKS, BK = 32 * CHUNKS, STAGE_UNITS = (BN + BM) * UNITS, NACC = WA * WB * 4;
+    constexpr int STAGE_BYTES = STAGE_UNITS * 16, ROW_BYTES = UNITS * 16;
+    constexpr int RSTEP = NTHREADS / UNITS, WL = BN / RSTEP, XL = (BM + RSTEP - 1) / RSTEP;
     static_assert(CHUNKS % 2 == 0 && STAGES >= 2, "rows of whole 128 bytes, at least double-buffered");
     static_assert(STAGES * STAGE_UNITS * 16 >= NACC * NTHREADS * 4, "the partial sums fit the stage buffers");
+    static_assert((BN * UNITS) % NTHREADS == 0 && RSTEP % 2 == 0, "tile rows split evenly, one swizzle a thread");
     extern __shared__ uint4 tiles[];
     pdl_launch_dependents();
-    int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
-    int part = blockIdx.x, tok0 = blockIdx.y * BM, col0 = blockIdx.z * BN;
-    int span = k / parts, kb = part * span, nst = (span + BK - 1) / BK;
-    // The weights as a WeightStream; each thread copies the same 16-byte
-    // column u of up to XL token rows r0, r0 + RSTEP, ... likewise.
-    const WeightStream<BN, UNITS, NTHREADS> ws(w, n, k, kb, col0, tid);
-    constexpr int RSTEP = NTHREADS / UNITS, XL = (BM + RSTEP - 1) / RSTEP;
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    const int part = blockIdx.x, tok0 = blockIdx.y * BM, col0 = blockIdx.z * BN;
+    const int span = k / parts, kb = part * span, nst = (span + BK - 1) / BK;
+    const unsigned int sbase = smem_addr(tiles);
+    // This thread copies the 16-byte column u of weight rows r0 + j RSTEP
+    // (past n: row n - 1) and of token rows r0 + j RSTEP below BM (past m:
+    // row m - 1) into every stage; units past the k slice (its last 32 k
+    // when it ends mid-stage) stay unloaded. Rows RSTEP apart share their
+    // swizzle, so row j's slot is j RSTEP rows on from row r0's.
     const int u = tid % UNITS, r0 = tid / UNITS;
+    const bf16* wsrc[WL];
     const bf16* xsrc[XL];
-    int xdst[XL];
 #pragma unroll
-    for (int j = 0; j < XL; j++) {
-        int r = min(r0 + j * RSTEP, BM - 1);
-        xsrc[j] = x + (size_t)min(tok0 + r, m - 1) * k + kb + u * 8;
-        xdst[j] = BN * UNITS + tile_unit<UNITS>(r, u);
-    }
-    auto load_w = [&](int s) { ws.load(tiles + (s % STAGES) * STAGE_UNITS, s, span); };
-    auto load_x = [&](int s) {
+    for (int j = 0; j < WL; j++) wsrc[j] = w + (size_t)min(col0 + r0 + j * RSTEP, n - 1) * k + kb + u * 8;
+#pragma unroll
+    for (int j = 0; j < XL; j++) xsrc[j] = x + (size_t)min(tok0 + min(r0 + j * RSTEP, BM - 1), m - 1) * k + kb + u * 8;
+    const unsigned int wdst = sbase + tile_unit<UNITS>(r0, u) * 16;
+    const unsigned int xdst = sbase + (BN * UNITS + tile_unit<UNITS>(r0, u)) * 16;
+    auto load_w = [&](int s, int slot, int koff) {
         if (s * BK + u * 8 >= span) return;
-        uint4* buf = tiles + (s % STAGES) * STAGE_UNITS;
+#pragma unroll
+        for (int j = 0; j < WL; j++) cp_async16_at(wdst + slot + j * RSTEP * ROW_BYTES, wsrc[j] + koff);
+    };
+    auto load_x = [&](int s, int slot, int koff) {
+        if (s * BK + u * 8 >= span) return;
 #pragma unroll
         for (int j = 0; j < XL; j++)
-            if (r0 + j * RSTEP < BM) cp_async16(buf + xdst[j], xsrc[j] + s * BK);
+            if (r0 + j * RSTEP < BM) cp_async16_at(xdst + slot + j * RSTEP * ROW_BYTES, xsrc[j] + koff);
     };
-    stream_prologue<STAGES>(nst, load_w, load_x);
+    // Fragment offsets in a stage: weight rows wc + 16a + g (+ 8) and token
+    // rows wt + 8b + g all share row g's swizzle, so one offset a chunk each.
+    const int wc = (warp % WN) * WCOLS, wt = (warp / WN) * WTOK;
+    int fw[CHUNKS], fx[CHUNKS];
+#pragma unroll
+    for (int c = 0; c < CHUNKS; c++) {
+        fw[c] = tile_unit<UNITS>(wc + g, 4 * c + t) * 16;
+        fx[c] = (BN * UNITS + tile_unit<UNITS>(wt + g, 4 * c + t)) * 16;
+    }
+    // The first STAGES - 1 stages: the weights first (no kernel writes
+    // them, so they stream before pdl_wait), then the tokens, a group a stage.
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++)
+        if (s < nst) load_w(s, s * STAGE_BYTES, s * BK);
+    pdl_wait();
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < nst) load_x(s, s * STAGE_BYTES, s * BK);
+        cp_async_commit();
+    }
     float acc[WA][WB][4];
 #pragma unroll
     for (int a = 0; a < WA; a++)
 #pragma unroll
         for (int b = 0; b < WB; b++) acc[a][b][0] = acc[a][b][1] = acc[a][b][2] = acc[a][b][3] = 0.f;
-    int wc = (warp % WN) * WCOLS, wt = (warp / WN) * WTOK;
-    for (int s = 0; s < nst; s++) {
-        cp_async_wait<STAGES - 2>();
-        __syncthreads();
-        int next = s + STAGES - 1;
-        if (next < nst) {
-            load_w(next);
-            load_x(next);
-        }
-        cp_async_commit();
-        const uint4* wbuf = tiles + (s % STAGES) * STAGE_UNITS;
-        const uint4* xbuf = wbuf + BN * UNITS;
-        int chunks = min(CHUNKS, (span - s * BK) / 32);
+    const unsigned char* smem = (const unsigned char*)tiles;
+    for (int s0 = 0; s0 < nst; s0 += STAGES) {
+        // Held in registers, not worked out again from the thread index.
 #pragma unroll
-        for (int c = 0; c < CHUNKS; c++) {
-            if (c < chunks) {
-                Frag lo[WA], hi[WA], xb[WB];
+        for (int c = 0; c < CHUNKS; c++) asm volatile("" : "+r"(fw[c]), "+r"(fx[c]));
 #pragma unroll
-                for (int a = 0; a < WA; a++) {
-                    lo[a] = frag_at<UNITS>(wbuf, wc + a * 16 + g, 4 * c + t);
-                    hi[a] = frag_at<UNITS>(wbuf, wc + a * 16 + g + 8, 4 * c + t);
+        for (int i = 0; i < STAGES; i++) {
+            const int s = s0 + i;
+            if (s >= nst) break;
+            cp_async_wait<STAGES - 2>();
+            __syncthreads();
+            const int next = s + STAGES - 1, next_slot = ((i + STAGES - 1) % STAGES) * STAGE_BYTES;
+            if (next < nst) {
+                load_w(next, next_slot, (STAGES - 1 + i) * BK);
+                load_x(next, next_slot, (STAGES - 1 + i) * BK);
+            }
+            cp_async_commit();
+            const unsigned char* buf = smem + i * STAGE_BYTES;
+            const int chunks = min(CHUNKS, (span - s * BK) / 32);
+#pragma unroll
+            for (int c = 0; c < CHUNKS; c++) {
+                if (c < chunks) {
+                    Frag lo[WA], hi[WA], xb[WB];
+#pragma unroll
+                    for (int a = 0; a < WA; a++) {
+                        uint4 v = *(const uint4*)(buf + fw[c] + a * 16 * ROW_BYTES);
+                        uint4 h = *(const uint4*)(buf + fw[c] + (a * 16 + 8) * ROW_BYTES);
+                        lo[a] = Frag{v.x, v.y, v.z, v.w};
+                        hi[a] = Frag{h.x, h.y, h.z, h.w};
+                    }
+#pragma unroll
+                    for (int b = 0; b < WB; b++) {
+                        uint4 v = *(const uint4*)(buf + fx[c] + b * 8 * ROW_BYTES);
+                        xb[b] = Frag{v.x, v.y, v.z, v.w};
+                    }
+                    // linear_tiles.cu's order: every tile's first step, then
+                    // every tile's second.
+#pragma unroll
+                    for (int a = 0; a < WA; a++)
+#pragma unroll
+                        for (int b = 0; b < WB; b++)
+                            mma_step(acc[a][b], lo[a].a, hi[a].a, lo[a].b, hi[a].b, xb[b].a, xb[b].b);
+#pragma unroll
+                    for (int a = 0; a < WA; a++)
+#pragma unroll
+                        for (int b = 0; b < WB; b++)
+                            mma_step(acc[a][b], lo[a].c, hi[a].c, lo[a].d, hi[a].d, xb[b].c, xb[b].d);
                 }
-#pragma unroll
-                for (int b = 0; b < WB; b++) xb[b] = frag_at<UNITS>(xbuf, wt + b * 8 + g, 4 * c + t);
-                // Every tile's first step (k 0..3 of each lane's 8), then every
-                // tile's second (4..7): mma_chunk's order for each output.
-#pragma unroll
-                for (int a = 0; a < WA; a++)
-#pragma unroll
-                    for (int b = 0; b < WB; b++)
-                        mma_step(acc[a][b], lo[a].a, hi[a].a, lo[a].b, hi[a].b, xb[b].a, xb[b].b);
-#pragma unroll
-                for (int a = 0; a < WA; a++)
-#pragma unroll
-                    for (int b = 0; b < WB; b++)
-                        mma_step(acc[a][b], lo[a].c, hi[a].c, lo[a].d, hi[a].d, xb[b].c, xb[b].d);
             }
         }
+#pragma unroll
+        for (int j = 0; j < WL; j++) wsrc[j] += STAGES * BK;
+#pragma unroll
+        for (int j = 0; j < XL; j++) xsrc[j] += STAGES * BK;
     }
     cp_async_wait<0>();
     __syncthreads();
     tiles_store<WA, WB, NTHREADS>(acc, (float*)tiles, y, bias, m, n, parts, flags & 1, col0 + wc, tok0 + wt);
 }
 
-#define LINEAR_TILES(BN, BM, WN, WM)                                                                        \
-    extern "C" __global__ void __launch_bounds__(32 * WN * WM)                                              \
+#define LINEAR_TILES(BN, BM, WN, WM)                                                                    \
+    extern "C" __global__ void __launch_bounds__(32 * WN * WM)                                               \
         linear_tiles_##BN##x##BM##_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m, int k, \
                                         int n, int parts, int flags) {                                      \
-        linear_tiles<BN, BM, WN, WM>(y, x, w, bias, m, k, n, parts, flags);                                 \
+        linear_tiles<BN, BM, WN, WM>(y, x, w, bias, m, k, n, parts, flags);                             \
     }
 LINEAR_TILES(64, 16, 4, 1)
 LINEAR_TILES(128, 16, 8, 1)

@@ -5,7 +5,7 @@
 use super::device::{GpuElement, GpuError};
 use super::launch::{launch_cluster, need, InOrder, RawArg};
 use super::LinearLayer;
-use crate::tile_layout::{tiles_lean, TileLaunch, TILE_SHAPES};
+use crate::tile_layout::{TileLaunch, TILE_SHAPES};
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
 /// Pipeline stages of the tiled kernel (`TILE_STAGES` in `linear_tiles.cu`).
@@ -35,10 +35,7 @@ impl<T: GpuElement> LinearLayer<'_, T> {
     ) -> Result<(), GpuError> {
         let TileLaunch { parts, bn, bm } = layout;
         let launch = SlicedLaunch {
-            kernel: format!(
-                "linear_tiles_{bn}x{bm}{}_bf16",
-                if tiles_lean() { "l" } else { "" }
-            ),
+            kernel: format!("linear_tiles_{bn}x{bm}_bf16"),
             parts,
             grid: (m.div_ceil(bm) as u32, self.n.div_ceil(bn) as u32),
             threads: 32 * warps(bn, bm) as u32,

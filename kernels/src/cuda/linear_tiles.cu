@@ -124,6 +124,75 @@ __device__ __forceinline__ void tiles_store(float (&acc)[WA][WB][4], float* part
 }
 
 
+// The cp.async side of a tiled or wgmma linear's stage loop. Thread tid
+// copies the 16-byte column u = tid % UNITS of weight rows r0 + j RSTEP
+// (r0 = tid / UNITS; past n: row n - 1) and of token rows r0 + j RSTEP
+// below BM (past m: row m - 1) into every stage, its sources and shared
+// addresses worked out once: rows RSTEP apart share their swizzle, so row
+// j's slot is j RSTEP rows on from row r0's (the token rows' first slot,
+// `xunit0`, in the caller's swizzle). A stage adds its buffer's offset
+// (`slot`, an immediate in a loop unrolled by the stage count) and its k
+// offset from where the sources point (`koff`; `advance` moves them). Units
+// past the k slice (its last 32 k when it ends mid-stage) stay unloaded.
+template <int BN, int BM, int UNITS, int NTHREADS>
+struct StageLoads {
+    static constexpr int RSTEP = NTHREADS / UNITS, WL = BN / RSTEP, XL = (BM + RSTEP - 1) / RSTEP;
+    static constexpr int BK = 8 * UNITS, ROW_BYTES = UNITS * 16;
+    static_assert((BN * UNITS) % NTHREADS == 0 && RSTEP % 8 == 0, "tile rows split evenly, one swizzle a thread");
+    const bf16* wsrc[WL];
+    const bf16* xsrc[XL];
+    unsigned int wdst, xdst;
+    int u, r0, span;
+    __device__ __forceinline__ StageLoads(const bf16* w, const bf16* x, int m, int n, int k, int kb, int span_,
+                                          int col0, int tok0, unsigned int sbase, int xunit0) {
+        u = threadIdx.x % UNITS;
+        r0 = threadIdx.x / UNITS;
+        span = span_;
+#pragma unroll
+        for (int j = 0; j < WL; j++) wsrc[j] = w + (size_t)min(col0 + r0 + j * RSTEP, n - 1) * k + kb + u * 8;
+#pragma unroll
+        for (int j = 0; j < XL; j++)
+            xsrc[j] = x + (size_t)min(tok0 + min(r0 + j * RSTEP, BM - 1), m - 1) * k + kb + u * 8;
+        wdst = sbase + tile_unit<UNITS>(r0, u) * 16;
+        xdst = sbase + xunit0 * 16;
+    }
+    // Stage s's weights into the buffer `slot` bytes on.
+    __device__ __forceinline__ void load_w(int s, int slot, int koff) const {
+        if (s * BK + u * 8 >= span) return;
+#pragma unroll
+        for (int j = 0; j < WL; j++) cp_async16_at(wdst + slot + j * RSTEP * ROW_BYTES, wsrc[j] + koff);
+    }
+    // Stage s's tokens into the buffer `slot` bytes on.
+    __device__ __forceinline__ void load_x(int s, int slot, int koff) const {
+        if (s * BK + u * 8 >= span) return;
+#pragma unroll
+        for (int j = 0; j < XL; j++)
+            if (r0 + j * RSTEP < BM) cp_async16_at(xdst + slot + j * RSTEP * ROW_BYTES, xsrc[j] + koff);
+    }
+    // The sources `elems` further along k.
+    __device__ __forceinline__ void advance(int elems) {
+#pragma unroll
+        for (int j = 0; j < WL; j++) wsrc[j] += elems;
+#pragma unroll
+        for (int j = 0; j < XL; j++) xsrc[j] += elems;
+    }
+    // The first STAGES - 1 stages of `nst`, buffers `stage_bytes` apart: the
+    // weights first (no kernel writes them, so they stream before
+    // pdl_wait), then the tokens, a cp.async group a stage.
+    template <int STAGES>
+    __device__ __forceinline__ void prologue(int nst, int stage_bytes) const {
+#pragma unroll
+        for (int s = 0; s < STAGES - 1; s++)
+            if (s < nst) load_w(s, s * stage_bytes, s * BK);
+        pdl_wait();
+#pragma unroll
+        for (int s = 0; s < STAGES - 1; s++) {
+            if (s < nst) load_x(s, s * stage_bytes, s * BK);
+            cp_async_commit();
+        }
+    }
+};
+
 // Blocks of WN x WM warps; warp (wn, wm) owns BN/WN columns x BM/WM tokens
 // of the block's tile. Dynamic shared memory: STAGES x (BN + BM) x CHUNKS x
 // 64 bytes. flags: bit 0 SiLU-and-mul epilogue (interleaved gate|up columns).
@@ -136,45 +205,20 @@ __device__ __forceinline__ void tiles_store(float (&acc)[WA][WB][4], float* part
 // (results/h200/narrow64-2026-12-06).
 template <int BN, int BM, int WN, int WM, int CHUNKS = TILE_CHUNKS, int STAGES = TILE_STAGES>
 __device__ __forceinline__ void linear_tiles(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
-                                                  int k, int n, int parts, int flags) {
+                                             int k, int n, int parts, int flags) {
     constexpr int NTHREADS = 32 * WN * WM, WCOLS = BN / WN, WTOK = BM / WM, WA = WCOLS / 16, WB = WTOK / 8;
     constexpr int UNITS = 4 * CHUNKS, BK = 32 * CHUNKS, STAGE_UNITS = (BN + BM) * UNITS, NACC = WA * WB * 4;
     constexpr int STAGE_BYTES = STAGE_UNITS * 16, ROW_BYTES = UNITS * 16;
-    constexpr int RSTEP = NTHREADS / UNITS, WL = BN / RSTEP, XL = (BM + RSTEP - 1) / RSTEP;
     static_assert(CHUNKS % 2 == 0 && STAGES >= 2, "rows of whole 128 bytes, at least double-buffered");
     static_assert(STAGES * STAGE_UNITS * 16 >= NACC * NTHREADS * 4, "the partial sums fit the stage buffers");
-    static_assert((BN * UNITS) % NTHREADS == 0 && RSTEP % 2 == 0, "tile rows split evenly, one swizzle a thread");
     extern __shared__ uint4 tiles[];
     pdl_launch_dependents();
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
     const int part = blockIdx.x, tok0 = blockIdx.y * BM, col0 = blockIdx.z * BN;
     const int span = k / parts, kb = part * span, nst = (span + BK - 1) / BK;
     const unsigned int sbase = smem_addr(tiles);
-    // This thread copies the 16-byte column u of weight rows r0 + j RSTEP
-    // (past n: row n - 1) and of token rows r0 + j RSTEP below BM (past m:
-    // row m - 1) into every stage; units past the k slice (its last 32 k
-    // when it ends mid-stage) stay unloaded. Rows RSTEP apart share their
-    // swizzle, so row j's slot is j RSTEP rows on from row r0's.
-    const int u = tid % UNITS, r0 = tid / UNITS;
-    const bf16* wsrc[WL];
-    const bf16* xsrc[XL];
-#pragma unroll
-    for (int j = 0; j < WL; j++) wsrc[j] = w + (size_t)min(col0 + r0 + j * RSTEP, n - 1) * k + kb + u * 8;
-#pragma unroll
-    for (int j = 0; j < XL; j++) xsrc[j] = x + (size_t)min(tok0 + min(r0 + j * RSTEP, BM - 1), m - 1) * k + kb + u * 8;
-    const unsigned int wdst = sbase + tile_unit<UNITS>(r0, u) * 16;
-    const unsigned int xdst = sbase + (BN * UNITS + tile_unit<UNITS>(r0, u)) * 16;
-    auto load_w = [&](int s, int slot, int koff) {
-        if (s * BK + u * 8 >= span) return;
-#pragma unroll
-        for (int j = 0; j < WL; j++) cp_async16_at(wdst + slot + j * RSTEP * ROW_BYTES, wsrc[j] + koff);
-    };
-    auto load_x = [&](int s, int slot, int koff) {
-        if (s * BK + u * 8 >= span) return;
-#pragma unroll
-        for (int j = 0; j < XL; j++)
-            if (r0 + j * RSTEP < BM) cp_async16_at(xdst + slot + j * RSTEP * ROW_BYTES, xsrc[j] + koff);
-    };
+    StageLoads<BN, BM, UNITS, NTHREADS> loads(w, x, m, n, k, kb, span, col0, tok0, sbase,
+                                              BN * UNITS + tile_unit<UNITS>(tid / UNITS, tid % UNITS));
     // Fragment offsets in a stage: weight rows wc + 16a + g (+ 8) and token
     // rows wt + 8b + g all share row g's swizzle, so one offset a chunk each.
     const int wc = (warp % WN) * WCOLS, wt = (warp / WN) * WTOK;
@@ -184,17 +228,7 @@ __device__ __forceinline__ void linear_tiles(bf16* y, const bf16* x, const bf16*
         fw[c] = tile_unit<UNITS>(wc + g, 4 * c + t) * 16;
         fx[c] = (BN * UNITS + tile_unit<UNITS>(wt + g, 4 * c + t)) * 16;
     }
-    // The first STAGES - 1 stages: the weights first (no kernel writes
-    // them, so they stream before pdl_wait), then the tokens, a group a stage.
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; s++)
-        if (s < nst) load_w(s, s * STAGE_BYTES, s * BK);
-    pdl_wait();
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; s++) {
-        if (s < nst) load_x(s, s * STAGE_BYTES, s * BK);
-        cp_async_commit();
-    }
+    loads.prologue<STAGES>(nst, STAGE_BYTES);
     float acc[WA][WB][4];
 #pragma unroll
     for (int a = 0; a < WA; a++)
@@ -213,8 +247,8 @@ __device__ __forceinline__ void linear_tiles(bf16* y, const bf16* x, const bf16*
             __syncthreads();
             const int next = s + STAGES - 1, next_slot = ((i + STAGES - 1) % STAGES) * STAGE_BYTES;
             if (next < nst) {
-                load_w(next, next_slot, (STAGES - 1 + i) * BK);
-                load_x(next, next_slot, (STAGES - 1 + i) * BK);
+                loads.load_w(next, next_slot, (STAGES - 1 + i) * BK);
+                loads.load_x(next, next_slot, (STAGES - 1 + i) * BK);
             }
             cp_async_commit();
             const unsigned char* buf = smem + i * STAGE_BYTES;
@@ -250,21 +284,18 @@ __device__ __forceinline__ void linear_tiles(bf16* y, const bf16* x, const bf16*
                 }
             }
         }
-#pragma unroll
-        for (int j = 0; j < WL; j++) wsrc[j] += STAGES * BK;
-#pragma unroll
-        for (int j = 0; j < XL; j++) xsrc[j] += STAGES * BK;
+        loads.advance(STAGES * BK);
     }
     cp_async_wait<0>();
     __syncthreads();
     tiles_store<WA, WB, NTHREADS>(acc, (float*)tiles, y, bias, m, n, parts, flags & 1, col0 + wc, tok0 + wt);
 }
 
-#define LINEAR_TILES(BN, BM, WN, WM)                                                                    \
-    extern "C" __global__ void __launch_bounds__(32 * WN * WM)                                               \
+#define LINEAR_TILES(BN, BM, WN, WM)                                                                        \
+    extern "C" __global__ void __launch_bounds__(32 * WN * WM)                                              \
         linear_tiles_##BN##x##BM##_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m, int k, \
                                         int n, int parts, int flags) {                                      \
-        linear_tiles<BN, BM, WN, WM>(y, x, w, bias, m, k, n, parts, flags);                             \
+        linear_tiles<BN, BM, WN, WM>(y, x, w, bias, m, k, n, parts, flags);                                 \
     }
 LINEAR_TILES(64, 16, 4, 1)
 LINEAR_TILES(128, 16, 8, 1)

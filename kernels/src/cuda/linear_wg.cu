@@ -75,50 +75,26 @@ __device__ __forceinline__ void wg_hold(unsigned int& v) { asm volatile("" : "+r
 // tokens was 206 instructions a warp, 4 of them wgmma, when each stage
 // worked out its sources, slots and fragment offsets again; ~103 now).
 template <int WGS, int BM, int CHUNKS, int STAGES, bool EARLY>
-__device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
-                                               int k, int n, int parts, int flags) {
+__device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m, int k,
+                                          int n, int parts, int flags) {
     constexpr int BN = 64 * WGS, NTHREADS = 128 * WGS, UNITS = 4 * CHUNKS, BK = 32 * CHUNKS;
     constexpr int W_UNITS = BN * UNITS, STAGE_UNITS = (BN + BM) * UNITS, NACC = BM / 2;
     constexpr int STAGE_BYTES = STAGE_UNITS * 16, X_UNITS = BM * UNITS, X_BYTES = X_UNITS * 16;
     constexpr int PIECES = BM * CHUNKS, PER_THREAD = (PIECES + NTHREADS - 1) / NTHREADS;
-    constexpr int RSTEP = NTHREADS / UNITS, WL = BN / RSTEP, XL = (BM + RSTEP - 1) / RSTEP;
-    constexpr int ROW_STEP_BYTES = RSTEP * UNITS * 16;
     static_assert(STAGES >= (EARLY ? 3 : 2) && BM % 16 == 0 && BM <= 64, "wgmma N of 16-64, double-buffered at least");
     static_assert(STAGES * STAGE_UNITS * 16 >= NACC * NTHREADS * 4, "the partial sums fit the stage buffers");
-    static_assert(RSTEP % 8 == 0, "a thread's rows share their swizzle");
     extern __shared__ uint4 tiles[];
     pdl_launch_dependents();
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
     const int part = blockIdx.x, tok0 = blockIdx.y * BM, col0 = blockIdx.z * BN;
     const int span = k / parts, kb = part * span, nst = (span + BK - 1) / BK;
     const unsigned int sbase = smem_addr(tiles);
-    // This thread copies the 16-byte column u of weight rows r0 + j RSTEP
-    // and of token rows r0 + j RSTEP into every stage, as linear_tiles.cu
-    // does: sources at k offset 0 of the slice, shared addresses in stage 0
-    // (rows RSTEP apart keep the swizzle, so row j is j ROW_STEP_BYTES on).
-    const int u = tid % UNITS, r0 = tid / UNITS;
-    const bf16* wsrc[WL];
-    const bf16* xsrc[XL];
-#pragma unroll
-    for (int j = 0; j < WL; j++) wsrc[j] = w + (size_t)min(col0 + r0 + j * RSTEP, n - 1) * k + kb + u * 8;
-#pragma unroll
-    for (int j = 0; j < XL; j++) xsrc[j] = x + (size_t)min(tok0 + min(r0 + j * RSTEP, BM - 1), m - 1) * k + kb + u * 8;
-    const unsigned int wdst = sbase + tile_unit<UNITS>(r0, u) * 16;
-    const unsigned int xdst = sbase + (W_UNITS + r0 * UNITS + (u ^ (r0 & 7))) * 16;
-    // Stage s's weights (or tokens) into the buffer `slot` bytes on, `koff`
-    // elements past where the sources point (an immediate in the loop: the
-    // sources move once a group of STAGES stages).
-    auto load_w = [&](int s, int slot, int koff) {
-        if (s * BK + u * 8 >= span) return;
-#pragma unroll
-        for (int j = 0; j < WL; j++) cp_async16_at(wdst + slot + j * ROW_STEP_BYTES, wsrc[j] + koff);
-    };
-    auto load_x = [&](int s, int slot, int koff) {
-        if (s * BK + u * 8 >= span) return;
-#pragma unroll
-        for (int j = 0; j < XL; j++)
-            if (r0 + j * RSTEP < BM) cp_async16_at(xdst + slot + j * ROW_STEP_BYTES, xsrc[j] + koff);
-    };
+    // The loads as linear_tiles.cu's; the tokens in x's order, 16-byte unit
+    // u of row r at u ^ (r % 8), so that eight rows' same unit are eight bank
+    // groups for the transpose.
+    const int r0 = tid / UNITS;
+    StageLoads<BN, BM, UNITS, NTHREADS> loads(w, x, m, n, k, kb, span, col0, tok0, sbase,
+                                              W_UNITS + r0 * UNITS + ((tid % UNITS) ^ (r0 & 7)));
     // The transpose into the wgmma tile (module comment): piece p = (row
     // p % BM, chunk p / BM); its four source units and its first destination
     // unit, as byte offsets from the stage's buffer and the wgmma tile.
@@ -153,17 +129,7 @@ __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w,
     int frag[CHUNKS];
 #pragma unroll
     for (int c = 0; c < CHUNKS; c++) frag[c] = tile_unit<UNITS>(wc + g, 4 * c + t) * 16;
-    // The prologue (linear_tiles.cu's order: every early stage's weights,
-    // then pdl_wait, then each stage's tokens, a group a stage).
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; s++)
-        if (s < nst) load_w(s, s * STAGE_BYTES, s * BK);
-    pdl_wait();
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; s++) {
-        if (s < nst) load_x(s, s * STAGE_BYTES, s * BK);
-        cp_async_commit();
-    }
+    loads.prologue<STAGES>(nst, STAGE_BYTES);
     float acc[1][BM / 8][4];
 #pragma unroll
     for (int j = 0; j < BM / 8; j++) acc[0][j][0] = acc[0][j][1] = acc[0][j][2] = acc[0][j][3] = 0.f;
@@ -191,8 +157,8 @@ __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w,
             __syncthreads();
             const int next = s + STAGES - 1, next_slot = ((i + STAGES - 1) % STAGES) * STAGE_BYTES;
             if (next < nst) {
-                load_w(next, next_slot, (STAGES - 1 + i) * BK);
-                load_x(next, next_slot, (STAGES - 1 + i) * BK);
+                loads.load_w(next, next_slot, (STAGES - 1 + i) * BK);
+                loads.load_x(next, next_slot, (STAGES - 1 + i) * BK);
             }
             cp_async_commit();
             int tile = 0;
@@ -239,23 +205,19 @@ __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w,
             for (int j = 0; j < BM / 8; j++)
                 wg_hold(acc[0][j][0]), wg_hold(acc[0][j][1]), wg_hold(acc[0][j][2]), wg_hold(acc[0][j][3]);
         }
-        // The sources at the next group's first stage.
-#pragma unroll
-        for (int j = 0; j < WL; j++) wsrc[j] += STAGES * BK;
-#pragma unroll
-        for (int j = 0; j < XL; j++) xsrc[j] += STAGES * BK;
+        loads.advance(STAGES * BK);  // the sources at the next group's first stage
     }
     cp_async_wait<0>();
     __syncthreads();
     tiles_store<1, BM / 8, NTHREADS>(acc, (float*)tiles, y, bias, m, n, parts, flags & 1, col0 + wc, tok0);
 }
 
-#define LINEAR_WG(WGS, BM, CHUNKS, STAGES, EARLY, TAG)                                                 \
+#define LINEAR_WG(WGS, BM, CHUNKS, STAGES, EARLY, TAG)                                                     \
     extern "C" __global__ void __launch_bounds__(128 * WGS)                                                 \
         linear_wg_##WGS##_##BM##_##CHUNKS##_##STAGES##TAG##_bf16(bf16* y, const bf16* x, const bf16* w,     \
                                                                  const bf16* bias, int m, int k, int n,     \
                                                                  int parts, int flags) {                    \
-        linear_wg<WGS, BM, CHUNKS, STAGES, EARLY>(y, x, w, bias, m, k, n, parts, flags);               \
+        linear_wg<WGS, BM, CHUNKS, STAGES, EARLY>(y, x, w, bias, m, k, n, parts, flags);                    \
     }
 LINEAR_WG(1, 16, 2, 4, false, )
 LINEAR_WG(2, 16, 2, 4, false, )

@@ -176,6 +176,18 @@ struct StageLoads {
 #pragma unroll
         for (int j = 0; j < XL; j++) xsrc[j] += elems;
     }
+    // In a loop unrolled by STAGES, at stage s (the i-th of its group):
+    // stage s + STAGES - 1 of `nst` into its buffer, the sources pointing at
+    // the group's first stage; then its cp.async group is committed.
+    template <int STAGES>
+    __device__ __forceinline__ void next_stage(int s, int i, int nst, int stage_bytes) const {
+        const int next = s + STAGES - 1, slot = ((i + STAGES - 1) % STAGES) * stage_bytes;
+        if (next < nst) {
+            load_w(next, slot, (STAGES - 1 + i) * BK);
+            load_x(next, slot, (STAGES - 1 + i) * BK);
+        }
+        cp_async_commit();
+    }
     // The first STAGES - 1 stages of `nst`, buffers `stage_bytes` apart: the
     // weights first (no kernel writes them, so they stream before
     // pdl_wait), then the tokens, a cp.async group a stage.
@@ -245,12 +257,7 @@ __device__ __forceinline__ void linear_tiles(bf16* y, const bf16* x, const bf16*
             if (s >= nst) break;
             cp_async_wait<STAGES - 2>();
             __syncthreads();
-            const int next = s + STAGES - 1, next_slot = ((i + STAGES - 1) % STAGES) * STAGE_BYTES;
-            if (next < nst) {
-                loads.load_w(next, next_slot, (STAGES - 1 + i) * BK);
-                loads.load_x(next, next_slot, (STAGES - 1 + i) * BK);
-            }
-            cp_async_commit();
+            loads.next_stage<STAGES>(s, i, nst, STAGE_BYTES);
             const unsigned char* buf = smem + i * STAGE_BYTES;
             const int chunks = min(CHUNKS, (span - s * BK) / 32);
 #pragma unroll

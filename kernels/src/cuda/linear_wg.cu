@@ -155,12 +155,7 @@ __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w,
                 cp_async_wait<STAGES - 2>();
             }
             __syncthreads();
-            const int next = s + STAGES - 1, next_slot = ((i + STAGES - 1) % STAGES) * STAGE_BYTES;
-            if (next < nst) {
-                loads.load_w(next, next_slot, (STAGES - 1 + i) * BK);
-                loads.load_x(next, next_slot, (STAGES - 1 + i) * BK);
-            }
-            cp_async_commit();
+            loads.next_stage<STAGES>(s, i, nst, STAGE_BYTES);
             int tile = 0;
             if constexpr (EARLY) {
                 if (s + 1 < nst) transpose_x(s + 1, ((i + 1) % STAGES) * STAGE_BYTES, (s + 1) & 1);

@@ -61,7 +61,6 @@ __device__ __forceinline__ void mma_step(float (&acc)[4], unsigned int a0, unsig
 #endif
 }
 
-
 // The end of a tiled linear: with k in `parts` slices (the blocks of one
 // cluster), each slice's partial sums go to its block's shared memory
 // (`partial`, reused stage buffers) and each block adds a share of the tile
@@ -122,7 +121,6 @@ __device__ __forceinline__ void tiles_store(float (&acc)[WA][WB][4], float* part
         }
     }
 }
-
 
 // The cp.async side of a tiled or wgmma linear's stage loop. Thread tid
 // copies the 16-byte column u = tid % UNITS of weight rows r0 + j RSTEP
@@ -266,18 +264,13 @@ __device__ __forceinline__ void linear_tiles(bf16* y, const bf16* x, const bf16*
                     Frag lo[WA], hi[WA], xb[WB];
 #pragma unroll
                     for (int a = 0; a < WA; a++) {
-                        uint4 v = *(const uint4*)(buf + fw[c] + a * 16 * ROW_BYTES);
-                        uint4 h = *(const uint4*)(buf + fw[c] + (a * 16 + 8) * ROW_BYTES);
-                        lo[a] = Frag{v.x, v.y, v.z, v.w};
-                        hi[a] = Frag{h.x, h.y, h.z, h.w};
+                        lo[a] = ld_frag((const bf16*)(buf + fw[c] + a * 16 * ROW_BYTES));
+                        hi[a] = ld_frag((const bf16*)(buf + fw[c] + (a * 16 + 8) * ROW_BYTES));
                     }
 #pragma unroll
-                    for (int b = 0; b < WB; b++) {
-                        uint4 v = *(const uint4*)(buf + fx[c] + b * 8 * ROW_BYTES);
-                        xb[b] = Frag{v.x, v.y, v.z, v.w};
-                    }
-                    // linear_tiles.cu's order: every tile's first step, then
-                    // every tile's second.
+                    for (int b = 0; b < WB; b++) xb[b] = ld_frag((const bf16*)(buf + fx[c] + b * 8 * ROW_BYTES));
+                    // Every tile's first step (k 0..3 of each lane's 8), then every
+                    // tile's second (4..7): mma_chunk's order for each output.
 #pragma unroll
                     for (int a = 0; a < WA; a++)
 #pragma unroll

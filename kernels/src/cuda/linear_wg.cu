@@ -170,10 +170,8 @@ __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w,
 #pragma unroll
             for (int c = 0; c < CHUNKS; c++) {
                 if (c < chunks) {
-                    uint4 a = *(const uint4*)(smem + i * STAGE_BYTES + frag[c]);
-                    uint4 b = *(const uint4*)(smem + i * STAGE_BYTES + frag[c] + 8 * UNITS * 16);
-                    lo[c] = Frag{a.x, a.y, a.z, a.w};
-                    hi[c] = Frag{b.x, b.y, b.z, b.w};
+                    lo[c] = ld_frag((const bf16*)(smem + i * STAGE_BYTES + frag[c]));
+                    hi[c] = ld_frag((const bf16*)(smem + i * STAGE_BYTES + frag[c] + 8 * UNITS * 16));
                 }
             }
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");

@@ -70,6 +70,11 @@ pub fn linear_tiles() -> LinearTiles {
     })
 }
 
+/// [`TILES_WIDE_MIN_ROWS`] before results/h200/narrow64-2026-12-06: the
+/// rows up to which `SPECULA_WIDE_RULE=old` keeps a wide weight off the
+/// tiles (and on wgmma past one token tile, where the GPU has it).
+const OLD_TILES_WIDE_MIN_ROWS: usize = 16;
+
 /// Whether a wide weight's linears of 9-32 rows take the rule before
 /// results/h200/narrow64-2026-12-06 (`SPECULA_WIDE_RULE=old`: wgmma at 9-16
 /// rows, the tiled kernel at 17-32) rather than the small-row kernel (unset,
@@ -218,17 +223,13 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
         }
         let by_shape =
             (super::linear_wg(), linear_tiles()) == (LinearWg::ByShape, LinearTiles::ByShape);
-        if by_shape
-            && wide_rule_old()
-            && n >= TILES_WIDE_COLUMNS
-            && m > MMA_PIPELINED_MAX_ROWS
-            && m <= TILES_WIDE_MIN_ROWS
-        {
-            return Some(if self.gpu.wgmma && m <= 16 {
-                LinearForm::Wg(WgLaunch::every(m, k, n))
-            } else {
-                LinearForm::Tiles(TileLaunch::for_shape(m, k, n))
-            });
+        if by_shape && wide_rule_old() && n >= TILES_WIDE_COLUMNS && m <= TILES_WIDE_MIN_ROWS {
+            if self.gpu.wgmma && m > MMA_PIPELINED_MAX_ROWS && m <= OLD_TILES_WIDE_MIN_ROWS {
+                return Some(LinearForm::Wg(WgLaunch::every(m, k, n)));
+            }
+            if m > OLD_TILES_WIDE_MIN_ROWS {
+                return Some(LinearForm::Tiles(TileLaunch::for_shape(m, k, n)));
+            }
         }
         if self.gpu.wgmma && m > MMA_PIPELINED_MAX_ROWS {
             let wg = match (super::linear_wg(), linear_tiles()) {

@@ -238,7 +238,13 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
                 _ => None,
             };
             if let Some(layout) = wg {
-                return Some(LinearForm::Wg(layout));
+                let deep = layout.deepened();
+                let deep = super::wg_deep() && deep.compiled();
+                return Some(LinearForm::Wg(if deep {
+                    layout.deepened()
+                } else {
+                    layout
+                }));
             }
         }
         let form = match linear_tiles() {

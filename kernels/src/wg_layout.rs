@@ -8,35 +8,28 @@ use crate::mma_layout::{mma_k_parts, MMA_PIPELINED_MAX_ROWS};
 use crate::tile_layout::{TILES_LONG_SLICE, TILES_WIDE_COLUMNS};
 
 /// The layouts `linear_wg.cu` is compiled for: (warpgroups per block,
-/// tokens per block, 32-wide k chunks per stage, stages, early transpose,
-/// deep wgmma pipeline).
+/// tokens per block, 32-wide k chunks per stage, stages, early transpose).
 /// Deeper pipelines (6-8 stages, or 128 k a stage) and 128-token tiles were
 /// slower for every Llama-3.1-8B projection at 16-384 rows on an H200 (fewer
 /// blocks fit a multiprocessor; results/h200/wgmma-2026-12-04/call3) and
 /// are not built.
-pub const WG_VARIANTS: [(usize, usize, usize, usize, bool, bool); 22] = [
-    (1, 16, 2, 4, false, false),
-    (2, 16, 2, 4, false, false),
-    (1, 32, 2, 4, false, false),
-    (2, 32, 2, 4, false, false),
-    (1, 64, 2, 4, false, false),
-    (2, 64, 2, 4, false, false),
-    (1, 16, 2, 3, false, false),
-    (1, 32, 2, 3, false, false),
-    (1, 64, 2, 3, false, false),
-    (2, 64, 2, 3, false, false),
-    (1, 16, 2, 4, true, false),
-    (1, 32, 2, 4, true, false),
-    (1, 64, 2, 4, true, false),
-    (2, 64, 2, 4, true, false),
-    (1, 64, 2, 5, true, false),
-    (2, 64, 2, 5, true, false),
-    (1, 32, 2, 4, false, true),
-    (1, 64, 2, 4, false, true),
-    (2, 64, 2, 4, false, true),
-    (1, 32, 2, 4, true, true),
-    (1, 64, 2, 4, true, true),
-    (2, 64, 2, 4, true, true),
+pub const WG_VARIANTS: [(usize, usize, usize, usize, bool); 16] = [
+    (1, 16, 2, 4, false),
+    (2, 16, 2, 4, false),
+    (1, 32, 2, 4, false),
+    (2, 32, 2, 4, false),
+    (1, 64, 2, 4, false),
+    (2, 64, 2, 4, false),
+    (1, 16, 2, 3, false),
+    (1, 32, 2, 3, false),
+    (1, 64, 2, 3, false),
+    (2, 64, 2, 3, false),
+    (1, 16, 2, 4, true),
+    (1, 32, 2, 4, true),
+    (1, 64, 2, 4, true),
+    (2, 64, 2, 4, true),
+    (1, 64, 2, 5, true),
+    (2, 64, 2, 5, true),
 ];
 
 /// Blocks below which [`WgLaunch::every`] gives each block one
@@ -62,10 +55,6 @@ pub struct WgLaunch {
     /// Two wgmma token tiles, the next stage's tokens transposed while this
     /// stage's steps run (one barrier a stage, not two).
     pub early: bool,
-    /// A stage's wgmma steps left running while the next stage is loaded,
-    /// transposed and read (`wgmma.wait_group 1`; one more token tile, two
-    /// sets of weight fragments; even `stages`).
-    pub deep: bool,
 }
 
 impl WgLaunch {
@@ -150,7 +139,6 @@ impl WgLaunch {
             chunks: 2,
             stages: 4,
             early: false,
-            deep: false,
         }
     }
 
@@ -158,39 +146,30 @@ impl WgLaunch {
     pub fn variants(parts: usize) -> impl Iterator<Item = WgLaunch> {
         WG_VARIANTS
             .iter()
-            .map(move |&(wgs, bm, chunks, stages, early, deep)| WgLaunch {
+            .map(move |&(wgs, bm, chunks, stages, early)| WgLaunch {
                 parts,
                 wgs,
                 bm,
                 chunks,
                 stages,
                 early,
-                deep,
             })
     }
 
     /// Whether `linear_wg.cu` has a kernel for this layout.
     pub fn compiled(&self) -> bool {
-        WG_VARIANTS.contains(&(
-            self.wgs,
-            self.bm,
-            self.chunks,
-            self.stages,
-            self.early,
-            self.deep,
-        ))
+        WG_VARIANTS.contains(&(self.wgs, self.bm, self.chunks, self.stages, self.early))
     }
 
     /// The kernel's name.
     pub fn kernel(&self) -> String {
         format!(
-            "linear_wg_{}_{}_{}_{}{}{}_bf16",
+            "linear_wg_{}_{}_{}_{}{}_bf16",
             self.wgs,
             self.bm,
             self.chunks,
             self.stages,
-            if self.early { "e" } else { "" },
-            if self.deep { "d" } else { "" }
+            if self.early { "e" } else { "" }
         )
     }
 
@@ -202,33 +181,21 @@ impl WgLaunch {
     /// Dynamic shared memory of a block, bytes: the stages' weight and
     /// token tiles, then the transposed token tile(s) the wgmma steps read.
     pub fn shared_bytes(&self) -> usize {
-        let tiles = 1 + usize::from(self.early) + usize::from(self.deep);
+        let tiles = if self.early { 2 } else { 1 };
         (self.stages * (self.columns() + self.bm) + tiles * self.bm) * self.chunks * 64
     }
 
-    /// Short name for tables: `wg/P/WGSxBM/cC/sS` (`/e`: early transpose,
-    /// `/d`: deep pipeline).
+    /// Short name for tables: `wg/P/WGSxBM/cC/sS` (`/e`: early transpose).
     pub fn label(&self) -> String {
         format!(
-            "wg/{}/{}x{}/c{}/s{}{}{}",
+            "wg/{}/{}x{}/c{}/s{}{}",
             self.parts,
             self.wgs,
             self.bm,
             self.chunks,
             self.stages,
-            if self.early { "/e" } else { "" },
-            if self.deep { "/d" } else { "" }
+            if self.early { "/e" } else { "" }
         )
-    }
-
-    /// The same layout with the deep wgmma pipeline ([`WgLaunch::deep`]),
-    /// three stages made four (the fragment sets alternate by stage parity).
-    pub fn deepened(self) -> WgLaunch {
-        WgLaunch {
-            deep: true,
-            stages: self.stages.next_multiple_of(2),
-            ..self
-        }
     }
 }
 
@@ -252,12 +219,7 @@ mod tests {
                 9, 16, 17, 32, 33, 48, 49, 64, 65, 96, 128, 129, 192, 384, 4096,
             ] {
                 let mut layouts = vec![WgLaunch::every(m, k, n)];
-                if let Some(l) = WgLaunch::for_shape(m, k, n) {
-                    // SPECULA_WG_DEEP=1 runs each picked layout deep.
-                    assert!(l.deepened().compiled(), "{l:?} deepened");
-                    assert_eq!(l.deepened().stages % 2, 0);
-                    layouts.extend([l, l.deepened()]);
-                }
+                layouts.extend(WgLaunch::for_shape(m, k, n));
                 for l in layouts {
                     assert_eq!(l.parts, mma_k_parts(k, n), "k {k} n {n} m {m}");
                     assert!(l.compiled(), "{l:?}");
@@ -306,10 +268,6 @@ mod tests {
             assert!(l.compiled(), "{l:?}");
             assert!(l.shared_bytes() <= 227 * 1024, "{l:?}");
             assert!(l.shared_bytes() >= bm / 2 * 128 * wgs * 4, "{l:?}");
-            assert!(
-                !l.deep || l.stages % 2 == 0,
-                "{l:?}: fragment sets by parity"
-            );
             assert!(matches!(bm, 16 | 32 | 64) && matches!(wgs, 1 | 2));
         }
     }

@@ -238,13 +238,7 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
                 _ => None,
             };
             if let Some(layout) = wg {
-                let deep = layout.deepened();
-                let deep = super::wg_deep() && deep.compiled();
-                return Some(LinearForm::Wg(if deep {
-                    layout.deepened()
-                } else {
-                    layout
-                }));
+                return Some(LinearForm::Wg(layout));
             }
         }
         let form = match linear_tiles() {

@@ -63,14 +63,6 @@ __device__ __forceinline__ void wg_mma_rs<64>(float (&d)[8][4], const Frag& a, u
 // it: the accumulators and A operands of wgmma in flight.
 __device__ __forceinline__ void wg_hold(float& v) { asm volatile("" : "+f"(v)::"memory"); }
 __device__ __forceinline__ void wg_hold(unsigned int& v) { asm volatile("" : "+r"(v)::"memory"); }
-template <int CHUNKS>
-__device__ __forceinline__ void wg_hold_frags(Frag (&lo)[CHUNKS], Frag (&hi)[CHUNKS]) {
-#pragma unroll
-    for (int c = 0; c < CHUNKS; c++) {
-        wg_hold(lo[c].a), wg_hold(lo[c].b), wg_hold(lo[c].c), wg_hold(lo[c].d);
-        wg_hold(hi[c].a), wg_hold(hi[c].b), wg_hold(hi[c].c), wg_hold(hi[c].d);
-    }
-}
 
 // Blocks of WGS warpgroups, each 64 output columns x the BM tokens of the
 // block's tile; stages of 32 CHUNKS k, STAGES deep, and the wgmma token
@@ -78,25 +70,18 @@ __device__ __forceinline__ void wg_hold_frags(Frag (&lo)[CHUNKS], Frag (&hi)[CHU
 // EARLY: two wgmma token tiles; stage s + 1's tokens are transposed while
 // stage s's steps run, one barrier a stage instead of two (one stage fewer
 // in flight for the same STAGES).
-// DEEP: a stage's wgmma steps still run while the next stage waits for its
-// loads, transposes and reads its fragments (wgmma.wait_group 1, not 0):
-// one more token tile, and the weight fragments in two register sets by
-// stage parity (STAGES even), since an in-flight wgmma still reads its own.
-// The same steps on the same operands in the same order: the same bits.
 // Addresses as linear_tiles.cu's: worked out once, the loop unrolled by
 // STAGES (results/h200/narrow64-2026-12-06: a stage of one warpgroup x 32
 // tokens was 206 instructions a warp, 4 of them wgmma, when each stage
 // worked out its sources, slots and fragment offsets again; ~103 now).
-template <int WGS, int BM, int CHUNKS, int STAGES, bool EARLY, bool DEEP>
+template <int WGS, int BM, int CHUNKS, int STAGES, bool EARLY>
 __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m, int k,
                                           int n, int parts, int flags) {
     constexpr int BN = 64 * WGS, NTHREADS = 128 * WGS, UNITS = 4 * CHUNKS, BK = 32 * CHUNKS;
     constexpr int W_UNITS = BN * UNITS, STAGE_UNITS = (BN + BM) * UNITS, NACC = BM / 2;
     constexpr int STAGE_BYTES = STAGE_UNITS * 16, X_UNITS = BM * UNITS, X_BYTES = X_UNITS * 16;
     constexpr int PIECES = BM * CHUNKS, PER_THREAD = (PIECES + NTHREADS - 1) / NTHREADS;
-    constexpr int NTILES = (EARLY ? 2 : 1) + (DEEP ? 1 : 0), FSETS = DEEP ? 2 : 1;
     static_assert(STAGES >= (EARLY ? 3 : 2) && BM % 16 == 0 && BM <= 64, "wgmma N of 16-64, double-buffered at least");
-    static_assert(!DEEP || STAGES % 2 == 0, "the fragment sets alternate by stage parity across the unrolled groups");
     static_assert(STAGES * STAGE_UNITS * 16 >= NACC * NTHREADS * 4, "the partial sums fit the stage buffers");
     extern __shared__ uint4 tiles[];
     pdl_launch_dependents();
@@ -154,9 +139,6 @@ __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w,
         __syncthreads();
         transpose_x(0, 0, 0);
     }
-    // The token tile stage s's steps read.
-    auto tile_of = [](int s) { return NTILES == 1 ? 0 : NTILES == 2 ? s & 1 : s % NTILES; };
-    Frag lo[FSETS][CHUNKS], hi[FSETS][CHUNKS];
     for (int s0 = 0; s0 < nst; s0 += STAGES) {
         // The fragments' offsets held in registers (the compiler would
         // otherwise work them out again from the thread index every stage).
@@ -174,92 +156,77 @@ __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w,
             }
             __syncthreads();
             loads.next_stage<STAGES>(s, i, nst, STAGE_BYTES);
+            int tile = 0;
             if constexpr (EARLY) {
-                if (s + 1 < nst) transpose_x(s + 1, ((i + 1) % STAGES) * STAGE_BYTES, tile_of(s + 1));
+                if (s + 1 < nst) transpose_x(s + 1, ((i + 1) % STAGES) * STAGE_BYTES, (s + 1) & 1);
+                tile = s & 1;
             } else {
-                transpose_x(s, i * STAGE_BYTES, tile_of(s));
+                transpose_x(s, i * STAGE_BYTES, 0);
                 asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
                 __syncthreads();
             }
             const int chunks = min(CHUNKS, (span - s * BK) / 32);
-            const int f = DEEP ? i % 2 : 0;
+            Frag lo[CHUNKS], hi[CHUNKS];
 #pragma unroll
             for (int c = 0; c < CHUNKS; c++) {
                 if (c < chunks) {
-                    lo[f][c] = ld_frag((const bf16*)(smem + i * STAGE_BYTES + frag[c]));
-                    hi[f][c] = ld_frag((const bf16*)(smem + i * STAGE_BYTES + frag[c] + 8 * UNITS * 16));
+                    lo[c] = ld_frag((const bf16*)(smem + i * STAGE_BYTES + frag[c]));
+                    hi[c] = ld_frag((const bf16*)(smem + i * STAGE_BYTES + frag[c] + 8 * UNITS * 16));
                 }
             }
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
             // Descriptor of k group 4c (+ 2) of tile `tile`: the start
             // address field (address >> 4) moved along.
-            const unsigned long long dtile = desc0 + ((unsigned)(tile_of(s) * X_BYTES) >> 4);
+            const unsigned long long dtile = desc0 + ((unsigned)(tile * X_BYTES) >> 4);
 #pragma unroll
             for (int c = 0; c < CHUNKS; c++) {
                 if (c < chunks) {
                     unsigned long long d1 = dtile + (((4 * c) * BM * 16) >> 4);
                     unsigned long long d2 = dtile + (((4 * c + 2) * BM * 16) >> 4);
-                    wg_mma_rs<BM>(acc[0], Frag{lo[f][c].a, hi[f][c].a, lo[f][c].b, hi[f][c].b}, d1);
-                    wg_mma_rs<BM>(acc[0], Frag{lo[f][c].c, hi[f][c].c, lo[f][c].d, hi[f][c].d}, d2);
+                    wg_mma_rs<BM>(acc[0], Frag{lo[c].a, hi[c].a, lo[c].b, hi[c].b}, d1);
+                    wg_mma_rs<BM>(acc[0], Frag{lo[c].c, hi[c].c, lo[c].d, hi[c].d}, d2);
                 }
             }
             asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-            if constexpr (DEEP) {
-                // The last stage's steps are done (this one's may run on):
-                // its fragments, held until now, are free.
-                asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-                wg_hold_frags(lo[1 - f], hi[1 - f]);
-            } else {
-                asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-                wg_hold_frags(lo[0], hi[0]);
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 #pragma unroll
-                for (int j = 0; j < BM / 8; j++)
-                    wg_hold(acc[0][j][0]), wg_hold(acc[0][j][1]), wg_hold(acc[0][j][2]), wg_hold(acc[0][j][3]);
+            for (int c = 0; c < CHUNKS; c++) {
+                wg_hold(lo[c].a), wg_hold(lo[c].b), wg_hold(lo[c].c), wg_hold(lo[c].d);
+                wg_hold(hi[c].a), wg_hold(hi[c].b), wg_hold(hi[c].c), wg_hold(hi[c].d);
             }
+#pragma unroll
+            for (int j = 0; j < BM / 8; j++)
+                wg_hold(acc[0][j][0]), wg_hold(acc[0][j][1]), wg_hold(acc[0][j][2]), wg_hold(acc[0][j][3]);
         }
         loads.advance(STAGES * BK);  // the sources at the next group's first stage
-    }
-    if constexpr (DEEP) {
-        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-        wg_hold_frags(lo[0], hi[0]);
-        wg_hold_frags(lo[1], hi[1]);
-#pragma unroll
-        for (int j = 0; j < BM / 8; j++)
-            wg_hold(acc[0][j][0]), wg_hold(acc[0][j][1]), wg_hold(acc[0][j][2]), wg_hold(acc[0][j][3]);
     }
     cp_async_wait<0>();
     __syncthreads();
     tiles_store<1, BM / 8, NTHREADS>(acc, (float*)tiles, y, bias, m, n, parts, flags & 1, col0 + wc, tok0);
 }
 
-#define LINEAR_WG(WGS, BM, CHUNKS, STAGES, EARLY, DEEP, TAG)                                                     \
+#define LINEAR_WG(WGS, BM, CHUNKS, STAGES, EARLY, TAG)                                                     \
     extern "C" __global__ void __launch_bounds__(128 * WGS)                                                 \
         linear_wg_##WGS##_##BM##_##CHUNKS##_##STAGES##TAG##_bf16(bf16* y, const bf16* x, const bf16* w,     \
                                                                  const bf16* bias, int m, int k, int n,     \
                                                                  int parts, int flags) {                    \
-        linear_wg<WGS, BM, CHUNKS, STAGES, EARLY, DEEP>(y, x, w, bias, m, k, n, parts, flags);                    \
+        linear_wg<WGS, BM, CHUNKS, STAGES, EARLY>(y, x, w, bias, m, k, n, parts, flags);                    \
     }
-LINEAR_WG(1, 16, 2, 4, false, false, )
-LINEAR_WG(2, 16, 2, 4, false, false, )
-LINEAR_WG(1, 32, 2, 4, false, false, )
-LINEAR_WG(2, 32, 2, 4, false, false, )
-LINEAR_WG(1, 64, 2, 4, false, false, )
-LINEAR_WG(2, 64, 2, 4, false, false, )
-LINEAR_WG(1, 16, 2, 3, false, false, )
-LINEAR_WG(1, 32, 2, 3, false, false, )
-LINEAR_WG(1, 64, 2, 3, false, false, )
-LINEAR_WG(2, 64, 2, 3, false, false, )
-LINEAR_WG(1, 16, 2, 4, true, false, e)
-LINEAR_WG(1, 32, 2, 4, true, false, e)
-LINEAR_WG(1, 64, 2, 4, true, false, e)
-LINEAR_WG(2, 64, 2, 4, true, false, e)
-LINEAR_WG(1, 64, 2, 5, true, false, e)
-LINEAR_WG(2, 64, 2, 5, true, false, e)
-LINEAR_WG(1, 32, 2, 4, false, true, d)
-LINEAR_WG(1, 64, 2, 4, false, true, d)
-LINEAR_WG(2, 64, 2, 4, false, true, d)
-LINEAR_WG(1, 32, 2, 4, true, true, ed)
-LINEAR_WG(1, 64, 2, 4, true, true, ed)
-LINEAR_WG(2, 64, 2, 4, true, true, ed)
+LINEAR_WG(1, 16, 2, 4, false, )
+LINEAR_WG(2, 16, 2, 4, false, )
+LINEAR_WG(1, 32, 2, 4, false, )
+LINEAR_WG(2, 32, 2, 4, false, )
+LINEAR_WG(1, 64, 2, 4, false, )
+LINEAR_WG(2, 64, 2, 4, false, )
+LINEAR_WG(1, 16, 2, 3, false, )
+LINEAR_WG(1, 32, 2, 3, false, )
+LINEAR_WG(1, 64, 2, 3, false, )
+LINEAR_WG(2, 64, 2, 3, false, )
+LINEAR_WG(1, 16, 2, 4, true, e)
+LINEAR_WG(1, 32, 2, 4, true, e)
+LINEAR_WG(1, 64, 2, 4, true, e)
+LINEAR_WG(2, 64, 2, 4, true, e)
+LINEAR_WG(1, 64, 2, 5, true, e)
+LINEAR_WG(2, 64, 2, 5, true, e)
 
 #endif

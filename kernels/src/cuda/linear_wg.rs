@@ -38,15 +38,6 @@ pub fn linear_wg() -> LinearWg {
     })
 }
 
-/// Whether the wgmma linear runs its layouts with the deep pipeline
-/// ([`WgLaunch::deepened`], where that layout is compiled), from
-/// `SPECULA_WG_DEEP=1`: for same-run comparison while it is measured. The
-/// same bits either way. Read once.
-pub fn wg_deep() -> bool {
-    static DEEP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *DEEP.get_or_init(|| crate::switch::on_off("SPECULA_WG_DEEP", false))
-}
-
 impl<T: GpuElement> LinearLayer<'_, T> {
     /// `y[m, n] = x[m, k] W^T (+ bias)` in bf16 (with `silu`, `y[m, n / 2] =
     /// silu(gate) * up` over interleaved gate|up columns) on warpgroup mma

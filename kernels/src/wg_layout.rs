@@ -8,28 +8,35 @@ use crate::mma_layout::{mma_k_parts, MMA_PIPELINED_MAX_ROWS};
 use crate::tile_layout::{TILES_LONG_SLICE, TILES_WIDE_COLUMNS};
 
 /// The layouts `linear_wg.cu` is compiled for: (warpgroups per block,
-/// tokens per block, 32-wide k chunks per stage, stages, early transpose).
+/// tokens per block, 32-wide k chunks per stage, stages, early transpose,
+/// producer warpgroup).
 /// Deeper pipelines (6-8 stages, or 128 k a stage) and 128-token tiles were
 /// slower for every Llama-3.1-8B projection at 16-384 rows on an H200 (fewer
 /// blocks fit a multiprocessor; results/h200/wgmma-2026-12-04/call3) and
 /// are not built.
-pub const WG_VARIANTS: [(usize, usize, usize, usize, bool); 16] = [
-    (1, 16, 2, 4, false),
-    (2, 16, 2, 4, false),
-    (1, 32, 2, 4, false),
-    (2, 32, 2, 4, false),
-    (1, 64, 2, 4, false),
-    (2, 64, 2, 4, false),
-    (1, 16, 2, 3, false),
-    (1, 32, 2, 3, false),
-    (1, 64, 2, 3, false),
-    (2, 64, 2, 3, false),
-    (1, 16, 2, 4, true),
-    (1, 32, 2, 4, true),
-    (1, 64, 2, 4, true),
-    (2, 64, 2, 4, true),
-    (1, 64, 2, 5, true),
-    (2, 64, 2, 5, true),
+pub const WG_VARIANTS: [(usize, usize, usize, usize, bool, bool); 22] = [
+    (1, 16, 2, 4, false, false),
+    (2, 16, 2, 4, false, false),
+    (1, 32, 2, 4, false, false),
+    (2, 32, 2, 4, false, false),
+    (1, 64, 2, 4, false, false),
+    (2, 64, 2, 4, false, false),
+    (1, 16, 2, 3, false, false),
+    (1, 32, 2, 3, false, false),
+    (1, 64, 2, 3, false, false),
+    (2, 64, 2, 3, false, false),
+    (1, 16, 2, 4, true, false),
+    (1, 32, 2, 4, true, false),
+    (1, 64, 2, 4, true, false),
+    (2, 64, 2, 4, true, false),
+    (1, 64, 2, 5, true, false),
+    (2, 64, 2, 5, true, false),
+    (1, 16, 2, 4, false, true),
+    (1, 32, 2, 4, false, true),
+    (1, 32, 2, 6, false, true),
+    (1, 64, 2, 4, false, true),
+    (2, 64, 2, 4, false, true),
+    (1, 32, 4, 3, false, true),
 ];
 
 /// Blocks below which [`WgLaunch::every`] gives each block one
@@ -55,6 +62,10 @@ pub struct WgLaunch {
     /// Two wgmma token tiles, the next stage's tokens transposed while this
     /// stage's steps run (one barrier a stage, not two).
     pub early: bool,
+    /// A warpgroup of its own streams the stages in and transposes their
+    /// tokens while the `wgs` others run the steps (`linear_wg_producer.cu`;
+    /// never `early`).
+    pub producer: bool,
 }
 
 impl WgLaunch {
@@ -139,37 +150,47 @@ impl WgLaunch {
             chunks: 2,
             stages: 4,
             early: false,
+            producer: false,
         }
     }
 
     /// Every compiled layout ([`WG_VARIANTS`]) with k in `parts` slices.
     pub fn variants(parts: usize) -> impl Iterator<Item = WgLaunch> {
-        WG_VARIANTS
-            .iter()
-            .map(move |&(wgs, bm, chunks, stages, early)| WgLaunch {
+        WG_VARIANTS.iter().map(
+            move |&(wgs, bm, chunks, stages, early, producer)| WgLaunch {
                 parts,
                 wgs,
                 bm,
                 chunks,
                 stages,
                 early,
-            })
+                producer,
+            },
+        )
     }
 
     /// Whether `linear_wg.cu` has a kernel for this layout.
     pub fn compiled(&self) -> bool {
-        WG_VARIANTS.contains(&(self.wgs, self.bm, self.chunks, self.stages, self.early))
+        WG_VARIANTS.contains(&(
+            self.wgs,
+            self.bm,
+            self.chunks,
+            self.stages,
+            self.early,
+            self.producer,
+        ))
     }
 
     /// The kernel's name.
     pub fn kernel(&self) -> String {
         format!(
-            "linear_wg_{}_{}_{}_{}{}_bf16",
+            "linear_wg_{}_{}_{}_{}{}{}_bf16",
             self.wgs,
             self.bm,
             self.chunks,
             self.stages,
-            if self.early { "e" } else { "" }
+            if self.early { "e" } else { "" },
+            if self.producer { "p" } else { "" }
         )
     }
 
@@ -178,24 +199,42 @@ impl WgLaunch {
         64 * self.wgs
     }
 
+    /// Threads per block: 128 a warpgroup, the producer's included.
+    pub fn threads(&self) -> usize {
+        128 * (self.wgs + usize::from(self.producer))
+    }
+
     /// Dynamic shared memory of a block, bytes: the stages' weight and
     /// token tiles, then the transposed token tile(s) the wgmma steps read.
     pub fn shared_bytes(&self) -> usize {
-        let tiles = if self.early { 2 } else { 1 };
+        let tiles = if self.early || self.producer { 2 } else { 1 };
         (self.stages * (self.columns() + self.bm) + tiles * self.bm) * self.chunks * 64
     }
 
-    /// Short name for tables: `wg/P/WGSxBM/cC/sS` (`/e`: early transpose).
+    /// Short name for tables: `wg/P/WGSxBM/cC/sS` (`/e`: early transpose,
+    /// `/p`: producer warpgroup).
     pub fn label(&self) -> String {
         format!(
-            "wg/{}/{}x{}/c{}/s{}{}",
+            "wg/{}/{}x{}/c{}/s{}{}{}",
             self.parts,
             self.wgs,
             self.bm,
             self.chunks,
             self.stages,
-            if self.early { "/e" } else { "" }
+            if self.early { "/e" } else { "" },
+            if self.producer { "/p" } else { "" }
         )
+    }
+
+    /// The same tile (warpgroups, tokens, k split) with a producer
+    /// warpgroup, four stages of 64 k, if that layout is compiled.
+    pub fn with_producer(self) -> Option<WgLaunch> {
+        let l = WgLaunch {
+            early: false,
+            producer: true,
+            ..WgLaunch::new(self.parts, self.wgs, self.bm)
+        };
+        l.compiled().then_some(l)
     }
 }
 
@@ -219,7 +258,12 @@ mod tests {
                 9, 16, 17, 32, 33, 48, 49, 64, 65, 96, 128, 129, 192, 384, 4096,
             ] {
                 let mut layouts = vec![WgLaunch::every(m, k, n)];
-                layouts.extend(WgLaunch::for_shape(m, k, n));
+                if let Some(l) = WgLaunch::for_shape(m, k, n) {
+                    // SPECULA_WG_PRODUCER=1 runs each picked layout so.
+                    let p = l.with_producer().expect("a producer form");
+                    assert_eq!((p.wgs, p.bm, p.threads()), (l.wgs, l.bm, 128 * (l.wgs + 1)));
+                    layouts.extend([l, p]);
+                }
                 for l in layouts {
                     assert_eq!(l.parts, mma_k_parts(k, n), "k {k} n {n} m {m}");
                     assert!(l.compiled(), "{l:?}");
@@ -268,6 +312,7 @@ mod tests {
             assert!(l.compiled(), "{l:?}");
             assert!(l.shared_bytes() <= 227 * 1024, "{l:?}");
             assert!(l.shared_bytes() >= bm / 2 * 128 * wgs * 4, "{l:?}");
+            assert!(!(l.producer && l.early), "{l:?}");
             assert!(matches!(bm, 16 | 32 | 64) && matches!(wgs, 1 | 2));
         }
     }

@@ -27,6 +27,7 @@ pub const SOURCE: &str = concat!(
     include_str!("linear_rope.cu"),
     include_str!("linear_tiles.cu"),
     include_str!("linear_wg.cu"),
+    include_str!("linear_wg_producer.cu"),
     include_str!("attention.cu"),
     include_str!("att_tile.cu"),
     include_str!("flash_prefill.cu"),

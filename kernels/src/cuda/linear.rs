@@ -238,7 +238,10 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
                 _ => None,
             };
             if let Some(layout) = wg {
-                return Some(LinearForm::Wg(layout));
+                let producer = super::wg_producer()
+                    .then(|| layout.with_producer())
+                    .flatten();
+                return Some(LinearForm::Wg(producer.unwrap_or(layout)));
             }
         }
         let form = match linear_tiles() {

@@ -122,8 +122,8 @@ __device__ __forceinline__ void tiles_store(float (&acc)[WA][WB][4], float* part
     }
 }
 
-// The cp.async side of a tiled or wgmma linear's stage loop. Thread tid
-// copies the 16-byte column u = tid % UNITS of weight rows r0 + j RSTEP
+// The cp.async side of a tiled or wgmma linear's stage loop. Thread tid (of
+// the NTHREADS that load) copies the 16-byte column u = tid % UNITS of weight rows r0 + j RSTEP
 // (r0 = tid / UNITS; past n: row n - 1) and of token rows r0 + j RSTEP
 // below BM (past m: row m - 1) into every stage, its sources and shared
 // addresses worked out once: rows RSTEP apart share their swizzle, so row
@@ -142,9 +142,9 @@ struct StageLoads {
     unsigned int wdst, xdst;
     int u, r0, span;
     __device__ __forceinline__ StageLoads(const bf16* w, const bf16* x, int m, int n, int k, int kb, int span_,
-                                          int col0, int tok0, unsigned int sbase, int xunit0) {
-        u = threadIdx.x % UNITS;
-        r0 = threadIdx.x / UNITS;
+                                          int col0, int tok0, unsigned int sbase, int xunit0, int tid) {
+        u = tid % UNITS;
+        r0 = tid / UNITS;
         span = span_;
 #pragma unroll
         for (int j = 0; j < WL; j++) wsrc[j] = w + (size_t)min(col0 + r0 + j * RSTEP, n - 1) * k + kb + u * 8;
@@ -228,7 +228,7 @@ __device__ __forceinline__ void linear_tiles(bf16* y, const bf16* x, const bf16*
     const int span = k / parts, kb = part * span, nst = (span + BK - 1) / BK;
     const unsigned int sbase = smem_addr(tiles);
     StageLoads<BN, BM, UNITS, NTHREADS> loads(w, x, m, n, k, kb, span, col0, tok0, sbase,
-                                              BN * UNITS + tile_unit<UNITS>(tid / UNITS, tid % UNITS));
+                                              BN * UNITS + tile_unit<UNITS>(tid / UNITS, tid % UNITS), tid);
     // Fragment offsets in a stage: weight rows wc + 16a + g (+ 8) and token
     // rows wt + 8b + g all share row g's swizzle, so one offset a chunk each.
     const int wc = (warp % WN) * WCOLS, wt = (warp / WN) * WTOK;

@@ -64,6 +64,84 @@ __device__ __forceinline__ void wg_mma_rs<64>(float (&d)[8][4], const Frag& a, u
 __device__ __forceinline__ void wg_hold(float& v) { asm volatile("" : "+f"(v)::"memory"); }
 __device__ __forceinline__ void wg_hold(unsigned int& v) { asm volatile("" : "+r"(v)::"memory"); }
 
+// The per-stage copy of a stage's tokens (x's order, 16-byte unit u of row
+// r at u ^ (r % 8), so that eight rows' same unit are eight bank groups)
+// into a wgmma token tile (module comment), by NTHREADS threads: piece p =
+// (row p % BM, chunk p / BM); thread tid's pieces' four source units and
+// first destination unit, as byte offsets from the stage's buffer (its
+// tokens after W_UNITS weight units) and from the token tile.
+template <int BM, int CHUNKS, int W_UNITS, int NTHREADS>
+struct TokenTranspose {
+    static constexpr int UNITS = 4 * CHUNKS, PIECES = BM * CHUNKS, PER_THREAD = (PIECES + NTHREADS - 1) / NTHREADS;
+    int src[PER_THREAD][4], dst[PER_THREAD], kof[PER_THREAD];
+    __device__ __forceinline__ explicit TokenTranspose(int tid) {
+#pragma unroll
+        for (int i = 0; i < PER_THREAD; i++) {
+            int p = tid + i * NTHREADS, r = p % BM, c = p / BM;
+#pragma unroll
+            for (int q = 0; q < 4; q++) src[i][q] = (W_UNITS + r * UNITS + ((4 * c + q) ^ (r & 7))) * 16;
+            dst[i] = (4 * c * BM + r) * 16;
+            kof[i] = p < PIECES ? c * 32 : 1 << 30;  // past every span: no piece
+        }
+    }
+    // Stage s's tokens (the stage at `stage`) into the token tile at `tile`;
+    // chunks past the slice's `span` are left alone.
+    __device__ __forceinline__ void run(const unsigned char* stage, unsigned char* tile, int s, int span) const {
+#pragma unroll
+        for (int i = 0; i < PER_THREAD; i++) {
+            if (s * 32 * CHUNKS + kof[i] >= span) continue;
+            uint4 h[4];
+#pragma unroll
+            for (int q = 0; q < 4; q++) h[q] = *(const uint4*)(stage + src[i][q]);
+            unsigned char* d = tile + dst[i];
+            *(uint4*)d = make_uint4(h[0].x, h[1].x, h[2].x, h[3].x);
+            *(uint4*)(d + BM * 16) = make_uint4(h[0].y, h[1].y, h[2].y, h[3].y);
+            *(uint4*)(d + 2 * BM * 16) = make_uint4(h[0].z, h[1].z, h[2].z, h[3].z);
+            *(uint4*)(d + 3 * BM * 16) = make_uint4(h[0].w, h[1].w, h[2].w, h[3].w);
+        }
+    }
+};
+
+// One stage's wgmma steps of a warpgroup: its weight fragments read from
+// the stage at `stage` (offsets `frag`, row g + 8 eight rows of UNITS units
+// on), then each of the `chunks` chunks' two k16 steps against the token
+// tile of descriptor `dtile`, waited for.
+template <int BM, int CHUNKS>
+__device__ __forceinline__ void wg_stage_steps(float (&acc)[1][BM / 8][4], const unsigned char* stage,
+                                               const int (&frag)[CHUNKS], unsigned long long dtile, int chunks) {
+    constexpr int UNITS = 4 * CHUNKS;
+    Frag lo[CHUNKS], hi[CHUNKS];
+#pragma unroll
+    for (int c = 0; c < CHUNKS; c++) {
+        if (c < chunks) {
+            lo[c] = ld_frag((const bf16*)(stage + frag[c]));
+            hi[c] = ld_frag((const bf16*)(stage + frag[c] + 8 * UNITS * 16));
+        }
+    }
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    // Descriptor of k group 4c (+ 2): the start address field (address >> 4)
+    // moved along.
+#pragma unroll
+    for (int c = 0; c < CHUNKS; c++) {
+        if (c < chunks) {
+            unsigned long long d1 = dtile + (((4 * c) * BM * 16) >> 4);
+            unsigned long long d2 = dtile + (((4 * c + 2) * BM * 16) >> 4);
+            wg_mma_rs<BM>(acc[0], Frag{lo[c].a, hi[c].a, lo[c].b, hi[c].b}, d1);
+            wg_mma_rs<BM>(acc[0], Frag{lo[c].c, hi[c].c, lo[c].d, hi[c].d}, d2);
+        }
+    }
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+    for (int c = 0; c < CHUNKS; c++) {
+        wg_hold(lo[c].a), wg_hold(lo[c].b), wg_hold(lo[c].c), wg_hold(lo[c].d);
+        wg_hold(hi[c].a), wg_hold(hi[c].b), wg_hold(hi[c].c), wg_hold(hi[c].d);
+    }
+#pragma unroll
+    for (int j = 0; j < BM / 8; j++)
+        wg_hold(acc[0][j][0]), wg_hold(acc[0][j][1]), wg_hold(acc[0][j][2]), wg_hold(acc[0][j][3]);
+}
+
 // Blocks of WGS warpgroups, each 64 output columns x the BM tokens of the
 // block's tile; stages of 32 CHUNKS k, STAGES deep, and the wgmma token
 // tile after them. Grid and cluster as linear_tiles.cu's.
@@ -80,7 +158,6 @@ __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w,
     constexpr int BN = 64 * WGS, NTHREADS = 128 * WGS, UNITS = 4 * CHUNKS, BK = 32 * CHUNKS;
     constexpr int W_UNITS = BN * UNITS, STAGE_UNITS = (BN + BM) * UNITS, NACC = BM / 2;
     constexpr int STAGE_BYTES = STAGE_UNITS * 16, X_UNITS = BM * UNITS, X_BYTES = X_UNITS * 16;
-    constexpr int PIECES = BM * CHUNKS, PER_THREAD = (PIECES + NTHREADS - 1) / NTHREADS;
     static_assert(STAGES >= (EARLY ? 3 : 2) && BM % 16 == 0 && BM <= 64, "wgmma N of 16-64, double-buffered at least");
     static_assert(STAGES * STAGE_UNITS * 16 >= NACC * NTHREADS * 4, "the partial sums fit the stage buffers");
     extern __shared__ uint4 tiles[];
@@ -89,40 +166,14 @@ __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w,
     const int part = blockIdx.x, tok0 = blockIdx.y * BM, col0 = blockIdx.z * BN;
     const int span = k / parts, kb = part * span, nst = (span + BK - 1) / BK;
     const unsigned int sbase = smem_addr(tiles);
-    // The loads as linear_tiles.cu's; the tokens in x's order, 16-byte unit
-    // u of row r at u ^ (r % 8), so that eight rows' same unit are eight bank
-    // groups for the transpose.
+    // The loads as linear_tiles.cu's; the tokens in TokenTranspose's order.
     const int r0 = tid / UNITS;
     StageLoads<BN, BM, UNITS, NTHREADS> loads(w, x, m, n, k, kb, span, col0, tok0, sbase,
-                                              W_UNITS + r0 * UNITS + ((tid % UNITS) ^ (r0 & 7)));
-    // The transpose into the wgmma tile (module comment): piece p = (row
-    // p % BM, chunk p / BM); its four source units and its first destination
-    // unit, as byte offsets from the stage's buffer and the wgmma tile.
+                                              W_UNITS + r0 * UNITS + ((tid % UNITS) ^ (r0 & 7)), tid);
     const unsigned char* smem = (const unsigned char*)tiles;
     unsigned char* wgx = (unsigned char*)tiles + STAGES * STAGE_BYTES;
-    int tsrc[PER_THREAD][4], tdst[PER_THREAD], tk[PER_THREAD];
-#pragma unroll
-    for (int i = 0; i < PER_THREAD; i++) {
-        int p = tid + i * NTHREADS, r = p % BM, c = p / BM;
-#pragma unroll
-        for (int q = 0; q < 4; q++) tsrc[i][q] = (W_UNITS + r * UNITS + ((4 * c + q) ^ (r & 7))) * 16;
-        tdst[i] = (4 * c * BM + r) * 16;
-        tk[i] = p < PIECES ? c * 32 : 1 << 30;  // past every span: no piece
-    }
-    auto transpose_x = [&](int s, int slot, int tile) {
-#pragma unroll
-        for (int i = 0; i < PER_THREAD; i++) {
-            if (s * BK + tk[i] >= span) continue;
-            uint4 h[4];
-#pragma unroll
-            for (int q = 0; q < 4; q++) h[q] = *(const uint4*)(smem + slot + tsrc[i][q]);
-            unsigned char* dst = wgx + tile * X_BYTES + tdst[i];
-            *(uint4*)dst = make_uint4(h[0].x, h[1].x, h[2].x, h[3].x);
-            *(uint4*)(dst + BM * 16) = make_uint4(h[0].y, h[1].y, h[2].y, h[3].y);
-            *(uint4*)(dst + 2 * BM * 16) = make_uint4(h[0].z, h[1].z, h[2].z, h[3].z);
-            *(uint4*)(dst + 3 * BM * 16) = make_uint4(h[0].w, h[1].w, h[2].w, h[3].w);
-        }
-    };
+    const TokenTranspose<BM, CHUNKS, W_UNITS, NTHREADS> transpose(tid);
+    auto transpose_x = [&](int s, int slot, int tile) { transpose.run(smem + slot, wgx + tile * X_BYTES, s, span); };
     // The weight fragments' offsets in a stage (rows g and g + 8 of the
     // warp's 16, unit 4c + t of row g's swizzle; row g + 8 is 8 rows on).
     const int wc = (warp >> 2) * 64 + (warp & 3) * 16;
@@ -166,37 +217,8 @@ __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w,
                 __syncthreads();
             }
             const int chunks = min(CHUNKS, (span - s * BK) / 32);
-            Frag lo[CHUNKS], hi[CHUNKS];
-#pragma unroll
-            for (int c = 0; c < CHUNKS; c++) {
-                if (c < chunks) {
-                    lo[c] = ld_frag((const bf16*)(smem + i * STAGE_BYTES + frag[c]));
-                    hi[c] = ld_frag((const bf16*)(smem + i * STAGE_BYTES + frag[c] + 8 * UNITS * 16));
-                }
-            }
-            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-            // Descriptor of k group 4c (+ 2) of tile `tile`: the start
-            // address field (address >> 4) moved along.
-            const unsigned long long dtile = desc0 + ((unsigned)(tile * X_BYTES) >> 4);
-#pragma unroll
-            for (int c = 0; c < CHUNKS; c++) {
-                if (c < chunks) {
-                    unsigned long long d1 = dtile + (((4 * c) * BM * 16) >> 4);
-                    unsigned long long d2 = dtile + (((4 * c + 2) * BM * 16) >> 4);
-                    wg_mma_rs<BM>(acc[0], Frag{lo[c].a, hi[c].a, lo[c].b, hi[c].b}, d1);
-                    wg_mma_rs<BM>(acc[0], Frag{lo[c].c, hi[c].c, lo[c].d, hi[c].d}, d2);
-                }
-            }
-            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-#pragma unroll
-            for (int c = 0; c < CHUNKS; c++) {
-                wg_hold(lo[c].a), wg_hold(lo[c].b), wg_hold(lo[c].c), wg_hold(lo[c].d);
-                wg_hold(hi[c].a), wg_hold(hi[c].b), wg_hold(hi[c].c), wg_hold(hi[c].d);
-            }
-#pragma unroll
-            for (int j = 0; j < BM / 8; j++)
-                wg_hold(acc[0][j][0]), wg_hold(acc[0][j][1]), wg_hold(acc[0][j][2]), wg_hold(acc[0][j][3]);
+            wg_stage_steps<BM, CHUNKS>(acc, smem + i * STAGE_BYTES, frag,
+                                       desc0 + ((unsigned)(tile * X_BYTES) >> 4), chunks);
         }
         loads.advance(STAGES * BK);  // the sources at the next group's first stage
     }

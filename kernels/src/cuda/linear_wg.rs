@@ -38,6 +38,15 @@ pub fn linear_wg() -> LinearWg {
     })
 }
 
+/// Whether the wgmma linear runs its layouts with a producer warpgroup
+/// ([`WgLaunch::with_producer`], where that layout is compiled), from
+/// `SPECULA_WG_PRODUCER=1`: for same-run comparison while it is measured.
+/// The same bits either way. Read once.
+pub fn wg_producer() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| crate::switch::on_off("SPECULA_WG_PRODUCER", false))
+}
+
 impl<T: GpuElement> LinearLayer<'_, T> {
     /// `y[m, n] = x[m, k] W^T (+ bias)` in bf16 (with `silu`, `y[m, n / 2] =
     /// silu(gate) * up` over interleaved gate|up columns) on warpgroup mma
@@ -57,7 +66,7 @@ impl<T: GpuElement> LinearLayer<'_, T> {
                 m.div_ceil(layout.bm) as u32,
                 self.n.div_ceil(layout.columns()) as u32,
             ),
-            threads: 128 * layout.wgs as u32,
+            threads: layout.threads() as u32,
             shared_bytes: layout.shared_bytes() as u32,
             fits: self.gpu.wgmma && layout.compiled() && m.div_ceil(layout.bm) <= 65_535,
         };

@@ -86,7 +86,7 @@ pub use flash_attention::{uses_tree_kernel, TreeStages};
 pub use hold::hold_stream;
 pub use linear::*;
 pub use linear_rope::{qkv_rope_fused, RopeAppend, QKV_ROPE_MAX_ROWS};
-pub use linear_wg::{linear_wg, LinearWg};
+pub use linear_wg::{linear_wg, wg_producer, LinearWg};
 pub use mla::*;
 pub use mla_attention::*;
 pub use mma_switches::{

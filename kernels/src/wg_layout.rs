@@ -14,7 +14,7 @@ use crate::tile_layout::{TILES_LONG_SLICE, TILES_WIDE_COLUMNS};
 /// slower for every Llama-3.1-8B projection at 16-384 rows on an H200 (fewer
 /// blocks fit a multiprocessor; results/h200/wgmma-2026-12-04/call3) and
 /// are not built.
-pub const WG_VARIANTS: [(usize, usize, usize, usize, bool, bool); 22] = [
+pub const WG_VARIANTS: [(usize, usize, usize, usize, bool, bool); 25] = [
     (1, 16, 2, 4, false, false),
     (2, 16, 2, 4, false, false),
     (1, 32, 2, 4, false, false),
@@ -37,6 +37,9 @@ pub const WG_VARIANTS: [(usize, usize, usize, usize, bool, bool); 22] = [
     (1, 64, 2, 4, false, true),
     (2, 64, 2, 4, false, true),
     (1, 32, 4, 3, false, true),
+    (1, 32, 2, 3, false, true),
+    (2, 32, 2, 4, false, true),
+    (2, 64, 2, 3, false, true),
 ];
 
 /// Blocks below which [`WgLaunch::every`] gives each block one
@@ -72,7 +75,8 @@ impl WgLaunch {
     /// The layout for any `m` rows of a `[n, k]` weight (the
     /// `SPECULA_LINEAR_WG=1` path, every linear past one token tile): the
     /// smallest token tile holding the rows up to 64, tiles of 64 past that,
-    /// two warpgroups a block unless that leaves the GPU short of blocks.
+    /// two warpgroups a block unless that leaves the GPU short of blocks,
+    /// with a producer warpgroup where that layout is compiled.
     pub fn every(m: usize, k: usize, n: usize) -> WgLaunch {
         let parts = mma_k_parts(k, n);
         let bm = match m {
@@ -82,7 +86,15 @@ impl WgLaunch {
         };
         let blocks = n.div_ceil(128) * parts * m.div_ceil(bm);
         let wgs = if blocks < WG_TARGET_BLOCKS { 1 } else { 2 };
-        WgLaunch::new(parts, wgs, bm)
+        let producer = WgLaunch {
+            producer: true,
+            ..WgLaunch::new(parts, wgs, bm)
+        };
+        if producer.compiled() {
+            producer
+        } else {
+            WgLaunch::new(parts, wgs, bm)
+        }
     }
 
     /// The layout for `m` rows of a `[n, k]` weight where the wgmma linear
@@ -117,6 +129,16 @@ impl WgLaunch {
     ///   (results/h200/share-2026-12-05/call5, interleaved);
     /// - a narrow weight over short slices (o, k in slices of 1024) never:
     ///   the small-row kernel stays faster (27 against 29-39 us at 64 rows).
+    ///
+    /// Where the early transpose was picked, the producer-warpgroup form
+    /// now runs ([`WgLaunch::producer`]; results/h200/deep-2026-12-06,
+    /// call 2, H100): down at 128 rows 116.0 against 124.8 us alone, qkv at
+    /// 64 rows 27.2 against 32.5 us a launch in a stream, gate|up at 64 on
+    /// par; the 8B step at batch 128 13777 / 13797 against 14746 / 14702
+    /// us, batch 64 8462 against 8564 / 8579, the verify of batch 64 x 6
+    /// rows 3.50 against 3.89 decode steps. The three-stage 1x32 layout
+    /// stays (its producer form was slower: qkv at 96 rows 49.1 against
+    /// 44.0 us). `SPECULA_WG_PRODUCER=0` runs the early forms instead.
     pub fn for_shape(m: usize, k: usize, n: usize) -> Option<WgLaunch> {
         let parts = mma_k_parts(k, n);
         let wide = n >= TILES_WIDE_COLUMNS;
@@ -127,7 +149,7 @@ impl WgLaunch {
         match m {
             0..=48 => None,
             49..=64 if !wide && parts <= 2 => Some(WgLaunch {
-                early: true,
+                producer: true,
                 ..WgLaunch::new(parts, 1, 32)
             }),
             49..=96 if !wide => Some(WgLaunch {
@@ -135,9 +157,32 @@ impl WgLaunch {
                 ..WgLaunch::new(parts, 1, 32)
             }),
             _ => Some(WgLaunch {
-                early: true,
+                producer: true,
                 ..WgLaunch::new(parts, 2, 64)
             }),
+        }
+    }
+
+    /// The layout [`WgLaunch::for_shape`] picked before the producer form
+    /// (`SPECULA_WG_PRODUCER=0`): a producer layout as the early
+    /// transpose's of the same tile, or where that is not compiled, the
+    /// plain one's.
+    pub fn without_producer(self) -> WgLaunch {
+        if !self.producer {
+            return self;
+        }
+        let plain = WgLaunch {
+            producer: false,
+            ..self
+        };
+        let early = WgLaunch {
+            early: true,
+            ..plain
+        };
+        if early.compiled() {
+            early
+        } else {
+            plain
         }
     }
 
@@ -225,17 +270,6 @@ impl WgLaunch {
             if self.producer { "/p" } else { "" }
         )
     }
-
-    /// The same tile (warpgroups, tokens, k split) with a producer
-    /// warpgroup, four stages of 64 k, if that layout is compiled.
-    pub fn with_producer(self) -> Option<WgLaunch> {
-        let l = WgLaunch {
-            early: false,
-            producer: true,
-            ..WgLaunch::new(self.parts, self.wgs, self.bm)
-        };
-        l.compiled().then_some(l)
-    }
 }
 
 #[cfg(test)]
@@ -257,12 +291,14 @@ mod tests {
             for m in [
                 9, 16, 17, 32, 33, 48, 49, 64, 65, 96, 128, 129, 192, 384, 4096,
             ] {
-                let mut layouts = vec![WgLaunch::every(m, k, n)];
+                let every = WgLaunch::every(m, k, n);
+                let mut layouts = vec![every, every.without_producer()];
                 if let Some(l) = WgLaunch::for_shape(m, k, n) {
-                    // SPECULA_WG_PRODUCER=1 runs each picked layout so.
-                    let p = l.with_producer().expect("a producer form");
-                    assert_eq!((p.wgs, p.bm, p.threads()), (l.wgs, l.bm, 128 * (l.wgs + 1)));
-                    layouts.extend([l, p]);
+                    // SPECULA_WG_PRODUCER=0 runs each picked layout so.
+                    let old = l.without_producer();
+                    assert_eq!((old.wgs, old.bm, old.threads()), (l.wgs, l.bm, 128 * l.wgs));
+                    assert_eq!(l.threads(), 128 * (l.wgs + usize::from(l.producer)));
+                    layouts.extend([l, old]);
                 }
                 for l in layouts {
                     assert_eq!(l.parts, mma_k_parts(k, n), "k {k} n {n} m {m}");
@@ -279,7 +315,7 @@ mod tests {
     #[test]
     fn wide_weights_and_long_slices_take_wgmma_and_the_o_projection_never() {
         let wg = |m, k, n| WgLaunch::for_shape(m, k, n);
-        let shape = |l: Option<WgLaunch>| l.map(|l| (l.wgs, l.bm, l.stages, l.early));
+        let shape = |l: Option<WgLaunch>| l.map(|l| (l.wgs, l.bm, l.stages, l.producer));
         for (k, n) in [(4096, 28_672), (4096, 128_256)] {
             for m in [8, 9, 16, 17, 32, 48] {
                 assert!(wg(m, k, n).is_none(), "{m} rows");
@@ -298,7 +334,8 @@ mod tests {
             assert_eq!(shape(wg(96, k, n)), Some((1, 32, 3, false)));
             assert_eq!(shape(wg(97, k, n)), Some((2, 64, 4, true)));
         }
-        // At 49-64 rows qkv streams faster in four stages, early; down not.
+        // At 49-64 rows qkv streams faster in four stages with a producer;
+        // down not.
         for m in [49, 64] {
             assert_eq!(shape(wg(m, 4096, 6144)), Some((1, 32, 4, true)));
             assert_eq!(shape(wg(m, 14_336, 4096)), Some((1, 32, 3, false)));

@@ -186,6 +186,8 @@ enum Command {
             its tile rows / past the small-row kernel (default: per weight shape)\n  \
             SPECULA_WIDE_RULE=old       wide weights (gate|up, LM head) at 9-16 rows on wgmma, at 17-32 tiled\n                              \
             (default: the small-row kernel to 32 rows)\n  \
+            SPECULA_WG_PRODUCER=0       wgmma linears transpose the next stage's tokens early, on the same\n                              \
+            warps (default: a producer warpgroup streams and transposes them)\n  \
             SPECULA_QKV_ROPE=0          RoPE and the KV append as their own launch after the q|k|v projection\n  \
             SPECULA_MMA_PIPELINED=8|16|32  the pipelined small-row linear to 8 / 16 / 32 rows (default: to\n                              \
             32, and narrow weights at 33-64 rows in eight tiles)\n  \

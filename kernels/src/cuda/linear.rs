@@ -238,10 +238,12 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
                 _ => None,
             };
             if let Some(layout) = wg {
-                let producer = super::wg_producer()
-                    .then(|| layout.with_producer())
-                    .flatten();
-                return Some(LinearForm::Wg(producer.unwrap_or(layout)));
+                let layout = if super::wg_producer() {
+                    layout
+                } else {
+                    layout.without_producer()
+                };
+                return Some(LinearForm::Wg(layout));
             }
         }
         let form = match linear_tiles() {

@@ -138,7 +138,11 @@ impl WgLaunch {
     /// us, batch 64 8462 against 8564 / 8579, the verify of batch 64 x 6
     /// rows 3.50 against 3.89 decode steps. The three-stage 1x32 layout
     /// stays (its producer form was slower: qkv at 96 rows 49.1 against
-    /// 44.0 us). `SPECULA_WG_PRODUCER=0` runs the early forms instead.
+    /// 44.0 us). At 65-96 rows wide weights and down (k in four slices)
+    /// take two consumer warpgroups x 32 tokens with a producer (call 3:
+    /// gate|up at 96 rows 122.8 against 137.9 us, down 88.8 against 106.3);
+    /// qkv keeps the three stages (44.3 us; the verify of batch 16 x 6).
+    /// `SPECULA_WG_PRODUCER=0` runs the early forms instead.
     pub fn for_shape(m: usize, k: usize, n: usize) -> Option<WgLaunch> {
         let parts = mma_k_parts(k, n);
         let wide = n >= TILES_WIDE_COLUMNS;
@@ -152,9 +156,17 @@ impl WgLaunch {
                 producer: true,
                 ..WgLaunch::new(parts, 1, 32)
             }),
-            49..=96 if !wide => Some(WgLaunch {
+            49..=64 if !wide => Some(WgLaunch {
                 stages: 3,
                 ..WgLaunch::new(parts, 1, 32)
+            }),
+            65..=96 if !wide && parts <= 2 => Some(WgLaunch {
+                stages: 3,
+                ..WgLaunch::new(parts, 1, 32)
+            }),
+            65..=96 => Some(WgLaunch {
+                producer: true,
+                ..WgLaunch::new(parts, 2, 32)
             }),
             _ => Some(WgLaunch {
                 producer: true,
@@ -320,7 +332,7 @@ mod tests {
             for m in [8, 9, 16, 17, 32, 48] {
                 assert!(wg(m, k, n).is_none(), "{m} rows");
             }
-            for m in [49, 64, 96, 384, 4096] {
+            for m in [49, 64, 97, 384, 4096] {
                 assert_eq!(shape(wg(m, k, n)), Some((2, 64, 4, true)), "{m} rows");
             }
         }
@@ -330,9 +342,14 @@ mod tests {
         // qkv (k in 2 slices of 2048) and down (4 of 3584) past 48 rows.
         for (k, n) in [(4096, 6144), (14_336, 4096)] {
             assert!(wg(16, k, n).is_none() && wg(48, k, n).is_none());
-            assert_eq!(shape(wg(65, k, n)), Some((1, 32, 3, false)));
-            assert_eq!(shape(wg(96, k, n)), Some((1, 32, 3, false)));
             assert_eq!(shape(wg(97, k, n)), Some((2, 64, 4, true)));
+        }
+        // At 65-96 rows qkv keeps three stages; down and gate|up take 2x32
+        // with a producer.
+        for m in [65, 96] {
+            assert_eq!(shape(wg(m, 4096, 6144)), Some((1, 32, 3, false)));
+            assert_eq!(shape(wg(m, 14_336, 4096)), Some((2, 32, 4, true)));
+            assert_eq!(shape(wg(m, 4096, 28_672)), Some((2, 32, 4, true)));
         }
         // At 49-64 rows qkv streams faster in four stages with a producer;
         // down not.

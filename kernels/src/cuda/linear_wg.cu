@@ -104,12 +104,11 @@ struct TokenTranspose {
 
 // One stage's wgmma steps of a warpgroup: its weight fragments read from
 // the stage at `stage` (offsets `frag`, row g + 8 eight rows of UNITS units
-// on), `after_frags()`, then each of the `chunks` chunks' two k16 steps
-// against the token tile of descriptor `dtile`, waited for.
-template <int BM, int CHUNKS, typename AfterFrags>
+// on), then each of the `chunks` chunks' two k16 steps against the token
+// tile of descriptor `dtile`, waited for.
+template <int BM, int CHUNKS>
 __device__ __forceinline__ void wg_stage_steps(float (&acc)[1][BM / 8][4], const unsigned char* stage,
-                                               const int (&frag)[CHUNKS], unsigned long long dtile, int chunks,
-                                               AfterFrags after_frags) {
+                                               const int (&frag)[CHUNKS], unsigned long long dtile, int chunks) {
     constexpr int UNITS = 4 * CHUNKS;
     Frag lo[CHUNKS], hi[CHUNKS];
 #pragma unroll
@@ -119,7 +118,6 @@ __device__ __forceinline__ void wg_stage_steps(float (&acc)[1][BM / 8][4], const
             hi[c] = ld_frag((const bf16*)(stage + frag[c] + 8 * UNITS * 16));
         }
     }
-    after_frags();
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
     // Descriptor of k group 4c (+ 2): the start address field (address >> 4)
     // moved along.
@@ -220,7 +218,7 @@ __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w,
             }
             const int chunks = min(CHUNKS, (span - s * BK) / 32);
             wg_stage_steps<BM, CHUNKS>(acc, smem + i * STAGE_BYTES, frag,
-                                       desc0 + ((unsigned)(tile * X_BYTES) >> 4), chunks, [] {});
+                                       desc0 + ((unsigned)(tile * X_BYTES) >> 4), chunks);
         }
         loads.advance(STAGES * BK);  // the sources at the next group's first stage
     }

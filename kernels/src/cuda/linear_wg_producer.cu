@@ -9,12 +9,10 @@
 // consumers, read their weight fragments and run the steps. They hand the
 // stages over through named barriers: FULL(slot) once a stage's weights have
 // landed and its tokens are transposed (the producer arrives, the consumers
-// wait), EMPTY(slot) as soon as the consumers have read the stage's weight
-// fragments (the other way round): the slot may then take new loads, and
-// the token tile of the stage before it, whose steps the consumers waited
-// for before reading these fragments, the next stage's tokens. So a stage's
-// loads, waits and transpose overlap the last stage's steps, on warps of
-// their own: at 64 rows the single-role loop's four warps spent
+// wait), EMPTY(slot) once the consumers' steps on it are done, its weight
+// fragments read and its token tile multiplied (the other way round). So a
+// stage's loads, waits and transpose overlap the last stage's steps, on
+// warps of their own: at 64 rows the single-role loop's four warps spent
 // their time waiting on their own loads, transposes and barriers in turn
 // (results/h200/narrow64-2026-12-06, deep-2026-12-06).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -50,10 +48,10 @@ __device__ __forceinline__ void linear_wg_producer(bf16* y, const bf16* x, const
     const unsigned char* smem = (const unsigned char*)tiles;
     unsigned char* wgx = (unsigned char*)tiles + STAGES * STAGE_BYTES;
     if (tid >= CONSUMERS) {
-        // The producer: loads and token tiles as linear_wg.cu's non-early
-        // loop has them, each stage handed over through FULL once EMPTY has
-        // freed the last stage's slot (for the next loads) and the token
-        // tile this one's tokens go to.
+        // The producer: loads and token tiles, as linear_wg.cu's non-early
+        // loop has them, each stage handed over through FULL; the slot a
+        // stage's loads go to (the last stage's) only once EMPTY says the
+        // consumers are done with it, and that stage's token tile with it.
         const int p = tid - CONSUMERS, r0 = p / UNITS;
         StageLoads<BN, BM, UNITS, 128> loads(w, x, m, n, k, kb, span, col0, tok0, smem_addr(tiles),
                                              W_UNITS + r0 * UNITS + ((p % UNITS) ^ (r0 & 7)), p);
@@ -66,14 +64,11 @@ __device__ __forceinline__ void linear_wg_producer(bf16* y, const bf16* x, const
                 if (s >= nst) break;
                 cp_async_wait<STAGES - 2>();
                 named_sync(PRODUCER_BAR, 128);  // every producer thread's loads of stage s are in
-                // The consumers have read stage s - 1's fragments, so its slot
-                // takes stage s + STAGES - 1's loads, and stage s - 2's steps
-                // (waited for before them) are done with token tile s % 2.
-                if (s > 0) named_sync(1 + STAGES + (i + STAGES - 1) % STAGES, NTHREADS);
-                loads.next_stage<STAGES>(s, i, nst, STAGE_BYTES);
                 transpose.run(smem + i * STAGE_BYTES, wgx + (s & 1) * X_BYTES, s, span);
                 asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
                 named_arrive(1 + i, NTHREADS);
+                if (s > 0) named_sync(1 + STAGES + (i + STAGES - 1) % STAGES, NTHREADS);
+                loads.next_stage<STAGES>(s, i, nst, STAGE_BYTES);
             }
             loads.advance(STAGES * BK);
         }
@@ -107,11 +102,9 @@ __device__ __forceinline__ void linear_wg_producer(bf16* y, const bf16* x, const
             if (s >= nst) break;
             named_sync(1 + i, NTHREADS);
             const int chunks = min(CHUNKS, (span - s * BK) / 32);
-            // EMPTY as soon as the fragments are read (module comment).
             wg_stage_steps<BM, CHUNKS>(acc, smem + i * STAGE_BYTES, frag,
-                                       desc0 + ((unsigned)((s & 1) * X_BYTES) >> 4), chunks, [&] {
-                                           if (s + 1 < nst) named_arrive(1 + STAGES + i, NTHREADS);
-                                       });
+                                       desc0 + ((unsigned)((s & 1) * X_BYTES) >> 4), chunks);
+            if (s + 1 < nst) named_arrive(1 + STAGES + i, NTHREADS);
         }
     }
     __syncthreads();

@@ -61,65 +61,84 @@ __device__ __forceinline__ void mma_step(float (&acc)[4], unsigned int a0, unsig
 #endif
 }
 
-// The end of a tiled linear: with k in `parts` slices (the blocks of one
-// cluster), each slice's partial sums go to its block's shared memory
-// (`partial`, reused stage buffers) and each block adds a share of the tile
-// in slice order through distributed shared memory; then the tile is stored
-// (with the bias and the optional SiLU-and-mul epilogue). acc[a][b] is this
-// warp's tile of 16 columns from col0 + 16a and 8 tokens from tok0 + 8b.
-template <int WA, int WB, int NTHREADS>
-__device__ __forceinline__ void tiles_store(float (&acc)[WA][WB][4], float* partial, bf16* y, const bf16* bias, int m,
-                                            int n, int parts, bool silu, int col0, int tok0) {
-    constexpr int NACC = WA * WB * 4;
-    int tid = threadIdx.x, lane = tid & 31, g = lane >> 2, t = lane & 3;
+// Named barrier `id` (1-15; 0 is __syncthreads') of `count` threads: wait
+// for it, or arrive without waiting. Both order the thread's earlier memory
+// accesses before the barrier's completion for every thread taking part.
+__device__ __forceinline__ void named_sync(int id, int count) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+__device__ __forceinline__ void named_arrive(int id, int count) {
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
+// Shared memory a tiled linear's end needs for a BN x BM tile (bytes): its
+// sums, token-major, rows padded by 4 floats (the stores of a warp's four
+// token pairs land in distinct banks).
+template <int BN, int BM>
+__host__ __device__ constexpr int tile_sums_bytes() { return BM * (BN + 4) * 4; }
+
+// The end of a tiled linear, by the NTHREADS threads (the first of the
+// block) that hold the accumulators: acc[a][b] is the thread's warp's 16
+// columns from wcol + 16a and 8 tokens from wtok + 8b of the block's BN x BM
+// tile at (col0, tok0). Each thread leaves its sums in `sums` (reused stage
+// buffers, tile_sums_bytes); with k in `parts` slices (the blocks of one
+// cluster), after a cluster barrier each block adds a contiguous share of
+// the tile's sums in slice order through distributed shared memory, then
+// adds the bias and stores its share (with the optional SiLU-and-mul:
+// interleaved gate|up columns, gate even). A loop over a share rather than
+// over the accumulators: the same sums in the same order, in a tenth of the
+// machine code, which a block runs once, cold, at its very end
+// (results/h200/deep-2026-12-06: the unrolled form's instruction fetch was
+// a fifth of a 64-row wgmma linear's stall samples).
+template <int WA, int WB, int NTHREADS, int BN, int BM>
+__device__ __forceinline__ void tiles_store(float (&acc)[WA][WB][4], float* sums, bf16* y, const bf16* bias, int m,
+                                            int n, int parts, bool silu, int col0, int tok0, int wcol, int wtok) {
+    constexpr int STRIDE = BN + 4, E = BN * BM;
+    const int tid = threadIdx.x, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    // acc[a][b] = D[g][2t], D[g][2t+1], D[g+8][2t], D[g+8][2t+1]: column
+    // wcol + 16a + g (+8), token wtok + 8b + 2t (+1).
+#pragma unroll
+    for (int a = 0; a < WA; a++)
+#pragma unroll
+        for (int b = 0; b < WB; b++)
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                sums[(wtok + b * 8 + 2 * t + (q & 1)) * STRIDE + wcol + a * 16 + g + (q >= 2 ? 8 : 0)] = acc[a][b][q];
     unsigned int rank = 0;
     if (parts > 1) {
-        // Each slice's partial sums, thread-major, in its block's shared memory.
-#pragma unroll
-        for (int a = 0; a < WA; a++)
-#pragma unroll
-            for (int b = 0; b < WB; b++)
-#pragma unroll
-                for (int q = 0; q < 4; q++) partial[((a * WB + b) * 4 + q) * NTHREADS + tid] = acc[a][b][q];
         cluster_sync();
         rank = cluster_rank();
-#pragma unroll
-        for (int i = 0; i < NACC; i++) {
-            if (i % parts != (int)rank) continue;
-            const float* p = partial + i * NTHREADS + tid;
-            float v = ld_cluster(p, 0);
-            for (int r = 1; r < parts; r++) v += ld_cluster(p, r);
-            acc[i / (WB * 4)][(i / 4) % WB][i % 4] = v;
-        }
-        cluster_sync();  // no block leaves while another still reads its partials
+    } else {
+        named_sync(15, NTHREADS);
     }
-    // acc[a][b] = D[g][2t], D[g][2t+1], D[g+8][2t], D[g+8][2t+1]: column
-    // col0 + 16a + g (+8), token tok0 + 8b + 2t (+1).
-#pragma unroll
-    for (int a = 0; a < WA; a++) {
-#pragma unroll
-        for (int q = 0; q < 4; q++) {
-            int col = col0 + a * 16 + g + (q >= 2 ? 8 : 0);
-            float bv = (bias && col < n) ? ld(&bias[col]) : 0.f;
-#pragma unroll
-            for (int b = 0; b < WB; b++) {
-                if (parts > 1 && ((a * WB + b) * 4 + q) % parts != (int)rank) continue;
-                int tok = tok0 + b * 8 + 2 * t + (q & 1);
-                float v = acc[a][b][q] + bv;
-                if (silu) {
-                    float u = __shfl_xor_sync(0xffffffffu, v, 4);
-                    bf16 tg, tu;
-                    st(&tg, v);
-                    st(&tu, u);
-                    float gv = ld(&tg), uv = ld(&tu);
-                    if ((g & 1) == 0 && col + 1 < n && tok < m)
-                        st(&y[(size_t)tok * (n / 2) + col / 2], SILU_AND_MUL(gv, uv));
-                } else if (col < n && tok < m) {
-                    st(&y[(size_t)tok * n + col], v);
-                }
-            }
+    // Column `col`'s sum of token `tok` over the slices, in slice order,
+    // with the bias (0 without: -0 sums become +0 as before).
+    auto sum = [&](int tok, int col) {
+        const float* p = sums + tok * STRIDE + col;
+        float v = parts > 1 ? ld_cluster(p, 0) : *p;
+        for (int r = 1; r < parts; r++) v += ld_cluster(p, r);
+        return v + ((bias && col0 + col < n) ? ld(&bias[col0 + col]) : 0.f);
+    };
+    const int share = E / parts, first = rank * share;
+    if (silu) {
+#pragma unroll 1
+        for (int e = first / 2 + tid; e < (first + share) / 2; e += NTHREADS) {
+            const int tok = e / (BN / 2), col = 2 * (e % (BN / 2));
+            bf16 tg, tu;
+            st(&tg, sum(tok, col));
+            st(&tu, sum(tok, col + 1));
+            if (col0 + col + 1 < n && tok0 + tok < m)
+                st(&y[(size_t)(tok0 + tok) * (n / 2) + (col0 + col) / 2], SILU_AND_MUL(ld(&tg), ld(&tu)));
+        }
+    } else {
+#pragma unroll 1
+        for (int e = first + tid; e < first + share; e += NTHREADS) {
+            const int tok = e / BN, col = e % BN;
+            const float v = sum(tok, col);
+            if (col0 + col < n && tok0 + tok < m) st(&y[(size_t)(tok0 + tok) * n + col0 + col], v);
         }
     }
+    if (parts > 1) cluster_sync();  // no block leaves while another still reads its sums
 }
 
 // The cp.async side of a tiled or wgmma linear's stage loop. Thread tid (of
@@ -217,10 +236,10 @@ template <int BN, int BM, int WN, int WM, int CHUNKS = TILE_CHUNKS, int STAGES =
 __device__ __forceinline__ void linear_tiles(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
                                              int k, int n, int parts, int flags) {
     constexpr int NTHREADS = 32 * WN * WM, WCOLS = BN / WN, WTOK = BM / WM, WA = WCOLS / 16, WB = WTOK / 8;
-    constexpr int UNITS = 4 * CHUNKS, BK = 32 * CHUNKS, STAGE_UNITS = (BN + BM) * UNITS, NACC = WA * WB * 4;
+    constexpr int UNITS = 4 * CHUNKS, BK = 32 * CHUNKS, STAGE_UNITS = (BN + BM) * UNITS;
     constexpr int STAGE_BYTES = STAGE_UNITS * 16, ROW_BYTES = UNITS * 16;
     static_assert(CHUNKS % 2 == 0 && STAGES >= 2, "rows of whole 128 bytes, at least double-buffered");
-    static_assert(STAGES * STAGE_UNITS * 16 >= NACC * NTHREADS * 4, "the partial sums fit the stage buffers");
+    static_assert(STAGES * STAGE_BYTES >= tile_sums_bytes<BN, BM>(), "the tile's sums fit the stage buffers");
     extern __shared__ uint4 tiles[];
     pdl_launch_dependents();
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
@@ -288,7 +307,7 @@ __device__ __forceinline__ void linear_tiles(bf16* y, const bf16* x, const bf16*
     }
     cp_async_wait<0>();
     __syncthreads();
-    tiles_store<WA, WB, NTHREADS>(acc, (float*)tiles, y, bias, m, n, parts, flags & 1, col0 + wc, tok0 + wt);
+    tiles_store<WA, WB, NTHREADS, BN, BM>(acc, (float*)tiles, y, bias, m, n, parts, flags & 1, col0, tok0, wc, wt);
 }
 
 #define LINEAR_TILES(BN, BM, WN, WM)                                                                        \

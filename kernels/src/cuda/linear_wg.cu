@@ -156,10 +156,10 @@ template <int WGS, int BM, int CHUNKS, int STAGES, bool EARLY>
 __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m, int k,
                                           int n, int parts, int flags) {
     constexpr int BN = 64 * WGS, NTHREADS = 128 * WGS, UNITS = 4 * CHUNKS, BK = 32 * CHUNKS;
-    constexpr int W_UNITS = BN * UNITS, STAGE_UNITS = (BN + BM) * UNITS, NACC = BM / 2;
+    constexpr int W_UNITS = BN * UNITS, STAGE_UNITS = (BN + BM) * UNITS;
     constexpr int STAGE_BYTES = STAGE_UNITS * 16, X_UNITS = BM * UNITS, X_BYTES = X_UNITS * 16;
     static_assert(STAGES >= (EARLY ? 3 : 2) && BM % 16 == 0 && BM <= 64, "wgmma N of 16-64, double-buffered at least");
-    static_assert(STAGES * STAGE_UNITS * 16 >= NACC * NTHREADS * 4, "the partial sums fit the stage buffers");
+    static_assert(STAGES * STAGE_BYTES >= tile_sums_bytes<BN, BM>(), "the tile's sums fit the stage buffers");
     extern __shared__ uint4 tiles[];
     pdl_launch_dependents();
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
@@ -224,7 +224,7 @@ __device__ __forceinline__ void linear_wg(bf16* y, const bf16* x, const bf16* w,
     }
     cp_async_wait<0>();
     __syncthreads();
-    tiles_store<1, BM / 8, NTHREADS>(acc, (float*)tiles, y, bias, m, n, parts, flags & 1, col0 + wc, tok0);
+    tiles_store<1, BM / 8, NTHREADS, BN, BM>(acc, (float*)tiles, y, bias, m, n, parts, flags & 1, col0, tok0, wc, 0);
 }
 
 #define LINEAR_WG(WGS, BM, CHUNKS, STAGES, EARLY, TAG)                                                     \

@@ -17,16 +17,6 @@
 // (results/h200/narrow64-2026-12-06, deep-2026-12-06).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
-// Named barrier `id` (1-15; 0 is __syncthreads') of `count` threads: wait
-// for it, or arrive without waiting. Both order the thread's earlier memory
-// accesses before the barrier's completion for every thread taking part.
-__device__ __forceinline__ void named_sync(int id, int count) {
-    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
-}
-__device__ __forceinline__ void named_arrive(int id, int count) {
-    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
-}
-
 // WGS consumer warpgroups (64 output columns each) and one producer
 // warpgroup a block, BM tokens, stages of 32 CHUNKS k, STAGES deep, two
 // wgmma token tiles (stage s's in tile s % 2). Grid and cluster as
@@ -39,7 +29,7 @@ __device__ __forceinline__ void linear_wg_producer(bf16* y, const bf16* x, const
     constexpr int BK = 32 * CHUNKS, W_UNITS = BN * UNITS, STAGE_BYTES = (BN + BM) * UNITS * 16;
     constexpr int X_BYTES = BM * UNITS * 16, PRODUCER_BAR = 1 + 2 * STAGES;
     static_assert(STAGES >= 2 && PRODUCER_BAR < 16 && BM % 16 == 0 && BM <= 64, "barrier ids 1-15, wgmma N 16-64");
-    static_assert(STAGES * STAGE_BYTES >= BM / 2 * CONSUMERS * 4, "the partial sums fit the stage buffers");
+    static_assert(STAGES * STAGE_BYTES >= tile_sums_bytes<BN, BM>(), "the tile's sums fit the stage buffers");
     extern __shared__ uint4 tiles[];
     pdl_launch_dependents();
     const int tid = threadIdx.x;
@@ -108,7 +98,7 @@ __device__ __forceinline__ void linear_wg_producer(bf16* y, const bf16* x, const
         }
     }
     __syncthreads();
-    tiles_store<1, BM / 8, CONSUMERS>(acc, (float*)tiles, y, bias, m, n, parts, flags & 1, col0 + wc, tok0);
+    tiles_store<1, BM / 8, CONSUMERS, BN, BM>(acc, (float*)tiles, y, bias, m, n, parts, flags & 1, col0, tok0, wc, 0);
 }
 
 #define LINEAR_WG_PRODUCER(WGS, BM, CHUNKS, STAGES)                                                         \

@@ -141,10 +141,10 @@ impl WgLaunch {
     /// 44.0 us). At 65-96 rows wide weights and down (k in four slices)
     /// take two consumer warpgroups x 32 tokens with a producer (call 3:
     /// gate|up at 96 rows 122.8 against 137.9 us, down 88.8 against 106.3);
-    /// qkv keeps the three stages (44.3 us; the verify of batch 16 x 6),
-    /// and takes 2x32 with a producer at 193-384 rows (call 4: 83.3 against
-    /// 91.2 us at 256 rows, 122.2 against 133.6 at 384, the verify of batch
-    /// 64 x 6; at 128 rows the 2x64 form stays, 46.1 us).
+    /// qkv keeps the three stages (44.3 us; the verify of batch 16 x 6).
+    /// (2x32 for qkv at 193-384 rows, faster alone with the old end of
+    /// `tiles_store`, 122.2 against 133.6 us at 384 rows, was slower with
+    /// the compact end, 107.9 against 86.7: call 6.)
     /// `SPECULA_WG_PRODUCER=0` runs the early forms instead.
     pub fn for_shape(m: usize, k: usize, n: usize) -> Option<WgLaunch> {
         let parts = mma_k_parts(k, n);
@@ -168,10 +168,6 @@ impl WgLaunch {
                 ..WgLaunch::new(parts, 1, 32)
             }),
             65..=96 => Some(WgLaunch {
-                producer: true,
-                ..WgLaunch::new(parts, 2, 32)
-            }),
-            193..=384 if !wide && parts <= 2 => Some(WgLaunch {
                 producer: true,
                 ..WgLaunch::new(parts, 2, 32)
             }),
@@ -351,16 +347,10 @@ mod tests {
             assert!(wg(16, k, n).is_none() && wg(48, k, n).is_none());
             assert_eq!(shape(wg(97, k, n)), Some((2, 64, 4, true)));
         }
-        // qkv at 193-384 rows on 2x32 with a producer, 2x64 around it.
-        for (m, wgs_bm) in [
-            (128, (2, 64)),
-            (192, (2, 64)),
-            (193, (2, 32)),
-            (384, (2, 32)),
-            (385, (2, 64)),
-        ] {
+        // qkv past 96 rows on 2x64 with a producer.
+        for m in [128, 193, 384] {
             let l = wg(m, 4096, 6144).expect("qkv");
-            assert_eq!(((l.wgs, l.bm), l.producer), (wgs_bm, true), "{m} rows");
+            assert_eq!((l.wgs, l.bm, l.producer), (2, 64, true), "{m} rows");
         }
         // At 65-96 rows qkv keeps three stages; down and gate|up take 2x32
         // with a producer.

@@ -4,7 +4,7 @@
 //! bits are those of the engine's other bf16 linears; the rest only moves
 //! data.
 
-use crate::mma_layout::{mma_k_parts, MMA_PIPELINED_MAX_ROWS};
+use crate::mma_layout::{mma_k_parts, MMA_PIPELINED_TILES_MAX_ROWS};
 use crate::tile_layout::{TILES_LONG_SLICE, TILES_WIDE_COLUMNS};
 
 /// The layouts `linear_wg.cu` is compiled for: (warpgroups per block,
@@ -98,83 +98,50 @@ impl WgLaunch {
     }
 
     /// The layout for `m` rows of a `[n, k]` weight where the wgmma linear
-    /// beats the engine's other forms ([`crate::tile_layout::MmaForm`]),
-    /// else `None`. Read off cold-weight timings of every Llama-3.1-8B and
-    /// EAGLE-3 draft projection at 16-384 rows on an H200 (`specula-gpu-check
-    /// --wgmma-timing`, results/h200/wgmma-2026-12-04/call4), then held
-    /// against the 8B decode step and synthetic speedup at batch 1-64 in
-    /// the same run as the engine without it (call 4 and call 5):
-    /// - a wide weight (at least [`TILES_WIDE_COLUMNS`] outputs) past 48
-    ///   rows, two warpgroups x 64 tokens with the early transpose (gate|up
-    ///   77 against 99 us at 64 rows, 369 against 509 at 384; the LM head
-    ///   1496 against 1908 at 384). Not at 17-48 rows: alone on par with the
-    ///   tiled kernel, in the step slower (batch 32 decode 7818 against
-    ///   6189 us, batch 8 verify of 48 rows 1.95 against 1.76 decode steps).
-    ///   Nor at 9-16 rows any more: two warpgroups x 16 tokens took the
-    ///   batch-16 step from 5742 to 5447 us on the H200 of
-    ///   results/h200/wgmma-2026-12-04, but against today's small-row kernel
-    ///   the step is faster without them (results/h200/narrow64-2026-12-06:
-    ///   5866-5881 against 6032-6074 us on an H100);
-    /// - a narrow weight over long k slices (at least [`TILES_LONG_SLICE`])
-    ///   past 48 rows: one warpgroup x 32 tokens, three stages, up to 96 rows
-    ///   (qkv 46 against 64 us at 96 rows, down 69 against 85 at 64), two x
-    ///   64 with the early transpose past that (down 285 against 458 us at
-    ///   384, qkv 144 against 220); but k in two slices (qkv) at 49-64 rows
-    ///   four stages with the early transpose: with the stream held before
-    ///   the timing and 21 launches back to back, 34.3-34.4 against
-    ///   39.9-40.4 us a launch at 64 rows in two calls
-    ///   (results/h200/narrow-2026-12-05, calls 1 and 3; at 96 rows three
-    ///   stages stay ahead, and down at 64 rows keeps them: 64.1 against
-    ///   65.6); in the 8B batch-64 step 8138, 8188 against 8351, 8333 us
-    ///   (results/h200/share-2026-12-05/call5, interleaved);
-    /// - a narrow weight over short slices (o, k in slices of 1024) never:
-    ///   the small-row kernel stays faster (27 against 29-39 us at 64 rows).
-    ///
-    /// Where the early transpose was picked, the producer-warpgroup form
-    /// now runs ([`WgLaunch::producer`]; results/h200/deep-2026-12-06,
-    /// call 2, H100): down at 128 rows 116.0 against 124.8 us alone, qkv at
-    /// 64 rows 27.2 against 32.5 us a launch in a stream, gate|up at 64 on
-    /// par; the 8B step at batch 128 13777 / 13797 against 14746 / 14702
-    /// us, batch 64 8462 against 8564 / 8579, the verify of batch 64 x 6
-    /// rows 3.50 against 3.89 decode steps. The three-stage 1x32 layout
-    /// stays (its producer form was slower: qkv at 96 rows 49.1 against
-    /// 44.0 us). At 65-96 rows wide weights and down (k in four slices)
-    /// take two consumer warpgroups x 32 tokens with a producer (call 3:
-    /// gate|up at 96 rows 122.8 against 137.9 us, down 88.8 against 106.3);
-    /// qkv keeps the three stages (44.3 us; the verify of batch 16 x 6).
-    /// (2x32 for qkv at 193-384 rows, faster alone with the old end of
-    /// `tiles_store`, 122.2 against 133.6 us at 384 rows, was slower with
-    /// the compact end, 107.9 against 86.7: call 6.)
-    /// `SPECULA_WG_PRODUCER=0` runs the early forms instead.
+    /// beats the engine's other forms ([`crate::tile_layout::MmaForm`] and
+    /// the small-row kernel's eight tiles), else `None`: past 32 rows, with
+    /// a producer warpgroup ([`WgLaunch::producer`]), two consumer
+    /// warpgroups x 64 tokens, but x 32 at 65-96 rows, and qkv (narrow, k in
+    /// at most two long slices) one x 32 at 49-64 and two x 64 at 65-96; o
+    /// (k in short slices) only at 65-96 rows (two x 32). Read off
+    /// cold-weight timings of every Llama-3.1-8B projection at 48-384 rows
+    /// on an H100 once the tiled end (`tiles_store`) was a compact loop
+    /// (`specula-gpu-check --wgmma-timing`, results/h200/deep-2026-12-06,
+    /// call 7), us against the form run before: qkv 29.7 / 37.5 at 48 rows,
+    /// 41.4 / 52.0 at 96; gate|up 94.4 / 108.6 at 48, 128.0 / 158.8 at 96;
+    /// down 55.0 / 72.0 at 48, 55.0 / 61.6 (eight tiles) at 64; o 32.2 /
+    /// 42.3 at 96, on par at 64 (23.0). The history: results/h200/wgmma-2026-12-04
+    /// (the first rule, the early transpose), narrow64-2026-12-06 (not at
+    /// 9-32 rows), deep-2026-12-06 (the producer form, calls 2-6).
+    /// `SPECULA_WG_PRODUCER=0` runs each layout's early-transpose (or plain)
+    /// form instead.
     pub fn for_shape(m: usize, k: usize, n: usize) -> Option<WgLaunch> {
         let parts = mma_k_parts(k, n);
         let wide = n >= TILES_WIDE_COLUMNS;
         let long = k / parts >= TILES_LONG_SLICE;
-        if m <= MMA_PIPELINED_MAX_ROWS || !(wide || long) {
+        let qkv = !wide && long && parts <= 2;
+        let with = |wgs, bm| {
+            Some(WgLaunch {
+                producer: true,
+                ..WgLaunch::new(parts, wgs, bm)
+            })
+        };
+        if m <= MMA_PIPELINED_TILES_MAX_ROWS {
             return None;
         }
+        if !(wide || long) {
+            // o: the small-row kernel's eight tiles to 64 rows (23.0 us at
+            // 64, on par), 2x32 at 65-96 (32.2 against 42.3 us at 96).
+            return if (65..=96).contains(&m) {
+                with(2, 32)
+            } else {
+                None
+            };
+        }
         match m {
-            0..=48 => None,
-            49..=64 if !wide && parts <= 2 => Some(WgLaunch {
-                producer: true,
-                ..WgLaunch::new(parts, 1, 32)
-            }),
-            49..=64 if !wide => Some(WgLaunch {
-                stages: 3,
-                ..WgLaunch::new(parts, 1, 32)
-            }),
-            65..=96 if !wide && parts <= 2 => Some(WgLaunch {
-                stages: 3,
-                ..WgLaunch::new(parts, 1, 32)
-            }),
-            65..=96 => Some(WgLaunch {
-                producer: true,
-                ..WgLaunch::new(parts, 2, 32)
-            }),
-            _ => Some(WgLaunch {
-                producer: true,
-                ..WgLaunch::new(parts, 2, 64)
-            }),
+            49..=64 if qkv => with(1, 32),
+            65..=96 if !qkv => with(2, 32),
+            _ => with(2, 64),
         }
     }
 
@@ -328,42 +295,55 @@ mod tests {
     }
 
     #[test]
-    fn wide_weights_and_long_slices_take_wgmma_and_the_o_projection_never() {
+    fn every_8b_projection_past_32_rows_takes_its_measured_wgmma_layout() {
         let wg = |m, k, n| WgLaunch::for_shape(m, k, n);
-        let shape = |l: Option<WgLaunch>| l.map(|l| (l.wgs, l.bm, l.stages, l.producer));
-        for (k, n) in [(4096, 28_672), (4096, 128_256)] {
-            for m in [8, 9, 16, 17, 32, 48] {
-                assert!(wg(m, k, n).is_none(), "{m} rows");
+        let shape = |l: Option<WgLaunch>| l.map(|l| (l.wgs, l.bm, l.producer));
+        let (qkv, o, gate_up, down, lm_head) = (
+            (4096, 6144),
+            (4096, 4096),
+            (4096, 28_672),
+            (14_336, 4096),
+            (4096, 128_256),
+        );
+        for (k, n) in [qkv, o, gate_up, down, lm_head] {
+            for m in [1, 8, 9, 16, 17, 32] {
+                assert!(wg(m, k, n).is_none(), "{m} rows of {n} x {k}");
             }
-            for m in [49, 64, 97, 384, 4096] {
-                assert_eq!(shape(wg(m, k, n)), Some((2, 64, 4, true)), "{m} rows");
+        }
+        // o: the small-row kernel but at 65-96 rows.
+        for m in [33, 64, 97, 384] {
+            assert!(wg(m, o.0, o.1).is_none(), "o at {m} rows");
+        }
+        assert_eq!(shape(wg(65, o.0, o.1)), Some((2, 32, true)));
+        assert_eq!(shape(wg(96, o.0, o.1)), Some((2, 32, true)));
+        for (k, n) in [gate_up, down, lm_head] {
+            for (m, want) in [
+                (33, (2, 64)),
+                (64, (2, 64)),
+                (65, (2, 32)),
+                (96, (2, 32)),
+                (97, (2, 64)),
+            ] {
+                assert_eq!(
+                    shape(wg(m, k, n)),
+                    Some((want.0, want.1, true)),
+                    "{m} rows of {n} x {k}"
+                );
             }
         }
-        for m in [1, 9, 16, 64, 96, 384, 4096] {
-            assert!(wg(m, 4096, 4096).is_none(), "o at {m} rows");
-        }
-        // qkv (k in 2 slices of 2048) and down (4 of 3584) past 48 rows.
-        for (k, n) in [(4096, 6144), (14_336, 4096)] {
-            assert!(wg(16, k, n).is_none() && wg(48, k, n).is_none());
-            assert_eq!(shape(wg(97, k, n)), Some((2, 64, 4, true)));
-        }
-        // qkv past 96 rows on 2x64 with a producer.
-        for m in [128, 193, 384] {
-            let l = wg(m, 4096, 6144).expect("qkv");
-            assert_eq!((l.wgs, l.bm, l.producer), (2, 64, true), "{m} rows");
-        }
-        // At 65-96 rows qkv keeps three stages; down and gate|up take 2x32
-        // with a producer.
-        for m in [65, 96] {
-            assert_eq!(shape(wg(m, 4096, 6144)), Some((1, 32, 3, false)));
-            assert_eq!(shape(wg(m, 14_336, 4096)), Some((2, 32, 4, true)));
-            assert_eq!(shape(wg(m, 4096, 28_672)), Some((2, 32, 4, true)));
-        }
-        // At 49-64 rows qkv streams faster in four stages with a producer;
-        // down not.
-        for m in [49, 64] {
-            assert_eq!(shape(wg(m, 4096, 6144)), Some((1, 32, 4, true)));
-            assert_eq!(shape(wg(m, 14_336, 4096)), Some((1, 32, 3, false)));
+        for (m, want) in [
+            (33, (2, 64)),
+            (48, (2, 64)),
+            (49, (1, 32)),
+            (64, (1, 32)),
+            (65, (2, 64)),
+            (384, (2, 64)),
+        ] {
+            assert_eq!(
+                shape(wg(m, qkv.0, qkv.1)),
+                Some((want.0, want.1, true)),
+                "qkv at {m} rows"
+            );
         }
     }
 

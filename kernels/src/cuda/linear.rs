@@ -216,11 +216,6 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
             return None;
         }
         let (k, n) = (self.k, self.n);
-        if m > MMA_PIPELINED_TILES_MAX_ROWS && m <= mma_pipelined_rows() {
-            if let Some(l) = mma_eight_tiles(m, k, n) {
-                return Some(LinearForm::Mma(mma_grouped(l)));
-            }
-        }
         let by_shape =
             (super::linear_wg(), linear_tiles()) == (LinearWg::ByShape, LinearTiles::ByShape);
         if by_shape && wide_rule_old() && n >= TILES_WIDE_COLUMNS && m <= TILES_WIDE_MIN_ROWS {
@@ -244,6 +239,14 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
                     layout.without_producer()
                 };
                 return Some(LinearForm::Wg(layout));
+            }
+        }
+        // Where the wgmma linear takes no layout (the o projection to 64
+        // rows, a GPU without wgmma), narrow weights at 33-64 rows in eight
+        // tiles.
+        if m > MMA_PIPELINED_TILES_MAX_ROWS && m <= mma_pipelined_rows() {
+            if let Some(l) = mma_eight_tiles(m, k, n) {
+                return Some(LinearForm::Mma(mma_grouped(l)));
             }
         }
         let form = match linear_tiles() {

@@ -110,11 +110,8 @@ __device__ __forceinline__ void linear_wg_producer(bf16* y, const bf16* x, const
     }
 LINEAR_WG_PRODUCER(1, 16, 2, 4)
 LINEAR_WG_PRODUCER(1, 32, 2, 4)
-LINEAR_WG_PRODUCER(1, 32, 2, 6)
 LINEAR_WG_PRODUCER(1, 64, 2, 4)
 LINEAR_WG_PRODUCER(2, 64, 2, 4)
-LINEAR_WG_PRODUCER(1, 32, 4, 3)
-LINEAR_WG_PRODUCER(1, 32, 2, 3)
 LINEAR_WG_PRODUCER(2, 32, 2, 4)
 LINEAR_WG_PRODUCER(2, 64, 2, 3)
 

@@ -194,8 +194,7 @@ enum Command {
             SPECULA_MMA_IN_ORDER=off|1|2|4  pipelined launches of that many token tiles or more start\n                              \
             in stream order (default 8: the eight-tile ones; off: none)\n  \
             SPECULA_MMA_EIGHT_TILES=all  every weight at 33-64 rows in eight token tiles (default: the\n                              \
-            narrow ones, o, down and qkv to 48 rows, where no wgmma layout is picked: o on an\n                              \
-            H100/H200)\n  \
+            narrow ones where no wgmma layout is picked: o on an H100/H200)\n  \
             SPECULA_MMA_GROUPS=1|2      column tiles a block of the pipelined linear (default: two to 32\n                              \
             rows of weights with 4096 outputs or more, else one)\n  \
             SPECULA_ATTENTION=flash-prefill|split  decode and verify rows (or every row) on split-K\n  \

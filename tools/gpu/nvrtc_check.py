@@ -17,7 +17,9 @@ the compile fails. The macros the engine defines by default
 --late leaves them out, --define adds more. --lab FILE compiles the prelude
 and a separately compiled device file instead (kernels/src/cuda/wgmma_bits.cu,
 with --arch sm_90a). --cubin FILE writes the compiled cubin, whose machine code
-`nvdisasm -c FILE` prints (nvdisasm from PyPI's nvidia-cuda-nvdisasm wheel).
+`nvdisasm -c FILE` prints (nvdisasm from PyPI's nvidia-cuda-nvdisasm wheel);
+tools/gpu/sass_functions.py reads such listings (kernel sizes; which kernels
+two builds compile differently).
 """
 import argparse
 import ctypes

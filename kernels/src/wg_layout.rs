@@ -145,10 +145,9 @@ impl WgLaunch {
         }
     }
 
-    /// The layout [`WgLaunch::for_shape`] picked before the producer form
-    /// (`SPECULA_WG_PRODUCER=0`): a producer layout as the early
-    /// transpose's of the same tile, or where that is not compiled, the
-    /// plain one's.
+    /// The same tile without the producer warpgroup
+    /// (`SPECULA_WG_PRODUCER=0`): a producer layout as the early-transpose
+    /// layout of that tile, or where that is not compiled, the plain one.
     pub fn without_producer(self) -> WgLaunch {
         if !self.producer {
             return self;

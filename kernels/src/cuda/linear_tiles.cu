@@ -142,9 +142,9 @@ __device__ __forceinline__ void tiles_store(float (&acc)[WA][WB][4], float* sums
 }
 
 // The cp.async side of a tiled or wgmma linear's stage loop. Thread tid (of
-// the NTHREADS that load) copies the 16-byte column u = tid % UNITS of weight rows r0 + j RSTEP
-// (r0 = tid / UNITS; past n: row n - 1) and of token rows r0 + j RSTEP
-// below BM (past m: row m - 1) into every stage, its sources and shared
+// the NTHREADS that load) copies the 16-byte column u = tid % UNITS of
+// weight rows r0 + j RSTEP (r0 = tid / UNITS; past n: row n - 1) and of
+// token rows r0 + j RSTEP below BM (past m: row m - 1) into every stage, its sources and shared
 // addresses worked out once: rows RSTEP apart share their swizzle, so row
 // j's slot is j RSTEP rows on from row r0's (the token rows' first slot,
 // `xunit0`, in the caller's swizzle). A stage adds its buffer's offset

@@ -40,9 +40,9 @@ pub fn linear_wg() -> LinearWg {
 
 /// Whether the wgmma linear runs the producer-warpgroup layouts it picks
 /// ([`WgLaunch::producer`]; the default), or, from `SPECULA_WG_PRODUCER=0`,
-/// each as the early-transpose layout of the same tile
-/// ([`WgLaunch::without_producer`]: the rule before, for same-run
-/// comparison). The same bits either way. Read once.
+/// each as the same tile without the producer
+/// ([`WgLaunch::without_producer`], for same-run comparison). The same bits
+/// either way. Read once.
 pub fn wg_producer() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| crate::switch::on_off("SPECULA_WG_PRODUCER", true))

@@ -9,7 +9,8 @@
 //! against the ideal speedup computed from the measured span costs. Rows are
 //! marked synthetic. scaling.csv holds one row per (batch, prompt length).
 
-use super::bench_case::{device_used, first_token, fitting, out_of_memory, run_case, CaseContext};
+use super::bench_case::{first_token, run_case, CaseContext};
+use super::bench_memory::{fitting, kv_budget, out_of_memory, ModelSource};
 use super::bench_rows::{
     decode_row, scaling_rows, synthetic_row, CaseRepeat, Ceilings, DecodeContext, SyntheticContext,
     DECODE_HEADER, SCALING_HEADER, SYNTHETIC_HEADER,
@@ -22,10 +23,7 @@ use clap::Args;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use specula::process_stats::peak_rss_bytes;
-use specula_engine::backend::cuda::{
-    default_draft_config, GpuDtype, GpuModels, GpuOptions, LoadOptions, LoadStats,
-};
-use specula_engine::capture::CaptureChoice;
+use specula_engine::backend::cuda::{default_draft_config, GpuDtype, LoadStats};
 use specula_engine::config::{DraftConfig, TargetConfig};
 use specula_engine::generate::GenerateParams;
 use specula_engine::speculative::{SpeculativeConfig, SyntheticAcceptance};
@@ -49,11 +47,11 @@ pub struct BenchArgs {
     draft_config: Option<PathBuf>,
     /// A target checkpoint folder (config.json, safetensors) to load instead.
     #[arg(long)]
-    target: Option<PathBuf>,
+    pub(super) target: Option<PathBuf>,
     /// The EAGLE-3 draft for --target (the synthetic run needs one; without
     /// it only the baseline is measured).
     #[arg(long, requires = "target")]
-    draft: Option<PathBuf>,
+    pub(super) draft: Option<PathBuf>,
     /// Element type.
     #[arg(long, default_value = "bf16", value_parser = ["bf16", "f32"])]
     dtype: String,
@@ -93,13 +91,13 @@ pub struct BenchArgs {
     pub(super) seed: u64,
     /// Launch every forward eagerly instead of replaying CUDA graphs.
     #[arg(long)]
-    eager: bool,
+    pub(super) eager: bool,
     /// Folder for the CSV files and meta.json (load time, peak host memory).
     #[arg(long, default_value = "results/gpu")]
     out: PathBuf,
     /// No loading progress line.
     #[arg(long)]
-    quiet: bool,
+    pub(super) quiet: bool,
 }
 
 /// Runs the benchmark.
@@ -159,7 +157,6 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
     let mut lens = a.prompt_lens.clone();
     lens.sort_unstable();
     lens.dedup();
-    let load_opts = LoadOptions { quiet: a.quiet };
     let moe_layers = target
         .moe
         .as_ref()
@@ -196,65 +193,38 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
     let mut first_load: Option<(Option<LoadStats>, Option<f64>, u64)> = None;
     // Device memory the models take beside their KV cache, and the KV bytes
     // per entry (target + draft), known after the first build.
-    let mut static_bytes: Option<f64> = None;
-    let mut kv_per_entry = 0.0;
+    let mut sizes: Option<(f64, f64)> = None;
+    let source = ModelSource {
+        args: &a,
+        target: &target,
+        random_draft: &random_draft,
+        dtype,
+    };
     for &prompt_len in &lens {
         let capacity = prompt_len + a.max_new_tokens + ndt + 8;
-        let budget = match static_bytes {
-            Some(s) => {
-                let (_, total) = gpu
-                    .ctx
-                    .mem_get_info()
-                    .map_err(|e| CliError::Gpu(e.to_string()))?;
-                // A tenth of the device is left for activations and graphs.
-                Some(0.9 * total as f64 - s)
-            }
+        let budget = match sizes {
+            Some((static_bytes, _)) => Some(kv_budget(&gpu, static_bytes)?),
             None => None,
         };
-        let (fit, too_big) = fitting(&batches, capacity, kv_per_entry, budget);
-        for (b, why) in too_big {
+        let kv_per_entry = sizes.map_or(0.0, |s| s.1);
+        let (mut fit, too_big) = fitting(&batches, capacity, kv_per_entry, budget);
+        let mut skip = |b: usize, why: String| {
             eprintln!("batch {b}, prompt {prompt_len}: skipped: {why}");
             skipped.push(
                 serde_json::json!({"batch_size": b, "prompt_len": prompt_len, "reason": why}),
             );
+        };
+        for (b, why) in too_big {
+            skip(b, why);
         }
-        let Some(&slots) = fit.last() else {
+        let Some((mut models, load)) =
+            source.build_largest(&gpu, &mut fit, capacity, &mut sizes, &mut skip)?
+        else {
             continue;
-        };
-        let opts = GpuOptions {
-            slots,
-            capacity,
-            graphs: !a.eager,
-        };
-        let before = device_used(&gpu)?;
-        let (mut models, load) = match &a.target {
-            Some(t) => {
-                let (mut m, mut load) = GpuModels::load(gpu.clone(), t, dtype, &opts, &load_opts)?;
-                if let Some(d) = &a.draft {
-                    let (_, s) = m.load_drafter(d, &CaptureChoice::default(), &opts, &load_opts)?;
-                    load = load.plus(s);
-                }
-                (m, Some(load))
-            }
-            None => (
-                GpuModels::random(
-                    gpu.clone(),
-                    target.clone(),
-                    Some(random_draft.clone()),
-                    dtype,
-                    a.seed,
-                    &opts,
-                )?,
-                None,
-            ),
         };
         let weight_bytes = models.target_weight_bytes();
         let expert_bytes = models.target_expert_bytes();
         let kv_per_token = models.target_kv_bytes_per_token();
-        let layers = target.num_hidden_layers.max(1);
-        kv_per_entry = kv_per_token as f64 * (layers + 1) as f64 / layers as f64;
-        let built = (device_used(&gpu)? - before) as f64;
-        static_bytes = Some((built - slots as f64 * capacity as f64 * kv_per_entry).max(0.0));
         if first_load.is_none() {
             eprintln!(
                 "{} {} weights: {:.2} GB read per target step{}",

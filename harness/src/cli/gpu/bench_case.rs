@@ -3,6 +3,7 @@
 //! CUDA events.
 
 use super::bench::{print_profile, BenchArgs};
+use super::bench_memory::device_used;
 use super::bench_rows::{CaseRepeat, SyntheticRepeat};
 use super::spans::median_us;
 use crate::cli::CliError;
@@ -227,49 +228,6 @@ pub(super) fn run_case(
         out.rows.push(row);
     }
     Ok(out)
-}
-
-/// Device memory in use now (total - free), bytes.
-pub(super) fn device_used(gpu: &Gpu) -> Result<u64, CliError> {
-    let (free, total) = gpu
-        .ctx
-        .mem_get_info()
-        .map_err(|e| CliError::Gpu(e.to_string()))?;
-    Ok((total - free) as u64)
-}
-
-/// Whether `e` is the device running out of memory (a case too big for it,
-/// reported as skipped; every other error stops the benchmark).
-pub(super) fn out_of_memory(e: &CliError) -> bool {
-    e.to_string().contains("OUT_OF_MEMORY")
-}
-
-/// The batches of `batches` whose KV cache (`capacity` entries of
-/// `kv_per_token` bytes each) fits in `budget` bytes; the others with the
-/// reason they do not.
-pub(super) fn fitting(
-    batches: &[usize],
-    capacity: usize,
-    kv_per_token: f64,
-    budget: Option<f64>,
-) -> (Vec<usize>, Vec<(usize, String)>) {
-    let mut fit = Vec::new();
-    let mut skipped = Vec::new();
-    for &b in batches {
-        let kv = b as f64 * capacity as f64 * kv_per_token;
-        match budget {
-            Some(budget) if kv > budget => skipped.push((
-                b,
-                format!(
-                    "its KV cache ({b} x {capacity} entries, {:.1} GB) does not fit the {:.1} GB of device memory beside the weights",
-                    kv / 1e9,
-                    budget / 1e9
-                ),
-            )),
-            _ => fit.push(b),
-        }
-    }
-    (fit, skipped)
 }
 
 /// The first decoded token (one prompt of `prompt_len` random ids, one new

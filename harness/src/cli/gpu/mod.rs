@@ -6,6 +6,7 @@
 mod agree;
 mod bench;
 mod bench_case;
+mod bench_memory;
 mod bench_rows;
 mod spans;
 

@@ -1,0 +1,223 @@
+//! What the models of `specula gpu bench` take of device memory: building
+//! them (a checkpoint or random weights) with a KV cache for the largest
+//! batch that fits, and which batches of a prompt length fit at all.
+
+use super::bench::BenchArgs;
+use crate::cli::CliError;
+use specula_engine::backend::cuda::{Gpu, GpuDtype, GpuModels, GpuOptions, LoadOptions, LoadStats};
+use specula_engine::capture::CaptureChoice;
+use specula_engine::config::{DraftConfig, TargetConfig};
+use std::sync::Arc;
+
+/// What `specula gpu bench` builds its models from: a checkpoint (and its
+/// draft) or a config's shape with random weights drawn on the device.
+pub(super) struct ModelSource<'a> {
+    pub(super) args: &'a BenchArgs,
+    pub(super) target: &'a TargetConfig,
+    pub(super) random_draft: &'a DraftConfig,
+    pub(super) dtype: GpuDtype,
+}
+
+impl ModelSource<'_> {
+    /// The models with a KV cache of `opts.slots` x `opts.capacity`
+    /// entries, and the checkpoint load's figures (none for random weights).
+    pub(super) fn build(
+        &self,
+        gpu: &Arc<Gpu>,
+        opts: &GpuOptions,
+    ) -> Result<(GpuModels, Option<LoadStats>), CliError> {
+        let a = self.args;
+        let load_opts = LoadOptions { quiet: a.quiet };
+        let build = || -> Result<_, CliError> {
+            Ok(match &a.target {
+                Some(t) => {
+                    let (mut m, mut load) =
+                        GpuModels::load(gpu.clone(), t, self.dtype, opts, &load_opts)?;
+                    if let Some(d) = &a.draft {
+                        let (_, s) =
+                            m.load_drafter(d, &CaptureChoice::default(), opts, &load_opts)?;
+                        load = load.plus(s);
+                    }
+                    (m, Some(load))
+                }
+                None => (
+                    GpuModels::random(
+                        gpu.clone(),
+                        self.target.clone(),
+                        Some(self.random_draft.clone()),
+                        self.dtype,
+                        a.seed,
+                        opts,
+                    )?,
+                    None,
+                ),
+            })
+        };
+        build().map_err(|e| match e {
+            e if out_of_memory(&e) => CliError::Gpu(format!(
+                "out of device memory building the models with a KV cache of {} sequences x {} entries ({e})",
+                opts.slots, opts.capacity
+            )),
+            e => e,
+        })
+    }
+
+    /// The models for the largest batch of `fit` whose KV cache of
+    /// `capacity` entries a sequence fits beside them, `fit` cut to the
+    /// batches that do (those cut reported through `skip`), and the options
+    /// they were built with; `None` where none fits. `sizes` (what the
+    /// models take beside the cache, the KV bytes of an entry) is learnt
+    /// from the build: where the first build runs out of memory, from a
+    /// build for the smallest batch.
+    pub(super) fn build_largest(
+        &self,
+        gpu: &Arc<Gpu>,
+        fit: &mut Vec<usize>,
+        capacity: usize,
+        sizes: &mut Option<(f64, f64)>,
+        skip: &mut impl FnMut(usize, String),
+    ) -> Result<Option<(GpuModels, Option<LoadStats>)>, CliError> {
+        let Some(&largest) = fit.last() else {
+            return Ok(None);
+        };
+        let mut opts = GpuOptions {
+            slots: largest,
+            capacity,
+            graphs: !self.args.eager,
+        };
+        let before = device_used(gpu)?;
+        let built = match self.build(gpu, &opts) {
+            Err(e) if out_of_memory(&e) && sizes.is_none() && fit[0] < largest => {
+                eprintln!(
+                    "batch {largest}'s KV cache ({capacity} entries a sequence) does not fit beside the weights: sizing it by a build for batch {}",
+                    fit[0]
+                );
+                opts.slots = fit[0];
+                let (m, _) = self.build(gpu, &opts)?;
+                let (static_bytes, kv_per_entry) =
+                    model_sizes(&m, self.target, device_used(gpu)? - before, &opts);
+                drop(m);
+                *sizes = Some((static_bytes, kv_per_entry));
+                let budget = kv_budget(gpu, static_bytes)?;
+                let (smaller, too_big) = fitting(fit, capacity, kv_per_entry, Some(budget));
+                for (b, why) in too_big {
+                    skip(b, why);
+                }
+                *fit = smaller;
+                let Some(&largest) = fit.last() else {
+                    return Ok(None);
+                };
+                opts.slots = largest;
+                self.build(gpu, &opts)
+            }
+            built => built,
+        };
+        let (models, load) = match built {
+            Err(e) if out_of_memory(&e) && fit.len() == 1 => {
+                skip(fit[0], e.to_string());
+                fit.clear();
+                return Ok(None);
+            }
+            built => built?,
+        };
+        *sizes = Some(model_sizes(
+            &models,
+            self.target,
+            device_used(gpu)? - before,
+            &opts,
+        ));
+        Ok(Some((models, load)))
+    }
+}
+
+/// What a build of `models` (`built` bytes of device memory, its cache
+/// `opts.slots` x `opts.capacity` entries) takes beside its KV cache, and
+/// the KV bytes an entry takes (target and draft), both in bytes.
+pub(super) fn model_sizes(
+    models: &GpuModels,
+    target: &TargetConfig,
+    built: u64,
+    opts: &GpuOptions,
+) -> (f64, f64) {
+    let layers = target.num_hidden_layers.max(1);
+    let kv_per_entry =
+        models.target_kv_bytes_per_token() as f64 * (layers + 1) as f64 / layers as f64;
+    let cache = opts.slots as f64 * opts.capacity as f64 * kv_per_entry;
+    ((built as f64 - cache).max(0.0), kv_per_entry)
+}
+
+/// Device memory a KV cache may take beside `static_bytes` of models: all
+/// but a tenth of the device (left for activations and graphs).
+pub(super) fn kv_budget(gpu: &Gpu, static_bytes: f64) -> Result<f64, CliError> {
+    let (_, total) = gpu
+        .ctx
+        .mem_get_info()
+        .map_err(|e| CliError::Gpu(e.to_string()))?;
+    Ok(0.9 * total as f64 - static_bytes)
+}
+
+/// Device memory in use now (total - free), bytes.
+pub(super) fn device_used(gpu: &Gpu) -> Result<u64, CliError> {
+    let (free, total) = gpu
+        .ctx
+        .mem_get_info()
+        .map_err(|e| CliError::Gpu(e.to_string()))?;
+    Ok((total - free) as u64)
+}
+
+/// Whether `e` is the device running out of memory (a case too big for it,
+/// reported as skipped; every other error stops the benchmark).
+pub(super) fn out_of_memory(e: &CliError) -> bool {
+    e.to_string().contains("OUT_OF_MEMORY")
+}
+
+/// The batches of `batches` whose KV cache (`capacity` entries of
+/// `kv_per_token` bytes each) fits in `budget` bytes; the others with the
+/// reason they do not.
+pub(super) fn fitting(
+    batches: &[usize],
+    capacity: usize,
+    kv_per_token: f64,
+    budget: Option<f64>,
+) -> (Vec<usize>, Vec<(usize, String)>) {
+    let mut fit = Vec::new();
+    let mut skipped = Vec::new();
+    for &b in batches {
+        let kv = b as f64 * capacity as f64 * kv_per_token;
+        match budget {
+            Some(budget) if kv > budget => skipped.push((
+                b,
+                format!(
+                    "its KV cache ({b} x {capacity} entries, {:.1} GB) does not fit the {:.1} GB of device memory beside the weights",
+                    kv / 1e9,
+                    budget / 1e9
+                ),
+            )),
+            _ => fit.push(b),
+        }
+    }
+    (fit, skipped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fitting;
+
+    #[test]
+    fn batches_whose_cache_outgrows_the_budget_are_cut_with_their_size() {
+        // 1000 entries of 1 MB: 1 GB a sequence; 20 GB left beside the weights.
+        let (fit, cut) = fitting(&[1, 8, 16, 32, 64], 1000, 1e6, Some(20e9));
+        assert_eq!(fit, vec![1, 8, 16]);
+        let cut_batches: Vec<usize> = cut.iter().map(|c| c.0).collect();
+        assert_eq!(cut_batches, vec![32, 64]);
+        assert!(cut[0].1.contains("32.0 GB"), "{}", cut[0].1);
+        assert!(cut[0].1.contains("20.0 GB"), "{}", cut[0].1);
+    }
+
+    #[test]
+    fn without_a_budget_every_batch_is_tried() {
+        let (fit, cut) = fitting(&[1, 64], 1 << 20, 1e9, None);
+        assert_eq!(fit, vec![1, 64]);
+        assert!(cut.is_empty());
+    }
+}

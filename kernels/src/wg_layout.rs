@@ -103,14 +103,17 @@ impl WgLaunch {
     /// a producer warpgroup ([`WgLaunch::producer`]), two consumer
     /// warpgroups x 64 tokens, but x 32 at 65-96 rows, and qkv (narrow, k in
     /// at most two long slices) one x 32 at 49-64 and two x 64 at 65-96; o
-    /// (k in short slices) only at 65-96 rows (two x 32). Read off
+    /// (k in short slices) past 64 rows (two x 32 at 65-96, two x 64 past
+    /// 96). Read off
     /// cold-weight timings of every Llama-3.1-8B projection at 48-384 rows
     /// on an H100 once the tiled end (`tiles_store`) was a compact loop
     /// (`specula-gpu-check --wgmma-timing`, results/h200/deep-2026-12-06,
     /// call 7), us against the form run before: qkv 29.7 / 37.5 at 48 rows,
     /// 41.4 / 52.0 at 96; gate|up 94.4 / 108.6 at 48, 128.0 / 158.8 at 96;
     /// down 55.0 / 72.0 at 48, 55.0 / 61.6 (eight tiles) at 64; o 32.2 /
-    /// 42.3 at 96, on par at 64 (23.0). The history: results/h200/wgmma-2026-12-04
+    /// 42.3 at 96, on par at 64 (23.0); o past 96 rows (results/h200/
+    /// reach-2026-12-06, call 1) 34.4 / 50.6 at 128, 68.7 / 131.7 at 384
+    /// (the looped small-row kernel). The history: results/h200/wgmma-2026-12-04
     /// (the first rule, the early transpose), narrow64-2026-12-06 (not at
     /// 9-32 rows), deep-2026-12-06 (the producer form, calls 2-6).
     /// `SPECULA_WG_PRODUCER=0` runs each layout's early-transpose (or plain)
@@ -131,11 +134,12 @@ impl WgLaunch {
         }
         if !(wide || long) {
             // o: the small-row kernel's eight tiles to 64 rows (23.0 us at
-            // 64, on par), 2x32 at 65-96 (32.2 against 42.3 us at 96).
-            return if (65..=96).contains(&m) {
-                with(2, 32)
-            } else {
-                None
+            // 64, on par), 2x32 at 65-96 (32.2 against 42.3 us at 96), 2x64
+            // past 96 (68.7 against 131.7 us at 384).
+            return match m {
+                ..=64 => None,
+                65..=96 => with(2, 32),
+                _ => with(2, 64),
             };
         }
         match m {
@@ -309,12 +313,14 @@ mod tests {
                 assert!(wg(m, k, n).is_none(), "{m} rows of {n} x {k}");
             }
         }
-        // o: the small-row kernel but at 65-96 rows.
-        for m in [33, 64, 97, 384] {
+        // o: the small-row kernel to 64 rows, 2x32 at 65-96, 2x64 past.
+        for m in [33, 64] {
             assert!(wg(m, o.0, o.1).is_none(), "o at {m} rows");
         }
         assert_eq!(shape(wg(65, o.0, o.1)), Some((2, 32, true)));
         assert_eq!(shape(wg(96, o.0, o.1)), Some((2, 32, true)));
+        assert_eq!(shape(wg(97, o.0, o.1)), Some((2, 64, true)));
+        assert_eq!(shape(wg(384, o.0, o.1)), Some((2, 64, true)));
         for (k, n) in [gate_up, down, lm_head] {
             for (m, want) in [
                 (33, (2, 64)),

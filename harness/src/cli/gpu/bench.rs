@@ -144,8 +144,8 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         gemm_tflops: measured.gemm_tflops,
     };
     eprintln!(
-        "ceilings: copy {:.0} GB/s, bf16 GEMM {:.0} TFLOP/s",
-        ceil.copy_gb_s, ceil.gemm_tflops
+        "ceilings: copy {:.0} GB/s, bf16 GEMM {:.0} TFLOP/s, a dependent launch with no work {:.2} us",
+        ceil.copy_gb_s, ceil.gemm_tflops, measured.launch_us
     );
     let switches = specula::run_folder::environment::engine_switches();
     if let Some(line) = specula::run_folder::environment::switches_line(&switches) {
@@ -266,6 +266,7 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
                 * target.head_dim
                 * target.num_hidden_layers,
             copy_gb_s: ceil.copy_gb_s,
+            launch_us: measured.launch_us,
         };
         for &batch in &fit {
             let prompts: Vec<Vec<u32>> = (0..batch)
@@ -332,6 +333,7 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         "device": gpu.name,
         "copy_gb_s": ceil.copy_gb_s,
         "gemm_tflops": ceil.gemm_tflops,
+        "launch_us": measured.launch_us,
         "batch_sizes": batches,
         "prompt_lens": lens,
         "max_new_tokens": a.max_new_tokens,

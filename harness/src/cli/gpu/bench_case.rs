@@ -84,6 +84,8 @@ pub(super) struct CaseContext {
     pub(super) attention_width: usize,
     /// Copy ceiling of the run, GB/s.
     pub(super) copy_gb_s: f64,
+    /// A dependent launch with no work in it, microseconds (same run).
+    pub(super) launch_us: f64,
 }
 
 /// A case's repeats, and the span logs of its last repeat per mode.
@@ -175,8 +177,8 @@ pub(super) fn run_case(
         );
         if let (Some(k), Some(us)) = (row.kernels, row.beyond_copy_per_kernel_us(ctx.copy_gb_s)) {
             eprintln!(
-                "batch {batch} prompt {} repeat {repeat}: {k} kernels a step, {us:.2} us each beyond streaming the step's bytes at the copy rate",
-                ctx.prompt_len
+                "batch {batch} prompt {} repeat {repeat}: {k} kernels a step, {us:.2} us each beyond streaming the step's bytes at the copy rate (a dependent launch with no work: {:.2} us)",
+                ctx.prompt_len, ctx.launch_us
             );
         }
         out.experts_per_layer = per_layer;

@@ -85,18 +85,23 @@ impl ModelSource<'_> {
             capacity,
             graphs: !self.args.eager,
         };
-        let before = device_used(gpu)?;
+        let mut before = device_used(gpu)?;
         let built = match self.build(gpu, &opts) {
             Err(e) if out_of_memory(&e) && sizes.is_none() && fit[0] < largest => {
                 eprintln!(
                     "batch {largest}'s KV cache ({capacity} entries a sequence) does not fit beside the weights: sizing it by a build for batch {}",
                     fit[0]
                 );
+                // What a build frees goes back to the stream's memory pool
+                // and from it to the device at the next synchronize: only
+                // then does the device's free memory say what a build takes.
+                before = settled_device_used(gpu)?;
                 opts.slots = fit[0];
                 let (m, _) = self.build(gpu, &opts)?;
                 let (static_bytes, kv_per_entry) =
                     model_sizes(&m, self.target, device_used(gpu)? - before, &opts);
                 drop(m);
+                before = settled_device_used(gpu)?;
                 *sizes = Some((static_bytes, kv_per_entry));
                 let budget = kv_budget(gpu, static_bytes)?;
                 let (smaller, too_big) = fitting(fit, capacity, kv_per_entry, Some(budget));
@@ -154,6 +159,15 @@ pub(super) fn kv_budget(gpu: &Gpu, static_bytes: f64) -> Result<f64, CliError> {
         .mem_get_info()
         .map_err(|e| CliError::Gpu(e.to_string()))?;
     Ok(0.9 * total as f64 - static_bytes)
+}
+
+/// Device memory in use once the stream has finished its work and its
+/// memory pool has handed back what was freed, bytes.
+fn settled_device_used(gpu: &Gpu) -> Result<u64, CliError> {
+    gpu.stream
+        .synchronize()
+        .map_err(|e| CliError::Gpu(e.to_string()))?;
+    device_used(gpu)
 }
 
 /// Device memory in use now (total - free), bytes.

@@ -118,7 +118,8 @@ pub fn run_checks(gpu: &Gpu, seed: u64) -> Result<Vec<CheckRow>, GpuError> {
             moe::check_moe::<bf16>,
         ])
         .chain(model_checks::<f32>())
-        .chain(model_checks::<bf16>());
+        .chain(model_checks::<bf16>())
+        .chain([ceilings::check_launch_chain as Check]);
     for check in checks {
         check(gpu, &mut rng, &mut rows)?;
     }

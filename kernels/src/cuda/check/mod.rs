@@ -20,6 +20,7 @@ mod linear_tiles;
 mod mla;
 mod mla_prep_uk;
 mod moe;
+mod moe_staged;
 mod norm;
 mod random;
 mod rope;
@@ -119,7 +120,10 @@ pub fn run_checks(gpu: &Gpu, seed: u64) -> Result<Vec<CheckRow>, GpuError> {
         ])
         .chain(model_checks::<f32>())
         .chain(model_checks::<bf16>())
-        .chain([ceilings::check_launch_chain as Check]);
+        .chain([
+            moe_staged::check_moe_staged as Check,
+            ceilings::check_launch_chain,
+        ]);
     for check in checks {
         check(gpu, &mut rng, &mut rows)?;
     }

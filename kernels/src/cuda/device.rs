@@ -39,7 +39,6 @@ pub const SOURCE: &str = concat!(
     include_str!("mla_mma.cu"),
     include_str!("moe_route.cu"),
     include_str!("moe.cu"),
-    include_str!("moe_staged.cu"),
     include_str!("moe_combine.cu")
 );
 

@@ -194,39 +194,6 @@ pub fn moe_k_parts(k: usize, n: usize, top_k: usize) -> usize {
     mma_k_parts(k, n * top_k)
 }
 
-/// Shared memory a block of the staged grouped linear may take (an
-/// H100/H200 block's 227 KB); past it the register form runs.
-const MOE_STAGED_SMEM_MAX: usize = 227 * 1024;
-
-/// One warp's ring in the staged grouped linear (`moe_staged.cu`'s
-/// `moe_ring_bytes`): `stages` x `ku` chunks x 3 operands x 32 lanes x 16 B.
-fn ring_bytes(ku: usize, stages: usize) -> usize {
-    stages * ku * 3 * 32 * 16
-}
-
-/// A staged form of the grouped linear (`moe_staged.cu`): 32-wide chunks a
-/// stage, stages in a warp's ring, the kernel's name.
-pub(crate) type MoeStaged = (usize, usize, &'static str);
-
-/// The staged forms compiled, by their switch value.
-pub(crate) const MOE_STAGED_FORMS: [(&str, MoeStaged); 3] = [
-    ("8x4", (8, 4, "moe_mma_staged_8_4_bf16")),
-    ("4x6", (4, 6, "moe_mma_staged_4_6_bf16")),
-    ("4x4", (4, 4, "moe_mma_staged_4_4_bf16")),
-];
-
-/// The grouped linear's staged form (`SPECULA_MOE_STAGED=8x4|4x6|4x4`: chunks
-/// a stage x stages, the same bits), or `None` for the register form (`0`,
-/// the default); read once.
-fn moe_staged() -> Option<MoeStaged> {
-    static STAGED: std::sync::OnceLock<Option<MoeStaged>> = std::sync::OnceLock::new();
-    *STAGED.get_or_init(|| {
-        let mut choices = vec![("0", None)];
-        choices.extend(MOE_STAGED_FORMS.iter().map(|(v, f)| (*v, Some(*f))));
-        crate::switch::switch("SPECULA_MOE_STAGED", &choices, None, "0")
-    })
-}
-
 /// Which of an expert's two products a grouped launch runs, and so how its
 /// input and output rows are laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,21 +218,6 @@ pub fn moe_grouped<T: GpuElement>(
     experts: ExpertWeights<'_, T>,
     plan: &MoePlan,
     product: ExpertProduct,
-) -> Result<(), GpuError> {
-    moe_grouped_in(gpu, y, x, experts, plan, product, moe_staged())
-}
-
-/// [`moe_grouped`] with the tensor-core form given: `staged` (chunks a
-/// stage, stages, kernel: [`MOE_STAGED_FORMS`]) or `None` for the register
-/// form; the checks compare them bit for bit.
-pub(crate) fn moe_grouped_in<T: GpuElement>(
-    gpu: &Gpu,
-    y: &mut CudaSlice<T>,
-    x: &CudaSlice<T>,
-    experts: ExpertWeights<'_, T>,
-    plan: &MoePlan,
-    product: ExpertProduct,
-    staged: Option<MoeStaged>,
 ) -> Result<(), GpuError> {
     let ExpertWeights { w, n, k } = experts;
     let pairs = plan.pairs();
@@ -301,22 +253,14 @@ pub(crate) fn moe_grouped_in<T: GpuElement>(
         let parts = moe_k_parts(k, n, plan.spec.top_k);
         args.push(RawArg::I32(parts as i32));
         args.push(RawArg::I32(i32::from(silu)));
-        let partial = if parts > 1 { parts * 4 * 32 * 4 } else { 0 };
-        let (kernel, smem) = match staged {
-            Some((ku, stages, name))
-                if parts * ring_bytes(ku, stages) + partial <= MOE_STAGED_SMEM_MAX =>
-            {
-                (name, parts * ring_bytes(ku, stages) + partial)
-            }
-            _ => ("moe_mma_bf16", partial),
-        };
+        let smem = if parts > 1 { parts * 4 * 32 * 4 } else { 0 };
         let grid = cfg(
             (n.div_ceil(16) as u32, slots),
             (32 * parts) as u32,
             smem as u32,
         );
         // SAFETY: the kernel's parameters in order; sizes checked above.
-        return unsafe { launch(gpu, kernel, grid, &args) };
+        return unsafe { launch(gpu, "moe_mma_bf16", grid, &args) };
     }
     args.push(RawArg::I32(i32::from(k.is_multiple_of(16 / T::BYTES))));
     let cols = if silu { n / 2 } else { n };

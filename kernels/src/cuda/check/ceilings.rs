@@ -14,7 +14,7 @@ pub struct Ceilings {
     /// bf16 GEMM (cuBLAS, 8192^3) in TFLOP/s.
     pub gemm_tflops: f64,
     /// Microseconds a launch adds to a chain of dependent launches that do
-    /// no work ([`LAUNCH_CHAIN`] `launch_link`s, each waiting on the one
+    /// no work (64 `launch_link`s, each waiting on the one
     /// before as the engine's kernels do): the least a kernel on a step's
     /// dependent path costs, whatever it reads.
     pub launch_us: f64,
@@ -22,7 +22,7 @@ pub struct Ceilings {
 
 /// Launches in the chain that times [`Ceilings::launch_us`]: few enough
 /// for the host to enqueue them all within the timer's hold.
-pub const LAUNCH_CHAIN: usize = 64;
+const LAUNCH_CHAIN: usize = 64;
 
 /// Median over `reps` of `f` timed with CUDA events, after 3 warm-ups, in ms.
 pub fn time_ms(

@@ -16,10 +16,10 @@ extern "C" __global__ void hold_stream(unsigned long long ns) {
     } while (t - t0 < ns);
 }
 
-// One link of a chain of dependent launches (the launch ceiling,
-// measure_launch_us): waits on the kernel before it as every engine kernel
-// does (pdl_enter), then one thread adds one to v, which the next link
-// reads after its own wait.
+// One link of a chain of dependent launches (the launch ceiling of
+// check/ceilings.rs, Ceilings::launch_us): waits on the kernel before it as
+// every engine kernel does (pdl_enter), then one thread adds one to v,
+// which the next link reads after its own wait.
 extern "C" __global__ void launch_link(unsigned int* v) {
     pdl_enter();
     if (blockIdx.x == 0 && threadIdx.x == 0) *v += 1u;

@@ -63,12 +63,13 @@ impl ModelSource<'_> {
     }
 
     /// The models for the largest batch of `fit` whose KV cache of
-    /// `capacity` entries a sequence fits beside them, `fit` cut to the
-    /// batches that do (those cut reported through `skip`), and the options
-    /// they were built with; `None` where none fits. `sizes` (what the
-    /// models take beside the cache, the KV bytes of an entry) is learnt
-    /// from the build: where the first build runs out of memory, from a
-    /// build for the smallest batch.
+    /// `capacity` entries a sequence fits beside them (and the load's
+    /// figures), `fit` cut to the batches that do (those cut reported
+    /// through `skip`); `None` where none fits. `sizes` (what the models
+    /// take beside the cache, the KV bytes of an entry) is learnt from the
+    /// build: where the first build runs out of memory, from a build for the
+    /// smallest batch. Device memory is read after a synchronize, when what
+    /// earlier builds freed has gone back from the stream's memory pool.
     pub(super) fn build_largest(
         &self,
         gpu: &Arc<Gpu>,
@@ -85,21 +86,22 @@ impl ModelSource<'_> {
             capacity,
             graphs: !self.args.eager,
         };
-        let mut before = device_used(gpu)?;
+        let mut before = settled_device_used(gpu)?;
         let built = match self.build(gpu, &opts) {
             Err(e) if out_of_memory(&e) && sizes.is_none() && fit[0] < largest => {
                 eprintln!(
                     "batch {largest}'s KV cache ({capacity} entries a sequence) does not fit beside the weights: sizing it by a build for batch {}",
                     fit[0]
                 );
-                // What a build frees goes back to the stream's memory pool
-                // and from it to the device at the next synchronize: only
-                // then does the device's free memory say what a build takes.
                 before = settled_device_used(gpu)?;
                 opts.slots = fit[0];
                 let (m, _) = self.build(gpu, &opts)?;
-                let (static_bytes, kv_per_entry) =
-                    model_sizes(&m, self.target, device_used(gpu)? - before, &opts);
+                let (static_bytes, kv_per_entry) = model_sizes(
+                    &m,
+                    self.target,
+                    device_used(gpu)?.saturating_sub(before),
+                    &opts,
+                );
                 drop(m);
                 before = settled_device_used(gpu)?;
                 *sizes = Some((static_bytes, kv_per_entry));
@@ -128,7 +130,7 @@ impl ModelSource<'_> {
         *sizes = Some(model_sizes(
             &models,
             self.target,
-            device_used(gpu)? - before,
+            device_used(gpu)?.saturating_sub(before),
             &opts,
         ));
         Ok(Some((models, load)))
@@ -161,8 +163,9 @@ pub(super) fn kv_budget(gpu: &Gpu, static_bytes: f64) -> Result<f64, CliError> {
     Ok(0.9 * total as f64 - static_bytes)
 }
 
-/// Device memory in use once the stream has finished its work and its
-/// memory pool has handed back what was freed, bytes.
+/// Device memory in use once the stream has finished its work, bytes:
+/// what a build frees goes back to the stream's memory pool, and from it to
+/// the device only at a synchronize.
 fn settled_device_used(gpu: &Gpu) -> Result<u64, CliError> {
     gpu.stream
         .synchronize()

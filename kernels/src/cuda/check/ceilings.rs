@@ -101,8 +101,8 @@ pub(super) fn check_timer_hold(
 /// programmatic dependent of the one before where the GPU uses them, must
 /// add up to their count. Two links that overlapped past their waits would
 /// both read the same value and lose an increment. The error is the
-/// fraction of increments lost. The chain is held behind the timer's hold,
-/// so the host enqueues it all before the first link runs.
+/// fraction of increments lost. The chain starts behind the timer's hold,
+/// so that its first links are enqueued before any of them runs.
 pub(super) fn check_launch_chain(
     gpu: &Gpu,
     rng: &mut ChaCha8Rng,

@@ -1,6 +1,6 @@
 
 // ---------------------------------------------------------------------------
-// A kernel that only waits: GpuTimer launches it before its start event so
+// Kernels for timing. hold_stream only waits: GpuTimer launches it before its start event so
 // that the host's launch work for what is timed happens while the GPU is
 // still busy, and the events measure the GPU's own time (without it, a
 // single timed launch also counted the host's few microseconds of driver

@@ -1,7 +1,8 @@
-//! A wait on the GPU (`hold.cu`): timers launch it before their first
-//! event so that the host enqueues what they time while the GPU is still
-//! busy, and the events then measure the GPU's own time, not the host's
-//! driver calls between launches.
+//! Kernels for timing (`hold.cu`): a wait on the GPU, which timers launch
+//! before their first event so that the host enqueues what they time while
+//! the GPU is still busy, and the events then measure the GPU's own time,
+//! not the host's driver calls between launches; and one link of a chain of
+//! dependent launches that do no work (the launch ceiling).
 
 use super::device::{Gpu, GpuError};
 use super::launch::{cfg, launch, RawArg};

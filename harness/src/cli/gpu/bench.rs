@@ -10,7 +10,7 @@
 //! marked synthetic. scaling.csv holds one row per (batch, prompt length).
 
 use super::bench_case::{first_token, run_case, CaseContext};
-use super::bench_memory::{fitting, kv_budget, out_of_memory, ModelSource};
+use super::bench_memory::{fitting_beside, out_of_memory, ModelSizes, ModelSource};
 use super::bench_rows::{
     decode_row, scaling_rows, synthetic_row, CaseRepeat, Ceilings, DecodeContext, SyntheticContext,
     DECODE_HEADER, SCALING_HEADER, SYNTHETIC_HEADER,
@@ -191,9 +191,8 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
     let mut all: Vec<CaseRepeat> = Vec::new();
     let mut skipped: Vec<serde_json::Value> = Vec::new();
     let mut first_load: Option<(Option<LoadStats>, Option<f64>, u64)> = None;
-    // Device memory the models take beside their KV cache, and the KV bytes
-    // per entry (target + draft), known after the first build.
-    let mut sizes: Option<(f64, f64)> = None;
+    // What the models take of device memory, known after the first build.
+    let mut sizes: Option<ModelSizes> = None;
     let source = ModelSource {
         args: &a,
         target: &target,
@@ -202,12 +201,7 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
     };
     for &prompt_len in &lens {
         let capacity = prompt_len + a.max_new_tokens + ndt + 8;
-        let budget = match sizes {
-            Some((static_bytes, _)) => Some(kv_budget(&gpu, static_bytes)?),
-            None => None,
-        };
-        let kv_per_entry = sizes.map_or(0.0, |s| s.1);
-        let (mut fit, too_big) = fitting(&batches, capacity, kv_per_entry, budget);
+        let (mut fit, too_big) = fitting_beside(&gpu, &batches, capacity, sizes)?;
         let mut skip = |b: usize, why: String| {
             eprintln!("batch {b}, prompt {prompt_len}: skipped: {why}");
             skipped.push(

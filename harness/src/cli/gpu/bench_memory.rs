@@ -75,7 +75,7 @@ impl ModelSource<'_> {
         gpu: &Arc<Gpu>,
         fit: &mut Vec<usize>,
         capacity: usize,
-        sizes: &mut Option<(f64, f64)>,
+        sizes: &mut Option<ModelSizes>,
         skip: &mut impl FnMut(usize, String),
     ) -> Result<Option<(GpuModels, Option<LoadStats>)>, CliError> {
         let Some(&largest) = fit.last() else {
@@ -96,7 +96,7 @@ impl ModelSource<'_> {
                 before = settled_device_used(gpu)?;
                 opts.slots = fit[0];
                 let (m, _) = self.build(gpu, &opts)?;
-                let (static_bytes, kv_per_entry) = model_sizes(
+                let learnt = ModelSizes::of(
                     &m,
                     self.target,
                     device_used(gpu)?.saturating_sub(before),
@@ -104,9 +104,8 @@ impl ModelSource<'_> {
                 );
                 drop(m);
                 before = settled_device_used(gpu)?;
-                *sizes = Some((static_bytes, kv_per_entry));
-                let budget = kv_budget(gpu, static_bytes)?;
-                let (smaller, too_big) = fitting(fit, capacity, kv_per_entry, Some(budget));
+                *sizes = Some(learnt);
+                let (smaller, too_big) = fitting_beside(gpu, fit, capacity, Some(learnt))?;
                 for (b, why) in too_big {
                     skip(b, why);
                 }
@@ -127,7 +126,7 @@ impl ModelSource<'_> {
             }
             built => built?,
         };
-        *sizes = Some(model_sizes(
+        *sizes = Some(ModelSizes::of(
             &models,
             self.target,
             device_used(gpu)?.saturating_sub(before),
@@ -137,30 +136,48 @@ impl ModelSource<'_> {
     }
 }
 
-/// What a build of `models` (`built` bytes of device memory, its cache
-/// `opts.slots` x `opts.capacity` entries) takes beside its KV cache, and
-/// the KV bytes an entry takes (target and draft), both in bytes.
-pub(super) fn model_sizes(
-    models: &GpuModels,
-    target: &TargetConfig,
-    built: u64,
-    opts: &GpuOptions,
-) -> (f64, f64) {
-    let layers = target.num_hidden_layers.max(1);
-    let kv_per_entry =
-        models.target_kv_bytes_per_token() as f64 * (layers + 1) as f64 / layers as f64;
-    let cache = opts.slots as f64 * opts.capacity as f64 * kv_per_entry;
-    ((built as f64 - cache).max(0.0), kv_per_entry)
+/// What the models take of device memory, learnt from a build.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ModelSizes {
+    /// Bytes beside the KV cache (weights, buffers, graphs).
+    beside_cache: f64,
+    /// KV bytes a cache entry takes (target and draft).
+    kv_per_entry: f64,
 }
 
-/// Device memory a KV cache may take beside `static_bytes` of models: all
-/// but a tenth of the device (left for activations and graphs).
-pub(super) fn kv_budget(gpu: &Gpu, static_bytes: f64) -> Result<f64, CliError> {
-    let (_, total) = gpu
-        .ctx
-        .mem_get_info()
-        .map_err(|e| CliError::Gpu(e.to_string()))?;
-    Ok(0.9 * total as f64 - static_bytes)
+impl ModelSizes {
+    /// The sizes of a build of `models` that took `built` bytes of device
+    /// memory with a cache of `opts.slots` x `opts.capacity` entries.
+    fn of(models: &GpuModels, target: &TargetConfig, built: u64, opts: &GpuOptions) -> Self {
+        let layers = target.num_hidden_layers.max(1);
+        let kv_per_entry =
+            models.target_kv_bytes_per_token() as f64 * (layers + 1) as f64 / layers as f64;
+        let cache = opts.slots as f64 * opts.capacity as f64 * kv_per_entry;
+        ModelSizes {
+            beside_cache: (built as f64 - cache).max(0.0),
+            kv_per_entry,
+        }
+    }
+}
+
+/// The batches that fit, and those that do not with the reason.
+type Fitting = (Vec<usize>, Vec<(usize, String)>);
+
+/// [`fitting`] against the device: the KV cache may take all but a tenth
+/// of the device's memory (left for activations and graphs) beside what the
+/// models take; every batch is tried while `sizes` is not known yet.
+pub(super) fn fitting_beside(
+    gpu: &Gpu,
+    batches: &[usize],
+    capacity: usize,
+    sizes: Option<ModelSizes>,
+) -> Result<Fitting, CliError> {
+    let Some(sizes) = sizes else {
+        return Ok(fitting(batches, capacity, 0.0, None));
+    };
+    let (_, total) = memory(gpu)?;
+    let budget = 0.9 * total as f64 - sizes.beside_cache;
+    Ok(fitting(batches, capacity, sizes.kv_per_entry, Some(budget)))
 }
 
 /// Device memory in use once the stream has finished its work, bytes:
@@ -175,11 +192,15 @@ fn settled_device_used(gpu: &Gpu) -> Result<u64, CliError> {
 
 /// Device memory in use now (total - free), bytes.
 pub(super) fn device_used(gpu: &Gpu) -> Result<u64, CliError> {
-    let (free, total) = gpu
-        .ctx
-        .mem_get_info()
-        .map_err(|e| CliError::Gpu(e.to_string()))?;
+    let (free, total) = memory(gpu)?;
     Ok((total - free) as u64)
+}
+
+/// The device's free and total memory, bytes.
+fn memory(gpu: &Gpu) -> Result<(usize, usize), CliError> {
+    gpu.ctx
+        .mem_get_info()
+        .map_err(|e| CliError::Gpu(e.to_string()))
 }
 
 /// Whether `e` is the device running out of memory (a case too big for it,
@@ -191,12 +212,7 @@ pub(super) fn out_of_memory(e: &CliError) -> bool {
 /// The batches of `batches` whose KV cache (`capacity` entries of
 /// `kv_per_token` bytes each) fits in `budget` bytes; the others with the
 /// reason they do not.
-pub(super) fn fitting(
-    batches: &[usize],
-    capacity: usize,
-    kv_per_token: f64,
-    budget: Option<f64>,
-) -> (Vec<usize>, Vec<(usize, String)>) {
+fn fitting(batches: &[usize], capacity: usize, kv_per_token: f64, budget: Option<f64>) -> Fitting {
     let mut fit = Vec::new();
     let mut skipped = Vec::new();
     for &b in batches {

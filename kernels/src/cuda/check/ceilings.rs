@@ -101,8 +101,9 @@ pub(super) fn check_timer_hold(
 /// programmatic dependent of the one before where the GPU uses them, must
 /// add up to their count. Two links that overlapped past their waits would
 /// both read the same value and lose an increment. The error is the
-/// fraction of increments lost. The chain starts behind the timer's hold,
-/// so that its first links are enqueued before any of them runs.
+/// fraction of increments lost. The chain starts behind a hold of the
+/// stream (the timer's), so that its first links are enqueued before any of
+/// them runs.
 pub(super) fn check_launch_chain(
     gpu: &Gpu,
     rng: &mut ChaCha8Rng,
@@ -111,12 +112,10 @@ pub(super) fn check_launch_chain(
     let links = 4 * LAUNCH_CHAIN + rng.random_range(0..LAUNCH_CHAIN);
     let start = rng.random_range(0..1_000_000u32);
     let mut v = gpu.stream.clone_htod(&[start])?;
-    let timer = GpuTimer::new(gpu)?;
-    timer.start(gpu)?;
+    crate::cuda::hold_stream(gpu, GpuTimer::HOLD_NS)?;
     for _ in 0..links {
         crate::cuda::launch_link(gpu, &mut v)?;
     }
-    timer.stop_ms(gpu)?;
     let got = gpu.stream.clone_dtoh(&v)?[0];
     let added = got.wrapping_sub(start) as f64;
     rows.push(super::CheckRow {

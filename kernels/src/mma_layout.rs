@@ -13,10 +13,16 @@ const MMA_TARGET_WARPS: usize = 768;
 /// slice at least 256 wide. A function of the shape alone, never of the
 /// rows, so a row's reduction order is the same in every batch.
 pub fn mma_k_parts(k: usize, n: usize) -> usize {
+    k_parts_for_warps(k, n, MMA_TARGET_WARPS)
+}
+
+/// [`mma_k_parts`]' rule with `target_warps` in place of its 768 (column
+/// tiles x k slices below which k splits further).
+pub fn k_parts_for_warps(k: usize, n: usize, target_warps: usize) -> usize {
     let tiles = n.div_ceil(16);
     let mut parts = 1;
     while parts < 8
-        && tiles * parts < MMA_TARGET_WARPS
+        && tiles * parts < target_warps
         && k.is_multiple_of(64 * parts)
         && k / (2 * parts) >= 256
     {

@@ -6,7 +6,7 @@
 use super::device::{Gpu, GpuElement, GpuError, SmallRowLinear};
 use super::launch::{cfg, launch, name, need, RawArg, THREADS};
 use super::norm::NORM_THREADS;
-use crate::mma_layout::mma_k_parts;
+use crate::mma_layout::{k_parts_for_warps, mma_k_parts};
 use cudarc::driver::CudaSlice;
 
 /// How a router turns logits into experts and weights (the engine's `MoeConfig`).
@@ -191,7 +191,27 @@ pub fn moe_uses_mma<T: GpuElement>(gpu: &Gpu, k: usize) -> bool {
 /// the router alone (the dense rule for the `top_k` experts one token
 /// reads side by side), never of the rows.
 pub fn moe_k_parts(k: usize, n: usize, top_k: usize) -> usize {
-    mma_k_parts(k, n * top_k)
+    match moe_target_warps() {
+        Some(warps) => k_parts_for_warps(k, n * top_k, warps),
+        None => mma_k_parts(k, n * top_k),
+    }
+}
+
+/// Column tiles x k slices below which the grouped linear splits k further
+/// (`SPECULA_MOE_WARPS`: 1056, 1536 or 2112; unset: the dense rule's 768);
+/// read once. Unlike most switches it changes the bits (a slice is summed
+/// on its own), but for any one setting a row's reduction order is still
+/// the shape's alone, so every setting is batch-invariant.
+fn moe_target_warps() -> Option<usize> {
+    static WARPS: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *WARPS.get_or_init(|| {
+        crate::switch::switch(
+            "SPECULA_MOE_WARPS",
+            &[("1056", Some(1056)), ("1536", Some(1536)), ("2112", Some(2112))],
+            None,
+            "768, the dense rule's",
+        )
+    })
 }
 
 /// Which of an expert's two products a grouped launch runs, and so how its

@@ -250,6 +250,11 @@ impl Gpu {
         Ok(f.clone())
     }
 
+    /// The compiled kernels' module (its globals: [`super::stamps`]).
+    pub(super) fn module(&self) -> &Arc<CudaModule> {
+        &self.module
+    }
+
     /// Waits for the stream.
     pub fn sync(&self) -> Result<(), GpuError> {
         Ok(self.stream.synchronize()?)

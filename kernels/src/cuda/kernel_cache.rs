@@ -33,13 +33,17 @@ impl std::fmt::Display for KernelOrigin {
 }
 
 /// The engine's NVRTC options for `target` (`sm_90a`, `sm_80`, ...): the
-/// early programmatic-dependent launch unless `SPECULA_PDL=late`.
+/// early programmatic-dependent launch unless `SPECULA_PDL=late`, the
+/// wait-return stamps with `SPECULA_STAMPS=1` ([`super::stamps`]).
 pub fn compile_options() -> Vec<String> {
+    let mut options = Vec::new();
     if super::device::pdl_switch() != super::device::PdlSwitch::Late {
-        vec!["-DSPECULA_PDL_EARLY".into()]
-    } else {
-        Vec::new()
+        options.push("-DSPECULA_PDL_EARLY".into());
     }
+    if super::stamps::stamps_on() {
+        options.push("-DSPECULA_STAMPS".into());
+    }
+    options
 }
 
 /// FNV-1a 64 state `h` extended by `bytes`.

@@ -71,6 +71,7 @@ mod random;
 mod rope;
 mod select;
 pub mod split_sweep;
+pub mod stamps;
 pub mod timing;
 mod verify;
 pub mod wg_timing;

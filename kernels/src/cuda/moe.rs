@@ -207,7 +207,11 @@ fn moe_target_warps() -> Option<usize> {
     *WARPS.get_or_init(|| {
         crate::switch::switch(
             "SPECULA_MOE_WARPS",
-            &[("1056", Some(1056)), ("1536", Some(1536)), ("2112", Some(2112))],
+            &[
+                ("1056", Some(1056)),
+                ("1536", Some(1536)),
+                ("2112", Some(2112)),
+            ],
             None,
             "768, the dense rule's",
         )

@@ -94,7 +94,7 @@ pub struct BenchArgs {
     pub(super) eager: bool,
     /// Folder for the CSV files and meta.json (load time, peak host memory).
     #[arg(long, default_value = "results/gpu")]
-    out: PathBuf,
+    pub(super) out: PathBuf,
     /// No loading progress line.
     #[arg(long)]
     pub(super) quiet: bool,

@@ -14,6 +14,8 @@ use specula_engine::backend::cuda::{Gpu, GpuModels, GpuRecorder, LoadStats};
 use specula_engine::config::{MoeConfig, TargetConfig};
 use specula_engine::generate::GenerateParams;
 use specula_engine::timing::{Span, SpanLog};
+use specula_kernels::cuda::stamps::{reset_stamps, stamps_on, take_stamps};
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 /// One generate call's measures.
@@ -142,7 +144,14 @@ pub(super) fn run_case(
     for repeat in 0..a.repeats {
         specula_engine::backend::cuda::take_profile();
         models.reset_expert_stats()?;
+        let stamp = stamps_on() && repeat == 0;
+        if stamp {
+            reset_stamps(gpu).map_err(|e| CliError::Gpu(format!("stamps: {e}")))?;
+        }
         let base = measure(models, gpu, prompts, base_params)?;
+        if stamp {
+            write_stamps(gpu, a, batch, ctx.prompt_len)?;
+        }
         print_profile(batch, "baseline");
         let (touched, moe_forwards) = models.expert_stats()?;
         let per_layer = touched as f64 / moe_forwards.max(1) as f64;
@@ -269,4 +278,28 @@ pub(super) fn first_token(
         );
     }
     Ok((first_token_s, rss))
+}
+
+/// The wait-return stamps of a case's first baseline run (prefill and
+/// decode steps; `SPECULA_STAMPS=1`) into `stamps_b{batch}_p{prompt}.csv`:
+/// one row a launch, the global timer in ns, blocks and threads a block.
+fn write_stamps(gpu: &Gpu, a: &BenchArgs, batch: usize, prompt_len: usize) -> Result<(), CliError> {
+    let (stamps, dropped) = take_stamps(gpu).map_err(|e| CliError::Gpu(format!("stamps: {e}")))?;
+    let mut csv = String::from("ns,blocks,threads\n");
+    for s in &stamps {
+        let _ = writeln!(csv, "{},{},{}", s.ns, s.blocks, s.threads);
+    }
+    let name = format!("stamps_b{batch}_p{prompt_len}.csv");
+    super::write(&a.out, &name, &csv)?;
+    eprintln!(
+        "batch {batch} prompt {prompt_len}: {} wait-return stamps in {}{}",
+        stamps.len(),
+        a.out.join(&name).display(),
+        if dropped > 0 {
+            format!(" ({dropped} past the cap dropped)")
+        } else {
+            String::new()
+        }
+    );
+    Ok(())
 }

@@ -1,0 +1,110 @@
+//! Wait-return stamps: where a replayed step's time goes, kernel by kernel,
+//! with the overlap of programmatic dependents included (`SPECULA_STAMPS=1`
+//! compiles them into every kernel's `pdl_wait`, `prelude.cu`). Thread 0 of
+//! each launch's first block appends the device's global timer as its wait
+//! on the kernel before returns. In one stream that wait returns as the
+//! kernel before completes, so the gap between two consecutive stamps is
+//! the first kernel's share of the step as it ran, which neither a kernel
+//! timed alone (no overlap) nor events between kernels (which break the
+//! programmatic edges) give. Off, the kernels hold no trace of them.
+
+use super::device::{Gpu, GpuError};
+
+/// Stamps the device keeps at most (`SPECULA_STAMPS_CAP` in `prelude.cu`);
+/// later ones are counted but dropped.
+pub const STAMPS_CAP: usize = 65536;
+
+/// One launch's wait-return stamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    /// The device's global timer, nanoseconds.
+    pub ns: u64,
+    /// Blocks of the launch.
+    pub blocks: u32,
+    /// Threads a block.
+    pub threads: u32,
+}
+
+/// Whether the kernels are compiled with stamps (`SPECULA_STAMPS=1`; read
+/// once).
+pub fn stamps_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| crate::switch::on_off("SPECULA_STAMPS", false))
+}
+
+/// Forgets the stamps taken so far (after the stream's work is done).
+pub fn reset_stamps(gpu: &Gpu) -> Result<(), GpuError> {
+    gpu.sync()?;
+    let mut count = gpu
+        .module()
+        .get_global("specula_stamp_count", &gpu.stream)?;
+    gpu.stream.memcpy_htod(&[0u8; 4], &mut count)?;
+    gpu.sync()
+}
+
+/// The stamps taken since the last [`reset_stamps`], in the order they were
+/// appended, and how many were dropped past [`STAMPS_CAP`].
+pub fn take_stamps(gpu: &Gpu) -> Result<(Vec<Stamp>, usize), GpuError> {
+    gpu.sync()?;
+    let module = gpu.module();
+    let count = module.get_global("specula_stamp_count", &gpu.stream)?;
+    let mut n = [0u8; 4];
+    gpu.stream.memcpy_dtoh(&count, &mut n)?;
+    let n = u32::from_le_bytes(n) as usize;
+    let raw = module.get_global("specula_stamps", &gpu.stream)?;
+    let mut bytes = vec![0u8; raw.len()];
+    gpu.stream.memcpy_dtoh(&raw, &mut bytes)?;
+    gpu.sync()?;
+    let kept = n.min(STAMPS_CAP);
+    Ok((decode_stamps(&bytes, kept), n - kept))
+}
+
+/// The first `n` stamps of the device's array (pairs of little-endian u64:
+/// the timer, then blocks | threads << 32).
+fn decode_stamps(bytes: &[u8], n: usize) -> Vec<Stamp> {
+    bytes
+        .chunks_exact(16)
+        .take(n)
+        .map(|c| {
+            let ns = u64::from_le_bytes(c[..8].try_into().expect("8 bytes"));
+            let info = u64::from_le_bytes(c[8..].try_into().expect("8 bytes"));
+            Stamp {
+                ns,
+                blocks: info as u32,
+                threads: (info >> 32) as u32,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stamp_reads_back_its_timer_blocks_and_threads() {
+        let mut bytes = Vec::new();
+        for (ns, blocks, threads) in [(5_000_000_123u64, 1056u32, 32u32), (7, 1, 512)] {
+            bytes.extend_from_slice(&ns.to_le_bytes());
+            bytes
+                .extend_from_slice(&(u64::from(blocks) | (u64::from(threads) << 32)).to_le_bytes());
+        }
+        bytes.extend_from_slice(&[0xff; 16]);
+        let got = decode_stamps(&bytes, 2);
+        assert_eq!(
+            got,
+            vec![
+                Stamp {
+                    ns: 5_000_000_123,
+                    blocks: 1056,
+                    threads: 32
+                },
+                Stamp {
+                    ns: 7,
+                    blocks: 1,
+                    threads: 512
+                }
+            ]
+        );
+    }
+}

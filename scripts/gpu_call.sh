@@ -38,6 +38,7 @@ bench() {
         [ -f "$R/$n/$f.csv" ] && cp "$R/$n/$f.csv" "$R/${f}_$n.csv"
     done
     [ -f "$R/$n/meta.json" ] && cp "$R/$n/meta.json" "$R/meta_$n.json"
+    for f in "$R/$n"/stamps_*.csv; do [ -f "$f" ] && gzip -c "$f" > "$R/${n}_$(basename "$f").gz"; done
     rm -rf "${R:?}/$n"
 }
 call_done() { (cd "$OUT" && tar czf r.tgz r && rm -rf r); }

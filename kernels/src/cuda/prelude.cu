@@ -82,19 +82,21 @@ __device__ __forceinline__ void pdl_launch_dependents() {
 }
 #ifdef SPECULA_STAMPS
 // Wait-return stamps (SPECULA_STAMPS=1 compiles them in; stamps.rs reads
-// them): thread 0 of block (0, 0, 0) of every kernel appends the global
-// timer as it returns from its wait on the kernel before, with the launch's
-// block count and threads a block. In one stream a kernel's wait returns as
-// the one before completes, so consecutive stamps time each kernel's share
+// them): thread 0 of block (0, 0, 0) of every kernel takes a slot before its
+// wait on the kernel before (the atomic's round trip under the wait) and
+// stores the global timer as the wait returns, with the launch's block count
+// and threads a block. In one stream a kernel's wait returns as the one
+// before completes, so consecutive stamps (by time) give each kernel's share
 // of the step as it runs, overlap included.
 #define SPECULA_STAMPS_CAP 65536
 __device__ unsigned long long specula_stamps[2 * SPECULA_STAMPS_CAP];
 __device__ unsigned int specula_stamp_count;
-__device__ __forceinline__ void stamp_wait_return() {
-    if ((threadIdx.x | threadIdx.y | threadIdx.z | blockIdx.x | blockIdx.y | blockIdx.z) != 0) return;
+__device__ __forceinline__ bool stamp_thread() {
+    return (threadIdx.x | threadIdx.y | threadIdx.z | blockIdx.x | blockIdx.y | blockIdx.z) == 0;
+}
+__device__ __forceinline__ void stamp_store(unsigned int i) {
     unsigned long long t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    unsigned int i = atomicAdd(&specula_stamp_count, 1u);
     if (i < SPECULA_STAMPS_CAP) {
         specula_stamps[2 * i] = t;
         specula_stamps[2 * i + 1] = (unsigned long long)(gridDim.x * gridDim.y * gridDim.z) |
@@ -103,11 +105,15 @@ __device__ __forceinline__ void stamp_wait_return() {
 }
 #endif
 __device__ __forceinline__ void pdl_wait() {
+#ifdef SPECULA_STAMPS
+    const bool stamp = stamp_thread();
+    const unsigned int slot = stamp ? atomicAdd(&specula_stamp_count, 1u) : 0u;
+#endif
 #if __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 #ifdef SPECULA_STAMPS
-    stamp_wait_return();
+    if (stamp) stamp_store(slot);
 #endif
 }
 

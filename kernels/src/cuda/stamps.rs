@@ -1,8 +1,9 @@
 //! Wait-return stamps: where a replayed step's time goes, kernel by kernel,
 //! with the overlap of programmatic dependents included (`SPECULA_STAMPS=1`
 //! compiles them into every kernel's `pdl_wait`, `prelude.cu`). Thread 0 of
-//! each launch's first block appends the device's global timer as its wait
-//! on the kernel before returns. In one stream that wait returns as the
+//! each launch's first block stores the device's global timer as its wait
+//! on the kernel before returns (in a slot taken before the wait, so slots
+//! need not follow time: [`take_stamps`] sorts them). In one stream that wait returns as the
 //! kernel before completes, so the gap between two consecutive stamps is
 //! the first kernel's share of the step as it ran, which neither a kernel
 //! timed alone (no overlap) nor events between kernels (which break the
@@ -42,8 +43,8 @@ pub fn reset_stamps(gpu: &Gpu) -> Result<(), GpuError> {
     gpu.sync()
 }
 
-/// The stamps taken since the last [`reset_stamps`], in the order they were
-/// appended, and how many were dropped past [`STAMPS_CAP`].
+/// The stamps taken since the last [`reset_stamps`] in time order, and how
+/// many were dropped past [`STAMPS_CAP`].
 pub fn take_stamps(gpu: &Gpu) -> Result<(Vec<Stamp>, usize), GpuError> {
     gpu.sync()?;
     let module = gpu.module();
@@ -56,7 +57,9 @@ pub fn take_stamps(gpu: &Gpu) -> Result<(Vec<Stamp>, usize), GpuError> {
     gpu.stream.memcpy_dtoh(&raw, &mut bytes)?;
     gpu.sync()?;
     let kept = n.min(STAMPS_CAP);
-    Ok((decode_stamps(&bytes, kept), n - kept))
+    let mut stamps = decode_stamps(&bytes, kept);
+    stamps.sort_by_key(|s| s.ns);
+    Ok((stamps, n - kept))
 }
 
 /// The first `n` stamps of the device's array (pairs of little-endian u64:

@@ -259,9 +259,16 @@ where
     // The shared experts read only the normed rows: they run beside the
     // routing and the routed experts (in order while the clock times spans,
     // or when the shared projections would go to cuBLAS on the main stream).
-    let beside = m.shared.is_some() && rows <= invariant_linear_rows() && !clock.running();
+    let order = shared_order();
+    let beside = m.shared.is_some()
+        && rows <= invariant_linear_rows()
+        && !clock.running()
+        && order == SharedOrder::Beside;
     if let (Some(shared), true) = (&m.shared, beside) {
         gpu.fork(|| mlp_into(gpu, shared, rows, sc, Some(&mut buf.shared_out), clock))??;
+    }
+    if let (Some(shared), SharedOrder::Before) = (&m.shared, order) {
+        mlp_into(gpu, shared, rows, sc, Some(&mut buf.shared_out), clock)?;
     }
     moe_route(
         gpu,
@@ -273,6 +280,9 @@ where
         stats,
     )?;
     clock.mark(gpu, "router");
+    if let (Some(shared), SharedOrder::Between) = (&m.shared, order) {
+        mlp_into(gpu, shared, rows, sc, Some(&mut buf.shared_out), clock)?;
+    }
     let gu = ExpertWeights {
         w: &m.gate_up,
         n: 2 * m.inner,
@@ -302,10 +312,45 @@ where
     clock.mark(gpu, "routed experts");
     match &m.shared {
         Some(_) if beside => gpu.join()?,
+        Some(_) if matches!(order, SharedOrder::Before | SharedOrder::Between) => {}
         Some(shared) => mlp_into(gpu, shared, rows, sc, Some(&mut buf.shared_out), clock)?,
         None => {}
     }
     Ok(())
+}
+
+/// Where the shared experts run against the routing and the routed experts
+/// (`SPECULA_SHARED`; every choice gives the same bits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SharedOrder {
+    /// On the side stream, beside the routing and the routed experts (the
+    /// default; in order after the routed experts while the clock times
+    /// spans, or past the invariant linear's rows).
+    Beside,
+    /// `before`: in the main stream, before the routing.
+    Before,
+    /// `between`: in the main stream, between the routing and the routed
+    /// experts (their weights stream while the routing's latency runs).
+    Between,
+    /// `after`: in the main stream, after the routed experts.
+    After,
+}
+
+fn shared_order() -> SharedOrder {
+    static ORDER: std::sync::OnceLock<SharedOrder> = std::sync::OnceLock::new();
+    *ORDER.get_or_init(|| {
+        specula_kernels::switch::switch(
+            "SPECULA_SHARED",
+            &[
+                ("beside", SharedOrder::Beside),
+                ("before", SharedOrder::Before),
+                ("between", SharedOrder::Between),
+                ("after", SharedOrder::After),
+            ],
+            SharedOrder::Beside,
+            "beside",
+        )
+    })
 }
 
 impl<T> SparseBuffers<T> {

@@ -1,0 +1,25 @@
+# Call 5: main at the SPECULA_SHARED commit. Call 4's stamps put V2-Lite's batch-1 experts region
+# (norm to combine) at ~62 us a layer against ~46 at copy, the routing waiting on the side
+# stream's shared experts for SM slots. The shared experts in the main stream (before / between /
+# after the routing and routed experts) against the side stream, and the tensor-core latent
+# attention for decode (SPECULA_MLA=mma), interleaved twice: V2-Lite batch 1 / 8 / 32; stamps
+# of the best orders; Moonlight batch 1.
+set -u
+CALL_BUDGET_S=470
+. scripts/gpu_call.sh
+cat devrun/bin/PACKED.txt
+V2="--config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8,32 --repeats 1 --max-new-tokens 32"
+for rep in 1 2; do
+  for o in beside before between after; do
+    SPECULA_SHARED=$o bench v2-$o-$rep 40 $V2
+  done
+  SPECULA_MLA=mma bench v2-mlamma-$rep 40 $V2
+done
+for o in between after; do
+  SPECULA_STAMPS=1 SPECULA_SHARED=$o bench v2-stamps-$o 40 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8 --repeats 1 --max-new-tokens 32
+done
+for o in beside between after; do
+  SPECULA_SHARED=$o bench moon-$o 40 --config bench/configs/moonlight-16b-a3b.json --batch-sizes 1,8 --repeats 1 --max-new-tokens 32
+done
+for f in $R/decode_bandwidth_*.csv; do echo "$(basename $f) $(tail -n +2 $f | cut -d, -f1,4 | tr '\n' ' ')"; done
+call_done

@@ -104,6 +104,23 @@ pub enum AttentionKernel {
     Lean,
 }
 
+/// 64-key tiles per split of the tree kernel (`SPECULA_TREE_SPLIT_TILES`:
+/// 1, 2, 4, 8 or 16; unset: [`TREE_SPLIT_TILES`]); read once. Unlike most
+/// switches it changes the bits (where a row's keys are cut), but a cut
+/// stays a function of the key positions alone, so every setting is
+/// batch-invariant.
+fn tree_split_tiles() -> usize {
+    static TILES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *TILES.get_or_init(|| {
+        crate::switch::switch(
+            "SPECULA_TREE_SPLIT_TILES",
+            &[("1", 1), ("2", 2), ("4", 4), ("8", 8), ("16", 16)],
+            TREE_SPLIT_TILES,
+            "4",
+        )
+    })
+}
+
 impl AttentionScratch {
     /// Scratch for `keys` and `shape`.
     pub fn new(
@@ -126,7 +143,7 @@ impl AttentionScratch {
             counters: gpu.stream.alloc_zeros(rows * shape.n_heads)?,
             splits,
             kernel: None,
-            split_tiles: TREE_SPLIT_TILES,
+            split_tiles: tree_split_tiles(),
             tree_form: TreeForm::from_env(),
         })
     }

@@ -3,9 +3,10 @@
 # stream's shared experts for SM slots. The shared experts in the main stream (before / between /
 # after the routing and routed experts) against the side stream, and the tensor-core latent
 # attention for decode (SPECULA_MLA=mma), interleaved twice: V2-Lite batch 1 / 8 / 32; stamps
-# of the best orders; Moonlight batch 1. On an H200, issue 18's tables first.
+# of the best orders; Moonlight batch 1; the 8B's tree attention in splits of 1 / 2 tiles
+# (SPECULA_TREE_SPLIT_TILES). On an H200, issue 18's tables first.
 set -u
-CALL_BUDGET_S=470
+CALL_BUDGET_S=400
 . scripts/gpu_call.sh
 cat devrun/bin/PACKED.txt
 if grep -q H200 "$R/card.txt"; then
@@ -31,5 +32,12 @@ done
 for o in beside between after; do
   SPECULA_SHARED=$o bench moon-$o 40 --config bench/configs/moonlight-16b-a3b.json --batch-sizes 1,8 --repeats 1 --max-new-tokens 32
 done
+# The 8B's batch-1 tree attention (11.4 us a layer in call 4's stamps over ~160 keys: one split
+# of three 64-key tiles a kv head, 8 blocks): splits of one or two tiles.
+for t in def 1 2; do
+  if [ $t = def ]; then unset SPECULA_TREE_SPLIT_TILES; else export SPECULA_TREE_SPLIT_TILES=$t; fi
+  bench l8-split$t 60 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8 --repeats 1 --max-new-tokens 32
+done
+unset SPECULA_TREE_SPLIT_TILES
 for f in $R/decode_bandwidth_*.csv; do echo "$(basename $f) $(tail -n +2 $f | cut -d, -f1,4 | tr '\n' ' ')"; done
 call_done

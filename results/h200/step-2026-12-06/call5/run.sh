@@ -6,17 +6,16 @@
 # of the best orders; Moonlight batch 1; the 8B's tree attention in splits of 1 / 2 tiles
 # (SPECULA_TREE_SPLIT_TILES). On an H200, issue 18's tables first.
 set -u
-CALL_BUDGET_S=400
+CALL_BUDGET_S=300
 . scripts/gpu_call.sh
 cat devrun/bin/PACKED.txt
 if grep -q H200 "$R/card.txt"; then
   # Issue 18's card: its tables first (reach-2026-12-06/call6's command set).
   bench l8-1 50 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8,16,32,64 --repeats 1 --max-new-tokens 32
+  bench l8-8192 200 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8,16,32,64 --prompt-lens 8192 --repeats 1 --max-new-tokens 32
   bench v2lite 40 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8,32 --repeats 1 --max-new-tokens 32
   bench l8-big 60 --config bench/configs/llama-3.1-8b.json --batch-sizes 128,256 --repeats 1 --max-new-tokens 16
   bench l8-32768 60 --config bench/configs/llama-3.1-8b.json --batch-sizes 1 --prompt-lens 32768 --repeats 1 --max-new-tokens 16
-  bench l8-8192 200 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8,16,32,64 --prompt-lens 8192 --repeats 1 --max-new-tokens 32
-  bench moonlight 40 --config bench/configs/moonlight-16b-a3b.json --batch-sizes 1,8 --repeats 1 --max-new-tokens 32
   grep -E "skipped|sizing" $R/l8-8192.log | cut -c1-240
 fi
 V2="--config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8,32 --repeats 1 --max-new-tokens 32"

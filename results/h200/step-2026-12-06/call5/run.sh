@@ -5,7 +5,7 @@
 # of the best orders; Moonlight batch 1; the 8B's tree attention in splits of 1 / 2 tiles
 # (SPECULA_TREE_SPLIT_TILES). (Device time left after failed starts: no issue tables.)
 set -u
-CALL_BUDGET_S=170
+CALL_BUDGET_S=100
 . scripts/gpu_call.sh
 cat devrun/bin/PACKED.txt
 V2="--config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8,32 --repeats 1 --max-new-tokens 32"
@@ -14,10 +14,10 @@ for rep in 1 2; do
     SPECULA_SHARED=$o bench v2-$o-$rep 40 $V2
   done
 done
-for o in between after; do
+for o in between; do
   SPECULA_STAMPS=1 SPECULA_SHARED=$o bench v2-stamps-$o 40 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8 --repeats 1 --max-new-tokens 32
 done
-for o in beside between after; do
+for o in beside between; do
   SPECULA_SHARED=$o bench moon-$o 40 --config bench/configs/moonlight-16b-a3b.json --batch-sizes 1,8 --repeats 1 --max-new-tokens 32
 done
 # The 8B's batch-1 tree attention (11.4 us a layer in call 4's stamps over ~160 keys: one split

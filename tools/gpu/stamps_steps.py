@@ -12,8 +12,9 @@ gaps are then shares of the wall time, not of one kernel.
 
 The decode steps are found as the longest run of repeats of one sequence of
 `--kernels` launch shapes (the bench prints "N kernels a step"); the first
-repeat is skipped (warm-up). Names come from an Nsight Compute raw CSV of
-the same bench (`ncu --metrics gpu__time_duration.sum,launch__grid_size,
+repeat is skipped (warm-up). Names come from the CSV's `kernels` column (the
+kernels the bench launched with each shape), or from an Nsight Compute raw
+CSV of the same bench (`ncu --metrics gpu__time_duration.sum,launch__grid_size,
 launch__block_size --csv --page raw`, see results/h200/step-2026-12-06/call2)
 by launch shape (blocks, threads a block) where the shape is in ncu's list,
 else the shape stands for the name.
@@ -28,9 +29,12 @@ from collections import OrderedDict
 
 
 def read_stamps(path):
+    """The stamps (ns, blocks, threads) and, where the CSV names them, each
+    shape's kernels."""
     with open(path) as f:
         rows = list(csv.DictReader(f))
-    return [(int(r["ns"]), int(r["blocks"]), int(r["threads"])) for r in rows]
+    named = {(int(r["blocks"]), int(r["threads"])): r["kernels"] for r in rows if r.get("kernels")}
+    return [(int(r["ns"]), int(r["blocks"]), int(r["threads"])) for r in rows], named
 
 
 def read_ncu(path):
@@ -90,20 +94,23 @@ def main():
     ap.add_argument("--ncu", help="an Nsight Compute raw CSV of the same bench, for the kernels' names")
     ap.add_argument("--list", type=int, default=0, help="also list the step's first N launches in order")
     a = ap.parse_args()
-    stamps = read_stamps(a.stamps)
+    stamps, named = read_stamps(a.stamps)
     per = a.kernels
     first, reps = find_steps(stamps, per)
     if reps < 3:
         raise SystemExit(f"{a.stamps}: no three repeats of a {per}-launch sequence in {len(stamps)} stamps")
     steps = [stamps[first + i * per : first + (i + 1) * per + 1] for i in range(1, reps - 1)]
     shapes = [(b, t) for _, b, t in steps[0][:per]]
-    names = names_for(read_ncu(a.ncu), shapes) if a.ncu else None
+    if a.ncu:
+        names = names_for(read_ncu(a.ncu), shapes)
+    else:
+        names = [named.get(sh) for sh in shapes] if named else None
     label = [(names[k] if names else None) or f"{shapes[k][0]}x{shapes[k][1]}" for k in range(per)]
     gaps = [statistics.median((s[k + 1][0] - s[k][0]) / 1e3 for s in steps) for k in range(per)]
     period = statistics.median((s[per][0] - s[0][0]) / 1e3 for s in steps)
     print(f"{a.stamps}: {len(steps)} steps of {per} launches from stamp {first}; "
           f"step (first stamp to the next step's) median {period:.1f} us"
-          + ("" if names else "; no ncu names matched: shapes stand for them"))
+          + ("" if names else "; no kernel names: shapes stand for them"))
     agg = OrderedDict()
     for k in range(per):
         key = (label[k], shapes[k])

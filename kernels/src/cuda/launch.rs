@@ -165,6 +165,7 @@ unsafe fn launch_with(
     args: &[RawArg],
 ) -> Result<(), GpuError> {
     let f = gpu.function_with_shared(kernel, cfg.shared_mem_bytes)?;
+    super::stamps::note_launch(kernel, &cfg);
     // Each value in its own 8-byte cell; an int or float parameter reads the
     // first four bytes (little-endian: the value).
     let mut cells: Vec<u64> = args

@@ -7,9 +7,14 @@
 //! kernel before completes, so the gap between two consecutive stamps is
 //! the first kernel's share of the step as it ran, which neither a kernel
 //! timed alone (no overlap) nor events between kernels (which break the
-//! programmatic edges) give. Off, the kernels hold no trace of them.
+//! programmatic edges) give. Each stamp is named by the kernels the host
+//! launched with its shape ([`stamp_kernels`]). Off, the kernels hold no
+//! trace of them.
 
 use super::device::{Gpu, GpuError};
+use cudarc::driver::LaunchConfig;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
 
 /// Stamps the device keeps at most (`SPECULA_STAMPS_CAP` in `prelude.cu`);
 /// later ones are counted but dropped.
@@ -31,6 +36,40 @@ pub struct Stamp {
 pub fn stamps_on() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| crate::switch::on_off("SPECULA_STAMPS", false))
+}
+
+/// The kernels launched so far by launch shape (blocks, threads a block),
+/// noted while stamps are on: a replayed graph launches nothing from the
+/// host, so its stamps are named from the launches its capture made.
+static LAUNCHED: Mutex<BTreeMap<(u32, u32), BTreeSet<String>>> = Mutex::new(BTreeMap::new());
+
+/// Notes a launch of `kernel` with `cfg` (while stamps are on).
+pub(super) fn note_launch(kernel: &str, cfg: &LaunchConfig) {
+    if !stamps_on() {
+        return;
+    }
+    let (g, b) = (cfg.grid_dim, cfg.block_dim);
+    note_shape(kernel, (g.0 * g.1 * g.2, b.0 * b.1 * b.2));
+}
+
+/// Notes `kernel` under `shape` (blocks, threads a block).
+fn note_shape(kernel: &str, shape: (u32, u32)) {
+    let mut launched = LAUNCHED.lock().unwrap_or_else(|e| e.into_inner());
+    let names = launched.entry(shape).or_default();
+    if !names.contains(kernel) {
+        names.insert(kernel.to_string());
+    }
+}
+
+/// The kernels launched with `stamp`'s shape so far, '/'-joined (several
+/// kernels can share a shape); empty for a shape no noted launch had (a
+/// cuBLAS kernel leaves no stamp: its time falls in the gap before it).
+pub fn stamp_kernels(stamp: &Stamp) -> String {
+    let launched = LAUNCHED.lock().unwrap_or_else(|e| e.into_inner());
+    launched
+        .get(&(stamp.blocks, stamp.threads))
+        .map(|names| names.iter().cloned().collect::<Vec<_>>().join("/"))
+        .unwrap_or_default()
 }
 
 /// Forgets the stamps taken so far (after the stream's work is done).
@@ -83,6 +122,25 @@ fn decode_stamps(bytes: &[u8], n: usize) -> Vec<Stamp> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stamp_is_named_by_every_kernel_launched_with_its_shape() {
+        let stamp = |blocks, threads| Stamp {
+            ns: 0,
+            blocks,
+            threads,
+        };
+        note_shape("rms_norm_residual_bf16", (999_983, 7));
+        note_shape("moe_combine_norm_bf16", (999_983, 7));
+        note_shape("rms_norm_residual_bf16", (999_983, 7));
+        note_shape("moe_route_bf16", (999_979, 7));
+        assert_eq!(
+            stamp_kernels(&stamp(999_983, 7)),
+            "moe_combine_norm_bf16/rms_norm_residual_bf16"
+        );
+        assert_eq!(stamp_kernels(&stamp(999_979, 7)), "moe_route_bf16");
+        assert_eq!(stamp_kernels(&stamp(999_983, 8)), "");
+    }
 
     #[test]
     fn a_stamp_reads_back_its_timer_blocks_and_threads() {

@@ -14,7 +14,7 @@ use specula_engine::backend::cuda::{Gpu, GpuModels, GpuRecorder, LoadStats};
 use specula_engine::config::{MoeConfig, TargetConfig};
 use specula_engine::generate::GenerateParams;
 use specula_engine::timing::{Span, SpanLog};
-use specula_kernels::cuda::stamps::{reset_stamps, stamps_on, take_stamps};
+use specula_kernels::cuda::stamps::{reset_stamps, stamp_kernels, stamps_on, take_stamps};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -282,12 +282,20 @@ pub(super) fn first_token(
 
 /// The wait-return stamps of a case's first baseline run (prefill and
 /// decode steps; `SPECULA_STAMPS=1`) into `stamps_b{batch}_p{prompt}.csv`:
-/// one row a launch, the global timer in ns, blocks and threads a block.
+/// one row a launch, the global timer in ns, blocks, threads a block and
+/// the kernels launched with that shape.
 fn write_stamps(gpu: &Gpu, a: &BenchArgs, batch: usize, prompt_len: usize) -> Result<(), CliError> {
     let (stamps, dropped) = take_stamps(gpu).map_err(|e| CliError::Gpu(format!("stamps: {e}")))?;
-    let mut csv = String::from("ns,blocks,threads\n");
+    let mut csv = String::from("ns,blocks,threads,kernels\n");
     for s in &stamps {
-        let _ = writeln!(csv, "{},{},{}", s.ns, s.blocks, s.threads);
+        let _ = writeln!(
+            csv,
+            "{},{},{},{}",
+            s.ns,
+            s.blocks,
+            s.threads,
+            stamp_kernels(s)
+        );
     }
     let name = format!("stamps_b{batch}_p{prompt_len}.csv");
     super::write(&a.out, &name, &csv)?;

@@ -7,7 +7,10 @@
 # device call's `carry`. A binary finds only the cubin of its own kernel source: pack every
 # binary a call compares (e.g. DIR=old from a worktree of the base commit, same devrun).
 #
-#   NVRTC=<dir of libnvrtc.so> bash scripts/devrun_pack.sh [DIR=bin] [DEVRUN=devrun]
+#   NVRTC=<dir of libnvrtc.so> [STAMPS=1] bash scripts/devrun_pack.sh [DIR=bin] [DEVRUN=devrun]
+#
+# STAMPS=1 also packs the cubin that SPECULA_STAMPS=1 runs read (the kernels with wait-return
+# stamps: docs/DESIGN.md 7.12), another minute here instead of ~90 s of device time.
 #
 # libnvrtc without a GPU: PyPI's wheel (13.0 matches the H200 machine's CUDA):
 #   pip download --no-deps -d /tmp/nvrtc "nvidia-cuda-nvrtc==13.0.*"
@@ -30,6 +33,13 @@ trap 'rm -rf "$tmp"' EXIT
 LD_LIBRARY_PATH=$NVRTC "$TARGET/release/specula-gpu-check" "$tmp" --compile-only --arch=sm_90a
 cubin=$(basename "$(ls "$tmp"/*.cubin)")
 gzip -c "$tmp/$cubin" > "$DEVRUN/kernels/$cubin.gz"
+if [ "${STAMPS:-0}" = 1 ]; then
+    rm -f "$tmp"/*.cubin
+    SPECULA_STAMPS=1 LD_LIBRARY_PATH=$NVRTC "$TARGET/release/specula-gpu-check" "$tmp" --compile-only --arch=sm_90a
+    stamped=$(basename "$(ls "$tmp"/*.cubin)")
+    gzip -c "$tmp/$stamped" > "$DEVRUN/kernels/$stamped.gz"
+    cubin="$cubin (stamps: $stamped)"
+fi
 rev=$(git rev-parse --short HEAD)
 git diff --quiet HEAD || rev="$rev+uncommitted"
 echo "$(date -u +%FT%TZ) $(git branch --show-current) $rev cubin $cubin" > "$DEVRUN/$DIR/PACKED.txt"

@@ -8,7 +8,8 @@
 #   bench NAME TIMEOUT ARGS...   one `specula gpu bench` (random weights, steps 5,
 #            topk 1, synthetic 0.8, plus ARGS) into $R/NAME.log and its CSVs as
 #            $R/<csv>_NAME.csv (and its meta.json, with the SPECULA_* switches it ran with,
-#            as $R/meta_NAME.json); skipped once the call has run CALL_BUDGET_S seconds
+#            as $R/meta_NAME.json; with SPECULA_STAMPS=1 its stamps as
+#            $R/NAME_stamps_b*_p*.csv.gz); skipped once the call has run CALL_BUDGET_S seconds
 #   call_done   packs $R into $OUT/r.tgz (one file comes back, whatever the count)
 # The binaries and the cubin (gzipped by scripts/devrun_pack.sh: a cubin left gzipped is not
 # found, and the first binary to start compiles the kernels on the device, ~90 s).

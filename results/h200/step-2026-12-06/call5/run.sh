@@ -4,6 +4,7 @@
 # after the routing and routed experts) against the side stream,  interleaved twice: V2-Lite batch 1 / 8 / 32; stamps
 # of the best orders; Moonlight batch 1; the 8B's tree attention in splits of 1 / 2 tiles
 # (SPECULA_TREE_SPLIT_TILES). (Device time left after failed starts: no issue tables.)
+# Pack with STAMPS=1 (scripts/devrun_pack.sh) for the stamped run.
 set -u
 CALL_BUDGET_S=100
 . scripts/gpu_call.sh

@@ -300,6 +300,19 @@ mod tests {
     }
 
     #[test]
+    fn a_higher_warp_target_splits_the_experts_until_it_is_met() {
+        // DeepSeek-V2-Lite's six routed experts a token (SPECULA_MOE_WARPS).
+        let (down, gate_up) = ((1408, 2048 * 6), (2048, 2816 * 6));
+        assert_eq!(k_parts_for_warps(down.0, down.1, 768), 1);
+        assert_eq!(k_parts_for_warps(down.0, down.1, 1056), 2);
+        assert_eq!(k_parts_for_warps(gate_up.0, gate_up.1, 1056), 1);
+        assert_eq!(k_parts_for_warps(gate_up.0, gate_up.1, 1536), 2);
+        // Four slices of 352 (11 chunks of 32); never a slice under 256.
+        assert_eq!(k_parts_for_warps(down.0, down.1, 2112), 4);
+        assert_eq!(k_parts_for_warps(down.0, down.1, 6144), 4);
+    }
+
+    #[test]
     fn every_layout_the_rules_give_has_a_kernel() {
         // Regression: the eight-tile layout (two chunks a stage) was refused
         // by the launch's own check of the chunks (2026-12-05, tile8 call 1).

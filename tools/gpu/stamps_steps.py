@@ -90,7 +90,8 @@ def names_for(ncu, shapes):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("stamps")
-    ap.add_argument("--kernels", type=int, required=True, help="launches a decode step (the bench's 'N kernels a step')")
+    ap.add_argument("--kernels", type=int, required=True,
+                    help="launches a decode step (the bench's 'N kernels a step', less any cuBLAS launches: those do not stamp)")
     ap.add_argument("--ncu", help="an Nsight Compute raw CSV of the same bench, for the kernels' names")
     ap.add_argument("--list", type=int, default=0, help="also list the step's first N launches in order")
     a = ap.parse_args()

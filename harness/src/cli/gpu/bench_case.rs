@@ -6,6 +6,7 @@ use super::bench::{print_profile, BenchArgs};
 use super::bench_memory::device_used;
 use super::bench_rows::{CaseRepeat, SyntheticRepeat};
 use super::spans::median_us;
+use super::stamp_shares::kernel_shares;
 use crate::cli::CliError;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -150,7 +151,8 @@ pub(super) fn run_case(
         }
         let base = measure(models, gpu, prompts, base_params)?;
         if stamp {
-            write_stamps(gpu, a, batch, ctx.prompt_len)?;
+            let per = models.decode_graph_kernels(batch);
+            write_stamps(gpu, a, (batch, ctx.prompt_len), per)?;
         }
         print_profile(batch, "baseline");
         let (touched, moe_forwards) = models.expert_stats()?;
@@ -283,8 +285,15 @@ pub(super) fn first_token(
 /// The wait-return stamps of a case's first baseline run (prefill and
 /// decode steps; `SPECULA_STAMPS=1`) into `stamps_b{batch}_p{prompt}.csv`:
 /// one row a launch, the global timer in ns, blocks, threads a block and
-/// the kernels launched with that shape.
-fn write_stamps(gpu: &Gpu, a: &BenchArgs, batch: usize, prompt_len: usize) -> Result<(), CliError> {
+/// the kernels launched with that shape; with the decode graph's `per`
+/// launches, each kernel's share of a step into
+/// `kernel_shares_b{batch}_p{prompt}.csv`, the largest printed.
+fn write_stamps(
+    gpu: &Gpu,
+    a: &BenchArgs,
+    (batch, prompt_len): (usize, usize),
+    per: Option<usize>,
+) -> Result<(), CliError> {
     let (stamps, dropped) = take_stamps(gpu).map_err(|e| CliError::Gpu(format!("stamps: {e}")))?;
     let mut csv = String::from("ns,blocks,threads,kernels\n");
     for s in &stamps {
@@ -297,17 +306,54 @@ fn write_stamps(gpu: &Gpu, a: &BenchArgs, batch: usize, prompt_len: usize) -> Re
             stamp_kernels(s)
         );
     }
-    let name = format!("stamps_b{batch}_p{prompt_len}.csv");
-    super::write(&a.out, &name, &csv)?;
+    let case = format!("b{batch}_p{prompt_len}");
+    super::write(&a.out, &format!("stamps_{case}.csv"), &csv)?;
+    let dropped = if dropped > 0 {
+        format!(" ({dropped} past the cap dropped)")
+    } else {
+        String::new()
+    };
     eprintln!(
-        "batch {batch} prompt {prompt_len}: {} wait-return stamps in {}{}",
+        "batch {batch} prompt {prompt_len}: {} wait-return stamps in {}{dropped}",
         stamps.len(),
-        a.out.join(&name).display(),
-        if dropped > 0 {
-            format!(" ({dropped} past the cap dropped)")
-        } else {
-            String::new()
-        }
+        a.out.join(format!("stamps_{case}.csv")).display(),
     );
+    let Some((step, shares)) = per.and_then(|per| kernel_shares(&stamps, per, stamp_kernels))
+    else {
+        eprintln!(
+            "batch {batch} prompt {prompt_len}: no three repeats of the decode graph's {} launches in the stamps (no kernel shares)",
+            per.map_or("(no graph)".to_string(), |p| p.to_string())
+        );
+        return Ok(());
+    };
+    let total: f64 = shares.iter().map(|s| s.us).sum();
+    let mut out = String::from("kernel,blocks,threads,launches,us_per_step,us_each,share\n");
+    for s in &shares {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{:.2},{:.3},{:.4}",
+            s.kernel,
+            s.blocks,
+            s.threads,
+            s.launches,
+            s.us,
+            s.us / s.launches as f64,
+            s.us / total
+        );
+    }
+    super::write(&a.out, &format!("kernel_shares_{case}.csv"), &out)?;
+    eprintln!("batch {batch} prompt {prompt_len}: where a replayed step goes ({step:.0} us a step, stamps' median; kernel_shares_{case}.csv):");
+    for s in shares.iter().take(8) {
+        eprintln!(
+            "  {:>5.1}%  {:>8.1} us  {:>3} x {:>7.2} us  {} ({}x{})",
+            100.0 * s.us / total,
+            s.us,
+            s.launches,
+            s.us / s.launches as f64,
+            s.kernel,
+            s.blocks,
+            s.threads
+        );
+    }
     Ok(())
 }

@@ -9,6 +9,7 @@ mod bench_case;
 mod bench_memory;
 mod bench_rows;
 mod spans;
+mod stamp_shares;
 
 use super::CliError;
 use clap::Subcommand;

@@ -1,0 +1,191 @@
+//! Each kernel's share of a replayed decode step, from the wait-return
+//! stamps of a baseline run (`SPECULA_STAMPS=1`, docs/DESIGN.md 7.12): the
+//! decode steps are the longest run of repeats of one sequence of launch
+//! shapes, and the gap from a stamp to the next is its kernel's share.
+
+use specula_kernels::cuda::stamps::Stamp;
+
+/// One kernel (a launch shape and its names) summed over a decode step.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct KernelShare {
+    /// The kernels launched with this shape ('/'-joined), or the shape.
+    pub(super) kernel: String,
+    /// Blocks of the launch.
+    pub(super) blocks: u32,
+    /// Threads a block.
+    pub(super) threads: u32,
+    /// Launches of this shape in one step.
+    pub(super) launches: usize,
+    /// Microseconds a step (the median gap of each launch, summed).
+    pub(super) us: f64,
+}
+
+/// The decode steps of `stamps`, `per` launches each: the first stamp of the
+/// longest run of repeated shape sequences and how many repeats it holds.
+fn find_steps(stamps: &[Stamp], per: usize) -> Option<(usize, usize)> {
+    let shape = |s: &Stamp| (s.blocks, s.threads);
+    let same =
+        |a: usize, b: usize| (0..per).all(|k| shape(&stamps[a + k]) == shape(&stamps[b + k]));
+    let mut best: Option<(usize, usize)> = None;
+    for phase in 0..per.min(stamps.len()) {
+        let (mut i, mut run, mut first) = (phase, 0, phase);
+        while i + 2 * per <= stamps.len() {
+            if same(i, i + per) {
+                if run == 0 {
+                    first = i;
+                }
+                run += 1;
+                if best.is_none_or(|(_, r)| run + 1 > r) {
+                    best = Some((first, run + 1));
+                }
+            } else {
+                run = 0;
+            }
+            i += per;
+        }
+    }
+    best
+}
+
+/// Median of `v` (sorted in place); 0 when empty.
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// The step (median first stamp to the next step's first, us) and each
+/// kernel's share, largest first, over the decode steps of `stamps` (`per`
+/// launches each; the first repeat is a warm-up and the last has no next
+/// step, so both are left out); `name` names a stamp. None with fewer than
+/// three measured steps.
+pub(super) fn kernel_shares(
+    stamps: &[Stamp],
+    per: usize,
+    name: impl Fn(&Stamp) -> String,
+) -> Option<(f64, Vec<KernelShare>)> {
+    if per == 0 {
+        return None;
+    }
+    let (first, reps) = find_steps(stamps, per)?;
+    let steps: Vec<usize> = (1..reps.saturating_sub(1))
+        .map(|i| first + i * per)
+        .collect();
+    if steps.len() < 3 {
+        return None;
+    }
+    let gap = |a: usize, b: usize| (stamps[b].ns.saturating_sub(stamps[a].ns)) as f64 / 1e3;
+    let step = median(&mut steps.iter().map(|&s| gap(s, s + per)).collect::<Vec<_>>());
+    let mut shares: Vec<KernelShare> = Vec::new();
+    for k in 0..per {
+        let us = median(
+            &mut steps
+                .iter()
+                .map(|&s| gap(s + k, s + k + 1))
+                .collect::<Vec<_>>(),
+        );
+        let s = &stamps[steps[0] + k];
+        match shares
+            .iter_mut()
+            .find(|x| (x.blocks, x.threads) == (s.blocks, s.threads))
+        {
+            Some(x) => {
+                x.launches += 1;
+                x.us += us;
+            }
+            None => {
+                let named = name(s);
+                shares.push(KernelShare {
+                    kernel: if named.is_empty() {
+                        format!("{}x{}", s.blocks, s.threads)
+                    } else {
+                        named
+                    },
+                    blocks: s.blocks,
+                    threads: s.threads,
+                    launches: 1,
+                    us,
+                });
+            }
+        }
+    }
+    shares.sort_by(|a, b| b.us.total_cmp(&a.us));
+    Some((step, shares))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A prefill of 2 launches, then `steps` decode steps of three launches
+    /// (a norm 3 us, a linear 20 us, a norm 2 us), the linear's gap `jitter`
+    /// us longer in odd steps.
+    fn run(steps: usize, jitter: u64) -> Vec<Stamp> {
+        let mut out = vec![
+            Stamp {
+                ns: 0,
+                blocks: 128,
+                threads: 256,
+            },
+            Stamp {
+                ns: 50_000,
+                blocks: 700,
+                threads: 64,
+            },
+        ];
+        let mut t = 300_000;
+        for i in 0..steps {
+            for (blocks, threads, gap) in [
+                (1, 512, 3_000),
+                (132, 256, 20_000 + jitter * (i as u64 % 2)),
+                (1, 512, 2_000),
+            ] {
+                out.push(Stamp {
+                    ns: t,
+                    blocks,
+                    threads,
+                });
+                t += gap;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn each_kernel_gets_the_median_gap_to_the_next_stamp_summed_over_its_launches() {
+        let stamps = run(8, 1_000);
+        let (step, shares) = kernel_shares(&stamps, 3, |_| String::new()).unwrap();
+        assert!((step - 25.0).abs() < 1.01, "{step}");
+        assert_eq!(shares[0].kernel, "132x256");
+        assert!((shares[0].us - 20.5).abs() < 0.51, "{:?}", shares[0]);
+        assert_eq!((shares[1].blocks, shares[1].launches), (1, 2));
+        assert!((shares[1].us - 5.0).abs() < 1e-9, "{:?}", shares[1]);
+    }
+
+    #[test]
+    fn the_prefill_before_the_steps_is_left_out_and_names_come_from_the_caller() {
+        let stamps = run(6, 0);
+        let (_, shares) = kernel_shares(&stamps, 3, |s| {
+            if s.blocks == 1 {
+                "rms_norm".into()
+            } else {
+                String::new()
+            }
+        })
+        .unwrap();
+        assert_eq!(shares.len(), 2, "{shares:?}");
+        assert!(shares.iter().all(|s| s.blocks != 700 && s.blocks != 128));
+        assert_eq!(shares[1].kernel, "rms_norm");
+    }
+
+    #[test]
+    fn too_few_repeats_or_a_wrong_step_length_give_none() {
+        assert!(kernel_shares(&run(3, 0), 3, |_| String::new()).is_none());
+        assert!(kernel_shares(&run(8, 0), 0, |_| String::new()).is_none());
+        // A step length that does not repeat: 4 launches of a 3-launch cycle.
+        assert!(kernel_shares(&run(8, 0), 4, |_| String::new()).is_none());
+    }
+}

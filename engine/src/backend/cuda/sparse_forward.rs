@@ -256,19 +256,22 @@ where
     CudaBlas: Gemm<T>,
 {
     let h = m.hidden;
-    // The shared experts read only the normed rows: they run beside the
-    // routing and the routed experts (in order while the clock times spans,
-    // or when the shared projections would go to cuBLAS on the main stream).
-    let order = shared_order();
-    let beside = m.shared.is_some()
-        && rows <= invariant_linear_rows()
-        && !clock.running()
-        && order == SharedOrder::Beside;
-    if let (Some(shared), true) = (&m.shared, beside) {
-        gpu.fork(|| mlp_into(gpu, shared, rows, sc, Some(&mut buf.shared_out), clock))??;
+    // The shared experts read only the normed rows: by default they run
+    // beside the routing and the routed experts, but in order after them
+    // while the clock times spans or when the shared projections would go to
+    // cuBLAS on the main stream (`SPECULA_SHARED` places them otherwise).
+    let place = match shared_order() {
+        SharedOrder::Beside if rows > invariant_linear_rows() || clock.running() => {
+            SharedOrder::After
+        }
+        order => order,
+    };
+    let shared = m.shared.as_ref().map(|s| (s, place));
+    if let Some((s, SharedOrder::Beside)) = shared {
+        gpu.fork(|| mlp_into(gpu, s, rows, sc, Some(&mut buf.shared_out), clock))??;
     }
-    if let (Some(shared), SharedOrder::Before) = (&m.shared, order) {
-        mlp_into(gpu, shared, rows, sc, Some(&mut buf.shared_out), clock)?;
+    if let Some((s, SharedOrder::Before)) = shared {
+        mlp_into(gpu, s, rows, sc, Some(&mut buf.shared_out), clock)?;
     }
     moe_route(
         gpu,
@@ -280,8 +283,8 @@ where
         stats,
     )?;
     clock.mark(gpu, "router");
-    if let (Some(shared), SharedOrder::Between) = (&m.shared, order) {
-        mlp_into(gpu, shared, rows, sc, Some(&mut buf.shared_out), clock)?;
+    if let Some((s, SharedOrder::Between)) = shared {
+        mlp_into(gpu, s, rows, sc, Some(&mut buf.shared_out), clock)?;
     }
     let gu = ExpertWeights {
         w: &m.gate_up,
@@ -310,11 +313,12 @@ where
         ExpertProduct::Down,
     )?;
     clock.mark(gpu, "routed experts");
-    match &m.shared {
-        Some(_) if beside => gpu.join()?,
-        Some(_) if matches!(order, SharedOrder::Before | SharedOrder::Between) => {}
-        Some(shared) => mlp_into(gpu, shared, rows, sc, Some(&mut buf.shared_out), clock)?,
-        None => {}
+    match shared {
+        Some((_, SharedOrder::Beside)) => gpu.join()?,
+        Some((s, SharedOrder::After)) => {
+            mlp_into(gpu, s, rows, sc, Some(&mut buf.shared_out), clock)?
+        }
+        _ => {}
     }
     Ok(())
 }
@@ -324,8 +328,8 @@ where
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SharedOrder {
     /// On the side stream, beside the routing and the routed experts (the
-    /// default; in order after the routed experts while the clock times
-    /// spans, or past the invariant linear's rows).
+    /// default; [`SharedOrder::After`] while the clock times spans, or past
+    /// the invariant linear's rows).
     Beside,
     /// `before`: in the main stream, before the routing.
     Before,

@@ -150,9 +150,9 @@ pub(super) fn run_case(
             reset_stamps(gpu).map_err(|e| CliError::Gpu(format!("stamps: {e}")))?;
         }
         let base = measure(models, gpu, prompts, base_params)?;
+        let kernels = models.decode_graph_kernels(batch);
         if stamp {
-            let per = models.decode_graph_kernels(batch);
-            write_stamps(gpu, a, (batch, ctx.prompt_len), per)?;
+            write_stamps(gpu, a, (batch, ctx.prompt_len), kernels)?;
         }
         print_profile(batch, "baseline");
         let (touched, moe_forwards) = models.expert_stats()?;
@@ -174,7 +174,7 @@ pub(super) fn run_case(
             prefill_ms: base.prefill_ms,
             device_used_bytes: device_used(gpu)?,
             step_flops: linear_flops + attention_flops,
-            kernels: models.decode_graph_kernels(batch),
+            kernels,
             synthetic: None,
         };
         eprintln!(
@@ -326,7 +326,6 @@ fn write_stamps(
         );
         return Ok(());
     };
-    let total: f64 = shares.iter().map(|s| s.us).sum();
     let mut out = String::from("kernel,blocks,threads,launches,us_per_step,us_each,share\n");
     for s in &shares {
         let _ = writeln!(
@@ -337,8 +336,8 @@ fn write_stamps(
             s.threads,
             s.launches,
             s.us,
-            s.us / s.launches as f64,
-            s.us / total
+            s.us_each(),
+            s.share
         );
     }
     super::write(&a.out, &format!("kernel_shares_{case}.csv"), &out)?;
@@ -346,10 +345,10 @@ fn write_stamps(
     for s in shares.iter().take(8) {
         eprintln!(
             "  {:>5.1}%  {:>8.1} us  {:>3} x {:>7.2} us  {} ({}x{})",
-            100.0 * s.us / total,
+            100.0 * s.share,
             s.us,
             s.launches,
-            s.us / s.launches as f64,
+            s.us_each(),
             s.kernel,
             s.blocks,
             s.threads

@@ -18,6 +18,15 @@ pub(super) struct KernelShare {
     pub(super) launches: usize,
     /// Microseconds a step (the median gap of each launch, summed).
     pub(super) us: f64,
+    /// Fraction of the step's summed gaps.
+    pub(super) share: f64,
+}
+
+impl KernelShare {
+    /// Microseconds a launch, on average over the step's launches.
+    pub(super) fn us_each(&self) -> f64 {
+        self.us / self.launches as f64
+    }
 }
 
 /// The decode steps of `stamps`, `per` launches each: the first stamp of the
@@ -108,9 +117,14 @@ pub(super) fn kernel_shares(
                     threads: s.threads,
                     launches: 1,
                     us,
+                    share: 0.0,
                 });
             }
         }
+    }
+    let total: f64 = shares.iter().map(|s| s.us).sum();
+    for s in &mut shares {
+        s.share = if total > 0.0 { s.us / total } else { 0.0 };
     }
     shares.sort_by(|a, b| b.us.total_cmp(&a.us));
     Some((step, shares))
@@ -163,6 +177,10 @@ mod tests {
         assert!((shares[0].us - 20.5).abs() < 0.51, "{:?}", shares[0]);
         assert_eq!((shares[1].blocks, shares[1].launches), (1, 2));
         assert!((shares[1].us - 5.0).abs() < 1e-9, "{:?}", shares[1]);
+        assert!((shares[1].us_each() - 2.5).abs() < 1e-9);
+        let total = shares[0].us + shares[1].us;
+        assert!((shares[0].share - shares[0].us / total).abs() < 1e-12);
+        assert!((shares.iter().map(|s| s.share).sum::<f64>() - 1.0).abs() < 1e-12);
     }
 
     #[test]

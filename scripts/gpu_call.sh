@@ -9,7 +9,7 @@
 #            topk 1, synthetic 0.8, plus ARGS) into $R/NAME.log and its CSVs as
 #            $R/<csv>_NAME.csv (and its meta.json, with the SPECULA_* switches it ran with,
 #            as $R/meta_NAME.json; with SPECULA_STAMPS=1 its stamps as
-#            $R/NAME_stamps_b*_p*.csv.gz); skipped once the call has run CALL_BUDGET_S seconds
+#            $R/NAME_stamps_b*_p*.csv.gz and its kernel shares as $R/NAME_kernel_shares_b*_p*.csv); skipped once the call has run CALL_BUDGET_S seconds
 #   call_done   packs $R into $OUT/r.tgz (one file comes back, whatever the count)
 # The binaries and the cubin (gzipped by scripts/devrun_pack.sh: a cubin left gzipped is not
 # found, and the first binary to start compiles the kernels on the device, ~90 s).
@@ -40,6 +40,7 @@ bench() {
     done
     [ -f "$R/$n/meta.json" ] && cp "$R/$n/meta.json" "$R/meta_$n.json"
     for f in "$R/$n"/stamps_*.csv; do [ -f "$f" ] && gzip -c "$f" > "$R/${n}_$(basename "$f").gz"; done
+    for f in "$R/$n"/kernel_shares_*.csv; do [ -f "$f" ] && cp "$f" "$R/${n}_$(basename "$f")"; done
     rm -rf "${R:?}/$n"
 }
 call_done() { (cd "$OUT" && tar czf r.tgz r && rm -rf r); }

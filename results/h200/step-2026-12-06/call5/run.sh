@@ -3,12 +3,20 @@
 # stream's shared experts for SM slots. The shared experts in the main stream (before / between /
 # after the routing and routed experts) against the side stream,  interleaved twice: V2-Lite batch 1 / 8 / 32; stamps
 # of the best orders; Moonlight batch 1; the 8B's tree attention in splits of 1 / 2 tiles
-# (SPECULA_TREE_SPLIT_TILES). (Device time left after failed starts: no issue tables.)
+# (SPECULA_TREE_SPLIT_TILES). On an H200, issue 18's tables first.
 # Pack with STAMPS=1 (scripts/devrun_pack.sh) for the stamped run.
 set -u
-CALL_BUDGET_S=100
+CALL_BUDGET_S=480
 . scripts/gpu_call.sh
 cat devrun/bin/PACKED.txt
+if grep -q H200 "$R/card.txt"; then
+  # Issue 18's card: its tables first (reach-2026-12-06/call6's command set).
+  bench l8-1 50 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8,16,32,64 --repeats 1 --max-new-tokens 32
+  bench l8-big 60 --config bench/configs/llama-3.1-8b.json --batch-sizes 128,256 --repeats 1 --max-new-tokens 16
+  bench l8-32768 60 --config bench/configs/llama-3.1-8b.json --batch-sizes 1 --prompt-lens 32768 --repeats 1 --max-new-tokens 16
+  bench l8-8192 200 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8,16,32,64 --prompt-lens 8192 --repeats 1 --max-new-tokens 32
+  grep -E "skipped|sizing" $R/l8-8192.log | cut -c1-240
+fi
 V2="--config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8,32 --repeats 1 --max-new-tokens 32"
 for rep in 1 2; do
   for o in beside before between after; do

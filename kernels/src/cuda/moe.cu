@@ -31,38 +31,43 @@ __device__ void moe_router_logits(float* logits, const T* x, const T* gate, int 
 // Routes every row, one warp per row at a time (moe_route_row in
 // moe_route.cu: scores, bias-corrected choice, the topk_group best groups
 // when n_group > 1, the top_k best candidates, their unbiased scores
-// renormalised and scaled, sorted by expert id) into ids/wts [rows, top_k]
-// (row r's route j: its j-th expert); then lays out the pairs: each
-// expert's pairs in row order, pair_row[p] the row of pair p and
-// pair_route[p] its route r * top_k + j, and the slot table: slots[s] =
-// (expert, first pair, end pair, 0) for the experts with pairs in ascending
-// id, (-1, 0, 0, 0) for the rest of the `experts` slots (one 16-byte load
-// tells a grouped block its expert and pairs). stats (if not null): += the
-// experts with pairs, += 1. One block; dynamic shared memory (plan_smem in
-// moe.rs): MOE_ROUTE_WARPS x 2 x experts floats, then experts counts,
-// experts + 1 offsets and min(pairs, MOE_SMEM_PAIRS) expert ids as ints.
-// The logits are read once (through L2: other blocks of the launch wrote
-// them).
+// renormalised and scaled, sorted by expert id) into ids/wts [rows, routes]
+// (routes = top_k + shared; row r's route j: its j-th expert), the `shared`
+// always-routed experts (ids experts.., the shared experts in expert-sized
+// slices) last with weight 1; then lays out the pairs: each expert's pairs
+// in row order, pair_row[p] the row of pair p and pair_route[p] its route
+// r * routes + j, and the slot table: slots[s] = (expert, first pair, end
+// pair, 0), each expert's pairs in slots of at most `chunk` (a grouped
+// block's share; a pair's result does not depend on its slot), in
+// ascending id, (-1, 0, 0, 0) for the rest of the `slot_cap` slots (one
+// 16-byte load tells a grouped block its expert and pairs). stats (if not
+// null): += the routed experts with pairs, += 1. One block; dynamic shared
+// memory (plan_smem in moe.rs): MOE_ROUTE_WARPS x 2 x experts floats, then
+// experts + shared counts, experts + shared + 1 offsets and
+// min(pairs, MOE_SMEM_PAIRS) expert ids as ints. The logits are read once
+// (through L2: other blocks of the launch wrote them).
 __device__ void moe_route_plan(const float* logits, const float* bias, int rows, int experts, int top_k, int n_group,
-                               int topk_group, int flags, float scaling, int* ids, float* wts,
-                               int4* slots, int* pair_row, int* pair_route, unsigned long long* stats) {
+                               int topk_group, int flags, float scaling, int shared, int chunk, int slot_cap,
+                               int* ids, float* wts, int4* slots, int* pair_row, int* pair_route,
+                               unsigned long long* stats) {
     extern __shared__ float smem[];
     // At most MOE_ROUTE_WARPS warps route (plan_smem sizes the shared
     // memory for them); every thread lays out.
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = min(blockDim.x >> 5, MOE_ROUTE_WARPS);
+    int total = experts + shared, routes = top_k + shared;
     float* score = smem + (size_t)warp * 2 * experts;
     float* choice = score + experts;
     int* counts = (int*)(smem + (size_t)nw * 2 * experts);
-    int* offs = counts + experts;
-    int* sids = offs + experts + 1;
-    int pairs = rows * top_k;
+    int* offs = counts + total;
+    int* sids = offs + total + 1;
+    int pairs = rows * routes;
     bool staged = pairs <= MOE_SMEM_PAIRS;
     int npl = (experts + 31) >> 5;
     for (int r = warp; r < rows && warp < nw; r += nw) {
         const float* lg = logits + (size_t)r * experts;
-        int* rid = ids + (size_t)r * top_k;
-        float* rw = wts + (size_t)r * top_k;
-        int* rs = staged ? sids + r * top_k : nullptr;
+        int* rid = ids + (size_t)r * routes;
+        float* rw = wts + (size_t)r * routes;
+        int* rs = staged ? sids + r * routes : nullptr;
 #define MOE_ROW(NPL) \
     moe_route_row<NPL>(lg, bias, experts, top_k, n_group, topk_group, flags, scaling, score, choice, rid, rw, rs, lane)
         if (npl <= 2) MOE_ROW(2);
@@ -70,40 +75,51 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
         else if (npl <= 8) MOE_ROW(8);
         else MOE_ROW(16);
 #undef MOE_ROW
+        for (int j = lane; j < shared; j += 32) {
+            rid[top_k + j] = experts + j;
+            rw[top_k + j] = 1.f;
+            if (rs) rs[top_k + j] = experts + j;
+        }
     }
     __syncthreads();
     const int* rid = staged ? sids : ids;
-    for (int e = threadIdx.x; e < experts; e += blockDim.x) {
+    for (int e = threadIdx.x; e < total; e += blockDim.x) {
         int c = 0;
         for (int i = 0; i < pairs; i++) c += rid[i] == e;
         counts[e] = c;
     }
     __syncthreads();
     if (warp == 0) {
-        int carry = 0, acarry = 0;
-        for (int b = 0; b < experts; b += 32) {
+        // Prefix sums over experts in 32s: pairs (offsets), slots, and the
+        // routed experts with pairs (stats).
+        int carry = 0, scarry = 0, acarry = 0;
+        for (int b = 0; b < total; b += 32) {
             int e = b + lane;
-            int c = e < experts ? counts[e] : 0;
-            int a = c > 0;
-            int ic = c, ia = a;
+            int c = e < total ? counts[e] : 0;
+            int q = (c + chunk - 1) / chunk, a = c > 0 && e < experts;
+            int ic = c, iq = q, ia = a;
 #pragma unroll
             for (int o = 1; o < 32; o <<= 1) {
                 int u = __shfl_up_sync(0xffffffffu, ic, o);
+                int uq = __shfl_up_sync(0xffffffffu, iq, o);
                 int ua = __shfl_up_sync(0xffffffffu, ia, o);
                 if (lane >= o) {
                     ic += u;
+                    iq += uq;
                     ia += ua;
                 }
             }
-            if (e < experts) {
-                int off = carry + ic - c;
+            if (e < total) {
+                int off = carry + ic - c, s0 = scarry + iq - q;
                 offs[e] = off;
-                if (a) slots[acarry + ia - 1] = make_int4(e, off, off + c, 0);
+                for (int i = 0; i < q; i++)
+                    slots[s0 + i] = make_int4(e, off + i * chunk, off + min((i + 1) * chunk, c), 0);
             }
             carry += __shfl_sync(0xffffffffu, ic, 31);
+            scarry += __shfl_sync(0xffffffffu, iq, 31);
             acarry += __shfl_sync(0xffffffffu, ia, 31);
         }
-        for (int sl = acarry + lane; sl < experts; sl += 32) slots[sl] = make_int4(-1, 0, 0, 0);
+        for (int sl = scarry + lane; sl < slot_cap; sl += 32) slots[sl] = make_int4(-1, 0, 0, 0);
         if (lane == 0) {
             if (stats) {
                 atomicAdd(&stats[0], (unsigned long long)acarry);
@@ -112,12 +128,12 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
         }
     }
     __syncthreads();
-    for (int e = threadIdx.x; e < experts; e += blockDim.x) {
+    for (int e = threadIdx.x; e < total; e += blockDim.x) {
         if (counts[e] == 0) continue;
         int p = offs[e];
         for (int i = 0; i < pairs; i++) {
             if (rid[i] == e) {
-                pair_row[p] = i / top_k;
+                pair_row[p] = i / routes;
                 pair_route[p] = i;
                 p++;
             }
@@ -130,12 +146,12 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
 // every row and lays out the pairs (moe_route_plan) from the logits the
 // other blocks left in L2.
 __device__ void moe_route_tail(const float* logits, unsigned int* ticket, const float* bias, int rows, int experts,
-                               int top_k, int n_group, int topk_group, int flags, float scaling, int* ids, float* wts,
-                               int4* slots, int* pair_row, int* pair_route,
+                               int top_k, int n_group, int topk_group, int flags, float scaling, int shared, int chunk,
+                               int slot_cap, int* ids, float* wts, int4* slots, int* pair_row, int* pair_route,
                                unsigned long long* stats) {
     if (!last_to_arrive(ticket, gridDim.x * gridDim.y)) return;
-    moe_route_plan(logits, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, slots, pair_row,
-                   pair_route, stats);
+    moe_route_plan(logits, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, shared, chunk, slot_cap, ids,
+                   wts, slots, pair_row, pair_route, stats);
     if (threadIdx.x == 0) *ticket = 0u;
 }
 
@@ -149,19 +165,19 @@ __device__ void moe_route_tail(const float* logits, unsigned int* ticket, const 
 template <typename T>
 __device__ void moe_route(float* logits, const T* x, const T* gate, int k, int vec, unsigned int* ticket,
                           const float* bias, int rows, int experts, int top_k, int n_group, int topk_group, int flags,
-                          float scaling, int* ids, float* wts, int4* slots, int* pair_row, int* pair_route,
-                          unsigned long long* stats) {
+                          float scaling, int shared, int chunk, int slot_cap, int* ids, float* wts, int4* slots,
+                          int* pair_row, int* pair_route, unsigned long long* stats) {
     int e = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (blockIdx.y == 0 && e < experts)
         prefetch_l2_span(gate + (size_t)e * k, (size_t)k * sizeof(T), threadIdx.x & 31, 32);
     pdl_enter();
     if (e < experts) moe_router_logits(logits, x, gate, rows, k, experts, vec);
-    moe_route_tail(logits, ticket, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, slots, pair_row,
-                   pair_route, stats);
+    moe_route_tail(logits, ticket, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, shared, chunk,
+                   slot_cap, ids, wts, slots, pair_row, pair_route, stats);
 }
 
-#define P_MOE_ROUTE(T) (float* logits, const T* x, const T* gate, int k, int vec, unsigned int* ticket, const float* bias, int rows, int experts, int top_k, int n_group, int topk_group, int flags, float scaling, int* ids, float* wts, int4* slots, int* pair_row, int* pair_route, unsigned long long* stats)
-#define A_MOE_ROUTE (logits, x, gate, k, vec, ticket, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, ids, wts, slots, pair_row, pair_route, stats)
+#define P_MOE_ROUTE(T) (float* logits, const T* x, const T* gate, int k, int vec, unsigned int* ticket, const float* bias, int rows, int experts, int top_k, int n_group, int topk_group, int flags, float scaling, int shared, int chunk, int slot_cap, int* ids, float* wts, int4* slots, int* pair_row, int* pair_route, unsigned long long* stats)
+#define A_MOE_ROUTE (logits, x, gate, k, vec, ticket, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, shared, chunk, slot_cap, ids, wts, slots, pair_row, pair_route, stats)
 // moe_route enters as a programmatic dependent itself (after its prefetch).
 KERNELS_ENTERED(moe_route, moe_route, T_ONLY, P_MOE_ROUTE, A_MOE_ROUTE, NO_ENTER)
 

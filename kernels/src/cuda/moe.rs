@@ -28,6 +28,23 @@ pub struct RouterSpec {
     pub norm_topk_prob: bool,
     /// Factor on the weights.
     pub scaling: f32,
+    /// Always-routed experts after the routed ones (ids `experts..`, weight
+    /// 1 each): the shared experts in expert-sized slices, stacked with the
+    /// routed experts so the grouped launches read them too (0: none, or
+    /// shared experts of their own).
+    pub shared: usize,
+}
+
+impl RouterSpec {
+    /// Each row's routes: its `top_k` routed experts, then the shared slices.
+    pub fn routes(&self) -> usize {
+        self.top_k + self.shared
+    }
+
+    /// Experts a grouped launch's weights hold: the routed ones, then the shared slices.
+    pub fn stacked(&self) -> usize {
+        self.experts + self.shared
+    }
 }
 
 /// A forward's routing on the device, sized for its rows: logits, each
@@ -38,16 +55,19 @@ pub struct MoePlan {
     pub(crate) logits: CudaSlice<f32>,
     pub(crate) ids: CudaSlice<i32>,
     pub(crate) weights: CudaSlice<f32>,
-    /// The slot table: per slot 4 ints, (expert, first pair, end pair, 0)
-    /// for the experts with pairs in ascending id, then (-1, 0, 0, 0).
+    /// The slot table: per slot 4 ints, (expert, first pair, end pair, 0),
+    /// each expert's pairs in slots of at most `chunk` in ascending id, then
+    /// (-1, 0, 0, 0) up to [`MoePlan::slots`].
     pub(crate) slot_table: CudaSlice<i32>,
     pub(crate) pair_row: CudaSlice<i32>,
-    /// Each pair's route `r * top_k + j` (row `r`'s `j`-th expert): where
+    /// Each pair's route `r * routes + j` (row `r`'s `j`-th expert): where
     /// the down product leaves its output for the combine.
     pub(crate) pair_route: CudaSlice<i32>,
     /// Blocks of the routing launch that have finished (zero between launches).
     ticket: CudaSlice<u32>,
     spec: RouterSpec,
+    /// Pairs a grouped block takes at most (a slot's share of an expert).
+    chunk: usize,
 }
 
 impl MoePlan {
@@ -56,39 +76,67 @@ impl MoePlan {
         need(
             (1..=512).contains(&spec.experts)
                 && (1..=16).contains(&spec.top_k)
+                && spec.routes() <= 16
+                && spec.stacked() <= 512
                 && spec.top_k <= spec.experts
                 && (1..=64).contains(&spec.n_group)
                 && spec.experts.is_multiple_of(spec.n_group)
                 && (1..=spec.n_group).contains(&spec.topk_group)
                 && spec.topk_group * (spec.experts / spec.n_group) >= spec.top_k,
             || {
-                format!("moe: unsupported router {spec:?} (at most 512 experts, 16 per token, 64 groups; the kept groups must hold top_k experts)")
+                format!("moe: unsupported router {spec:?} (at most 512 experts with the shared slices, 16 routes a token, 64 groups; the kept groups must hold top_k experts)")
             },
         )?;
         let s = &gpu.stream;
-        let pairs = (rows * spec.top_k).max(1);
+        let pairs = (rows * spec.routes()).max(1);
+        let chunk = moe_slot_pairs().unwrap_or(pairs);
+        let slots = slot_cap(rows * spec.routes(), spec.stacked(), chunk);
         Ok(MoePlan {
             rows,
             logits: s.alloc_zeros((rows * spec.experts).max(1))?,
             ids: s.alloc_zeros(pairs)?,
             weights: s.alloc_zeros(pairs)?,
-            slot_table: s.alloc_zeros(4 * spec.experts)?,
+            slot_table: s.alloc_zeros(4 * slots)?,
             pair_row: s.alloc_zeros(pairs)?,
             pair_route: s.alloc_zeros(pairs)?,
             ticket: s.alloc_zeros(1)?,
             spec,
+            chunk,
         })
     }
 
-    /// Pairs (row, routed expert) of a forward: `rows * top_k`.
+    /// Pairs (row, expert) of a forward: `rows * routes`.
     pub fn pairs(&self) -> usize {
-        self.rows * self.spec.top_k
+        self.rows * self.spec.routes()
     }
 
-    /// Expert slots a grouped launch covers: at most one per pair, at most every expert.
+    /// Slots a grouped launch covers (its grid's y).
     fn slots(&self) -> usize {
-        self.pairs().min(self.spec.experts).max(1)
+        slot_cap(self.pairs(), self.spec.stacked(), self.chunk)
     }
+}
+
+/// Slots `pairs` pairs over `experts` stacked experts can fill, each
+/// expert's pairs cut into slots of at most `chunk`: one per expert with
+/// pairs (at most one per pair), plus one per whole `chunk` of pairs.
+fn slot_cap(pairs: usize, experts: usize, chunk: usize) -> usize {
+    (pairs.min(experts) + pairs / chunk).max(1)
+}
+
+/// Pairs a grouped block takes at most (`SPECULA_MOE_SLOT`: `32`, the
+/// default, or `off`, an expert's pairs in one block however many); read
+/// once. The same bits either way: a pair's result does not depend on the
+/// pairs beside it.
+fn moe_slot_pairs() -> Option<usize> {
+    static CHUNK: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *CHUNK.get_or_init(|| {
+        crate::switch::switch(
+            "SPECULA_MOE_SLOT",
+            &[("32", Some(32)), ("off", None)],
+            Some(32),
+            "32",
+        )
+    })
 }
 
 /// Routes every row of `x: [rows, k]` through the router `gate: [experts,
@@ -134,6 +182,9 @@ pub fn moe_route<T: GpuElement>(
         RawArg::I32(sp.topk_group as i32),
         RawArg::I32(flags),
         RawArg::F32(sp.scaling),
+        RawArg::I32(sp.shared as i32),
+        RawArg::I32(plan.chunk as i32),
+        RawArg::I32(plan.slots() as i32),
         RawArg::slice(gpu, &plan.ids),
         RawArg::slice(gpu, &plan.weights),
         RawArg::slice(gpu, &plan.slot_table),
@@ -162,9 +213,9 @@ const MOE_ROUTE_WARPS: usize = THREADS as usize / 32;
 
 /// Bytes of dynamic shared memory the routing of `rows` rows asks for
 /// (`moe_route_plan` in `moe.cu`): per routing warp 2 x experts scores,
-/// then counts, offsets and the staged expert ids.
+/// then counts and offsets of the stacked experts and the staged expert ids.
 fn plan_smem(sp: RouterSpec, rows: usize) -> usize {
-    let ints = sp.experts + sp.experts + 1 + (rows * sp.top_k).min(MOE_SMEM_PAIRS);
+    let ints = 2 * sp.stacked() + 1 + (rows * sp.routes()).min(MOE_SMEM_PAIRS);
     (MOE_ROUTE_WARPS * 2 * sp.experts + ints) * 4
 }
 
@@ -187,13 +238,13 @@ pub fn moe_uses_mma<T: GpuElement>(gpu: &Gpu, k: usize) -> bool {
 }
 
 /// Slices of k the grouped tensor-core linear sums separately for a `[n, k]`
-/// expert routed `top_k` to a token: a function of the weight's shape and
-/// the router alone (the dense rule for the `top_k` experts one token
+/// expert with `routes` routes a token: a function of the weight's shape and
+/// the router alone (the dense rule for the `routes` experts one token
 /// reads side by side), never of the rows.
-pub fn moe_k_parts(k: usize, n: usize, top_k: usize) -> usize {
+pub fn moe_k_parts(k: usize, n: usize, routes: usize) -> usize {
     match moe_target_warps() {
-        Some(warps) => k_parts_for_warps(k, n * top_k, warps),
-        None => mma_k_parts(k, n * top_k),
+        Some(warps) => k_parts_for_warps(k, n * routes, warps),
+        None => mma_k_parts(k, n * routes),
     }
 }
 
@@ -226,7 +277,7 @@ pub enum ExpertProduct {
     /// row of `x: [rows, k]` and writes `y[p]` (`n / 2` wide).
     GateUp,
     /// down: pair `p` reads `x[p]` (the gate|up output) and writes its
-    /// route's row `y[r * top_k + j]` (row `r`'s `j`-th expert), where the
+    /// route's row `y[r * routes + j]` (row `r`'s `j`-th expert), where the
     /// combine reads it without looking the pair up.
     Down,
 }
@@ -249,7 +300,7 @@ pub fn moe_grouped<T: GpuElement>(
     let width = if silu { n / 2 } else { n };
     let x_rows = if silu { plan.rows } else { pairs };
     need(
-        w.len() == plan.spec.experts * n * k
+        w.len() == plan.spec.stacked() * n * k
             && x.len() >= x_rows * k
             && y.len() >= pairs * width
             && (!silu || n.is_multiple_of(2)),
@@ -274,7 +325,7 @@ pub fn moe_grouped<T: GpuElement>(
     ];
     let slots = plan.slots() as u32;
     if moe_uses_mma::<T>(gpu, k) {
-        let parts = moe_k_parts(k, n, plan.spec.top_k);
+        let parts = moe_k_parts(k, n, plan.spec.routes());
         args.push(RawArg::I32(parts as i32));
         args.push(RawArg::I32(i32::from(silu)));
         let smem = if parts > 1 { parts * 4 * 32 * 4 } else { 0 };
@@ -298,9 +349,10 @@ pub fn moe_grouped<T: GpuElement>(
     unsafe { launch(gpu, &kernel, grid, &args) }
 }
 
-/// `out[r] = sum_j w[r, j] * yexp[r * top_k + j]` over row `r`'s experts
-/// in ascending id (multiply, then add; `yexp` as [`ExpertProduct::Down`]
-/// leaves it), plus `shared[r]` when given.
+/// `out[r] = sum_j w[r, j] * yexp[r * routes + j]` over row `r`'s routes
+/// in order (routed experts in ascending id, then the shared slices;
+/// multiply, then add; `yexp` as [`ExpertProduct::Down`] leaves it), plus
+/// `shared[r]` when given (shared experts run apart).
 pub fn moe_combine<T: GpuElement>(
     gpu: &Gpu,
     out: &mut CudaSlice<T>,
@@ -311,7 +363,7 @@ pub fn moe_combine<T: GpuElement>(
 ) -> Result<(), GpuError> {
     let rows = plan.rows;
     need(
-        plan.spec.top_k <= 16
+        plan.spec.routes() <= 16
             && out.len() >= rows * hidden
             && yexp.len() >= plan.pairs() * hidden
             && shared.is_none_or(|s| s.len() >= rows * hidden),
@@ -325,7 +377,7 @@ pub fn moe_combine<T: GpuElement>(
         RawArg::slice(gpu, yexp),
         RawArg::opt(gpu, shared),
         RawArg::slice(gpu, &plan.weights),
-        RawArg::I32(plan.spec.top_k as i32),
+        RawArg::I32(plan.spec.routes() as i32),
         RawArg::I32(hidden as i32),
     ];
     // SAFETY: the kernel's parameters in order; sizes checked above.
@@ -347,7 +399,7 @@ pub fn moe_combine<T: GpuElement>(
 /// outputs by route, the shared experts' output, and the plan that routed them.
 #[derive(Clone, Copy)]
 pub struct ExpertsOutput<'a, T> {
-    /// Each route's expert output, `[rows, top_k, hidden]`.
+    /// Each route's expert output, `[rows, routes, hidden]`.
     pub yexp: &'a CudaSlice<T>,
     /// The shared experts' output, `[rows, hidden]`, when the layer has them.
     pub shared: Option<&'a CudaSlice<T>>,
@@ -370,7 +422,7 @@ pub fn moe_combine_norm<T: GpuElement>(
     let ExpertsOutput { yexp, shared, plan } = experts;
     let (rows, hidden) = (plan.rows, w.len());
     need(
-        plan.spec.top_k <= 16
+        plan.spec.routes() <= 16
             && residual.len() == rows * hidden
             && out.len() >= rows * hidden
             && yexp.len() >= plan.pairs() * hidden
@@ -386,7 +438,7 @@ pub fn moe_combine_norm<T: GpuElement>(
         RawArg::slice(gpu, yexp),
         RawArg::opt(gpu, shared),
         RawArg::slice(gpu, &plan.weights),
-        RawArg::I32(plan.spec.top_k as i32),
+        RawArg::I32(plan.spec.routes() as i32),
         RawArg::slice(gpu, w),
         RawArg::F32(eps),
         RawArg::I32(hidden as i32),
@@ -397,7 +449,8 @@ pub fn moe_combine_norm<T: GpuElement>(
     unsafe { launch(gpu, &name::<T>("moe_combine_norm"), grid, &args) }
 }
 
-/// Each row's experts and weights (ascending id) as the device holds them.
+/// Each row's routes (experts in ascending id, then the shared slices) and
+/// weights as the device holds them.
 pub fn moe_routes(gpu: &Gpu, plan: &MoePlan) -> Result<(Vec<i32>, Vec<f32>), GpuError> {
     let s = &gpu.stream;
     let n = plan.pairs();

@@ -17,6 +17,7 @@ mod load_model;
 mod pair;
 mod profile;
 mod recorder;
+mod shared_experts;
 mod sparse_forward;
 mod sparse_weights;
 mod target;

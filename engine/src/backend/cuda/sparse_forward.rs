@@ -7,6 +7,7 @@ use super::forward::{mlp_into, Scratch};
 use super::kv_pool::KvPool;
 use super::layers::{LayerAttention, LayerFfn, TargetLayer};
 use super::profile::OpClock;
+use super::shared_experts::{shared_placement, SharedPlacement as Place};
 use super::sparse_weights::{DeviceMla, DeviceMlaQuery, DeviceMoe};
 use crate::error::Result;
 use cudarc::cublas::{CudaBlas, Gemm};
@@ -241,7 +242,8 @@ fn prep_in_one_launch() -> bool {
 }
 
 /// The experts of `sc.normed`: routing, grouped gate|up with SiLU, grouped
-/// down, the shared experts. Their combine is the next RMSNorm's
+/// down (with the shared experts' slices when stacked), the shared experts
+/// apart. Their combine is the next RMSNorm's
 /// ([`SparseBuffers::experts_output`]).
 pub(super) fn experts<T: GpuElement>(
     gpu: &Gpu,
@@ -256,21 +258,23 @@ where
     CudaBlas: Gemm<T>,
 {
     let h = m.hidden;
-    // The shared experts read only the normed rows: by default they run
-    // beside the routing and the routed experts, but in order after them
-    // while the clock times spans or when the shared projections would go to
-    // cuBLAS on the main stream (`SPECULA_SHARED` places them otherwise).
-    let place = match shared_order() {
-        SharedOrder::Beside if rows > invariant_linear_rows() || clock.running() => {
-            SharedOrder::After
+    // The shared experts apart (none when stacked with the routed ones) read
+    // only the normed rows: by default they run beside the routing and the
+    // routed experts, but in order after them while the clock times spans or
+    // when the shared projections would go to cuBLAS on the main stream
+    // (`SPECULA_SHARED` places them otherwise).
+    let place = match shared_placement() {
+        Place::Beside | Place::Stacked if rows > invariant_linear_rows() || clock.running() => {
+            Place::After
         }
+        Place::Stacked => Place::Beside,
         order => order,
     };
     let shared = m.shared.as_ref().map(|s| (s, place));
-    if let Some((s, SharedOrder::Beside)) = shared {
+    if let Some((s, Place::Beside)) = shared {
         gpu.fork(|| mlp_into(gpu, s, rows, sc, Some(&mut buf.shared_out), clock))??;
     }
-    if let Some((s, SharedOrder::Before)) = shared {
+    if let Some((s, Place::Before)) = shared {
         mlp_into(gpu, s, rows, sc, Some(&mut buf.shared_out), clock)?;
     }
     moe_route(
@@ -283,7 +287,7 @@ where
         stats,
     )?;
     clock.mark(gpu, "router");
-    if let Some((s, SharedOrder::Between)) = shared {
+    if let Some((s, Place::Between)) = shared {
         mlp_into(gpu, s, rows, sc, Some(&mut buf.shared_out), clock)?;
     }
     let gu = ExpertWeights {
@@ -314,47 +318,11 @@ where
     )?;
     clock.mark(gpu, "routed experts");
     match shared {
-        Some((_, SharedOrder::Beside)) => gpu.join()?,
-        Some((s, SharedOrder::After)) => {
-            mlp_into(gpu, s, rows, sc, Some(&mut buf.shared_out), clock)?
-        }
+        Some((_, Place::Beside)) => gpu.join()?,
+        Some((s, Place::After)) => mlp_into(gpu, s, rows, sc, Some(&mut buf.shared_out), clock)?,
         _ => {}
     }
     Ok(())
-}
-
-/// Where the shared experts run against the routing and the routed experts
-/// (`SPECULA_SHARED`; every choice gives the same bits).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SharedOrder {
-    /// On the side stream, beside the routing and the routed experts (the
-    /// default; [`SharedOrder::After`] while the clock times spans, or past
-    /// the invariant linear's rows).
-    Beside,
-    /// `before`: in the main stream, before the routing.
-    Before,
-    /// `between`: in the main stream, between the routing and the routed
-    /// experts (their weights stream while the routing's latency runs).
-    Between,
-    /// `after`: in the main stream, after the routed experts.
-    After,
-}
-
-fn shared_order() -> SharedOrder {
-    static ORDER: std::sync::OnceLock<SharedOrder> = std::sync::OnceLock::new();
-    *ORDER.get_or_init(|| {
-        specula_kernels::switch::switch(
-            "SPECULA_SHARED",
-            &[
-                ("beside", SharedOrder::Beside),
-                ("before", SharedOrder::Before),
-                ("between", SharedOrder::Between),
-                ("after", SharedOrder::After),
-            ],
-            SharedOrder::Beside,
-            "beside",
-        )
-    })
 }
 
 impl<T> SparseBuffers<T> {

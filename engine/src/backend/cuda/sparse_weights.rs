@@ -3,8 +3,10 @@
 //! on the device for a config's shape. Latent attention keeps `kv_b_proj`
 //! split the absorbed way (`W_UK^T` per head for the query, `W_UV` per head
 //! for the output); experts are stacked `[experts, out, in]` with gate|up
-//! rows interleaved.
+//! rows interleaved (with `SPECULA_SHARED=stacked`, the shared experts'
+//! slices after them: `shared_experts.rs`).
 
+use super::shared_experts::{shared_placement, stack_shared_slices, SharedPlacement};
 use super::weights::{random, upload, DeviceLinear, DeviceMlp, DeviceNorm, Seeds};
 use crate::config::{GroupScore, MlaConfig, MoeConfig, Scoring, LATENT_NORM_EPS};
 use crate::error::{EngineError, Result};
@@ -171,6 +173,7 @@ pub(crate) fn router_spec(m: &MoeConfig) -> RouterSpec {
         top_two_sum,
         norm_topk_prob: m.norm_topk_prob,
         scaling: m.routed_scaling_factor,
+        shared: 0,
     }
 }
 
@@ -180,10 +183,12 @@ pub(crate) struct DeviceMoe<T> {
     pub(crate) gate: CudaSlice<T>,
     /// `e_score_correction_bias` (f32), if the router has one.
     pub(crate) bias: Option<CudaSlice<f32>>,
-    /// `[experts, 2 * inner, hidden]`, gate and up rows interleaved.
+    /// `[stacked, 2 * inner, hidden]`, gate and up rows interleaved: the
+    /// routed experts, then `spec.shared` slices of the shared experts.
     pub(crate) gate_up: CudaSlice<T>,
-    /// `[experts, hidden, inner]`.
+    /// `[stacked, hidden, inner]`.
     pub(crate) down: CudaSlice<T>,
+    /// The shared experts as an MLP of their own (none when stacked).
     pub(crate) shared: Option<DeviceMlp<T>>,
     pub(crate) spec: RouterSpec,
     pub(crate) hidden: usize,
@@ -213,6 +218,15 @@ where
             }
             down.extend_from_slice(&e.down.w.to_f32());
         }
+        let mut spec = router_spec(m);
+        let mut shared = b.shared.as_ref();
+        if let Some(s) = shared.filter(|_| shared_placement() == SharedPlacement::Stacked) {
+            let slices = m.n_shared_experts;
+            if stack_shared_slices(s, slices, inner, &mut gu, &mut down).is_some() {
+                spec.shared = slices;
+                shared = None;
+            }
+        }
         Ok(DeviceMoe {
             gate: upload(gpu, &b.gate.w.to_f32())?,
             bias: match &b.bias {
@@ -221,11 +235,11 @@ where
             },
             gate_up: upload(gpu, &gu)?,
             down: upload(gpu, &down)?,
-            shared: match &b.shared {
+            shared: match shared {
                 Some(s) => Some(DeviceMlp::upload(gpu, s)?),
                 None => None,
             },
-            spec: router_spec(m),
+            spec,
             hidden,
             inner,
         })
@@ -241,6 +255,11 @@ where
         let (e, inner) = (m.n_routed_experts, m.moe_intermediate_size);
         let s_in = (3.0 / hidden as f32).sqrt();
         let s_inner = (3.0 / inner as f32).sqrt();
+        let mut spec = router_spec(m);
+        if shared_placement() == SharedPlacement::Stacked {
+            spec.shared = m.n_shared_experts;
+        }
+        let stacked = spec.stacked();
         Ok(DeviceMoe {
             gate: random(gpu, e * hidden, seeds.next(), s_in, 0.0)?,
             bias: if m.correction_bias {
@@ -248,9 +267,9 @@ where
             } else {
                 None
             },
-            gate_up: random(gpu, e * 2 * inner * hidden, seeds.next(), s_in, 0.0)?,
-            down: random(gpu, e * hidden * inner, seeds.next(), s_inner, 0.0)?,
-            shared: if m.n_shared_experts > 0 {
+            gate_up: random(gpu, stacked * 2 * inner * hidden, seeds.next(), s_in, 0.0)?,
+            down: random(gpu, stacked * hidden * inner, seeds.next(), s_inner, 0.0)?,
+            shared: if m.n_shared_experts > 0 && spec.shared == 0 {
                 Some(DeviceMlp::random(
                     gpu,
                     hidden,
@@ -260,20 +279,22 @@ where
             } else {
                 None
             },
-            spec: router_spec(m),
+            spec,
             hidden,
             inner,
         })
     }
 
-    /// Bytes every forward reads: the router and the shared experts.
+    /// Bytes every forward reads: the router and the shared experts (apart
+    /// or stacked).
     pub(crate) fn fixed_bytes(&self) -> usize {
         self.gate.len() * T::BYTES
             + self.bias.as_ref().map_or(0, |b| b.len() * 4)
             + self.shared.as_ref().map_or(0, |s| s.bytes())
+            + self.spec.shared * self.expert_bytes()
     }
 
-    /// Bytes of one routed expert (gate, up, down).
+    /// Bytes of one expert (gate, up, down).
     pub(crate) fn expert_bytes(&self) -> usize {
         3 * self.hidden * self.inner * T::BYTES
     }

@@ -13,7 +13,8 @@ use crate::cuda::{
 use cudarc::driver::CudaSlice;
 use rand_chacha::ChaCha8Rng;
 
-/// The CPU engine's routing of one row (engine/src/model/router.rs): `(expert, weight)` by ascending id.
+/// The CPU engine's routing of one row (engine/src/model/router.rs): `(expert, weight)` by ascending id,
+/// then the shared slices (`experts..`, weight 1).
 fn route_ref(sp: &RouterSpec, logits: &[f32], bias: Option<&[f32]>) -> Vec<(usize, f32)> {
     let n = sp.experts;
     let top = |v: &[f32], c: &mut Vec<usize>, k: usize| {
@@ -67,6 +68,7 @@ fn route_ref(sp: &RouterSpec, logits: &[f32], bias: Option<&[f32]>) -> Vec<(usiz
     }
     let mut r: Vec<(usize, f32)> = chosen.into_iter().zip(w).collect();
     r.sort_by_key(|e| e.0);
+    r.extend((n..sp.stacked()).map(|e| (e, 1.0)));
     r
 }
 
@@ -166,6 +168,7 @@ pub(super) fn check_moe<T: GpuElement>(
         top_two_sum: true,
         norm_topk_prob: true,
         scaling: 2.5,
+        shared: 0,
     };
     let v2 = RouterSpec {
         sigmoid: false,
@@ -186,13 +189,17 @@ pub(super) fn check_moe<T: GpuElement>(
     // bf16 on tensor cores (k multiples of 32) and a scalar-path shape; the
     // wider one splits k in 4 (gate|up) and 2 (down); inner 352 gives the
     // down product a whole stage of 8 chunks and 3 past it (as V2-Lite's
-    // 1408: five stages and four).
+    // 1408: five stages and four). With shared slices (DeepSeek's shared
+    // experts stacked with the routed ones): every row reaches them, so the
+    // batch's 64 pairs of each take two slots of 32.
     for (sp, hidden, inner, bias) in [
         (v3, 256, 96, true),
         (v2, 256, 64, false),
         (qwen, 40, 20, false),
         (v2, 1024, 512, false),
         (v3, 512, 352, true),
+        (RouterSpec { shared: 2, ..v3 }, 256, 96, true),
+        (RouterSpec { shared: 1, ..qwen }, 40, 20, false),
     ] {
         check_router::<T>(gpu, rng, rows_out, sp, hidden, inner, bias)?;
     }
@@ -211,16 +218,16 @@ fn check_router<T: GpuElement>(
 ) -> Result<(), GpuError> {
     let mut row = row_recorder::<T>(rows_out);
     let s = &gpu.stream;
-    let e = sp.experts;
+    let (e, stacked) = (sp.experts, sp.stacked());
     let (gate, gate_h) = upload::<T>(gpu, &random(rng, e * h, 1.0 / (h as f32).sqrt()))?;
     let bias_h = with_bias.then(|| random(rng, e, 0.3));
     let (gate_up, gate_up_h) = upload::<T>(
         gpu,
-        &random(rng, e * 2 * inner * h, 2.0 / (h as f32).sqrt()),
+        &random(rng, stacked * 2 * inner * h, 2.0 / (h as f32).sqrt()),
     )?;
     let (down, down_h) = upload::<T>(
         gpu,
-        &random(rng, e * h * inner, 2.0 / (inner as f32).sqrt()),
+        &random(rng, stacked * h * inner, 2.0 / (inner as f32).sqrt()),
     )?;
     let ex = Experts {
         gate,
@@ -249,8 +256,9 @@ fn check_router<T: GpuElement>(
         fused_diff,
     } = run(gpu, sp, &ex, &x, Some(&ex.shared), rows)?;
     let words = format!(
-        "{rows} rows, {e} experts top {} ({}, {} groups keep {}), hidden {h}, inner {inner}",
+        "{rows} rows, {e} experts top {} + {} shared ({}, {} groups keep {}), hidden {h}, inner {inner}",
         sp.top_k,
+        sp.shared,
         if sp.sigmoid { "sigmoid" } else { "softmax" },
         sp.n_group,
         sp.topk_group
@@ -276,8 +284,8 @@ fn check_router<T: GpuElement>(
     for r in 0..rows {
         let want = route_ref(&sp, &logits[r * e..(r + 1) * e], ex.bias_h.as_deref());
         for (j, &(id, wt)) in want.iter().enumerate() {
-            id_diff += usize::from(ids[r * sp.top_k + j] != id as i32);
-            w_err = w_err.max(((w[r * sp.top_k + j] - wt) / wt.abs().max(1e-30)).abs() as f64);
+            id_diff += usize::from(ids[r * sp.routes() + j] != id as i32);
+            w_err = w_err.max(((w[r * sp.routes() + j] - wt) / wt.abs().max(1e-30)).abs() as f64);
         }
         routes.push(want);
     }

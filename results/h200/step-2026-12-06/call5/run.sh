@@ -1,40 +1,38 @@
-# Call 5: main at the SPECULA_SHARED commit. Call 4's stamps put V2-Lite's batch-1 experts region
-# (norm to combine) at ~62 us a layer against ~46 at copy, the routing waiting on the side
-# stream's shared experts for SM slots. The shared experts in the main stream (before / between /
-# after the routing and routed experts) against the side stream,  interleaved twice: V2-Lite batch 1 / 8 / 32; stamps
-# of the best orders; Moonlight batch 1; the 8B's tree attention in splits of 1 / 2 tiles
-# (SPECULA_TREE_SPLIT_TILES). On an H200, issue 18's tables first.
-# Pack with STAMPS=1 (scripts/devrun_pack.sh) for the stamped run.
+# Call 5: main at the SPECULA_SHARED=stacked commit. Call 4's stamps put V2-Lite's batch-1 experts
+# region (norm to combine) at ~62 us a layer against ~46 at copy, the routing and the routed
+# experts waiting on the side stream's shared experts for SM slots. First the kernel checks (the
+# stacked shared slices against the CPU, their bits across row counts) and GPU greedy = CPU greedy
+# with SPECULA_SHARED=stacked on the sparse fixtures; then the shared experts beside (side
+# stream, the default), between the routing and the routed experts (main stream), and stacked
+# with the routed experts (one grouped gate|up and one grouped down a layer), interleaved twice:
+# V2-Lite batch 1 / 8 / 32; stacked with an expert's pairs in one block (SPECULA_MOE_SLOT=off);
+# stamps of stacked; Moonlight beside / stacked.
 set -u
-CALL_BUDGET_S=480
+CALL_BUDGET_S=500
 . scripts/gpu_call.sh
 cat devrun/bin/PACKED.txt
-if grep -q H200 "$R/card.txt"; then
-  # Issue 18's card: its tables first (reach-2026-12-06/call6's command set).
-  bench l8-1 50 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8,16,32,64 --repeats 1 --max-new-tokens 32
-  bench l8-big 60 --config bench/configs/llama-3.1-8b.json --batch-sizes 128,256 --repeats 1 --max-new-tokens 16
-  bench l8-32768 60 --config bench/configs/llama-3.1-8b.json --batch-sizes 1 --prompt-lens 32768 --repeats 1 --max-new-tokens 16
-  bench l8-8192 200 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8,16,32,64 --prompt-lens 8192 --repeats 1 --max-new-tokens 32
-  grep -E "skipped|sizing" $R/l8-8192.log | cut -c1-240
-fi
+timeout 150 devrun/bin/specula-gpu-check $R/check --checks-only > $R/check.log 2>&1
+echo "check rc $? at $(el) s"
+grep -iE "moe|passed|failed|checks" $R/check.log | tail -24
+cp $R/check/kernel_checks.csv $R/kernel_checks.csv 2>/dev/null; rm -rf $R/check
+for shape in tiny-deepseek-v3 tiny-deepseek-v2; do
+  devrun/bin/specula fixtures random --shape $shape --seed 7 --out $R/fx/$shape > /dev/null
+  SPECULA_SHARED=stacked timeout 60 devrun/bin/specula gpu agree --target $R/fx/$shape/target \
+    --draft $R/fx/$shape/draft --out $R/agree-$shape > $R/agree-$shape.log 2>&1
+  echo "agree $shape rc $? at $(el) s"; tail -4 $R/agree-$shape.log | cut -c1-200
+  cp $R/agree-$shape/agreement.csv $R/agreement_$shape.csv 2>/dev/null; rm -rf $R/agree-$shape
+done
+rm -rf $R/fx
 V2="--config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8,32 --repeats 1 --max-new-tokens 32"
 for rep in 1 2; do
-  for o in beside before between after; do
+  for o in beside between stacked; do
     SPECULA_SHARED=$o bench v2-$o-$rep 40 $V2
   done
 done
-for o in between; do
-  SPECULA_STAMPS=1 SPECULA_SHARED=$o bench v2-stamps-$o 40 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8 --repeats 1 --max-new-tokens 32
-done
-for o in beside between; do
+SPECULA_SHARED=stacked SPECULA_MOE_SLOT=off bench v2-stacked-slotoff 40 $V2
+SPECULA_STAMPS=1 SPECULA_SHARED=stacked bench v2-stamps-stacked 40 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8 --repeats 1 --max-new-tokens 32
+for o in beside stacked; do
   SPECULA_SHARED=$o bench moon-$o 40 --config bench/configs/moonlight-16b-a3b.json --batch-sizes 1,8 --repeats 1 --max-new-tokens 32
 done
-# The 8B's batch-1 tree attention (11.4 us a layer in call 4's stamps over ~160 keys: one split
-# of three 64-key tiles a kv head, 8 blocks): splits of one or two tiles.
-for t in def 1 2; do
-  if [ $t = def ]; then unset SPECULA_TREE_SPLIT_TILES; else export SPECULA_TREE_SPLIT_TILES=$t; fi
-  bench l8-split$t 60 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8 --repeats 1 --max-new-tokens 32
-done
-unset SPECULA_TREE_SPLIT_TILES
-for f in $R/decode_bandwidth_*.csv; do echo "$(basename $f) $(tail -n +2 $f | cut -d, -f1,4 | tr '\n' ' ')"; done
+for f in $R/decode_bandwidth_*.csv; do echo "$(basename $f) $(tail -n +2 $f | cut -d, -f1,7,17 | tr '\n' ' ')"; done
 call_done

@@ -66,6 +66,7 @@ mod mla;
 mod mla_attention;
 mod mma_switches;
 mod moe;
+mod moe_route;
 mod norm;
 mod random;
 mod rope;
@@ -94,6 +95,7 @@ pub use mma_switches::{
     mma_eight_tiles, mma_in_order_tiles, mma_pipelined_groups, mma_pipelined_rows, EightTiles,
 };
 pub use moe::*;
+pub use moe_route::*;
 pub use norm::*;
 pub use random::*;
 pub use rope::*;

@@ -16,7 +16,27 @@ struct ExpertsDelta {
     const T* shared;  // row r's shared experts' output, or null
     const float* wt;  // row r's route weights
     int top_k, hidden;
+    const T* attn;    // row r's attention output not yet in the residual (moe_route's norm), or null
     __device__ bool has() const { return true; }
+    // residual + attn rounded to T, as rms_norm_residual would have stored it.
+    __device__ void pre(int i, float* v) const {
+        if (!attn) return;
+        constexpr int VEC = 16 / sizeof(T);
+        float a[VEC];
+        ld16(attn + i, a);
+#pragma unroll
+        for (int e = 0; e < VEC; e++) {
+            T t;
+            st(&t, v[e] + a[e]);
+            v[e] = ld(&t);
+        }
+    }
+    __device__ float pre_one(int i, float x) const {
+        if (!attn) return x;
+        T t;
+        st(&t, x + ld(&attn[i]));
+        return ld(&t);
+    }
     __device__ void vec(int i, float* v) const {
         constexpr int VEC = 16 / sizeof(T);
         float acc[VEC];
@@ -66,12 +86,13 @@ struct ExpertsDelta {
     }
 };
 
-// Row blockIdx.x's combine.
+// Row blockIdx.x's combine (and its attention output, when not yet added).
 template <typename T>
-__device__ ExpertsDelta<T> moe_combine_row(const T* yexp, const T* shared, const float* wts, int top_k, int hidden) {
+__device__ ExpertsDelta<T> moe_combine_row(const T* yexp, const T* shared, const float* wts, int top_k, int hidden,
+                                           const T* attn = nullptr) {
     size_t r = blockIdx.x;
     return ExpertsDelta<T>{yexp + r * top_k * hidden, shared ? shared + r * hidden : nullptr, wts + r * top_k, top_k,
-                           hidden};
+                           hidden, attn ? attn + r * hidden : nullptr};
 }
 
 // out[r] = row r's combine. grid: (rows, column blocks), a column a thread.
@@ -85,15 +106,18 @@ __device__ void moe_combine(T* out, const T* yexp, const T* shared, const float*
 #define P_MOE_COMBINE(T) (T* out, const T* yexp, const T* shared, const float* wts, int top_k, int hidden)
 BOTH(moe_combine, P_MOE_COMBINE, (out, yexp, shared, wts, top_k, hidden))
 
-// residual += row r's combine (as moe_combine stores it), then out =
-// rmsnorm(residual) * w (rms_norm_residual's arithmetic). grid: rows.
-// Enters as a programmatic dependent itself (rms_norm_delta).
+// residual += attn when given (the layer's attention output, left out of
+// the residual by a routing that ran the post-attention norm itself:
+// moe_route's norm), then residual += row r's combine (as moe_combine
+// stores it), then out = rmsnorm(residual) * w (rms_norm_residual's
+// arithmetic). grid: rows. Enters as a programmatic dependent itself
+// (rms_norm_delta).
 template <typename T>
 __device__ void moe_combine_norm(T* out, T* residual, const T* yexp, const T* shared, const float* wts, int top_k,
-                                 const T* w, float eps, int hidden) {
-    auto make = [&]() { return moe_combine_row(yexp, shared, wts, top_k, hidden); };
+                                 const T* w, float eps, int hidden, const T* attn) {
+    auto make = [&]() { return moe_combine_row(yexp, shared, wts, top_k, hidden, attn); };
     rms_norm_delta(out, residual, make, w, eps, hidden);
 }
 
-#define P_MOE_COMBINE_NORM(T) (T* out, T* residual, const T* yexp, const T* shared, const float* wts, int top_k, const T* w, float eps, int hidden)
-KERNELS_BOUNDED(moe_combine_norm, moe_combine_norm, T_ONLY, P_MOE_COMBINE_NORM, (out, residual, yexp, shared, wts, top_k, w, eps, hidden), NO_ENTER, NORM_THREADS)
+#define P_MOE_COMBINE_NORM(T) (T* out, T* residual, const T* yexp, const T* shared, const float* wts, int top_k, const T* w, float eps, int hidden, const T* attn)
+KERNELS_BOUNDED(moe_combine_norm, moe_combine_norm, T_ONLY, P_MOE_COMBINE_NORM, (out, residual, yexp, shared, wts, top_k, w, eps, hidden, attn), NO_ENTER, NORM_THREADS)

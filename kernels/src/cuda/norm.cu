@@ -11,7 +11,9 @@
 // registers, or asked of L2 on the scalar path) before the wait on the
 // previous kernel (no kernel writes them), then `make_delta()` (after the
 // wait) gives the delta: `has()`, `vec(i, v)` (its VEC values from column i,
-// i a multiple of VEC) and `one(i)`. Rows whose width is a multiple of 16
+// i a multiple of VEC) and `one(i)`, and what comes to the residual before
+// it: `pre(i, v)` and `pre_one(i, x)` (an addend not yet added to it, rounded
+// to T as a kernel would have stored the sum; StoredDelta's do nothing). Rows whose width is a multiple of 16
 // bytes and fits 4 vectors per thread stay in registers (one read of each
 // input); others take a scalar loop.
 template <typename T, typename F>
@@ -42,6 +44,7 @@ __device__ void rms_norm_delta(T* out, T* residual, F make_delta, const T* w, fl
             int i = (threadIdx.x + u * blockDim.x) * VEC;
             if (i < hidden) {
                 ld16(x + i, v[u]);
+                delta.pre(i, v[u]);
                 if (d) {
                     float dv[VEC];
                     delta.vec(i, dv);
@@ -70,7 +73,7 @@ __device__ void rms_norm_delta(T* out, T* residual, F make_delta, const T* w, fl
     }
     float ss = 0.f;
     for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
-        if (d) st(&x[i], ld(&x[i]) + delta.one(i));
+        if (d) st(&x[i], delta.pre_one(i, ld(&x[i])) + delta.one(i));
         float v = ld(&x[i]);
         ss += v * v;
     }
@@ -85,7 +88,48 @@ struct StoredDelta {
     __device__ bool has() const { return d != nullptr; }
     __device__ void vec(int i, float* v) const { ld16(d + i, v); }
     __device__ float one(int i) const { return ld(&d[i]); }
+    __device__ void pre(int, float*) const {}
+    __device__ float pre_one(int, float x) const { return x; }
 };
+
+// Row `row`'s RMSNorm as rms_norm_delta's register path computes it (the
+// same bits when blockDim.x is NORM_THREADS): v = x + d rounded to T, out =
+// rmsnorm(v) * w, stored into `dst` and, when not null, `keep`; x is not
+// written. Needs hidden % VEC == 0 and hidden / VEC <= 4 * blockDim.x
+// (norm_in_block in norm.rs); every thread of the block calls it.
+template <typename T>
+__device__ void rms_norm_row(T* dst, T* keep, const T* x, const T* d, const T* w, float eps, int hidden) {
+    constexpr int VEC = 16 / sizeof(T);
+    float v[4][VEC];
+    float ss = 0.f;
+#pragma unroll
+    for (int u = 0; u < 4; u++) {
+        int i = (threadIdx.x + u * blockDim.x) * VEC;
+        if (i < hidden) {
+            ld16(x + i, v[u]);
+            float dv[VEC];
+            ld16(d + i, dv);
+            T tmp[VEC];
+#pragma unroll
+            for (int e = 0; e < VEC; e++) { st(&tmp[e], v[u][e] + dv[e]); v[u][e] = ld(&tmp[e]); }
+#pragma unroll
+            for (int e = 0; e < VEC; e++) ss += v[u][e] * v[u][e];
+        }
+    }
+    float inv = rsqrtf(block_sum(ss) / hidden + eps);
+#pragma unroll
+    for (int u = 0; u < 4; u++) {
+        int i = (threadIdx.x + u * blockDim.x) * VEC;
+        if (i < hidden) {
+            float wv[VEC], r[VEC];
+            ld16(w + i, wv);
+#pragma unroll
+            for (int e = 0; e < VEC; e++) r[e] = v[u][e] * inv * wv[e];
+            st16(dst + i, r);
+            if (keep) st16(keep + i, r);
+        }
+    }
+}
 
 // residual += delta; out = rmsnorm(residual) * w. grid: rows. Enters as a
 // programmatic dependent itself (rms_norm_delta).

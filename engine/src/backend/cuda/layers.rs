@@ -6,7 +6,7 @@ use super::batch::BatchOnDevice;
 use super::forward::{dense_mlp, gqa_attention, post_attention_norm, Scratch, ScratchSizes};
 use super::kv_pool::KvPool;
 use super::profile::OpClock;
-use super::sparse_forward::{experts, latent_attention, SparseBuffers};
+use super::sparse_forward::{experts, latent_attention, PostNorm, SparseBuffers};
 use super::sparse_weights::{DeviceMla, DeviceMlaQuery, DeviceMoe};
 use super::weights::{DeviceGqa, DeviceMlp, DeviceNorm, Seeds};
 use crate::config::TargetConfig;
@@ -202,38 +202,46 @@ where
             )?;
         }
     }
-    post_attention_norm(gpu, &l.post_norm, x, sc, clock)?;
     match &l.ffn {
-        LayerFfn::Dense(m) => dense_mlp(gpu, m, b.rows, sc, clock),
+        LayerFfn::Dense(m) => {
+            post_attention_norm(gpu, &l.post_norm, x, sc, clock)?;
+            dense_mlp(gpu, m, b.rows, sc, clock)
+        }
         LayerFfn::Experts(m) => {
             let buf = sp
                 .moe
                 .as_mut()
                 .expect("expert buffers exist for an expert layer");
             let stats = li.stats.filter(|_| b.rows <= INVARIANT_MAX_ROWS);
-            experts(gpu, m, b.rows, sc, buf, stats, clock)
+            let rows = b.rows;
+            let post = PostNorm {
+                norm: &l.post_norm,
+                residual: x,
+            };
+            experts(gpu, m, post, rows, sc, buf, stats, clock)
         }
     }
 }
 
 /// The RMSNorm that follows layer `prev` (none: the first layer's, on the
-/// embeddings): `x +=` what `prev`'s feed-forward made (`mlp` for a dense
-/// MLP; an experts layer's combine, fused into this launch), then `out =
-/// norm(x)`.
+/// embeddings): `x +=` what `prev`'s feed-forward made (`sc.mlp` for a dense
+/// MLP; an experts layer's combine, fused into this launch, after `sc.o`
+/// when its routing ran the post-attention norm), then `out = norm(x)`.
 pub(crate) fn norm_after<T: GpuElement>(
     gpu: &Gpu,
     out: &mut CudaSlice<T>,
     x: &mut CudaSlice<T>,
     prev: Option<&TargetLayer<T>>,
-    mlp: &CudaSlice<T>,
+    sc: &Scratch<T>,
     sp: &SparseBuffers<T>,
     norm: &DeviceNorm<T>,
 ) -> Result<()> {
     let h = norm.w.len();
+    let mlp = &sc.mlp;
     match prev.map(|l| &l.ffn) {
         Some(LayerFfn::Experts(m)) => {
             let yo = sp
-                .experts_output(m)
+                .experts_output(m, &sc.o)
                 .expect("expert buffers exist for an expert layer");
             moe_combine_norm(gpu, out, x, yo, &norm.w, norm.eps)?
         }

@@ -3,19 +3,21 @@
 //! absorbed-form latent attention and the routed + shared experts.
 
 use super::batch::BatchOnDevice;
-use super::forward::{mlp_into, Scratch};
+use super::forward::{mlp_into, post_attention_norm, Scratch};
 use super::kv_pool::KvPool;
 use super::layers::{LayerAttention, LayerFfn, TargetLayer};
 use super::profile::OpClock;
 use super::shared_experts::{shared_placement, SharedPlacement as Place};
 use super::sparse_weights::{DeviceMla, DeviceMlaQuery, DeviceMoe};
+use super::weights::DeviceNorm;
 use crate::error::Result;
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cuda::{
     invariant_linear_rows, mla_attention, mla_head_linear, mla_prep, mla_prep_uk, mla_uk,
-    moe_grouped, moe_route, rms_norm_residual, ExpertProduct, ExpertWeights, ExpertsOutput, Gpu,
-    GpuElement, HeadStrides, MlaPrepInputs, MlaRope, MlaScratch, MoePlan,
+    moe_grouped, moe_route, moe_route_norm_fits, rms_norm_residual, ExpertProduct, ExpertWeights,
+    ExpertsOutput, Gpu, GpuElement, HeadStrides, MlaPrepInputs, MlaRope, MlaScratch, MoePlan,
+    RouteInput,
 };
 
 /// Latent attention's buffers of one forward shape.
@@ -36,6 +38,16 @@ pub(crate) struct MoeBuffers<T> {
     act: CudaSlice<T>,
     yexp: CudaSlice<T>,
     shared_out: CudaSlice<T>,
+    /// The last experts forward's routing ran the post-attention norm, so
+    /// the attention output is not yet in the residual.
+    attn_pending: bool,
+}
+
+/// A layer's post-attention norm and the residual stream it adds the
+/// attention's output (`sc.o`) to.
+pub(crate) struct PostNorm<'a, T> {
+    pub(crate) norm: &'a DeviceNorm<T>,
+    pub(crate) residual: &'a mut CudaSlice<T>,
 }
 
 /// The buffers latent attention and experts add to a forward shape.
@@ -86,6 +98,7 @@ impl<T: GpuElement> SparseBuffers<T> {
                     yexp: s.alloc_zeros(pairs * m.hidden)?,
                     shared_out: s.alloc_zeros(rows.max(1) * m.hidden)?,
                     plan,
+                    attn_pending: false,
                 })
             }
         };
@@ -241,13 +254,18 @@ fn prep_in_one_launch() -> bool {
     })
 }
 
-/// The experts of `sc.normed`: routing, grouped gate|up with SiLU, grouped
-/// down (with the shared experts' slices when stacked), the shared experts
-/// apart. Their combine is the next RMSNorm's
-/// ([`SparseBuffers::experts_output`]).
+/// The post-attention norm into `sc.normed` and the experts of it: routing,
+/// grouped gate|up with SiLU, grouped down (with the shared experts' slices
+/// when stacked), the shared experts apart. Their combine is the next
+/// RMSNorm's ([`SparseBuffers::experts_output`]). With no shared experts
+/// apart, the routing can run the norm itself (`SPECULA_ROUTE_NORM=fused`:
+/// [`RouteInput::Norm`], the same bits), leaving the attention's output for
+/// the next norm to add.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn experts<T: GpuElement>(
     gpu: &Gpu,
     m: &DeviceMoe<T>,
+    post: PostNorm<'_, T>,
     rows: usize,
     sc: &mut Scratch<T>,
     buf: &mut MoeBuffers<T>,
@@ -271,16 +289,31 @@ where
         order => order,
     };
     let shared = m.shared.as_ref().map(|s| (s, place));
+    buf.attn_pending = shared.is_none() && route_norm() && moe_route_norm_fits::<T>(h);
+    if !buf.attn_pending {
+        post_attention_norm(gpu, post.norm, post.residual, sc, clock)?;
+    }
     if let Some((s, Place::Beside)) = shared {
         gpu.fork(|| mlp_into(gpu, s, rows, sc, Some(&mut buf.shared_out), clock))??;
     }
     if let Some((s, Place::Before)) = shared {
         mlp_into(gpu, s, rows, sc, Some(&mut buf.shared_out), clock)?;
     }
+    let input = if buf.attn_pending {
+        RouteInput::Norm {
+            normed: &mut sc.normed,
+            residual: post.residual,
+            attn: &sc.o,
+            w: &post.norm.w,
+            eps: post.norm.eps,
+        }
+    } else {
+        RouteInput::Normed(&sc.normed)
+    };
     moe_route(
         gpu,
         &mut buf.plan,
-        &sc.normed,
+        input,
         &m.gate,
         m.bias.as_ref(),
         h,
@@ -327,12 +360,34 @@ where
 
 impl<T> SparseBuffers<T> {
     /// The output of the last experts layer `m` ran, left for the next
-    /// RMSNorm to combine (`moe_combine_norm`); none without experts.
-    pub(crate) fn experts_output<'a>(&'a self, m: &DeviceMoe<T>) -> Option<ExpertsOutput<'a, T>> {
+    /// RMSNorm to combine (`moe_combine_norm`), with that layer's attention
+    /// output `attn` when its routing ran the post-attention norm; none
+    /// without experts.
+    pub(crate) fn experts_output<'a>(
+        &'a self,
+        m: &DeviceMoe<T>,
+        attn: &'a CudaSlice<T>,
+    ) -> Option<ExpertsOutput<'a, T>> {
         self.moe.as_ref().map(|buf| ExpertsOutput {
             yexp: &buf.yexp,
             shared: m.shared.as_ref().map(|_| &buf.shared_out),
             plan: &buf.plan,
+            attn: buf.attn_pending.then_some(attn),
         })
     }
+}
+
+/// Whether an experts layer's routing runs its post-attention norm
+/// (`SPECULA_ROUTE_NORM`: `apart`, the default, or `fused`; the same bits
+/// either way); read once.
+fn route_norm() -> bool {
+    static FUSED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FUSED.get_or_init(|| {
+        specula_kernels::switch::switch(
+            "SPECULA_ROUTE_NORM",
+            &[("apart", false), ("fused", true)],
+            false,
+            "apart",
+        )
+    })
 }

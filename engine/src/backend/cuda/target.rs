@@ -201,7 +201,7 @@ where
             let prev = li.checked_sub(1).map(|p| &w.layers[p]);
             let (sc, sparse) = (&st.sc, &st.own.sparse);
             let n = &layer.input_norm;
-            norm_after(gpu, &mut st.norm_out, &mut st.x, prev, &sc.mlp, sparse, n)?;
+            norm_after(gpu, &mut st.norm_out, &mut st.x, prev, sc, sparse, n)?;
             for (slot, _) in capture.iter().enumerate().filter(|(_, &p)| p == li) {
                 copy_cols(gpu, &mut st.own.aux, &st.x, rows, h, aux_w, slot * h)?;
             }
@@ -229,15 +229,7 @@ where
         }
         let (sc, sparse) = (&st.sc, &st.own.sparse);
         let last = w.layers.last();
-        norm_after(
-            gpu,
-            &mut st.norm_out,
-            &mut st.x,
-            last,
-            &sc.mlp,
-            sparse,
-            &w.norm,
-        )?;
+        norm_after(gpu, &mut st.norm_out, &mut st.x, last, sc, sparse, &w.norm)?;
         logits_forward(gpu, &w.lm_head, st)?;
         if wanted == LogitsWanted::Argmax {
             let (nl, vocab) = (st.batch.n_logits.max(1), self.config.vocab_size);

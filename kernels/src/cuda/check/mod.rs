@@ -4,7 +4,7 @@
 //!
 //! One file per op family, as the kernels are: `copy.rs`, `norm.rs`,
 //! `rope.rs`, `activation.rs`, `select.rs`, `verify.rs`, `random.rs`,
-//! `linear.rs`, `linear_tiles.rs`, `attention.rs`, `mla.rs`, `mla_prep_uk.rs`, `moe.rs`; `ceilings.rs` the ceilings and the event
+//! `linear.rs`, `linear_tiles.rs`, `attention.rs`, `mla.rs`, `mla_prep_uk.rs`, `moe.rs`, `moe_route_norm.rs`; `ceilings.rs` the ceilings and the event
 //! timer; this file the shared recorder and helpers.
 //!
 //! Error measure: the norm-wise relative error `max|gpu - cpu| / max|cpu|`.
@@ -20,6 +20,7 @@ mod linear_tiles;
 mod mla;
 mod mla_prep_uk;
 mod moe;
+mod moe_route_norm;
 mod norm;
 mod random;
 mod rope;
@@ -116,6 +117,8 @@ pub fn run_checks(gpu: &Gpu, seed: u64) -> Result<Vec<CheckRow>, GpuError> {
             mla_prep_uk::check_mla_prep_uk::<bf16>,
             moe::check_moe::<f32>,
             moe::check_moe::<bf16>,
+            moe_route_norm::check_moe_route_norm::<f32>,
+            moe_route_norm::check_moe_route_norm::<bf16>,
         ])
         .chain(model_checks::<f32>())
         .chain(model_checks::<bf16>())

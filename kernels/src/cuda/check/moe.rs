@@ -8,7 +8,8 @@
 use super::{differing, download, normwise_error, random, round, row_recorder, upload, CheckRow};
 use crate::cuda::{
     moe_combine, moe_combine_norm, moe_grouped, moe_route, moe_routes, rms_norm_residual,
-    ExpertProduct, ExpertWeights, ExpertsOutput, Gpu, GpuElement, GpuError, MoePlan, RouterSpec,
+    ExpertProduct, ExpertWeights, ExpertsOutput, Gpu, GpuElement, GpuError, MoePlan, RouteInput,
+    RouterSpec,
 };
 use cudarc::driver::CudaSlice;
 use rand_chacha::ChaCha8Rng;
@@ -110,7 +111,15 @@ fn run<T: GpuElement>(
     let s = &gpu.stream;
     let (h, inner) = (ex.hidden, ex.inner);
     let mut plan = MoePlan::new(gpu, rows, sp)?;
-    moe_route(gpu, &mut plan, x, &ex.gate, ex.bias.as_ref(), h, None)?;
+    moe_route(
+        gpu,
+        &mut plan,
+        RouteInput::Normed(x),
+        &ex.gate,
+        ex.bias.as_ref(),
+        h,
+        None,
+    )?;
     let pairs = plan.pairs();
     let mut act = s.alloc_zeros::<T>(pairs * inner)?;
     let gu = ExpertWeights {
@@ -138,6 +147,7 @@ fn run<T: GpuElement>(
         yexp: &yexp,
         shared,
         plan: &plan,
+        attn: None,
     };
     moe_combine_norm(gpu, &mut norm_b, &mut res_b, yo, &norm_w, 1e-6)?;
     let fused_diff = differing(&download(gpu, &norm_a)?, &download(gpu, &norm_b)?)

@@ -1,0 +1,315 @@
+//! The mixture-of-experts routing on the device (`moe_route.cu` for a
+//! row, `moe.cu` for the launch and the plan): router logits, each row's
+//! experts and weights, and the pairs laid out by expert in slots for the
+//! grouped launches (`moe.rs`), with no host round trip, so a forward stays
+//! one CUDA graph.
+
+use super::device::{Gpu, GpuElement, GpuError};
+use super::launch::{cfg, launch, name, need, RawArg, THREADS};
+use super::norm::NORM_THREADS;
+use cudarc::driver::CudaSlice;
+
+/// How a router turns logits into experts and weights (the engine's `MoeConfig`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RouterSpec {
+    /// Routed experts (at most 512).
+    pub experts: usize,
+    /// Experts per token (at most 16).
+    pub top_k: usize,
+    /// Sigmoid scores (else a softmax over all experts).
+    pub sigmoid: bool,
+    /// Groups of experts (1: no group limit; at most 64).
+    pub n_group: usize,
+    /// Groups kept per token.
+    pub topk_group: usize,
+    /// A group scores the sum of its two best (else its best).
+    pub top_two_sum: bool,
+    /// The chosen weights are renormalised to sum to 1.
+    pub norm_topk_prob: bool,
+    /// Factor on the weights.
+    pub scaling: f32,
+    /// Always-routed experts after the routed ones (ids `experts..`, weight
+    /// 1 each): the shared experts in expert-sized slices, stacked with the
+    /// routed experts so the grouped launches read them too (0: none, or
+    /// shared experts of their own).
+    pub shared: usize,
+}
+
+impl RouterSpec {
+    /// Each row's routes: its `top_k` routed experts, then the shared slices.
+    pub fn routes(&self) -> usize {
+        self.top_k + self.shared
+    }
+
+    /// Experts a grouped launch's weights hold: the routed ones, then the shared slices.
+    pub fn stacked(&self) -> usize {
+        self.experts + self.shared
+    }
+}
+
+/// A forward's routing on the device, sized for its rows: logits, each
+/// row's experts and weights (ascending expert id), and the pairs laid out
+/// by expert.
+pub struct MoePlan {
+    pub(crate) rows: usize,
+    pub(crate) logits: CudaSlice<f32>,
+    pub(crate) ids: CudaSlice<i32>,
+    pub(crate) weights: CudaSlice<f32>,
+    /// The slot table: per slot 4 ints, (expert, first pair, end pair, 0),
+    /// each expert's pairs in slots of at most `chunk` in ascending id, then
+    /// (-1, 0, 0, 0) up to [`MoePlan::slots`].
+    pub(crate) slot_table: CudaSlice<i32>,
+    pub(crate) pair_row: CudaSlice<i32>,
+    /// Each pair's route `r * routes + j` (row `r`'s `j`-th expert): where
+    /// the down product leaves its output for the combine.
+    pub(crate) pair_route: CudaSlice<i32>,
+    /// Blocks of the routing launch that have finished (zero between launches).
+    ticket: CudaSlice<u32>,
+    pub(crate) spec: RouterSpec,
+    /// Pairs a grouped block takes at most (a slot's share of an expert).
+    chunk: usize,
+}
+
+impl MoePlan {
+    /// Buffers for `rows` rows routed by `spec`.
+    pub fn new(gpu: &Gpu, rows: usize, spec: RouterSpec) -> Result<MoePlan, GpuError> {
+        need(
+            (1..=512).contains(&spec.experts)
+                && (1..=16).contains(&spec.top_k)
+                && spec.routes() <= 16
+                && spec.stacked() <= 512
+                && spec.top_k <= spec.experts
+                && (1..=64).contains(&spec.n_group)
+                && spec.experts.is_multiple_of(spec.n_group)
+                && (1..=spec.n_group).contains(&spec.topk_group)
+                && spec.topk_group * (spec.experts / spec.n_group) >= spec.top_k,
+            || {
+                format!("moe: unsupported router {spec:?} (at most 512 experts with the shared slices, 16 routes a token, 64 groups; the kept groups must hold top_k experts)")
+            },
+        )?;
+        let s = &gpu.stream;
+        let pairs = (rows * spec.routes()).max(1);
+        let chunk = moe_slot_pairs().unwrap_or(pairs);
+        let slots = slot_cap(rows * spec.routes(), spec.stacked(), chunk);
+        Ok(MoePlan {
+            rows,
+            logits: s.alloc_zeros((rows * spec.experts).max(1))?,
+            ids: s.alloc_zeros(pairs)?,
+            weights: s.alloc_zeros(pairs)?,
+            slot_table: s.alloc_zeros(4 * slots)?,
+            pair_row: s.alloc_zeros(pairs)?,
+            pair_route: s.alloc_zeros(pairs)?,
+            ticket: s.alloc_zeros(1)?,
+            spec,
+            chunk,
+        })
+    }
+
+    /// Pairs (row, expert) of a forward: `rows * routes`.
+    pub fn pairs(&self) -> usize {
+        self.rows * self.spec.routes()
+    }
+
+    /// Slots a grouped launch covers (its grid's y).
+    pub(crate) fn slots(&self) -> usize {
+        slot_cap(self.pairs(), self.spec.stacked(), self.chunk)
+    }
+}
+
+/// Slots `pairs` pairs over `experts` stacked experts can fill, each
+/// expert's pairs cut into slots of at most `chunk`: one per expert with
+/// pairs (at most one per pair), plus one per whole `chunk` of pairs.
+fn slot_cap(pairs: usize, experts: usize, chunk: usize) -> usize {
+    (pairs.min(experts) + pairs / chunk).max(1)
+}
+
+/// Pairs a grouped block takes at most (`SPECULA_MOE_SLOT`: `32`, the
+/// default, or `off`, an expert's pairs in one block however many); read
+/// once. The same bits either way: a pair's result does not depend on the
+/// pairs beside it.
+fn moe_slot_pairs() -> Option<usize> {
+    static CHUNK: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *CHUNK.get_or_init(|| {
+        crate::switch::switch(
+            "SPECULA_MOE_SLOT",
+            &[("32", Some(32)), ("off", None)],
+            Some(32),
+            "32",
+        )
+    })
+}
+
+/// The rows a routing reads.
+pub enum RouteInput<'a, T> {
+    /// `[rows, k]`, already normed.
+    Normed(&'a CudaSlice<T>),
+    /// The layer's post-attention norm, run by the routing itself (one
+    /// launch fewer a layer): `normed[r] = rmsnorm(residual[r] + attn[r]) *
+    /// w`, the bits of [`super::rms_norm_residual`], left in `normed` for
+    /// the experts. The residual is not written: the next norm adds `attn`
+    /// first ([`ExpertsOutput::attn`]). Only where [`moe_route_norm_fits`].
+    Norm {
+        /// Where the normed rows go.
+        normed: &'a mut CudaSlice<T>,
+        /// The residual stream before the attention's output.
+        residual: &'a CudaSlice<T>,
+        /// The attention's output.
+        attn: &'a CudaSlice<T>,
+        /// The norm's weights.
+        w: &'a CudaSlice<T>,
+        /// The norm's epsilon.
+        eps: f32,
+    },
+}
+
+/// Whether the routing can run a `k`-wide norm itself ([`RouteInput::Norm`]):
+/// rows that fit the norm's register path (`rms_norm_row` in `norm.cu`).
+pub fn moe_route_norm_fits<T: GpuElement>(k: usize) -> bool {
+    let vec = 16 / T::BYTES;
+    k.is_multiple_of(vec) && k / vec <= 4 * NORM_THREADS as usize
+}
+
+/// Routes every row of the input (`[rows, k]`, or normed by the routing:
+/// [`RouteInput`]) through the router `gate: [experts, k]` (logits in f32)
+/// with the optional `e_score_correction_bias`, and lays the pairs out by
+/// expert. `stats` (two counters), when given, gains the routed experts
+/// touched and one forward.
+pub fn moe_route<T: GpuElement>(
+    gpu: &Gpu,
+    plan: &mut MoePlan,
+    input: RouteInput<'_, T>,
+    gate: &CudaSlice<T>,
+    bias: Option<&CudaSlice<f32>>,
+    k: usize,
+    stats: Option<&mut CudaSlice<u64>>,
+) -> Result<(), GpuError> {
+    let sp = plan.spec;
+    let rows = plan.rows;
+    let n = rows * k;
+    let sized = match &input {
+        RouteInput::Normed(x) => x.len() >= n,
+        RouteInput::Norm {
+            normed,
+            residual,
+            attn,
+            w,
+            ..
+        } => {
+            normed.len() >= n
+                && residual.len() >= n
+                && attn.len() >= n
+                && w.len() == k
+                && moe_route_norm_fits::<T>(k)
+        }
+    };
+    need(
+        sized
+            && gate.len() == sp.experts * k
+            && bias.is_none_or(|b| b.len() == sp.experts)
+            && stats.as_ref().is_none_or(|s| s.len() >= 2),
+        || "moe_route: sizes disagree".into(),
+    )?;
+    if rows == 0 {
+        return Ok(());
+    }
+    let vec = k.is_multiple_of(16 / T::BYTES);
+    let flags =
+        i32::from(sp.sigmoid) | i32::from(sp.top_two_sum) << 1 | i32::from(sp.norm_topk_prob) << 2;
+    let (x, norm) = match input {
+        RouteInput::Normed(x) => (RawArg::slice(gpu, x), None),
+        RouteInput::Norm {
+            normed,
+            residual,
+            attn,
+            w,
+            eps,
+        } => (
+            RawArg::Ptr(0),
+            Some([
+                RawArg::slice(gpu, normed),
+                RawArg::slice(gpu, residual),
+                RawArg::slice(gpu, attn),
+                RawArg::slice(gpu, w),
+                RawArg::F32(eps),
+            ]),
+        ),
+    };
+    let fused = norm.is_some();
+    let tail = norm.unwrap_or([
+        RawArg::Ptr(0),
+        RawArg::Ptr(0),
+        RawArg::Ptr(0),
+        RawArg::Ptr(0),
+        RawArg::F32(0.0),
+    ]);
+    let mut args = vec![
+        RawArg::slice(gpu, &plan.logits),
+        x,
+        RawArg::slice(gpu, gate),
+        RawArg::I32(k as i32),
+        RawArg::I32(i32::from(vec)),
+        RawArg::slice(gpu, &plan.ticket),
+        RawArg::opt(gpu, bias),
+        RawArg::I32(rows as i32),
+        RawArg::I32(sp.experts as i32),
+        RawArg::I32(sp.top_k as i32),
+        RawArg::I32(sp.n_group as i32),
+        RawArg::I32(sp.topk_group as i32),
+        RawArg::I32(flags),
+        RawArg::F32(sp.scaling),
+        RawArg::I32(sp.shared as i32),
+        RawArg::I32(plan.chunk as i32),
+        RawArg::I32(plan.slots() as i32),
+        RawArg::slice(gpu, &plan.ids),
+        RawArg::slice(gpu, &plan.weights),
+        RawArg::slice(gpu, &plan.slot_table),
+        RawArg::slice(gpu, &plan.pair_row),
+        RawArg::slice(gpu, &plan.pair_route),
+        RawArg::opt(gpu, stats.map(|s| &*s)),
+    ];
+    args.extend(tail);
+    // One warp per expert and row group for the logits; the last block to
+    // finish routes every row (moe_route in moe.cu). With the norm, blocks
+    // of the norm's threads (its bits) and room for a row.
+    let (threads, kernel, smem) = if fused {
+        let smem = plan_smem(sp, rows).max(k * T::BYTES);
+        (NORM_THREADS, "moe_route_normed", smem)
+    } else {
+        (THREADS, "moe_route", plan_smem(sp, rows))
+    };
+    let blocks = (sp.experts * 32).div_ceil(threads as usize) as u32;
+    let grid = cfg(
+        (blocks, rows.div_ceil(4).clamp(1, 256) as u32),
+        threads,
+        smem as u32,
+    );
+    // SAFETY: the kernel's parameters in order; sizes checked above and in MoePlan::new.
+    unsafe { launch(gpu, &name::<T>(kernel), grid, &args) }
+}
+
+/// Pairs up to which the routing keeps every row's experts in shared
+/// memory (`MOE_SMEM_PAIRS` in `moe.cu`).
+const MOE_SMEM_PAIRS: usize = 1024;
+
+/// Warps that route rows (`MOE_ROUTE_WARPS` in `moe.cu`: the launch's 8).
+const MOE_ROUTE_WARPS: usize = THREADS as usize / 32;
+
+/// Bytes of dynamic shared memory the routing of `rows` rows asks for
+/// (`moe_route_plan` in `moe.cu`): per routing warp 2 x experts scores,
+/// then counts and offsets of the stacked experts and the staged expert ids.
+fn plan_smem(sp: RouterSpec, rows: usize) -> usize {
+    let ints = 2 * sp.stacked() + 1 + (rows * sp.routes()).min(MOE_SMEM_PAIRS);
+    (MOE_ROUTE_WARPS * 2 * sp.experts + ints) * 4
+}
+
+/// Each row's routes (experts in ascending id, then the shared slices) and
+/// weights as the device holds them.
+pub fn moe_routes(gpu: &Gpu, plan: &MoePlan) -> Result<(Vec<i32>, Vec<f32>), GpuError> {
+    let s = &gpu.stream;
+    let n = plan.pairs();
+    let mut ids = s.clone_dtoh(&plan.ids)?;
+    let mut w = s.clone_dtoh(&plan.weights)?;
+    ids.truncate(n);
+    w.truncate(n);
+    Ok((ids, w))
+}

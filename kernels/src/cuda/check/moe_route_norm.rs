@@ -47,14 +47,16 @@ fn path<T: GpuElement>(
 ) -> Result<PathOut, GpuError> {
     let s = &gpu.stream;
     let (h, inner) = (l.hidden, l.inner);
-    let mut residual = s.clone_dtod(&l.residual)?;
+    // The first `rows` rows of the layer's (the norms take exactly `rows`).
+    let mut residual = s.clone_dtod(&l.residual.slice(..rows * h))?;
+    let attn = s.clone_dtod(&l.attn.slice(..rows * h))?;
     let mut normed = s.alloc_zeros::<T>(rows * h)?;
     let mut plan = MoePlan::new(gpu, rows, sp)?;
     if fused {
         let input = RouteInput::Norm {
             normed: &mut normed,
             residual: &residual,
-            attn: &l.attn,
+            attn: &attn,
             w: &l.post_w,
             eps: 1e-6,
         };
@@ -64,7 +66,7 @@ fn path<T: GpuElement>(
             gpu,
             &mut normed,
             &mut residual,
-            Some(&l.attn),
+            Some(&attn),
             &l.post_w,
             1e-6,
             h,
@@ -92,7 +94,7 @@ fn path<T: GpuElement>(
         yexp: &yexp,
         shared: None,
         plan: &plan,
-        attn: fused.then_some(&l.attn),
+        attn: fused.then_some(&attn),
     };
     moe_combine_norm(gpu, &mut out, &mut residual, yo, &l.next_w, 1e-6)?;
     let (ids, weights) = moe_routes(gpu, &plan)?;

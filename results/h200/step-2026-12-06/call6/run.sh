@@ -1,0 +1,44 @@
+# Call 6: main with call 5's check fixed (the routing-norm check sliced its rows). Call 5 found the
+# shared experts stacked with the routed ones slower than beside (V2-Lite batch 1 2700 against
+# 2650-2673 us, batch 32 67% of copy against 72.5%) and the norm in the routing slower still
+# (2762-2784 us; the fused routing 12.8 us a layer in its stamps against 3.6 + 2.9 apart). Here:
+# the whole kernel check run (call 5's stopped at the bad check), the kernels' registers and
+# spills (cuobjdump), stamps of beside and of stacked alone at batch 1 (where the combine and
+# the down go), and Nsight Compute's durations of the routing kernels with and without the norm.
+# On an H200, issue 18's 8B table after.
+set -u
+CALL_BUDGET_S=480
+. scripts/gpu_call.sh
+cat devrun/bin/PACKED.txt
+timeout 200 devrun/bin/specula-gpu-check $R/check --checks-only > $R/check.log 2>&1
+echo "check rc $? at $(el) s"
+tail -5 $R/check.log
+cp $R/check/kernel_checks.csv $R/kernel_checks.csv 2>/dev/null; rm -rf $R/check
+grep -E "moe_route_normed|moe_combine_norm_attn|shared" $R/kernel_checks.csv | head -30
+awk -F, 'NR>1 {n++} END {print n " check rows"}' $R/kernel_checks.csv
+/usr/local/cuda/bin/cuobjdump --dump-resource-usage devrun/kernels/kernels-sm_90a-*.cubin 2>/dev/null \
+  | grep -A1 -E "moe_route|moe_combine_norm_bf16|rms_norm_residual_bf16" | grep -E "Function|REG" | head -20
+V2="--config bench/configs/deepseek-v2-lite.json --batch-sizes 1 --repeats 1 --max-new-tokens 32"
+SPECULA_STAMPS=1 SPECULA_SHARED=beside bench v2-stamps-beside 40 $V2
+SPECULA_STAMPS=1 SPECULA_SHARED=stacked bench v2-stamps-stacked 40 $V2
+for f in $R/*_kernel_shares_b1_p128.csv; do echo "== $(basename $f)"; head -12 $f | cut -d, -f1-6; done
+for mode in apart fused; do
+  SPECULA_SHARED=stacked SPECULA_ROUTE_NORM=$mode timeout 120 /usr/local/cuda/bin/ncu --csv \
+    --kernel-name regex:"moe_route|rms_norm_residual|moe_combine_norm" --launch-skip 300 --launch-count 8 \
+    --metrics gpu__time_duration.sum,launch__registers_per_thread,launch__grid_size,launch__block_size \
+    devrun/bin/specula gpu bench --random-weights --quiet --steps 5 --topk 1 --synthetic 0.8 $V2 \
+    --max-new-tokens 8 --out $R/ncu-$mode > $R/ncu_$mode.csv 2> $R/ncu_$mode.err
+  echo "ncu $mode rc $? at $(el) s"
+  grep -E "gpu__time_duration|registers" $R/ncu_$mode.csv | cut -d, -f5,11,13- | head -16
+  rm -rf $R/ncu-$mode
+done
+if grep -q H200 "$R/card.txt"; then
+  bench l8-1 50 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8,16,32,64 --repeats 1 --max-new-tokens 32
+  bench v2lite 40 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8,32 --repeats 1 --max-new-tokens 32
+  bench l8-big 60 --config bench/configs/llama-3.1-8b.json --batch-sizes 128,256 --repeats 1 --max-new-tokens 16
+  bench l8-32768 60 --config bench/configs/llama-3.1-8b.json --batch-sizes 1 --prompt-lens 32768 --repeats 1 --max-new-tokens 16
+  bench l8-8192 200 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8,16,32,64 --prompt-lens 8192 --repeats 1 --max-new-tokens 32
+  grep -E "skipped|sizing" $R/l8-8192.log | cut -c1-240
+fi
+for f in $R/decode_bandwidth_*.csv; do echo "$(basename $f) $(tail -n +2 $f | cut -d, -f1,7,17 | tr '\n' ' ')"; done
+call_done

@@ -22,8 +22,8 @@ __device__ void moe_router_logits(float* logits, const T* x, const T* gate, int 
 
 // The router logits of rows the block normalises itself (moe_route with a
 // norm): per row of the block (grid.y strided), the post-attention RMSNorm
-// of residual + attn (rms_norm_row: rms_norm_residual's bits with its
-// NORM_THREADS threads) into dynamic shared memory, kept in `normed` by the
+// of residual + attn (rms_norm_row: rms_norm_residual's bits, as its
+// NORM_THREADS threads sum) into dynamic shared memory, kept in `normed` by the
 // first column of blocks, then each warp's expert logit from it (warp_dot:
 // the bits of reading the stored row).
 template <typename T>
@@ -185,8 +185,7 @@ __device__ void moe_route_tail(const float* logits, unsigned int* ticket, const 
 // every row and lays out the pairs (moe_route_plan) from the logits the
 // other blocks left in L2. Before waiting on the kernel before it, each
 // warp of the first row group asks L2 for its expert's gate row (weights:
-// no kernel writes them). With norm_w (moe_route_normed, NORM_THREADS
-// threads a block), x is made here: the post-attention norm of residual +
+// no kernel writes them). With norm_w, x is made here: the post-attention norm of residual +
 // attn (moe_router_logits_normed), left in normed for the experts; the
 // residual is not written (the next norm adds attn: moe_combine_norm).
 // Dynamic shared memory: moe_route_plan's, or a row of T if more.
@@ -208,10 +207,8 @@ __device__ void moe_route(float* logits, const T* x, const T* gate, int k, int v
 
 #define P_MOE_ROUTE(T) (float* logits, const T* x, const T* gate, int k, int vec, unsigned int* ticket, const float* bias, int rows, int experts, int top_k, int n_group, int topk_group, int flags, float scaling, int shared, int chunk, int slot_cap, int* ids, float* wts, int4* slots, int* pair_row, int* pair_route, unsigned long long* stats, T* normed, const T* residual, const T* attn, const T* norm_w, float eps)
 #define A_MOE_ROUTE (logits, x, gate, k, vec, ticket, bias, rows, experts, top_k, n_group, topk_group, flags, scaling, shared, chunk, slot_cap, ids, wts, slots, pair_row, pair_route, stats, normed, residual, attn, norm_w, eps)
-// moe_route enters as a programmatic dependent itself (after its prefetch);
-// moe_route_normed is the same with the norm, in blocks of NORM_THREADS.
+// moe_route enters as a programmatic dependent itself (after its prefetch).
 KERNELS_ENTERED(moe_route, moe_route, T_ONLY, P_MOE_ROUTE, A_MOE_ROUTE, NO_ENTER)
-KERNELS_BOUNDED(moe_route_normed, moe_route, T_ONLY, P_MOE_ROUTE, A_MOE_ROUTE, NO_ENTER, NORM_THREADS)
 
 // One value of an mma tile stored as mma_store stores it: with `silu`
 // (interleaved gate|up columns), lanes g and g ^ 1 hold a column pair's gate

@@ -269,22 +269,22 @@ pub fn moe_route<T: GpuElement>(
     ];
     args.extend(tail);
     // One warp per expert and row group for the logits; the last block to
-    // finish routes every row (moe_route in moe.cu). With the norm, blocks
-    // of the norm's threads (its bits) and room for a row.
-    let (threads, kernel, smem) = if fused {
-        let smem = plan_smem(sp, rows).max(k * T::BYTES);
-        (NORM_THREADS, "moe_route_normed", smem)
+    // finish routes every row (moe_route in moe.cu). With the norm, room for
+    // a row (the norm sums as NORM_THREADS threads would: rms_norm_row).
+    const _: () = assert!(NORM_THREADS == THREADS || NORM_THREADS == 2 * THREADS);
+    let smem = if fused {
+        plan_smem(sp, rows).max(k * T::BYTES)
     } else {
-        (THREADS, "moe_route", plan_smem(sp, rows))
+        plan_smem(sp, rows)
     };
-    let blocks = (sp.experts * 32).div_ceil(threads as usize) as u32;
+    let blocks = (sp.experts * 32).div_ceil(THREADS as usize) as u32;
     let grid = cfg(
         (blocks, rows.div_ceil(4).clamp(1, 256) as u32),
-        threads,
+        THREADS,
         smem as u32,
     );
     // SAFETY: the kernel's parameters in order; sizes checked above and in MoePlan::new.
-    unsafe { launch(gpu, &name::<T>(kernel), grid, &args) }
+    unsafe { launch(gpu, &name::<T>("moe_route"), grid, &args) }
 }
 
 /// Pairs up to which the routing keeps every row's experts in shared

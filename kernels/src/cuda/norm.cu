@@ -92,43 +92,92 @@ struct StoredDelta {
     __device__ float pre_one(int, float x) const { return x; }
 };
 
-// Row `row`'s RMSNorm as rms_norm_delta's register path computes it (the
-// same bits when blockDim.x is NORM_THREADS): v = x + d rounded to T, out =
-// rmsnorm(v) * w, stored into `dst` and, when not null, `keep`; x is not
-// written. Needs hidden % VEC == 0 and hidden / VEC <= 4 * blockDim.x
-// (norm_in_block in norm.rs); every thread of the block calls it.
+// block_sum of a block of NORM_THREADS threads, in a block of NORM_THREADS
+// / V: thread t holds the values s[j] of the virtual threads t + j *
+// blockDim.x, and the sums run as block_sum's over the virtual block (each
+// virtual warp's xor tree, then the virtual warps' sums by warp 0's): the
+// same bits as block_sum with NORM_THREADS threads.
+template <int V>
+__device__ float block_sum_as_norm(const float (&s)[V]) {
+    __shared__ float sh[32];
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, real_warps = blockDim.x >> 5;
+    float r[V];
+#pragma unroll
+    for (int j = 0; j < V; j++) {
+        r[j] = s[j];
+        for (int o = 16; o > 0; o >>= 1) r[j] += __shfl_xor_sync(0xffffffffu, r[j], o);
+    }
+    __syncthreads();
+    if (lane == 0) {
+#pragma unroll
+        for (int j = 0; j < V; j++) sh[warp + j * real_warps] = r[j];
+    }
+    __syncthreads();
+    int nw = NORM_THREADS >> 5;
+    float v = (threadIdx.x < nw) ? sh[threadIdx.x] : 0.f;
+    if (warp == 0) for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (threadIdx.x == 0) sh[0] = v;
+    __syncthreads();
+    return sh[0];
+}
+
+// rms_norm_row in a block of NORM_THREADS / V threads (see rms_norm_row).
+template <int V, typename T>
+__device__ void rms_norm_row_v(T* dst, T* keep, const T* x, const T* d, const T* w, float eps, int hidden) {
+    constexpr int VEC = 16 / sizeof(T);
+    float ss[V];
+#pragma unroll
+    for (int j = 0; j < V; j++) {
+        ss[j] = 0.f;
+        int vt = threadIdx.x + j * blockDim.x;
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            int i = (vt + u * NORM_THREADS) * VEC;
+            if (i < hidden) {
+                float v[VEC], dv[VEC];
+                ld16(x + i, v);
+                ld16(d + i, dv);
+                T tmp[VEC];
+#pragma unroll
+                for (int e = 0; e < VEC; e++) { st(&tmp[e], v[e] + dv[e]); v[e] = ld(&tmp[e]); }
+                // The sum as T (exact: each value is T's), read back below.
+                st16(dst + i, v);
+#pragma unroll
+                for (int e = 0; e < VEC; e++) ss[j] += v[e] * v[e];
+            }
+        }
+    }
+    float inv = rsqrtf(block_sum_as_norm<V>(ss) / hidden + eps);
+#pragma unroll
+    for (int j = 0; j < V; j++) {
+        int vt = threadIdx.x + j * blockDim.x;
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            int i = (vt + u * NORM_THREADS) * VEC;
+            if (i < hidden) {
+                float v[VEC], wv[VEC], r[VEC];
+                ld16(dst + i, v);
+                ld16(w + i, wv);
+#pragma unroll
+                for (int e = 0; e < VEC; e++) r[e] = v[e] * inv * wv[e];
+                st16(dst + i, r);
+                if (keep) st16(keep + i, r);
+            }
+        }
+    }
+}
+
+// Row `row`'s RMSNorm as rms_norm_delta's register path computes it in its
+// NORM_THREADS threads (the same bits), in a block of NORM_THREADS or
+// NORM_THREADS / 2 threads: v = x + d rounded to T, out = rmsnorm(v) * w,
+// stored into `dst` (which holds v meanwhile) and, when not null, `keep`; x
+// is not written. Needs hidden % VEC == 0 and hidden / VEC <= 4 *
+// NORM_THREADS (moe_route_norm_fits in moe_route.rs); every thread of the
+// block calls it.
 template <typename T>
 __device__ void rms_norm_row(T* dst, T* keep, const T* x, const T* d, const T* w, float eps, int hidden) {
-    constexpr int VEC = 16 / sizeof(T);
-    float v[4][VEC];
-    float ss = 0.f;
-#pragma unroll
-    for (int u = 0; u < 4; u++) {
-        int i = (threadIdx.x + u * blockDim.x) * VEC;
-        if (i < hidden) {
-            ld16(x + i, v[u]);
-            float dv[VEC];
-            ld16(d + i, dv);
-            T tmp[VEC];
-#pragma unroll
-            for (int e = 0; e < VEC; e++) { st(&tmp[e], v[u][e] + dv[e]); v[u][e] = ld(&tmp[e]); }
-#pragma unroll
-            for (int e = 0; e < VEC; e++) ss += v[u][e] * v[u][e];
-        }
-    }
-    float inv = rsqrtf(block_sum(ss) / hidden + eps);
-#pragma unroll
-    for (int u = 0; u < 4; u++) {
-        int i = (threadIdx.x + u * blockDim.x) * VEC;
-        if (i < hidden) {
-            float wv[VEC], r[VEC];
-            ld16(w + i, wv);
-#pragma unroll
-            for (int e = 0; e < VEC; e++) r[e] = v[u][e] * inv * wv[e];
-            st16(dst + i, r);
-            if (keep) st16(keep + i, r);
-        }
-    }
+    if (blockDim.x == NORM_THREADS) rms_norm_row_v<1>(dst, keep, x, d, w, eps, hidden);
+    else rms_norm_row_v<2>(dst, keep, x, d, w, eps, hidden);
 }
 
 // residual += delta; out = rmsnorm(residual) * w. grid: rows. Enters as a

@@ -1,10 +1,13 @@
-# Call 6: main with call 5's check fixed (the routing-norm check sliced its rows). Call 5 found the
+# Call 6: main with call 5's check fixed (the routing-norm check sliced its rows) and the norm in
+# the routing in the routing's own 256-thread blocks (summing as the norm's 512 threads do, the
+# same bits), no longer a 512-thread launch of its own. Call 5 found the
 # shared experts stacked with the routed ones slower than beside (V2-Lite batch 1 2700 against
 # 2650-2673 us, batch 32 67% of copy against 72.5%) and the norm in the routing slower still
 # (2762-2784 us; the fused routing 12.8 us a layer in its stamps against 3.6 + 2.9 apart). Here:
 # the whole kernel check run (call 5's stopped at the bad check), the kernels' registers and
-# spills (cuobjdump), stamps of beside and of stacked alone at batch 1 (where the combine and
-# the down go), and Nsight Compute's durations of the routing kernels with and without the norm.
+# spills (cuobjdump), stamps of beside, stacked alone and stacked + norm at batch 1 (where the
+# combine and the down go), beside against stacked + norm at batch 1 / 8 / 32 interleaved, and
+# Nsight Compute's durations of the routing kernels with and without the norm.
 # On an H200, issue 18's 8B table after.
 set -u
 CALL_BUDGET_S=480
@@ -21,6 +24,12 @@ awk -F, 'NR>1 {n++} END {print n " check rows"}' $R/kernel_checks.csv
 V2="--config bench/configs/deepseek-v2-lite.json --batch-sizes 1 --repeats 1 --max-new-tokens 32"
 SPECULA_STAMPS=1 SPECULA_SHARED=beside bench v2-stamps-beside 40 $V2
 SPECULA_STAMPS=1 SPECULA_SHARED=stacked bench v2-stamps-stacked 40 $V2
+SPECULA_STAMPS=1 SPECULA_SHARED=stacked SPECULA_ROUTE_NORM=fused bench v2-stamps-fused 40 $V2
+V2B="--config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8,32 --repeats 1 --max-new-tokens 32"
+for rep in 1 2; do
+  SPECULA_SHARED=beside bench v2-beside-$rep 40 $V2B
+  SPECULA_SHARED=stacked SPECULA_ROUTE_NORM=fused bench v2-fused-$rep 40 $V2B
+done
 for f in $R/*_kernel_shares_b1_p128.csv; do echo "== $(basename $f)"; head -12 $f | cut -d, -f1-6; done
 for mode in apart fused; do
   SPECULA_SHARED=stacked SPECULA_ROUTE_NORM=$mode timeout 120 /usr/local/cuda/bin/ncu --csv \

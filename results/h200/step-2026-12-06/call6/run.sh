@@ -10,7 +10,7 @@
 # Nsight Compute's durations of the routing kernels with and without the norm.
 # On an H200, issue 18's 8B table after.
 set -u
-CALL_BUDGET_S=480
+CALL_BUDGET_S=330
 . scripts/gpu_call.sh
 cat devrun/bin/PACKED.txt
 timeout 200 devrun/bin/specula-gpu-check $R/check --checks-only > $R/check.log 2>&1
@@ -32,7 +32,7 @@ for rep in 1 2; do
 done
 for f in $R/*_kernel_shares_b1_p128.csv; do echo "== $(basename $f)"; head -12 $f | cut -d, -f1-6; done
 for mode in apart fused; do
-  SPECULA_SHARED=stacked SPECULA_ROUTE_NORM=$mode timeout 120 /usr/local/cuda/bin/ncu --csv \
+  SPECULA_SHARED=stacked SPECULA_ROUTE_NORM=$mode timeout 90 /usr/local/cuda/bin/ncu --csv \
     --kernel-name regex:"moe_route|rms_norm_residual|moe_combine_norm" --launch-skip 300 --launch-count 8 \
     --metrics gpu__time_duration.sum,launch__registers_per_thread,launch__grid_size,launch__block_size \
     devrun/bin/specula gpu bench --random-weights --quiet --steps 5 --topk 1 --synthetic 0.8 $V2 \

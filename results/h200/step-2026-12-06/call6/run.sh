@@ -9,7 +9,7 @@
 # combine and the down go), beside against stacked + norm at batch 1 / 8 / 32 interleaved.
 # (Device time left after failed starts: no Nsight Compute, no issue-18 table.)
 set -u
-CALL_BUDGET_S=240
+CALL_BUDGET_S=150
 . scripts/gpu_call.sh
 cat devrun/bin/PACKED.txt
 timeout 200 devrun/bin/specula-gpu-check $R/check --checks-only > $R/check.log 2>&1
@@ -21,14 +21,14 @@ awk -F, 'NR>1 {n++} END {print n " check rows"}' $R/kernel_checks.csv
 /usr/local/cuda/bin/cuobjdump --dump-resource-usage devrun/kernels/kernels-sm_90a-*.cubin 2>/dev/null \
   | grep -A1 -E "moe_route|moe_combine_norm_bf16|rms_norm_residual_bf16" | grep -E "Function|REG" | head -20
 V2="--config bench/configs/deepseek-v2-lite.json --batch-sizes 1 --repeats 1 --max-new-tokens 32"
-SPECULA_STAMPS=1 SPECULA_SHARED=beside bench v2-stamps-beside 40 $V2
-SPECULA_STAMPS=1 SPECULA_SHARED=stacked bench v2-stamps-stacked 40 $V2
-SPECULA_STAMPS=1 SPECULA_SHARED=stacked SPECULA_ROUTE_NORM=fused bench v2-stamps-fused 40 $V2
 V2B="--config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8,32 --repeats 1 --max-new-tokens 32"
-for rep in 1 2; do
-  SPECULA_SHARED=beside bench v2-beside-$rep 40 $V2B
-  SPECULA_SHARED=stacked SPECULA_ROUTE_NORM=fused bench v2-fused-$rep 40 $V2B
-done
+SPECULA_SHARED=beside bench v2-beside-1 40 $V2B
+SPECULA_SHARED=stacked SPECULA_ROUTE_NORM=fused bench v2-fused-1 40 $V2B
+SPECULA_STAMPS=1 SPECULA_SHARED=stacked SPECULA_ROUTE_NORM=fused bench v2-stamps-fused 40 $V2
+SPECULA_STAMPS=1 SPECULA_SHARED=stacked bench v2-stamps-stacked 40 $V2
+SPECULA_SHARED=beside bench v2-beside-2 40 $V2B
+SPECULA_SHARED=stacked SPECULA_ROUTE_NORM=fused bench v2-fused-2 40 $V2B
+SPECULA_STAMPS=1 SPECULA_SHARED=beside bench v2-stamps-beside 40 $V2
 for f in $R/*_kernel_shares_b1_p128.csv; do echo "== $(basename $f)"; head -12 $f | cut -d, -f1-6; done
 for f in $R/decode_bandwidth_*.csv; do echo "$(basename $f) $(tail -n +2 $f | cut -d, -f1,7,17 | tr '\n' ' ')"; done
 call_done

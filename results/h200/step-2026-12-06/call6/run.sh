@@ -9,7 +9,7 @@
 # combine and the down go), beside against stacked + norm at batch 1 / 8 / 32 interleaved.
 # (Device time left after failed starts: no Nsight Compute, no issue-18 table.)
 set -u
-CALL_BUDGET_S=150
+CALL_BUDGET_S=100
 . scripts/gpu_call.sh
 cat devrun/bin/PACKED.txt
 timeout 200 devrun/bin/specula-gpu-check $R/check --checks-only > $R/check.log 2>&1

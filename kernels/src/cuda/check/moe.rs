@@ -162,6 +162,40 @@ fn run<T: GpuElement>(
     })
 }
 
+/// A small DeepSeek-V3 router: grouped sigmoid scores, the two best of a
+/// group, renormalised and scaled.
+pub(super) const V3_ROUTER: RouterSpec = RouterSpec {
+    experts: 16,
+    top_k: 3,
+    sigmoid: true,
+    n_group: 4,
+    topk_group: 2,
+    top_two_sum: true,
+    norm_topk_prob: true,
+    scaling: 2.5,
+    shared: 0,
+};
+
+/// A small DeepSeek-V2 router: grouped softmax, a group's best, unnormalised.
+const V2_ROUTER: RouterSpec = RouterSpec {
+    sigmoid: false,
+    top_two_sum: false,
+    norm_topk_prob: false,
+    scaling: 1.0,
+    top_k: 4,
+    ..V3_ROUTER
+};
+
+/// A small Qwen3-MoE router: softmax over every expert, renormalised.
+pub(super) const QWEN_ROUTER: RouterSpec = RouterSpec {
+    n_group: 1,
+    topk_group: 1,
+    norm_topk_prob: true,
+    experts: 12,
+    top_k: 2,
+    ..V2_ROUTER
+};
+
 /// Checks the MoE kernels for element type `T` on three routers (DeepSeek-V3's
 /// grouped sigmoid with bias, DeepSeek-V2's grouped softmax by max, Qwen3-MoE's softmax).
 pub(super) fn check_moe<T: GpuElement>(
@@ -169,33 +203,7 @@ pub(super) fn check_moe<T: GpuElement>(
     rng: &mut ChaCha8Rng,
     rows_out: &mut Vec<CheckRow>,
 ) -> Result<(), GpuError> {
-    let v3 = RouterSpec {
-        experts: 16,
-        top_k: 3,
-        sigmoid: true,
-        n_group: 4,
-        topk_group: 2,
-        top_two_sum: true,
-        norm_topk_prob: true,
-        scaling: 2.5,
-        shared: 0,
-    };
-    let v2 = RouterSpec {
-        sigmoid: false,
-        top_two_sum: false,
-        norm_topk_prob: false,
-        scaling: 1.0,
-        top_k: 4,
-        ..v3
-    };
-    let qwen = RouterSpec {
-        n_group: 1,
-        topk_group: 1,
-        norm_topk_prob: true,
-        experts: 12,
-        top_k: 2,
-        ..v2
-    };
+    let (v3, v2, qwen) = (V3_ROUTER, V2_ROUTER, QWEN_ROUTER);
     // bf16 on tensor cores (k multiples of 32) and a scalar-path shape; the
     // wider one splits k in 4 (gate|up) and 2 (down); inner 352 gives the
     // down product a whole stage of 8 chunks and 3 past it (as V2-Lite's

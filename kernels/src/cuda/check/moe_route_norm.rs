@@ -4,6 +4,7 @@
 //! same bits, for one row, a few and many rows a block, with and without
 //! stacked shared slices.
 
+use super::moe::{QWEN_ROUTER, V3_ROUTER};
 use super::{differing, download, random, row_recorder, upload, CheckRow};
 use crate::cuda::{
     moe_combine_norm, moe_grouped, moe_route, moe_routes, rms_norm_residual, ExpertProduct,
@@ -116,27 +117,10 @@ pub(super) fn check_moe_route_norm<T: GpuElement>(
 ) -> Result<(), GpuError> {
     let mut row = row_recorder::<T>(rows_out);
     let v3 = RouterSpec {
-        experts: 16,
-        top_k: 3,
-        sigmoid: true,
-        n_group: 4,
-        topk_group: 2,
-        top_two_sum: true,
-        norm_topk_prob: true,
-        scaling: 2.5,
         shared: 2,
+        ..V3_ROUTER
     };
-    let qwen = RouterSpec {
-        experts: 12,
-        top_k: 2,
-        sigmoid: false,
-        n_group: 1,
-        topk_group: 1,
-        top_two_sum: false,
-        norm_topk_prob: true,
-        scaling: 1.0,
-        shared: 0,
-    };
+    let qwen = QWEN_ROUTER;
     // 40 wide: a vector a thread; 2048: four (V2-Lite's residual).
     for (sp, h, inner) in [(v3, 256, 96), (qwen, 40, 20), (v3, 2048, 64)] {
         let e = sp.stacked();

@@ -7,9 +7,10 @@
 # the whole kernel check run (call 5's stopped at the bad check), the kernels' registers and
 # spills (cuobjdump), stamps of beside, stacked alone and stacked + norm at batch 1 (where the
 # combine and the down go), beside against stacked + norm at batch 1 / 8 / 32 interleaved.
-# (Device time left after failed starts: no Nsight Compute, no issue-18 table.)
+# On an H200, issue 18's 8B table after. (Not run in the session that wrote it: seven starts
+# failed; the next session's first call, with this budget.)
 set -u
-CALL_BUDGET_S=100
+CALL_BUDGET_S=420
 . scripts/gpu_call.sh
 cat devrun/bin/PACKED.txt
 timeout 200 devrun/bin/specula-gpu-check $R/check --checks-only > $R/check.log 2>&1
@@ -29,6 +30,13 @@ SPECULA_STAMPS=1 SPECULA_SHARED=stacked bench v2-stamps-stacked 40 $V2
 SPECULA_SHARED=beside bench v2-beside-2 40 $V2B
 SPECULA_SHARED=stacked SPECULA_ROUTE_NORM=fused bench v2-fused-2 40 $V2B
 SPECULA_STAMPS=1 SPECULA_SHARED=beside bench v2-stamps-beside 40 $V2
+if grep -q H200 "$R/card.txt"; then
+  bench l8-1 50 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8,16,32,64 --repeats 1 --max-new-tokens 32
+  bench l8-big 60 --config bench/configs/llama-3.1-8b.json --batch-sizes 128,256 --repeats 1 --max-new-tokens 16
+  bench l8-32768 60 --config bench/configs/llama-3.1-8b.json --batch-sizes 1 --prompt-lens 32768 --repeats 1 --max-new-tokens 16
+  bench l8-8192 200 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8,16,32,64 --prompt-lens 8192 --repeats 1 --max-new-tokens 32
+  grep -E "skipped|sizing" $R/l8-8192.log | cut -c1-240
+fi
 for f in $R/*_kernel_shares_b1_p128.csv; do echo "== $(basename $f)"; head -12 $f | cut -d, -f1-6; done
 for f in $R/decode_bandwidth_*.csv; do echo "$(basename $f) $(tail -n +2 $f | cut -d, -f1,7,17 | tr '\n' ' ')"; done
 call_done

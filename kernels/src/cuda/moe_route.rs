@@ -313,3 +313,70 @@ pub fn moe_routes(gpu: &Gpu, plan: &MoePlan) -> Result<(Vec<i32>, Vec<f32>), Gpu
     w.truncate(n);
     Ok((ids, w))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// Slots `moe_route_plan` lays out for these per-expert pair counts:
+    /// each expert's pairs in slots of at most `chunk`.
+    fn laid_out(counts: &[usize], chunk: usize) -> usize {
+        counts.iter().map(|c| c.div_ceil(chunk)).sum()
+    }
+
+    /// The grid's slots cover every slot the routing can lay out, however
+    /// the pairs fall: all on one expert, one each, shared slices every row
+    /// reaches, and random routings (a launch short of slots would skip
+    /// pairs, silently).
+    #[test]
+    fn the_slot_cap_covers_every_routing() {
+        let mut rng = ChaCha8Rng::seed_from_u64(16);
+        for &(experts, routes, shared) in &[(64, 6, 0), (64, 8, 2), (256, 9, 1), (12, 3, 1)] {
+            for rows in [1, 2, 7, 31, 64, 192, 512] {
+                let pairs = rows * routes;
+                for chunk in [32, pairs.max(1)] {
+                    let cap = slot_cap(pairs, experts + shared, chunk);
+                    let mut one = vec![0; experts + shared];
+                    one[0] = pairs;
+                    assert!(laid_out(&one, chunk) <= cap, "one expert, {rows} rows");
+                    for _ in 0..50 {
+                        let mut counts = vec![0; experts + shared];
+                        for _ in 0..rows {
+                            for s in 0..shared {
+                                counts[experts + s] += 1;
+                            }
+                            for _ in 0..routes - shared {
+                                counts[rng.random_range(0..experts)] += 1;
+                            }
+                        }
+                        assert!(
+                            laid_out(&counts, chunk) <= cap,
+                            "{experts} experts + {shared}, {rows} rows, chunk {chunk}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn routes_and_stacked_experts_count_the_shared_slices() {
+        let sp = RouterSpec {
+            experts: 64,
+            top_k: 6,
+            sigmoid: false,
+            n_group: 1,
+            topk_group: 1,
+            top_two_sum: false,
+            norm_topk_prob: false,
+            scaling: 1.0,
+            shared: 2,
+        };
+        assert_eq!((sp.routes(), sp.stacked()), (8, 66));
+        // The routing's shared memory holds the stacked experts' counts and offsets.
+        let plain = RouterSpec { shared: 0, ..sp };
+        assert_eq!(plan_smem(sp, 1) - plan_smem(plain, 1), (2 * 2 + 2) * 4);
+    }
+}

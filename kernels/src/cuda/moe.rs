@@ -196,7 +196,7 @@ pub struct ExpertsOutput<'a, T> {
     /// The routing that made `yexp`.
     pub plan: &'a MoePlan,
     /// The layer's attention output, `[rows, hidden]`, when the routing ran
-    /// the post-attention norm itself ([`RouteInput::Norm`]): not yet in the
+    /// the post-attention norm itself ([`RouteInput::Norm`](super::RouteInput::Norm)): not yet in the
     /// residual, added before the combine.
     pub attn: Option<&'a CudaSlice<T>>,
 }

@@ -147,7 +147,7 @@ pub enum RouteInput<'a, T> {
     /// launch fewer a layer): `normed[r] = rmsnorm(residual[r] + attn[r]) *
     /// w`, the bits of [`super::rms_norm_residual`], left in `normed` for
     /// the experts. The residual is not written: the next norm adds `attn`
-    /// first ([`ExpertsOutput::attn`]). Only where [`moe_route_norm_fits`].
+    /// first ([`ExpertsOutput::attn`](super::ExpertsOutput::attn)). Only where [`moe_route_norm_fits`].
     Norm {
         /// Where the normed rows go.
         normed: &'a mut CudaSlice<T>,

@@ -7,7 +7,7 @@
 # the whole kernel check run (call 5's stopped at the bad check), the kernels' registers and
 # spills (cuobjdump), stamps of beside, stacked alone and stacked + norm at batch 1 (where the
 # combine and the down go), beside against stacked + norm at batch 1 / 8 / 32 interleaved.
-# On an H200, issue 18's 8B table after. (Not run in the session that wrote it: seven starts
+# On an H200, issue 18's 8B table after. (Not run in the session that wrote it: eight starts
 # failed; the next session's first call, with this budget.)
 set -u
 CALL_BUDGET_S=420

@@ -23,6 +23,7 @@ else the shape stands for the name.
 """
 import argparse
 import csv
+import gzip
 import io
 import statistics
 from collections import OrderedDict
@@ -30,8 +31,9 @@ from collections import OrderedDict
 
 def read_stamps(path):
     """The stamps (ns, blocks, threads) and, where the CSV names them, each
-    shape's kernels."""
-    with open(path) as f:
+    shape's kernels. A device call keeps them gzipped (`*.csv.gz`)."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt") as f:
         rows = list(csv.DictReader(f))
     named = {(int(r["blocks"]), int(r["threads"])): r["kernels"] for r in rows if r.get("kernels")}
     return [(int(r["ns"]), int(r["blocks"]), int(r["threads"])) for r in rows], named

@@ -3,6 +3,7 @@
 //! decode steps are the longest run of repeats of one sequence of launch
 //! shapes, and the gap from a stamp to the next is its kernel's share.
 
+use specula::sweep::measure::median;
 use specula_kernels::cuda::stamps::Stamp;
 
 /// One kernel (a launch shape and its names) summed over a decode step.
@@ -56,16 +57,6 @@ fn find_steps(stamps: &[Stamp], per: usize) -> Option<(usize, usize)> {
     best
 }
 
-/// Median of `v` (sorted in place); 0 when empty.
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
 /// The step (median first stamp to the next step's first, us) and each
 /// kernel's share, largest first, over the decode steps of `stamps` (`per`
 /// launches each; the first repeat is a warm-up and the last has no next
@@ -87,15 +78,11 @@ pub(super) fn kernel_shares(
         return None;
     }
     let gap = |a: usize, b: usize| (stamps[b].ns.saturating_sub(stamps[a].ns)) as f64 / 1e3;
-    let step = median(&mut steps.iter().map(|&s| gap(s, s + per)).collect::<Vec<_>>());
+    // Three steps or more: the medians exist.
+    let step = median(steps.iter().map(|&s| gap(s, s + per)).collect()).unwrap_or(0.0);
     let mut shares: Vec<KernelShare> = Vec::new();
     for k in 0..per {
-        let us = median(
-            &mut steps
-                .iter()
-                .map(|&s| gap(s + k, s + k + 1))
-                .collect::<Vec<_>>(),
-        );
+        let us = median(steps.iter().map(|&s| gap(s + k, s + k + 1)).collect()).unwrap_or(0.0);
         let s = &stamps[steps[0] + k];
         match shares
             .iter_mut()

@@ -99,6 +99,36 @@ struct MoeRun {
     fused_diff: usize,
 }
 
+/// The grouped gate|up (with SiLU) of `x` and the grouped down of that for
+/// every pair of `plan`, by stacked `(gate_up, down)` weights: each route's
+/// expert output, `[pairs, h]`.
+pub(super) fn grouped_experts<T: GpuElement>(
+    gpu: &Gpu,
+    plan: &MoePlan,
+    x: &CudaSlice<T>,
+    (gate_up, down): (&CudaSlice<T>, &CudaSlice<T>),
+    h: usize,
+    inner: usize,
+) -> Result<CudaSlice<T>, GpuError> {
+    let s = &gpu.stream;
+    let pairs = plan.pairs();
+    let mut act = s.alloc_zeros::<T>(pairs * inner)?;
+    let gu = ExpertWeights {
+        w: gate_up,
+        n: 2 * inner,
+        k: h,
+    };
+    moe_grouped(gpu, &mut act, x, gu, plan, ExpertProduct::GateUp)?;
+    let mut yexp = s.alloc_zeros::<T>(pairs * h)?;
+    let dn = ExpertWeights {
+        w: down,
+        n: h,
+        k: inner,
+    };
+    moe_grouped(gpu, &mut yexp, &act, dn, plan, ExpertProduct::Down)?;
+    Ok(yexp)
+}
+
 /// Routes `x` (`rows` rows) and runs the experts.
 fn run<T: GpuElement>(
     gpu: &Gpu,
@@ -120,21 +150,7 @@ fn run<T: GpuElement>(
         h,
         None,
     )?;
-    let pairs = plan.pairs();
-    let mut act = s.alloc_zeros::<T>(pairs * inner)?;
-    let gu = ExpertWeights {
-        w: &ex.gate_up,
-        n: 2 * inner,
-        k: h,
-    };
-    moe_grouped(gpu, &mut act, x, gu, &plan, ExpertProduct::GateUp)?;
-    let mut yexp = s.alloc_zeros::<T>(pairs * h)?;
-    let dn = ExpertWeights {
-        w: &ex.down,
-        n: h,
-        k: inner,
-    };
-    moe_grouped(gpu, &mut yexp, &act, dn, &plan, ExpertProduct::Down)?;
+    let yexp = grouped_experts(gpu, &plan, x, (&ex.gate_up, &ex.down), h, inner)?;
     let mut out = s.alloc_zeros::<T>(rows * h)?;
     moe_combine(gpu, &mut out, &yexp, shared, &plan, h)?;
     // The combine into the next RMSNorm, one launch or two: x itself as the

@@ -4,11 +4,11 @@
 //! same bits, for one row, a few and many rows a block, with and without
 //! stacked shared slices.
 
-use super::moe::{QWEN_ROUTER, V3_ROUTER};
+use super::moe::{grouped_experts, QWEN_ROUTER, V3_ROUTER};
 use super::{differing, download, random, row_recorder, upload, CheckRow};
 use crate::cuda::{
-    moe_combine_norm, moe_grouped, moe_route, moe_routes, rms_norm_residual, ExpertProduct,
-    ExpertWeights, ExpertsOutput, Gpu, GpuElement, GpuError, MoePlan, RouteInput, RouterSpec,
+    moe_combine_norm, moe_route, moe_routes, rms_norm_residual, ExpertsOutput, Gpu, GpuElement,
+    GpuError, MoePlan, RouteInput, RouterSpec,
 };
 use cudarc::driver::CudaSlice;
 use rand_chacha::ChaCha8Rng;
@@ -75,21 +75,7 @@ fn path<T: GpuElement>(
         let input = RouteInput::Normed(&normed);
         moe_route(gpu, &mut plan, input, &l.gate, None, h, None)?;
     }
-    let pairs = plan.pairs();
-    let mut act = s.alloc_zeros::<T>(pairs * inner)?;
-    let gu = ExpertWeights {
-        w: &l.gate_up,
-        n: 2 * inner,
-        k: h,
-    };
-    moe_grouped(gpu, &mut act, &normed, gu, &plan, ExpertProduct::GateUp)?;
-    let mut yexp = s.alloc_zeros::<T>(pairs * h)?;
-    let dn = ExpertWeights {
-        w: &l.down,
-        n: h,
-        k: inner,
-    };
-    moe_grouped(gpu, &mut yexp, &act, dn, &plan, ExpertProduct::Down)?;
+    let yexp = grouped_experts(gpu, &plan, &normed, (&l.gate_up, &l.down), h, inner)?;
     let mut out = s.alloc_zeros::<T>(rows * h)?;
     let yo = ExpertsOutput {
         yexp: &yexp,

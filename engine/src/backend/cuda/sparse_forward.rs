@@ -38,9 +38,6 @@ pub(crate) struct MoeBuffers<T> {
     act: CudaSlice<T>,
     yexp: CudaSlice<T>,
     shared_out: CudaSlice<T>,
-    /// The last experts forward's routing ran the post-attention norm, so
-    /// the attention output is not yet in the residual.
-    attn_pending: bool,
 }
 
 /// A layer's post-attention norm and the residual stream it adds the
@@ -98,7 +95,6 @@ impl<T: GpuElement> SparseBuffers<T> {
                     yexp: s.alloc_zeros(pairs * m.hidden)?,
                     shared_out: s.alloc_zeros(rows.max(1) * m.hidden)?,
                     plan,
-                    attn_pending: false,
                 })
             }
         };
@@ -289,8 +285,8 @@ where
         order => order,
     };
     let shared = m.shared.as_ref().map(|s| (s, place));
-    buf.attn_pending = shared.is_none() && route_norm() && moe_route_norm_fits::<T>(h);
-    if !buf.attn_pending {
+    let norm_in_routing = routing_runs_norm(m);
+    if !norm_in_routing {
         post_attention_norm(gpu, post.norm, post.residual, sc, clock)?;
     }
     if let Some((s, Place::Beside)) = shared {
@@ -299,7 +295,7 @@ where
     if let Some((s, Place::Before)) = shared {
         mlp_into(gpu, s, rows, sc, Some(&mut buf.shared_out), clock)?;
     }
-    let input = if buf.attn_pending {
+    let input = if norm_in_routing {
         RouteInput::Norm {
             normed: &mut sc.normed,
             residual: post.residual,
@@ -358,7 +354,7 @@ where
     Ok(())
 }
 
-impl<T> SparseBuffers<T> {
+impl<T: GpuElement> SparseBuffers<T> {
     /// The output of the last experts layer `m` ran, left for the next
     /// RMSNorm to combine (`moe_combine_norm`), with that layer's attention
     /// output `attn` when its routing ran the post-attention norm; none
@@ -372,9 +368,17 @@ impl<T> SparseBuffers<T> {
             yexp: &buf.yexp,
             shared: m.shared.as_ref().map(|_| &buf.shared_out),
             plan: &buf.plan,
-            attn: buf.attn_pending.then_some(attn),
+            attn: routing_runs_norm(m).then_some(attn),
         })
     }
+}
+
+/// Whether `m`'s routing runs the layer's post-attention norm, leaving the
+/// attention output for the next norm: asked for (`route_norm`), no shared
+/// experts apart (they read the normed rows before the routing), and a
+/// residual width the routing's norm holds.
+fn routing_runs_norm<T: GpuElement>(m: &DeviceMoe<T>) -> bool {
+    m.shared.is_none() && route_norm() && moe_route_norm_fits::<T>(m.hidden)
 }
 
 /// Whether an experts layer's routing runs its post-attention norm

@@ -54,7 +54,7 @@ pub(crate) fn shared_placement() -> SharedPlacement {
 /// Appends the shared MLP `s` as `slices` experts of width `inner` to the
 /// stacked expert weights: per slice its gate and up rows interleaved onto
 /// `gate_up` (`[2 * inner, hidden]`) and its columns of down onto `down`
-/// (`[hidden, inner]`). `None` (nothing appended) when `s` is not `slices x
+/// (`[hidden, inner]`). False (nothing appended) when `s` is not `slices x
 /// inner` wide or has biases.
 pub(crate) fn stack_shared_slices(
     s: &Mlp,
@@ -62,7 +62,7 @@ pub(crate) fn stack_shared_slices(
     inner: usize,
     gate_up: &mut Vec<f32>,
     down: &mut Vec<f32>,
-) -> Option<()> {
+) -> bool {
     let width = slices * inner;
     if slices == 0
         || s.gate.out_dim != width
@@ -72,7 +72,7 @@ pub(crate) fn stack_shared_slices(
         || s.up.bias.is_some()
         || s.down.bias.is_some()
     {
-        return None;
+        return false;
     }
     let hidden = s.gate.in_dim;
     let (g, u, d) = (s.gate.w.to_f32(), s.up.w.to_f32(), s.down.w.to_f32());
@@ -88,7 +88,7 @@ pub(crate) fn stack_shared_slices(
             down.extend_from_slice(&row[rows.clone()]);
         }
     }
-    Some(())
+    true
 }
 
 #[cfg(test)]
@@ -112,7 +112,7 @@ mod tests {
             down: linear(hidden, 4, 1000.0),
         };
         let (mut gu, mut dn) = (vec![-1.0], vec![-2.0]);
-        stack_shared_slices(&mlp, slices, inner, &mut gu, &mut dn).unwrap();
+        assert!(stack_shared_slices(&mlp, slices, inner, &mut gu, &mut dn));
         // Slice 1, its second gate row (shared row 3) and up row.
         let slice1 = 1 + 2 * inner * hidden;
         assert_eq!(
@@ -143,7 +143,7 @@ mod tests {
             down: linear(3, 5, 0.0),
         };
         let (mut gu, mut dn) = (Vec::new(), Vec::new());
-        assert!(stack_shared_slices(&mlp, 2, 2, &mut gu, &mut dn).is_none());
+        assert!(!stack_shared_slices(&mlp, 2, 2, &mut gu, &mut dn));
         assert!(gu.is_empty() && dn.is_empty());
     }
 }

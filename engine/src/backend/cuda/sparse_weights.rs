@@ -222,7 +222,7 @@ where
         let mut shared = b.shared.as_ref();
         if let Some(s) = shared.filter(|_| shared_placement() == SharedPlacement::Stacked) {
             let slices = m.n_shared_experts;
-            if stack_shared_slices(s, slices, inner, &mut gu, &mut down).is_some() {
+            if stack_shared_slices(s, slices, inner, &mut gu, &mut down) {
                 spec.shared = slices;
                 shared = None;
             }

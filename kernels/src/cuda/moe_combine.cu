@@ -24,12 +24,7 @@ struct ExpertsDelta {
         constexpr int VEC = 16 / sizeof(T);
         float a[VEC];
         ld16(attn + i, a);
-#pragma unroll
-        for (int e = 0; e < VEC; e++) {
-            T t;
-            st(&t, v[e] + a[e]);
-            v[e] = ld(&t);
-        }
+        add_as_stored<T>(v, a);
     }
     __device__ float pre_one(int i, float x) const {
         if (!attn) return x;

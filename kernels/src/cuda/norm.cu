@@ -92,6 +92,18 @@ struct StoredDelta {
     __device__ float pre_one(int, float x) const { return x; }
 };
 
+// v[e] = v[e] + d[e] rounded to T, as a kernel storing the sum would leave
+// it (rms_norm_delta spells the same out in its tuned loop).
+template <typename T>
+__device__ __forceinline__ void add_as_stored(float* v, const float* d) {
+#pragma unroll
+    for (int e = 0; e < 16 / (int)sizeof(T); e++) {
+        T t;
+        st(&t, v[e] + d[e]);
+        v[e] = ld(&t);
+    }
+}
+
 // block_sum of a block of NORM_THREADS threads, in a block of NORM_THREADS
 // / V: thread t holds the values s[j] of the virtual threads t + j *
 // blockDim.x, and the sums run as block_sum's over the virtual block (each
@@ -137,9 +149,7 @@ __device__ void rms_norm_row_v(T* dst, T* keep, const T* x, const T* d, const T*
                 float v[VEC], dv[VEC];
                 ld16(x + i, v);
                 ld16(d + i, dv);
-                T tmp[VEC];
-#pragma unroll
-                for (int e = 0; e < VEC; e++) { st(&tmp[e], v[e] + dv[e]); v[e] = ld(&tmp[e]); }
+                add_as_stored<T>(v, dv);
                 // The sum as T (exact: each value is T's), read back below.
                 st16(dst + i, v);
 #pragma unroll

@@ -66,7 +66,7 @@ __device__ void moe_router_logits_normed(float* logits, T* normed, const T* resi
 // ascending id, (-1, 0, 0, 0) for the rest of the `slot_cap` slots (one
 // 16-byte load tells a grouped block its expert and pairs). stats (if not
 // null): += the routed experts with pairs, += 1. One block; dynamic shared
-// memory (plan_smem in moe.rs): MOE_ROUTE_WARPS x 2 x experts floats, then
+// memory (plan_smem in moe_route.rs): MOE_ROUTE_WARPS x 2 x experts floats, then
 // experts + shared counts, experts + shared + 1 offsets and
 // min(pairs, MOE_SMEM_PAIRS) expert ids as ints. The logits are read once
 // (through L2: other blocks of the launch wrote them).

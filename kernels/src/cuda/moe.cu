@@ -62,9 +62,12 @@ __device__ void moe_router_logits_normed(float* logits, T* normed, const T* resi
 // in row order, pair_row[p] the row of pair p and pair_route[p] its route
 // r * routes + j, and the slot table: slots[s] = (expert, first pair, end
 // pair, 0), each expert's pairs in slots of at most `chunk` (a grouped
-// block's share; a pair's result does not depend on its slot), in
-// ascending id, (-1, 0, 0, 0) for the rest of the `slot_cap` slots (one
-// 16-byte load tells a grouped block its expert and pairs). stats (if not
+// block's share; a pair's result does not depend on its slot), the shared
+// slices first (slice j's pairs j * rows.., its slots j * ceil(rows /
+// chunk)..: fixed, so moe_mma_bf16 runs them before the routing ends), then
+// the routed experts in ascending id, (-1, 0, 0, 0) for the rest of the
+// `slot_cap` slots (one 16-byte load tells a grouped block its expert and
+// pairs). stats (if not
 // null): += the routed experts with pairs, += 1. One block; dynamic shared
 // memory (plan_smem in moe_route.rs): MOE_ROUTE_WARPS x 2 x experts floats, then
 // experts + shared counts, experts + shared + 1 offsets and
@@ -116,10 +119,13 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
     if (warp == 0) {
         // Prefix sums over experts in 32s: pairs (offsets), slots, and the
         // routed experts with pairs (stats).
+        // The shared slices come first (their pairs and slots are then
+        // known before the routing: moe_mma_bf16 starts on them early),
+        // then the routed experts in ascending id.
         int carry = 0, scarry = 0, acarry = 0;
         for (int b = 0; b < total; b += 32) {
-            int e = b + lane;
-            int c = e < total ? counts[e] : 0;
+            int e = b + lane < shared ? experts + b + lane : b + lane - shared;
+            int c = b + lane < total ? counts[e] : 0;
             int q = (c + chunk - 1) / chunk, a = c > 0 && e < experts;
             int ic = c, iq = q, ia = a;
 #pragma unroll
@@ -133,7 +139,7 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
                     ia += ua;
                 }
             }
-            if (e < total) {
+            if (b + lane < total) {
                 int off = carry + ic - c, s0 = scarry + iq - q;
                 offs[e] = off;
                 for (int i = 0; i < q; i++)
@@ -340,12 +346,27 @@ __device__ __forceinline__ void moe_mma_tile(bf16* y, const bf16* x, const bf16*
 
 // The grouped linear (moe_mma_tile): block (column tile, slot) for the
 // expert of slots[slot] (none when it is -1), W_e = w + e * n * k, one warp
-// per slice of k. flags bit 0: SiLU-and-mul epilogue.
+// per slice of k. flags bit 0: SiLU-and-mul epilogue. With `shared` > 0
+// (gate|up of x that the kernel before, the routing, does not write): the
+// first shared * ceil(rows / chunk) slots are the shared slices' (experts +
+// j, rows in order, as moe_route_plan lays them out), which need nothing
+// the routing writes, so their blocks run before waiting on it, beside it.
 extern "C" __global__ void moe_mma_bf16(bf16* y, const bf16* x, const bf16* w, const int4* slots,
                                         const int* pair_row, const int* pair_route, int k, int n, int parts,
-                                        int flags) {
+                                        int flags, int shared, int rows, int chunk, int experts) {
     extern __shared__ float moe_partial[];
     pdl_launch_dependents();
+    if (shared > 0) {
+        int per = (rows + chunk - 1) / chunk, j = blockIdx.y / per;
+        if (j < shared) {
+            // Slice j's pair r0 + i is row r0 + i, its gate|up row j * rows + r0 + i.
+            int r0 = (blockIdx.y - j * per) * chunk;
+            moe_mma_tile(y + (size_t)j * rows * (n / 2), x, w + (size_t)(experts + j) * n * k, r0,
+                         min(chunk, rows - r0), nullptr, nullptr, k, n, parts, true, blockIdx.x * 16, moe_partial);
+            pdl_wait();
+            return;
+        }
+    }
     pdl_wait();
     int4 sl = __ldcg(&slots[blockIdx.y]);
     if (sl.x < 0) return;

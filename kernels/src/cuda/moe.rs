@@ -118,6 +118,20 @@ pub fn moe_grouped<T: GpuElement>(
         let parts = moe_k_parts(k, n, plan.spec.routes());
         args.push(RawArg::I32(parts as i32));
         args.push(RawArg::I32(i32::from(silu)));
+        // The gate|up of the shared slices starts before the routing ends
+        // (their slots come first and need nothing it writes) unless the
+        // routing made its input rows.
+        let early = if silu && !plan.routing_wrote_input {
+            plan.spec.shared
+        } else {
+            0
+        };
+        args.extend([
+            RawArg::I32(early as i32),
+            RawArg::I32(plan.rows as i32),
+            RawArg::I32(plan.chunk as i32),
+            RawArg::I32(plan.spec.experts as i32),
+        ]);
         let smem = if parts > 1 { parts * 4 * 32 * 4 } else { 0 };
         let grid = cfg(
             (n.div_ceil(16) as u32, slots),

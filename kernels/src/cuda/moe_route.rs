@@ -56,8 +56,10 @@ pub struct MoePlan {
     pub(crate) ids: CudaSlice<i32>,
     pub(crate) weights: CudaSlice<f32>,
     /// The slot table: per slot 4 ints, (expert, first pair, end pair, 0),
-    /// each expert's pairs in slots of at most `chunk` in ascending id, then
-    /// (-1, 0, 0, 0) up to [`MoePlan::slots`].
+    /// each expert's pairs in slots of at most `chunk`: the shared slices
+    /// first (slice `j`'s pairs `j * rows..`, every row in order, so their
+    /// slots are known before the routing), then the routed experts in
+    /// ascending id, then (-1, 0, 0, 0) up to [`MoePlan::slots`].
     pub(crate) slot_table: CudaSlice<i32>,
     pub(crate) pair_row: CudaSlice<i32>,
     /// Each pair's route `r * routes + j` (row `r`'s `j`-th expert): where
@@ -67,7 +69,10 @@ pub struct MoePlan {
     ticket: CudaSlice<u32>,
     pub(crate) spec: RouterSpec,
     /// Pairs a grouped block takes at most (a slot's share of an expert).
-    chunk: usize,
+    pub(crate) chunk: usize,
+    /// The last routing wrote the rows it routed ([`RouteInput::Norm`]): the
+    /// gate|up must wait on it for every slot, the shared slices' too.
+    pub(crate) routing_wrote_input: bool,
 }
 
 impl MoePlan {
@@ -102,6 +107,7 @@ impl MoePlan {
             ticket: s.alloc_zeros(1)?,
             spec,
             chunk,
+            routing_wrote_input: false,
         })
     }
 
@@ -235,6 +241,7 @@ pub fn moe_route<T: GpuElement>(
         ),
     };
     let fused = norm.is_some();
+    plan.routing_wrote_input = fused;
     let tail = norm.unwrap_or([
         RawArg::Ptr(0),
         RawArg::Ptr(0),

@@ -4,6 +4,7 @@
 # of 8 pairs) should take a few us. Here Nsight Compute's warp states and per-instruction
 # (SASS) stall counts of one decode-step routing launch, and the details of the other small
 # launches of a layer (combine + norm, mla_prep_uk, latent attention, W_UV), at batch 1.
+# On an H200, issue 18's 8B table after.
 set -u
 CALL_BUDGET_S=400
 . scripts/gpu_call.sh
@@ -31,4 +32,11 @@ SPECULA_SHARED=stacked timeout 150 $NCU --graph-profiling node --cache-control n
   $B > $R/layer-details.txt 2>&1; echo "rc $? at $(el) s"
 grep -E "^  [a-z_]+.*\(|Duration|Memory Throughput|Warp Cycles Per Issued|Achieved Occupancy" $R/layer-details.txt | head -60
 rm -rf $R/tmp
+if grep -q H200 "$R/card.txt"; then
+  CALL_BUDGET_S=480
+  bench l8-1 50 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8,16,32,64 --repeats 1 --max-new-tokens 32
+  bench l8-big 60 --config bench/configs/llama-3.1-8b.json --batch-sizes 128,256 --repeats 1 --max-new-tokens 16
+  bench l8-32768 60 --config bench/configs/llama-3.1-8b.json --batch-sizes 1 --prompt-lens 32768 --repeats 1 --max-new-tokens 16
+  bench l8-8192 150 --config bench/configs/llama-3.1-8b.json --batch-sizes 1,8,16,32,64 --prompt-lens 8192 --repeats 1 --max-new-tokens 32
+fi
 call_done

@@ -5,7 +5,8 @@
 # H200 was asked for), and defines
 #   R        the folder under $OUT the call writes (packed into $OUT/r.tgz by call_done)
 #   el       seconds since the call started
-#   bench NAME TIMEOUT ARGS...   one `specula gpu bench` (random weights, steps 5,
+#   bench NAME TIMEOUT ARGS...   one `specula gpu bench` (SPECULA_BIN, else devrun/bin/specula;
+#            random weights, steps 5,
 #            topk 1, synthetic 0.8, plus ARGS) into $R/NAME.log and its CSVs as
 #            $R/<csv>_NAME.csv (and its meta.json, with the SPECULA_* switches it ran with,
 #            as $R/meta_NAME.json; with SPECULA_STAMPS=1 its stamps as
@@ -13,8 +14,8 @@
 #   call_done   packs $R into $OUT/r.tgz (one file comes back, whatever the count)
 # The binaries and the cubin (gzipped by scripts/devrun_pack.sh: a cubin left gzipped is not
 # found, and the first binary to start compiles the kernels on the device, ~90 s).
-for f in devrun/bin/*.gz devrun/kernels/*.gz; do [ -f "$f" ] && gunzip -f "$f"; done
-chmod +x devrun/bin/*
+for f in devrun/*/*.gz; do [ -f "$f" ] && gunzip -f "$f"; done
+chmod +x devrun/bin*/*
 R=$OUT/r
 mkdir -p "$R"
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv,noheader | tee "$R/card.txt"
@@ -31,7 +32,7 @@ bench() {
         return
     fi
     echo "== $n"
-    timeout "$t" devrun/bin/specula gpu bench --random-weights --quiet --steps 5 --topk 1 \
+    timeout "$t" "${SPECULA_BIN:-devrun/bin/specula}" gpu bench --random-weights --quiet --steps 5 --topk 1 \
         --synthetic 0.8 "$@" --out "$R/$n" >"$R/$n.log" 2>&1
     echo "rc $? at $(el) s"
     grep -E "baseline step|kernels a step|synthetic|warning|rror" "$R/$n.log" | cut -c1-220

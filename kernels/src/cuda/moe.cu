@@ -50,6 +50,32 @@ __device__ void moe_router_logits_normed(float* logits, T* normed, const T* resi
 // Warps that route rows (moe_route_plan).
 #define MOE_ROUTE_WARPS 8
 
+// moe_route_plan's layout of one row's routes (ids, written by this warp),
+// by the warp alone: every expert has one pair or none, and the row's
+// routes are in the layout's order already but for the shared slices (the
+// routed experts by ascending id, any -1, from a pass with no candidate
+// left, first). Lane t holds route t: shared slice j = t - top_k takes
+// slot and pair j; routed expert t its place after the shared slices among
+// the valid ones; (-1, 0, 0, 0) after them up to slot_cap.
+__device__ void moe_plan_one_row(const int* ids, int top_k, int shared, int slot_cap, int4* slots,
+                                 int* pair_row, int* pair_route, unsigned long long* stats, int lane) {
+    __syncwarp();
+    int routes = top_k + shared;
+    int id = lane < routes ? ids[lane] : -1;
+    int missing = __popc(__ballot_sync(0xffffffffu, lane < top_k && id < 0));
+    int p = lane >= top_k ? lane - top_k : shared + lane - missing;
+    if (lane < routes && id >= 0) {
+        slots[p] = make_int4(id, p, p + 1, 0);
+        pair_row[p] = 0;
+        pair_route[p] = lane;
+    }
+    for (int sl = routes - missing + lane; sl < slot_cap; sl += 32) slots[sl] = make_int4(-1, 0, 0, 0);
+    if (lane == 0 && stats) {
+        atomicAdd(&stats[0], (unsigned long long)(top_k - missing));
+        atomicAdd(&stats[1], 1ull);
+    }
+}
+
 // Routing settings (flags bit 0: sigmoid scores, else softmax; bit 1: a
 // group scores the sum of its two best, else its best; bit 2: norm_topk_prob).
 // Routes every row, one warp per row at a time (moe_route_row in
@@ -107,6 +133,12 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
             rw[top_k + j] = 1.f;
             if (rs) rs[top_k + j] = experts + j;
         }
+    }
+    if (rows == 1) {
+        // Warp 0 routed the row: its plan without counting (the same table).
+        if (warp == 0)
+            moe_plan_one_row(ids, top_k, shared, slot_cap, slots, pair_row, pair_route, stats, lane);
+        return;
     }
     __syncthreads();
     const int* rid = staged ? sids : ids;

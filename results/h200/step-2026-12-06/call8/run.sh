@@ -8,7 +8,7 @@
 # routing, where the early start must stay off), GPU greedy = CPU greedy and lossless with the
 # shared experts stacked on two sparse fixtures, then beside against stacked, V2-Lite batch 1 / 8 /
 # 32 interleaved twice, Moonlight batch 1 / 8, stamps of stacked at batch 1. devrun/bin is the
-# early shared gate|up alone (2b0a8e5), devrun/bin2 (17302f3) adds one row's plan by the routing
+# early shared gate|up alone (dfe4be2), devrun/bin2 (17302f3) adds one row's plan by the routing
 # warp alone (no count / prefix / layout passes in the routing's last block); the checks, the
 # agreement and the stamps run bin2.
 set -u

@@ -38,6 +38,7 @@ pub const SOURCE: &str = concat!(
     include_str!("mla_split.cu"),
     include_str!("mla_mma.cu"),
     include_str!("moe_route.cu"),
+    include_str!("moe_plan.cu"),
     include_str!("moe.cu"),
     include_str!("moe_combine.cu")
 );

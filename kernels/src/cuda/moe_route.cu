@@ -1,6 +1,6 @@
 
 // ---------------------------------------------------------------------------
-// Mixture-of-experts routing of one row in parallel lanes (moe.cu's
+// Mixture-of-experts routing of one row in parallel lanes (moe_plan.cu's
 // moe_route_plan calls moe_route_row for each row): the row's experts and
 // weights from its own logits, exactly the CPU engine's router.rs choice
 // (the largest choice value first, the lowest expert id among equals), with

@@ -1,5 +1,5 @@
 //! The mixture-of-experts routing on the device (`moe_route.cu` for a
-//! row, `moe.cu` for the launch and the plan): router logits, each row's
+//! row, `moe_plan.cu` for the plan, `moe.cu` for the launch): router logits, each row's
 //! experts and weights, and the pairs laid out by expert in slots for the
 //! grouped launches (`moe.rs`), with no host round trip, so a forward stays
 //! one CUDA graph.
@@ -295,14 +295,14 @@ pub fn moe_route<T: GpuElement>(
 }
 
 /// Pairs up to which the routing keeps every row's experts in shared
-/// memory (`MOE_SMEM_PAIRS` in `moe.cu`).
+/// memory (`MOE_SMEM_PAIRS` in `moe_plan.cu`).
 const MOE_SMEM_PAIRS: usize = 1024;
 
-/// Warps that route rows (`MOE_ROUTE_WARPS` in `moe.cu`: the launch's 8).
+/// Warps that route rows (`MOE_ROUTE_WARPS` in `moe_plan.cu`: the launch's 8).
 const MOE_ROUTE_WARPS: usize = THREADS as usize / 32;
 
 /// Bytes of dynamic shared memory the routing of `rows` rows asks for
-/// (`moe_route_plan` in `moe.cu`): per routing warp 2 x experts scores,
+/// (`moe_route_plan` in `moe_plan.cu`): per routing warp 2 x experts scores,
 /// then counts and offsets of the stacked experts and the staged expert ids.
 fn plan_smem(sp: RouterSpec, rows: usize) -> usize {
     let ints = 2 * sp.stacked() + 1 + (rows * sp.routes()).min(MOE_SMEM_PAIRS);

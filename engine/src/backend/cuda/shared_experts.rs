@@ -11,9 +11,9 @@ use crate::model::blocks::Mlp;
 /// batch-invariant).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SharedPlacement {
-    /// On the side stream, beside the routing and the routed experts (the
-    /// default; [`SharedPlacement::After`] while the clock times spans, or past
-    /// the invariant linear's rows).
+    /// `beside`: on the side stream, beside the routing and the routed
+    /// experts ([`SharedPlacement::After`] while the clock times spans, or
+    /// past the invariant linear's rows); where a layer cannot stack them.
     Beside,
     /// `before`: in the main stream, before the routing.
     Before,
@@ -22,17 +22,20 @@ pub(crate) enum SharedPlacement {
     Between,
     /// `after`: in the main stream, after the routed experts.
     After,
-    /// `stacked`: `n_shared_experts` slices of `moe_intermediate_size`,
-    /// stacked after the routed experts and routed to every row with weight
-    /// 1, so each grouped launch reads the routed and the shared weights
-    /// together; combined after the routed experts, slice by slice. Layers
-    /// whose shared width is not that (or with biases) keep theirs apart,
-    /// beside.
+    /// `stacked` (the default): `n_shared_experts` slices of
+    /// `moe_intermediate_size`, stacked after the routed experts and routed
+    /// to every row with weight 1, so each grouped launch reads the routed
+    /// and the shared weights together (the shared slices' gate|up starting
+    /// before the routing ends); combined after the routed experts, slice by
+    /// slice. Layers whose shared width is not that (or with biases) keep
+    /// theirs apart, beside. Faster than beside at batch 1 and 8 on
+    /// DeepSeek-V2-Lite and Moonlight decode, the same at 32, a slower
+    /// prefill (results/h200/step-2026-12-06 call 8).
     Stacked,
 }
 
-/// The placement `SPECULA_SHARED` asks for (`beside`, the default, `before`,
-/// `between`, `after` or `stacked`); read once.
+/// The placement `SPECULA_SHARED` asks for (`stacked`, the default,
+/// `beside`, `before`, `between` or `after`); read once.
 pub(crate) fn shared_placement() -> SharedPlacement {
     static PLACE: std::sync::OnceLock<SharedPlacement> = std::sync::OnceLock::new();
     *PLACE.get_or_init(|| {
@@ -45,8 +48,8 @@ pub(crate) fn shared_placement() -> SharedPlacement {
                 ("after", SharedPlacement::After),
                 ("stacked", SharedPlacement::Stacked),
             ],
-            SharedPlacement::Beside,
-            "beside",
+            SharedPlacement::Stacked,
+            "stacked",
         )
     })
 }

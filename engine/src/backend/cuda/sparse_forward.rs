@@ -272,11 +272,11 @@ where
     CudaBlas: Gemm<T>,
 {
     let h = m.hidden;
-    // The shared experts apart (none when stacked with the routed ones) read
-    // only the normed rows: by default they run beside the routing and the
-    // routed experts, but in order after them while the clock times spans or
-    // when the shared projections would go to cuBLAS on the main stream
-    // (`SPECULA_SHARED` places them otherwise).
+    // The shared experts apart (none where stacked with the routed ones, the
+    // default) read only the normed rows: they run beside the routing and
+    // the routed experts, but in order after them while the clock times
+    // spans or when the shared projections would go to cuBLAS on the main
+    // stream (`SPECULA_SHARED` places them otherwise).
     let place = match shared_placement() {
         Place::Beside | Place::Stacked if rows > invariant_linear_rows() || clock.running() => {
             Place::After

@@ -3,8 +3,8 @@
 //! on the device for a config's shape. Latent attention keeps `kv_b_proj`
 //! split the absorbed way (`W_UK^T` per head for the query, `W_UV` per head
 //! for the output); experts are stacked `[experts, out, in]` with gate|up
-//! rows interleaved (with `SPECULA_SHARED=stacked`, the shared experts'
-//! slices after them: `shared_experts.rs`).
+//! rows interleaved (the shared experts' slices after them unless
+//! `SPECULA_SHARED` places them apart: `shared_experts.rs`).
 
 use super::shared_experts::{shared_placement, stack_shared_slices, SharedPlacement};
 use super::weights::{random, upload, DeviceLinear, DeviceMlp, DeviceNorm, Seeds};

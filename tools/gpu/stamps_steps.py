@@ -8,7 +8,10 @@ stream a kernel's wait returns as the kernel before completes, so the gap
 from one stamp to the next is that kernel's share of the step as it ran,
 with the programmatic overlap (its weights streamed before its wait)
 included. Work on the side stream (the shared experts) interleaves: its
-gaps are then shares of the wall time, not of one kernel.
+gaps are then shares of the wall time, not of one kernel. A kernel whose
+first block works before its wait (the grouped gate|up's shared slices)
+stamps after that work: the gap before it is then the later of the kernel
+before's end and that block's own work.
 
 The decode steps are found as the longest run of repeats of one sequence of
 `--kernels` launch shapes (the bench prints "N kernels a step"); the first

@@ -209,7 +209,9 @@ __device__ __forceinline__ void moe_mma_tile(bf16* y, const bf16* x, const bf16*
 // (gate|up of x that the kernel before, the routing, does not write): the
 // first shared * ceil(rows / chunk) slots are the shared slices' (experts +
 // j, rows in order, as moe_route_plan lays them out), which need nothing
-// the routing writes, so their blocks run before waiting on it, beside it.
+// the routing writes, so their blocks run before waiting on it, beside it
+// (and wait after their work: with SPECULA_STAMPS, block (0, 0)'s stamp is
+// then the later of the routing's end and its own slice's).
 extern "C" __global__ void moe_mma_bf16(bf16* y, const bf16* x, const bf16* w, const int4* slots,
                                         const int* pair_row, const int* pair_route, int k, int n, int parts,
                                         int flags, int shared, int rows, int chunk, int experts) {

@@ -325,12 +325,78 @@ __device__ void mla_empty_split(float* part_out, float* part_ml, size_t first, i
 // After a block has written its split's partials: the last block of (launch
 // row blockIdx.x, head group blockIdx.y) to finish (a counter per pair, zero
 // between launches, which it resets) merges the splits into o (mla_merge_t
-// over po/ml from the pair's first slot, hcap heads of scratch).
+// over po/ml from the pair's first slot, hcap heads of scratch). Whether this
+// block merged.
 template <typename T>
-__device__ void mla_finish_split(T* o, const float* po, const float* ml, int* counters, int nh, int lora, int splits,
+__device__ bool mla_finish_split(T* o, const float* po, const float* ml, int* counters, int nh, int lora, int splits,
                                  float* scratch, int hcap) {
     int pair = blockIdx.x * gridDim.y + blockIdx.y;
-    if (!last_to_arrive(&counters[pair], splits)) return;
+    if (!last_to_arrive(&counters[pair], splits)) return false;
     mla_merge_t(o, po, ml, nh, lora, splits, scratch, hcap);
     if (threadIdx.x == 0) counters[pair] = 0;
+    return true;
+}
+
+// Outputs of one head a warp of mla_uv_heads sums side by side.
+#define MLA_UV_DOTS 8
+
+// W_UV over the nh heads a block has just merged (the latent attention's
+// `_uv` form, instead of mla_head_linear's launch after it): y[h * yh + c] =
+// sum_j w[h, c, j] o[h * k + j] for c < n. Each output is summed exactly as
+// warp_dot sums it with 16-byte slices (lane l the slices l, l + 32, ... in
+// order, a slice's values in order, then the xor tree), so the bits are the
+// separate launch's; a warp takes MLA_UV_DOTS outputs of one head at a time,
+// their weight slices in flight together. o, written by this block's threads
+// before the barrier, is read through L2. k and the rows are whole 16-byte
+// slices (the launch checks).
+template <typename T>
+__device__ void mla_uv_heads(T* y, int yh, const T* o, const T* w, int nh, int n, int k) {
+    constexpr int VEC = 16 / sizeof(T);
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+    __syncthreads();
+    int per_head = (n + MLA_UV_DOTS - 1) / MLA_UV_DOTS;
+    for (int g = warp; g < nh * per_head; g += nw) {
+        int hh = g / per_head, c0 = (g % per_head) * MLA_UV_DOTS;
+        const T* x = o + (size_t)hh * k;
+        const T* wr[MLA_UV_DOTS];
+        float acc[MLA_UV_DOTS];
+#pragma unroll
+        for (int u = 0; u < MLA_UV_DOTS; u++) {
+            wr[u] = w + ((size_t)hh * n + min(c0 + u, n - 1)) * k;
+            acc[u] = 0.f;
+        }
+#pragma unroll 2
+        for (int i = lane * VEC; i < k; i += 32 * VEC) {
+            float xv[VEC];
+            unpack16<T>(__ldcg((const uint4*)(x + i)), xv);
+#pragma unroll
+            for (int u = 0; u < MLA_UV_DOTS; u++) {
+                float wv[VEC];
+                ld16(wr[u] + i, wv);
+#pragma unroll
+                for (int j = 0; j < VEC; j++) acc[u] = fmaf(wv[j], xv[j], acc[u]);
+            }
+        }
+        // The xor trees level by level across the outputs (each output's
+        // additions in warp_dot's order; the levels' shuffles in flight
+        // together).
+#pragma unroll
+        for (int o2 = 16; o2 > 0; o2 >>= 1) {
+#pragma unroll
+            for (int u = 0; u < MLA_UV_DOTS; u++) acc[u] += __shfl_xor_sync(0xffffffffu, acc[u], o2);
+        }
+#pragma unroll
+        for (int u = 0; u < MLA_UV_DOTS; u++)
+            if (lane == u && c0 + u < n) st(&y[(size_t)hh * yh + c0 + u], acc[u]);
+    }
+}
+
+// Before the wait on the previous kernel, the blocks of the first row of a
+// one-head latent attention with W_UV (blockIdx.y the head) ask L2 for that
+// head's W_UV rows ([n, k] of w), each split its share.
+template <typename T>
+__device__ void mla_prefetch_uv(const T* w, int n, int k) {
+    if (blockIdx.x != 0 || w == nullptr) return;
+    prefetch_l2_span(w + (size_t)blockIdx.y * n * k, (size_t)n * k * sizeof(T), blockIdx.z * blockDim.x + threadIdx.x,
+                     gridDim.z * blockDim.x);
 }

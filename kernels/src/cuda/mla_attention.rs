@@ -5,13 +5,14 @@
 use super::attention::KeyLists;
 use super::device::{Gpu, GpuElement, GpuError};
 use super::launch::{launch, name, need, RawArg};
-use super::mla::MlaShape;
+use super::mla::{mla_head_linear, HeadStrides, MlaShape};
+use super::mla_scratch::MlaScratch;
 use crate::mla_layout::mla_launch_splits;
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
 /// Heads one block of the latent attention covers (`MLA_HEADS` in `mla.cu`)
 /// when its launch has more than [`MLA_FEW_BLOCKS`] blocks of one head.
-const MLA_HEADS: usize = 4;
+pub(super) const MLA_HEADS: usize = 4;
 
 /// Blocks of one head each up to which a latent attention launch gives
 /// every block one head (`mla_attention_h1`): a decode or short verify
@@ -78,6 +79,12 @@ pub fn mla_mma_fits<T: GpuElement>(gpu: &Gpu, shape: MlaShape) -> bool {
         && shape.lora.is_multiple_of(64)
 }
 
+/// Whether a forward of `shape` in `T` may take the tensor-core form (it
+/// fits and `SPECULA_MLA` is not `fma`): a scratch makes room for its splits.
+pub(super) fn mla_mma_may_run<T: GpuElement>(gpu: &Gpu, shape: MlaShape) -> bool {
+    mla_mma_fits::<T>(gpu, shape) && mla_mma_use() != MlaMmaUse::Never
+}
+
 /// Dynamic shared memory of the tensor-core latent attention for `splits`
 /// splits: the chunk's keys and the 16 query rows (8 values of padding
 /// each), two parities of scores, p in bf16; the merge's per-split weights.
@@ -96,82 +103,6 @@ pub fn mla_chunk<T: GpuElement>() -> usize {
     64 / T::BYTES
 }
 
-/// Bytes of split partials (outputs and (max, sum)) one latent attention
-/// scratch holds at most: a forward whose rows need more (a prefill chunk
-/// over thousands of keys: rows x heads x splits x lora floats) runs its
-/// rows in launches of as many rows as fit. A row's partials are its own, so
-/// the launches give the bits one launch would.
-pub const MLA_SCRATCH_BYTES: usize = 1 << 30;
-
-/// Scratch of the split-K latent attention for a batch's key lists:
-/// partial outputs and (max, sum) `[launch rows, heads, splits]`, and a
-/// counter of finished splits per (row, head group), zero between launches.
-pub struct MlaScratch {
-    part_out: CudaSlice<f32>,
-    part_ml: CudaSlice<f32>,
-    counters: CudaSlice<i32>,
-    splits: usize,
-    /// Rows one launch covers (the scratch's rows).
-    launch_rows: usize,
-    heads_per_block: Option<usize>,
-}
-
-impl MlaScratch {
-    /// Scratch for `keys` (rows and the longest key list) and `shape`, at
-    /// most [`MLA_SCRATCH_BYTES`] of partials.
-    pub fn new<T: GpuElement>(
-        gpu: &Gpu,
-        keys: &KeyLists,
-        shape: MlaShape,
-    ) -> Result<MlaScratch, GpuError> {
-        Self::with_budget::<T>(gpu, keys, shape, MLA_SCRATCH_BYTES)
-    }
-
-    /// [`MlaScratch::new`] with `bytes` of partials at most (at least one
-    /// row's); checks use small budgets to run a batch in several launches.
-    pub fn with_budget<T: GpuElement>(
-        gpu: &Gpu,
-        keys: &KeyLists,
-        shape: MlaShape,
-        bytes: usize,
-    ) -> Result<MlaScratch, GpuError> {
-        let rows = keys.base.len();
-        // Room for either form's splits (the tensor-core form's are more).
-        let mma = mla_mma_fits::<T>(gpu, shape) && mla_mma_use() != MlaMmaUse::Never;
-        let splits = mla_launch_splits(keys.max_keys, mla_chunk::<T>(), mma);
-        let row_bytes = shape.heads * splits * (shape.lora + 2) * 4;
-        let launch_rows = rows.min((bytes / row_bytes).max(1)).max(1);
-        let slots = launch_rows * shape.heads * splits;
-        let s = &gpu.stream;
-        Ok(MlaScratch {
-            part_out: s.alloc_zeros(slots * shape.lora)?,
-            part_ml: s.alloc_zeros(2 * slots)?,
-            counters: s.alloc_zeros(launch_rows * shape.heads)?,
-            splits,
-            launch_rows,
-            heads_per_block: None,
-        })
-    }
-
-    /// Heads per block of the launches on this scratch: 1 or `MLA_HEADS`
-    /// (4) forced in FMA, [`MLA_MMA_HEADS`] (16) on tensor cores (where
-    /// [`mla_mma_fits`]), or `None` for the launch's own choice
-    /// ([`mla_uses_mma`], `MLA_FEW_BLOCKS`).
-    /// For checks: 1 and 4 give the same bits; the tensor-core form its own.
-    pub fn set_heads_per_block(&mut self, heads: Option<usize>) -> Result<(), GpuError> {
-        need(
-            heads.is_none_or(|h| h == 1 || h == MLA_HEADS || h == MLA_MMA_HEADS),
-            || {
-                format!(
-                    "mla_attention: {heads:?} heads per block (1, {MLA_HEADS} or {MLA_MMA_HEADS})"
-                )
-            },
-        )?;
-        self.heads_per_block = heads;
-        Ok(())
-    }
-}
-
 /// Latent attention: `out[r, h] = sum_e softmax_e(qcat[r, h] . entry_e *
 /// scale) * latent_e` (`out: [rows, heads, lora]`) over each row's key list
 /// in the layer's pool (`[entries, lora + rope]`, starting `pool_offset`
@@ -188,6 +119,134 @@ pub fn mla_attention<T: GpuElement>(
     shape: MlaShape,
     scale: f32,
 ) -> Result<(), GpuError> {
+    let input = MlaAttentionInput {
+        qcat,
+        pool,
+        pool_offset,
+        keys,
+        shape,
+        scale,
+    };
+    attention_launches(gpu, out, &input, scratch, None).map(|_| ())
+}
+
+/// Where `W_UV` runs after the latent attention (the engine's choice:
+/// [`mla_uv_place`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MlaUvPlace {
+    /// Its own launch (`mla_head_linear`; the default).
+    Apart,
+    /// In the attention's merging blocks where the launch has one head a
+    /// block (`mla_attention_h1_uv`; `SPECULA_MLA_UV=merge`): one launch
+    /// fewer a layer, the same bits.
+    InMerge,
+}
+
+/// Where this process runs `W_UV` (`SPECULA_MLA_UV`, read once).
+pub fn mla_uv_place() -> MlaUvPlace {
+    static PLACE: std::sync::OnceLock<MlaUvPlace> = std::sync::OnceLock::new();
+    *PLACE.get_or_init(|| {
+        crate::switch::switch(
+            "SPECULA_MLA_UV",
+            &[("apart", MlaUvPlace::Apart), ("merge", MlaUvPlace::InMerge)],
+            MlaUvPlace::Apart,
+            "its own launch",
+        )
+    })
+}
+
+/// The latent attention's inputs (see [`mla_attention`]).
+struct MlaAttentionInput<'a, T> {
+    qcat: &'a CudaSlice<T>,
+    pool: &'a CudaSlice<T>,
+    pool_offset: usize,
+    keys: &'a KeyLists,
+    shape: MlaShape,
+    scale: f32,
+}
+
+/// [`mla_attention`] into `olat`, then `W_UV` (`w_uv: [heads, v_dim, lora]`)
+/// of it into `heads_out: [rows, heads, v_dim]`: in the attention's merging
+/// blocks when `place` says so and the launch takes one head a block, else
+/// as [`mla_head_linear`] after it (the same bits either way). Whether the
+/// merge ran it.
+#[allow(clippy::too_many_arguments)]
+pub fn mla_attention_uv<T: GpuElement>(
+    gpu: &Gpu,
+    olat: &mut CudaSlice<T>,
+    heads_out: &mut CudaSlice<T>,
+    w_uv: &CudaSlice<T>,
+    qcat: &CudaSlice<T>,
+    pool: &CudaSlice<T>,
+    pool_offset: usize,
+    keys: &KeyLists,
+    scratch: &mut MlaScratch,
+    shape: MlaShape,
+    scale: f32,
+    place: MlaUvPlace,
+) -> Result<bool, GpuError> {
+    let (rows, nh, lora, v) = (keys.base.len(), shape.heads, shape.lora, shape.v_dim);
+    let input = MlaAttentionInput {
+        qcat,
+        pool,
+        pool_offset,
+        keys,
+        shape,
+        scale,
+    };
+    let uv = (place == MlaUvPlace::InMerge).then_some(MlaUvOut {
+        w: w_uv,
+        y: &mut *heads_out,
+    });
+    let merged = attention_launches(gpu, olat, &input, scratch, uv)?;
+    if !merged {
+        mla_head_linear(
+            gpu,
+            heads_out,
+            HeadStrides {
+                row: nh * v,
+                head: v,
+            },
+            olat,
+            HeadStrides {
+                row: nh * lora,
+                head: lora,
+            },
+            w_uv,
+            rows,
+            nh,
+            v,
+            lora,
+        )?;
+    }
+    Ok(merged)
+}
+
+/// `W_UV` for the merging blocks: its weights and output rows.
+struct MlaUvOut<'a, T> {
+    w: &'a CudaSlice<T>,
+    y: &'a mut CudaSlice<T>,
+}
+
+/// The latent attention's launches (rows in groups the scratch holds), with
+/// `W_UV` in the merge when `uv` is given and the rows fit one launch of
+/// one head a block with whole 16-byte slices of latent (as
+/// `mla_head_linear` reads them); whether it ran there.
+fn attention_launches<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<T>,
+    input: &MlaAttentionInput<'_, T>,
+    scratch: &mut MlaScratch,
+    uv: Option<MlaUvOut<'_, T>>,
+) -> Result<bool, GpuError> {
+    let MlaAttentionInput {
+        qcat,
+        pool,
+        pool_offset,
+        keys,
+        shape,
+        scale,
+    } = *input;
     let rows = keys.base.len();
     let d = shape.entry();
     let chunk = mla_chunk::<T>();
@@ -203,9 +262,8 @@ pub fn mla_attention<T: GpuElement>(
         || "mla_attention: scratch made for other key lists".into(),
     )?;
     let fma_splits = mla_launch_splits(keys.max_keys, chunk, false);
-    for row0 in (0..rows).step_by(lr.max(1)) {
-        let n = lr.min(rows - row0);
-        let per_block = scratch
+    let per_block_for = |n: usize| {
+        scratch
             .heads_per_block
             .unwrap_or(if mla_uses_mma::<T>(gpu, shape, keys) {
                 MLA_MMA_HEADS
@@ -213,7 +271,31 @@ pub fn mla_attention<T: GpuElement>(
                 1
             } else {
                 MLA_HEADS
-            });
+            })
+    };
+    let uv = uv.filter(|_| {
+        rows > 0
+            && rows <= lr
+            && per_block_for(rows) == 1
+            && shape.lora.is_multiple_of(16 / T::BYTES)
+    });
+    if let Some(uv) = &uv {
+        let (nh, v) = (shape.heads, shape.v_dim);
+        need(
+            uv.w.len() == nh * v * shape.lora && uv.y.len() >= rows * nh * v,
+            || {
+                format!(
+                    "mla_attention: W_UV of {} values or its output of {} for {rows} rows \
+                     of {nh} heads x {v}",
+                    uv.w.len(),
+                    uv.y.len()
+                )
+            },
+        )?;
+    }
+    for row0 in (0..rows).step_by(lr.max(1)) {
+        let n = lr.min(rows - row0);
+        let per_block = per_block_for(n);
         let mma = per_block == MLA_MMA_HEADS;
         let splits = mla_launch_splits(keys.max_keys, chunk, mma);
         need(splits <= scratch.splits, || {
@@ -240,7 +322,7 @@ pub fn mla_attention<T: GpuElement>(
         need(smem <= 227 * 1024 && pool_offset < pool.len(), || {
             format!("mla_attention: an entry of {d} values ({splits} splits) does not fit the kernel's shared memory")
         })?;
-        let args = [
+        let mut args = vec![
             RawArg::slice(gpu, out),
             RawArg::slice(gpu, &scratch.part_out),
             RawArg::slice(gpu, &scratch.part_ml),
@@ -264,7 +346,16 @@ pub fn mla_attention<T: GpuElement>(
             block_dim: (256, 1, 1),
             shared_mem_bytes: smem as u32,
         };
+        if let Some(uv) = &uv {
+            args.extend([
+                RawArg::slice(gpu, uv.w),
+                RawArg::slice(gpu, &*uv.y),
+                RawArg::I32(shape.v_dim as i32),
+                RawArg::I32((shape.heads * shape.v_dim) as i32),
+            ]);
+        }
         let kernel = match per_block {
+            1 if uv.is_some() => name::<T>("mla_attention_h1_uv"),
             1 => name::<T>("mla_attention_h1"),
             MLA_MMA_HEADS => "mla_attention_mma_bf16".to_string(),
             _ => name::<T>("mla_attention"),
@@ -273,5 +364,5 @@ pub fn mla_attention<T: GpuElement>(
         // (the tensor-core form's shape by mla_mma_fits).
         unsafe { launch(gpu, &kernel, grid, &args) }?;
     }
-    Ok(())
+    Ok(uv.is_some())
 }

@@ -23,7 +23,8 @@
 // (row, group) merges the splits in split order (mla_merge_t). A row's
 // result depends only on its own key list. A launch covers the rows row0 ..
 // row0 + gridDim.x (the scratch holds that many rows' partials). Dynamic
-// shared memory: H x (D + chunk + lora) floats, chunk x D of T.
+// shared memory: H x (D + chunk + lora) floats, chunk x D of T. The `_uv` kernel (one head
+// a block) also applies W_UV in the merging block (mla_uv_heads).
 
 // Splits of a row at most (mla_layout.rs: MLA_MAX_SPLITS, mla_row_splits).
 #define MLA_MAX_SPLITS 32
@@ -48,10 +49,11 @@ __device__ void mla_prefetch_chunk(const T* pool, const int* base, const int* pr
     }
 }
 
-template <typename T, int H>
+template <typename T, int H, bool UV>
 __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool,
                               const int* base, const int* prefix, const int* extra_off, const int* extra, int heads,
-                              int lora, int rd, float scale, int chunk, long pool_offset, int row0) {
+                              int lora, int rd, float scale, int chunk, long pool_offset, int row0, const T* w_uv,
+                              T* uv_out, int uv_n, int uv_ys) {
     extern __shared__ float smem[];
     __shared__ float run_m[H], run_l[H], rescale[H];
     constexpr int VEC = 16 / sizeof(T);
@@ -261,15 +263,31 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
         for (int i = threadIdx.x; i < nh * lora; i += blockDim.x)
             part_out[(first + (size_t)(i / lora) * splits + s) * lora + i % lora] = os[i];
     }
-    mla_finish_split(out + ((size_t)r * heads + h0) * lora, part_out + first * lora, part_ml + 2 * first, counters, nh,
-                     lora, splits, smem, MLA_HEADS);
+    T* o = out + ((size_t)r * heads + h0) * lora;
+    bool merged = mla_finish_split(o, part_out + first * lora, part_ml + 2 * first, counters, nh, lora, splits, smem,
+                                   MLA_HEADS);
+    // The `_uv` form: the merging block applies W_UV to its heads
+    // (uv_out [rows, heads, uv_n], rows uv_ys apart).
+    if (UV && merged)
+        mla_uv_heads(uv_out + (size_t)r * uv_ys + (size_t)h0 * uv_n, uv_n, o, w_uv + (size_t)h0 * uv_n * lora, nh, uv_n,
+                     lora);
 }
 
 #define P_MLA_ATT(T) (T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int lora, int rd, float scale, int chunk, long pool_offset, int row0)
-#define A_MLA_ATT (out, part_out, part_ml, counters, qcat, pool, base, prefix, extra_off, extra, heads, lora, rd, scale, chunk, pool_offset, row0)
-#define MLA_H4(T) <T, MLA_HEADS>
-#define MLA_H1(T) <T, 1>
+#define A_MLA_ATT (out, part_out, part_ml, counters, qcat, pool, base, prefix, extra_off, extra, heads, lora, rd, scale, chunk, pool_offset, row0, nullptr, nullptr, 0, 0)
+#define MLA_H4(T) <T, MLA_HEADS, false>
+#define MLA_H1(T) <T, 1, false>
 // The kernels enter as programmatic dependents after their prefetch.
 #define MLA_ENTER(T) mla_prefetch_chunk<T>(pool, base, prefix, extra_off, extra, lora + rd, chunk, pool_offset, row0); pdl_enter()
 KERNELS_ENTERED(mla_attention, mla_attention, MLA_H4, P_MLA_ATT, A_MLA_ATT, MLA_ENTER)
 KERNELS_ENTERED(mla_attention_h1, mla_attention, MLA_H1, P_MLA_ATT, A_MLA_ATT, MLA_ENTER)
+
+// One head a block, then W_UV by the block that merges a head (w_uv [heads,
+// uv_n, lora]): the latent attention and mla_head_linear's launch after it in
+// one, the same bits. Its blocks of the first row also ask L2 for their head's
+// W_UV rows before the wait.
+#define P_MLA_ATT_UV(T) (T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int lora, int rd, float scale, int chunk, long pool_offset, int row0, const T* w_uv, T* uv_out, int uv_n, int uv_ys)
+#define A_MLA_ATT_UV (out, part_out, part_ml, counters, qcat, pool, base, prefix, extra_off, extra, heads, lora, rd, scale, chunk, pool_offset, row0, w_uv, uv_out, uv_n, uv_ys)
+#define MLA_H1_UV(T) <T, 1, true>
+#define MLA_UV_ENTER(T) mla_prefetch_chunk<T>(pool, base, prefix, extra_off, extra, lora + rd, chunk, pool_offset, row0); mla_prefetch_uv<T>(w_uv, uv_n, lora); pdl_enter()
+KERNELS_ENTERED(mla_attention_h1_uv, mla_attention, MLA_H1_UV, P_MLA_ATT_UV, A_MLA_ATT_UV, MLA_UV_ENTER)

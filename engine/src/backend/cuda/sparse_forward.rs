@@ -14,10 +14,9 @@ use crate::error::Result;
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cuda::{
-    invariant_linear_rows, mla_attention, mla_head_linear, mla_prep, mla_prep_uk, mla_uk,
+    invariant_linear_rows, mla_attention_uv, mla_prep, mla_prep_uk, mla_uk, mla_uv_place,
     moe_grouped, moe_route, moe_route_norm_fits, rms_norm_residual, ExpertProduct, ExpertWeights,
-    ExpertsOutput, Gpu, GpuElement, HeadStrides, MlaPrepInputs, MlaRope, MlaScratch, MoePlan,
-    RouteInput,
+    ExpertsOutput, Gpu, GpuElement, MlaPrepInputs, MlaRope, MlaScratch, MoePlan, RouteInput,
 };
 
 /// Latent attention's buffers of one forward shape.
@@ -198,9 +197,13 @@ where
         }
     }
     clock.mark(gpu, "latent prep + W_UK");
-    mla_attention(
+    // W_UV of the heads' latent outputs, in the attention's merge where it
+    // can (SPECULA_MLA_UV=merge; the same bits).
+    let merged = mla_attention_uv(
         gpu,
         &mut buf.olat,
+        &mut buf.heads_out,
+        &a.w_uv,
         &buf.qcat,
         &pool.k,
         offset,
@@ -208,30 +211,18 @@ where
         &mut buf.scratch,
         sh,
         scale,
+        mla_uv_place(),
     )?;
-    clock.mark(gpu, "latent attention");
-    let ls = HeadStrides {
-        row: nh * sh.lora,
-        head: sh.lora,
-    };
-    let vs = HeadStrides {
-        row: nh * sh.v_dim,
-        head: sh.v_dim,
-    };
-    mla_head_linear(
+    clock.mark(
         gpu,
-        &mut buf.heads_out,
-        vs,
-        &buf.olat,
-        ls,
-        &a.w_uv,
-        rows,
-        nh,
-        sh.v_dim,
-        sh.lora,
-    )?;
+        if merged {
+            "latent attention + W_UV"
+        } else {
+            "latent attention, W_UV"
+        },
+    );
     a.o.forward(gpu, &mut sc.o, &buf.heads_out, rows)?;
-    clock.mark(gpu, "W_UV + linear o");
+    clock.mark(gpu, "linear o");
     Ok(())
 }
 

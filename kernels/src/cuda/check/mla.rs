@@ -3,18 +3,12 @@
 //! the CPU engine's decompressed form (keys and values expanded by
 //! `kv_b_proj`, ordinary attention), and its batch invariance bit for bit.
 
-use super::{differing, download, normwise_error, random, row_recorder, upload, CheckRow};
+use super::mla_forms::{check_forms, AbsorbedCase};
+use super::{download, normwise_error, random, row_recorder, upload, CheckRow};
 use crate::cpu;
-use crate::cuda::{
-    mla_attention, mla_head_linear, mla_mma_fits, mla_prep, Gpu, GpuElement, GpuError, HeadStrides,
-    KeyLists, MlaPrepInputs, MlaRope, MlaScratch, MlaShape, MLA_MMA_HEADS, MLA_SCRATCH_BYTES,
-};
+use crate::cuda::{mla_prep, Gpu, GpuElement, GpuError, MlaPrepInputs, MlaRope, MlaShape};
 use cudarc::driver::CudaSlice;
-use rand::Rng;
 use rand_chacha::ChaCha8Rng;
-
-/// Heads per block of the FMA kernel's shared-keys form.
-const MLA_HEADS_FMA: usize = 4;
 
 /// A small latent shape whose widths are multiples of nothing (no vector
 /// path applies), for the checks beside the real widths.
@@ -35,11 +29,11 @@ pub(super) fn rope_inv_freq(rd: usize) -> Vec<f32> {
 
 /// One query row of the check: the sequence, the position its query comes
 /// from, and its key list (visible prefix, further entries).
-struct QueryRow {
-    seq: usize,
-    pos: usize,
-    prefix: usize,
-    extra: Vec<usize>,
+pub(super) struct QueryRow {
+    pub(super) seq: usize,
+    pub(super) pos: usize,
+    pub(super) prefix: usize,
+    pub(super) extra: Vec<usize>,
 }
 
 /// The CPU engine's decoupled RoPE (de-interleave, rotate_half, cos and sin times `factor`).
@@ -57,9 +51,9 @@ fn rope_ref(x: &[f32], pos: usize, inv: &[f32], factor: f32) -> Vec<f32> {
 }
 
 /// Device inputs and host copies of one check's layer.
-struct Layer<T> {
-    w_ukt: CudaSlice<T>,
-    w_uv: CudaSlice<T>,
+pub(super) struct Layer<T> {
+    pub(super) w_ukt: CudaSlice<T>,
+    pub(super) w_uv: CudaSlice<T>,
     kv_norm: CudaSlice<T>,
     inv_freq: CudaSlice<f32>,
     /// Host: kv_b as `[heads * (nope + v), lora]`, the norm weight, inverse frequencies.
@@ -302,157 +296,16 @@ fn check_shape<T: GpuElement>(
             want.extend_from_slice(&out[h * hd..h * hd + vd]);
         }
     }
-    // Each form the shape can take: FMA (one head per block; the shuffled
-    // batch four), and on tensor cores where it fits.
-    let mut forms = vec![(1, MLA_HEADS_FMA, "FMA")];
-    if mla_mma_fits::<T>(gpu, sh) {
-        forms.push((MLA_MMA_HEADS, MLA_MMA_HEADS, "tensor cores"));
-    }
-    for (per_block, shuffled_per_block, form) in forms {
-        let words = format!("{nh} heads, latent {lora} + rope {rd}, nope {nope}, v {vd}, {form}");
-        let run = |queries: &[QueryRow], per_block: usize, scratch_bytes: usize| {
-            run_rows::<T>(
-                gpu,
-                &layer,
-                &qcat_all,
-                &q,
-                &pool,
-                queries,
-                &bases,
-                sh,
-                scale,
-                Some(per_block),
-                scratch_bytes,
-            )
-        };
-        let got = run(&queries, per_block, MLA_SCRATCH_BYTES)?;
-        row(
-            "mla_absorbed",
-            format!("7 rows (decode, tree, prefill; 2 over 1100 keys) vs the decompressed form; {words}"),
-            normwise_error(&got, &want),
-            if T::BYTES == 2 { 2e-2 } else { 1e-4 },
-        );
-        // Batch invariance: each row alone, and the rows in a shuffled order
-        // one row per launch (a scratch of one row), give the same bits.
-        let width = nh * vd;
-        let mut diff = 0;
-        for (i, qr) in queries.iter().enumerate() {
-            let one = run(std::slice::from_ref(qr), per_block, MLA_SCRATCH_BYTES)?;
-            diff += differing(&one, &got[i * width..(i + 1) * width]);
-        }
-        let mut shuffled: Vec<usize> = (0..queries.len()).collect();
-        for i in (1..shuffled.len()).rev() {
-            shuffled.swap(i, rng.random_range(0..=i));
-        }
-        let reordered: Vec<QueryRow> = shuffled
-            .iter()
-            .map(|&i| QueryRow {
-                extra: queries[i].extra.clone(),
-                ..queries[i]
-            })
-            .collect();
-        let again = run(&reordered, shuffled_per_block, 1)?;
-        for (j, &i) in shuffled.iter().enumerate() {
-            diff += differing(
-                &again[j * width..(j + 1) * width],
-                &got[i * width..(i + 1) * width],
-            );
-        }
-        row(
-            "mla_batch_invariant",
-            format!("each row alone and the batch shuffled ({shuffled_per_block} heads per block, a launch per row) vs the batch: differing values; {words}"),
-            diff as f64,
-            0.0,
-        );
-    }
-    Ok(())
-}
-
-/// The absorbed attention of `queries` over `pool`: q_lat = W_UK^T q_nope
-/// into the rows' [q_lat | q_pe], attention, W_UV; `[rows, heads * v]`.
-#[allow(clippy::too_many_arguments)]
-fn run_rows<T: GpuElement>(
-    gpu: &Gpu,
-    layer: &Layer<T>,
-    qcat_all: &CudaSlice<T>,
-    q: &CudaSlice<T>,
-    pool: &CudaSlice<T>,
-    queries: &[QueryRow],
-    bases: &[usize],
-    sh: MlaShape,
-    scale: f32,
-    heads_per_block: Option<usize>,
-    scratch_bytes: usize,
-) -> Result<Vec<f32>, GpuError> {
-    let s = &gpu.stream;
-    let (nh, d, qk) = (sh.heads, sh.entry(), sh.nope + sh.rope);
-    let rows = queries.len();
-    // Gather the rows' prepared query RoPE parts and projected queries.
-    let (qcat_h, q_h) = (s.clone_dtoh(qcat_all)?, s.clone_dtoh(q)?);
-    let mut qc = Vec::with_capacity(rows * nh * d);
-    let mut qs = Vec::with_capacity(rows * nh * qk);
-    for qr in queries {
-        let src = bases[qr.seq] + qr.pos;
-        qc.extend_from_slice(&qcat_h[src * nh * d..(src + 1) * nh * d]);
-        qs.extend_from_slice(&q_h[src * nh * qk..(src + 1) * nh * qk]);
-    }
-    let mut qcat = s.clone_htod(&qc)?;
-    let qrows = s.clone_htod(&qs)?;
-    mla_head_linear(
-        gpu,
-        &mut qcat,
-        HeadStrides {
-            row: nh * d,
-            head: d,
-        },
-        &qrows,
-        HeadStrides {
-            row: nh * qk,
-            head: qk,
-        },
-        &layer.w_ukt,
-        rows,
-        nh,
-        sh.lora,
-        sh.nope,
-    )?;
-    let lists: Vec<(usize, usize, Vec<usize>)> = queries
-        .iter()
-        .map(|qr| (bases[qr.seq], qr.prefix, qr.extra.clone()))
-        .collect();
-    let keys = KeyLists::upload(gpu, &lists)?;
-    let mut scratch = MlaScratch::with_budget::<T>(gpu, &keys, sh, scratch_bytes)?;
-    scratch.set_heads_per_block(heads_per_block)?;
-    let mut olat = s.alloc_zeros::<T>(rows * nh * sh.lora)?;
-    mla_attention(
-        gpu,
-        &mut olat,
-        &qcat,
-        pool,
-        0,
-        &keys,
-        &mut scratch,
+    drop(row);
+    let case = AbsorbedCase {
+        layer: &layer,
+        qcat_all: &qcat_all,
+        q: &q,
+        pool: &pool,
+        queries: &queries,
+        bases: &bases,
         sh,
         scale,
-    )?;
-    let mut out = s.alloc_zeros::<T>(rows * nh * sh.v_dim)?;
-    mla_head_linear(
-        gpu,
-        &mut out,
-        HeadStrides {
-            row: nh * sh.v_dim,
-            head: sh.v_dim,
-        },
-        &olat,
-        HeadStrides {
-            row: nh * sh.lora,
-            head: sh.lora,
-        },
-        &layer.w_uv,
-        rows,
-        nh,
-        sh.v_dim,
-        sh.lora,
-    )?;
-    download(gpu, &out)
+    };
+    check_forms(gpu, rng, rows_out, &case, &want)
 }

@@ -18,6 +18,7 @@ mod linear;
 mod linear_rope;
 mod linear_tiles;
 mod mla;
+mod mla_forms;
 mod mla_prep_uk;
 mod moe;
 mod moe_route_norm;

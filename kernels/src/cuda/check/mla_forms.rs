@@ -1,0 +1,204 @@
+//! The latent attention's forms on one prepared check case: FMA with one
+//! head a block (and `W_UV` in its merge), four heads a block, tensor cores
+//! where the shape fits; each against the CPU engine's decompressed form,
+//! and bit for bit against itself by batch.
+
+use super::mla::{Layer, QueryRow};
+use super::{differing, download, normwise_error, row_recorder, CheckRow};
+use crate::cuda::{
+    mla_attention_uv, mla_head_linear, mla_mma_fits, Gpu, GpuElement, GpuError, HeadStrides,
+    KeyLists, MlaScratch, MlaShape, MlaUvPlace, MLA_MMA_HEADS, MLA_SCRATCH_BYTES,
+};
+use cudarc::driver::CudaSlice;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+/// Heads per block of the FMA kernel's shared-keys form.
+const MLA_HEADS_FMA: usize = 4;
+
+/// One prepared case: the layer, every row's prepared query (`qcat_all`:
+/// RoPE parts) and projected query (`q`), the cache, the query rows and the
+/// sequences' first cache entries.
+pub(super) struct AbsorbedCase<'a, T> {
+    pub(super) layer: &'a Layer<T>,
+    pub(super) qcat_all: &'a CudaSlice<T>,
+    pub(super) q: &'a CudaSlice<T>,
+    pub(super) pool: &'a CudaSlice<T>,
+    pub(super) queries: &'a [QueryRow],
+    pub(super) bases: &'a [usize],
+    pub(super) sh: MlaShape,
+    pub(super) scale: f32,
+}
+
+/// Checks each form of `case` against `want` (the decompressed form's
+/// `[rows, heads * v]`).
+pub(super) fn check_forms<T: GpuElement>(
+    gpu: &Gpu,
+    rng: &mut ChaCha8Rng,
+    rows_out: &mut Vec<CheckRow>,
+    case: &AbsorbedCase<'_, T>,
+    want: &[f32],
+) -> Result<(), GpuError> {
+    let mut row = row_recorder::<T>(rows_out);
+    let AbsorbedCase { sh, queries, .. } = *case;
+    let (nh, lora, rd, nope, vd) = (sh.heads, sh.lora, sh.rope, sh.nope, sh.v_dim);
+    // Each form the shape can take: FMA (one head per block; the shuffled
+    // batch four), and on tensor cores where it fits.
+    let mut forms = vec![(1, MLA_HEADS_FMA, "FMA")];
+    if mla_mma_fits::<T>(gpu, sh) {
+        forms.push((MLA_MMA_HEADS, MLA_MMA_HEADS, "tensor cores"));
+    }
+    for (per_block, shuffled_per_block, form) in forms {
+        let words = format!("{nh} heads, latent {lora} + rope {rd}, nope {nope}, v {vd}, {form}");
+        let run_at = |queries: &[QueryRow], per_block: usize, scratch_bytes: usize, place| {
+            run_rows::<T>(gpu, case, queries, Some(per_block), scratch_bytes, place)
+        };
+        let run = |queries: &[QueryRow], per_block: usize, scratch_bytes: usize| {
+            run_at(queries, per_block, scratch_bytes, MlaUvPlace::Apart).map(|(out, _)| out)
+        };
+        let got = run(queries, per_block, MLA_SCRATCH_BYTES)?;
+        row(
+            "mla_absorbed",
+            format!("7 rows (decode, tree, prefill; 2 over 1100 keys) vs the decompressed form; {words}"),
+            normwise_error(&got, want),
+            if T::BYTES == 2 { 2e-2 } else { 1e-4 },
+        );
+        if per_block == 1 {
+            // W_UV in the one-head launch's merging blocks: the bits of its
+            // own launch after the attention (when the latent is whole
+            // 16-byte slices; apart otherwise).
+            let (merged, ran) = run_at(queries, 1, MLA_SCRATCH_BYTES, MlaUvPlace::InMerge)?;
+            let slices = lora.is_multiple_of(16 / T::BYTES);
+            row(
+                "mla_uv_in_merge",
+                format!(
+                    "7 rows, W_UV in the merge ({}) vs its own launch: differing values; {words}",
+                    if ran {
+                        "ran"
+                    } else {
+                        "not taken: latent not 16-byte slices"
+                    }
+                ),
+                if ran == slices {
+                    differing(&merged, &got) as f64
+                } else {
+                    f64::INFINITY
+                },
+                0.0,
+            );
+        }
+        // Batch invariance: each row alone, and the rows in a shuffled order
+        // one row per launch (a scratch of one row), give the same bits.
+        let width = nh * vd;
+        let mut diff = 0;
+        for (i, qr) in queries.iter().enumerate() {
+            let one = run(std::slice::from_ref(qr), per_block, MLA_SCRATCH_BYTES)?;
+            diff += differing(&one, &got[i * width..(i + 1) * width]);
+        }
+        let mut shuffled: Vec<usize> = (0..queries.len()).collect();
+        for i in (1..shuffled.len()).rev() {
+            shuffled.swap(i, rng.random_range(0..=i));
+        }
+        let reordered: Vec<QueryRow> = shuffled
+            .iter()
+            .map(|&i| QueryRow {
+                extra: queries[i].extra.clone(),
+                ..queries[i]
+            })
+            .collect();
+        let again = run(&reordered, shuffled_per_block, 1)?;
+        for (j, &i) in shuffled.iter().enumerate() {
+            diff += differing(
+                &again[j * width..(j + 1) * width],
+                &got[i * width..(i + 1) * width],
+            );
+        }
+        row(
+            "mla_batch_invariant",
+            format!("each row alone and the batch shuffled ({shuffled_per_block} heads per block, a launch per row) vs the batch: differing values; {words}"),
+            diff as f64,
+            0.0,
+        );
+    }
+    Ok(())
+}
+
+/// The absorbed attention of `queries` over `pool`: q_lat = W_UK^T q_nope
+/// into the rows' [q_lat | q_pe], attention, W_UV (where `place` says);
+/// `[rows, heads * v]` and whether the attention's merge ran W_UV.
+#[allow(clippy::too_many_arguments)]
+fn run_rows<T: GpuElement>(
+    gpu: &Gpu,
+    case: &AbsorbedCase<'_, T>,
+    queries: &[QueryRow],
+    heads_per_block: Option<usize>,
+    scratch_bytes: usize,
+    place: MlaUvPlace,
+) -> Result<(Vec<f32>, bool), GpuError> {
+    let AbsorbedCase {
+        layer,
+        qcat_all,
+        q,
+        pool,
+        bases,
+        sh,
+        scale,
+        ..
+    } = *case;
+    let s = &gpu.stream;
+    let (nh, d, qk) = (sh.heads, sh.entry(), sh.nope + sh.rope);
+    let rows = queries.len();
+    // Gather the rows' prepared query RoPE parts and projected queries.
+    let (qcat_h, q_h) = (s.clone_dtoh(qcat_all)?, s.clone_dtoh(q)?);
+    let mut qc = Vec::with_capacity(rows * nh * d);
+    let mut qs = Vec::with_capacity(rows * nh * qk);
+    for qr in queries {
+        let src = bases[qr.seq] + qr.pos;
+        qc.extend_from_slice(&qcat_h[src * nh * d..(src + 1) * nh * d]);
+        qs.extend_from_slice(&q_h[src * nh * qk..(src + 1) * nh * qk]);
+    }
+    let mut qcat = s.clone_htod(&qc)?;
+    let qrows = s.clone_htod(&qs)?;
+    mla_head_linear(
+        gpu,
+        &mut qcat,
+        HeadStrides {
+            row: nh * d,
+            head: d,
+        },
+        &qrows,
+        HeadStrides {
+            row: nh * qk,
+            head: qk,
+        },
+        &layer.w_ukt,
+        rows,
+        nh,
+        sh.lora,
+        sh.nope,
+    )?;
+    let lists: Vec<(usize, usize, Vec<usize>)> = queries
+        .iter()
+        .map(|qr| (bases[qr.seq], qr.prefix, qr.extra.clone()))
+        .collect();
+    let keys = KeyLists::upload(gpu, &lists)?;
+    let mut scratch = MlaScratch::with_budget::<T>(gpu, &keys, sh, scratch_bytes)?;
+    scratch.set_heads_per_block(heads_per_block)?;
+    let mut olat = s.alloc_zeros::<T>(rows * nh * sh.lora)?;
+    let mut out = s.alloc_zeros::<T>(rows * nh * sh.v_dim)?;
+    let merged = mla_attention_uv(
+        gpu,
+        &mut olat,
+        &mut out,
+        &layer.w_uv,
+        &qcat,
+        pool,
+        0,
+        &keys,
+        &mut scratch,
+        sh,
+        scale,
+        place,
+    )?;
+    Ok((download(gpu, &out)?, merged))
+}

@@ -222,6 +222,20 @@ pub fn mla_attention_uv<T: GpuElement>(
     Ok(merged)
 }
 
+/// Whether `W_UV` can run in the merging blocks of a latent attention of
+/// `rows` rows: one launch (`launch_rows`, the scratch's) of one head a block
+/// (`per_block`), the latent (`lora` values of `elem_bytes`) whole 16-byte
+/// slices as `mla_head_linear` reads it, so that its sums are that launch's.
+fn uv_fits_merge(
+    rows: usize,
+    launch_rows: usize,
+    per_block: usize,
+    lora: usize,
+    elem_bytes: usize,
+) -> bool {
+    rows > 0 && rows <= launch_rows && per_block == 1 && lora.is_multiple_of(16 / elem_bytes)
+}
+
 /// `W_UV` for the merging blocks: its weights and output rows.
 struct MlaUvOut<'a, T> {
     w: &'a CudaSlice<T>,
@@ -273,12 +287,7 @@ fn attention_launches<T: GpuElement>(
                 MLA_HEADS
             })
     };
-    let uv = uv.filter(|_| {
-        rows > 0
-            && rows <= lr
-            && per_block_for(rows) == 1
-            && shape.lora.is_multiple_of(16 / T::BYTES)
-    });
+    let uv = uv.filter(|_| uv_fits_merge(rows, lr, per_block_for(rows), shape.lora, T::BYTES));
     if let Some(uv) = &uv {
         let (nh, v) = (shape.heads, shape.v_dim);
         need(
@@ -365,4 +374,23 @@ fn attention_launches<T: GpuElement>(
         unsafe { launch(gpu, &kernel, grid, &args) }?;
     }
     Ok(uv.is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::uv_fits_merge;
+
+    #[test]
+    fn w_uv_runs_in_the_merge_only_for_one_launch_of_one_head_blocks_over_whole_slices() {
+        // V2-Lite's latent (512) at batch 1 in bf16 and f32.
+        assert!(uv_fits_merge(1, 1024, 1, 512, 2));
+        assert!(uv_fits_merge(1, 1024, 1, 512, 4));
+        // Four heads a block, or rows past one launch: its own launch.
+        assert!(!uv_fits_merge(48, 1024, 4, 512, 2));
+        assert!(!uv_fits_merge(9, 8, 1, 512, 2));
+        assert!(!uv_fits_merge(0, 8, 1, 512, 2));
+        // A latent of 13 values: not 16-byte slices (mla_head_linear's other order).
+        assert!(!uv_fits_merge(1, 8, 1, 13, 2));
+        assert!(uv_fits_merge(1, 8, 1, 8, 2) && !uv_fits_merge(1, 8, 1, 8 + 2, 4));
+    }
 }

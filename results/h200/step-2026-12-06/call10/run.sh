@@ -4,7 +4,8 @@
 # merged W_UV against its own launch bit for bit, 7 rows over up to 1100 keys, bf16 and f32), GPU
 # greedy = CPU greedy and lossless on the two random sparse fixtures by default and with W_UV in
 # the merge, then V2-Lite batch 1 / 8 / 32 by default, with SPECULA_MLA_UV=merge and with
-# SPECULA_SHARED=beside, interleaved twice; Moonlight batch 1 / 8 by default and merged; stamps of
+# SPECULA_SHARED=beside, interleaved twice (and once with the tensor-core latent attention in
+# decode too, SPECULA_MLA=mma, last measured before the one-head FMA blocks); Moonlight batch 1 / 8 by default and merged; stamps of
 # the merged form at batch 1 (pack with STAMPS=1). On an H200, the 8B's decode table (issue 18).
 #
 #   rm -rf devrun && NVRTC=/tmp/nvrtc/w/nvidia/cu13/lib STAMPS=1 bash scripts/devrun_pack.sh bin devrun
@@ -35,6 +36,7 @@ for rep in 1 2; do
   SPECULA_MLA_UV=merge bench v2-uvmerge-$rep 40 $V2
   SPECULA_SHARED=beside bench v2-beside-$rep 40 $V2
 done
+SPECULA_MLA=mma bench v2-mla-mma 40 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8 --repeats 1 --max-new-tokens 32
 SPECULA_STAMPS=1 SPECULA_MLA_UV=merge bench v2-stamps-uvmerge 40 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1 --repeats 1 --max-new-tokens 32
 MOON="--config bench/configs/moonlight-16b-a3b.json --batch-sizes 1,8 --repeats 1 --max-new-tokens 32"
 bench moon-default 40 $MOON

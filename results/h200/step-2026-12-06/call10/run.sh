@@ -5,7 +5,8 @@
 # greedy = CPU greedy and lossless on the two random sparse fixtures by default and with W_UV in
 # the merge, then V2-Lite batch 1 / 8 / 32 by default, with SPECULA_MLA_UV=merge and with
 # SPECULA_SHARED=beside, interleaved twice (and once with the tensor-core latent attention in
-# decode too, SPECULA_MLA=mma, last measured before the one-head FMA blocks); Moonlight batch 1 / 8 by default and merged; stamps of
+# decode too, SPECULA_MLA=mma: decode rows take the FMA form by default); Moonlight batch 1 / 8
+# by default and merged; stamps of
 # the merged form at batch 1 (pack with STAMPS=1). On an H200, the 8B's decode table (issue 18).
 #
 #   rm -rf devrun && NVRTC=/tmp/nvrtc/w/nvidia/cu13/lib STAMPS=1 bash scripts/devrun_pack.sh bin devrun

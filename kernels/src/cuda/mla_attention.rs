@@ -103,33 +103,6 @@ pub fn mla_chunk<T: GpuElement>() -> usize {
     64 / T::BYTES
 }
 
-/// Latent attention: `out[r, h] = sum_e softmax_e(qcat[r, h] . entry_e *
-/// scale) * latent_e` (`out: [rows, heads, lora]`) over each row's key list
-/// in the layer's pool (`[entries, lora + rope]`, starting `pool_offset`
-/// elements in).
-#[allow(clippy::too_many_arguments)]
-pub fn mla_attention<T: GpuElement>(
-    gpu: &Gpu,
-    out: &mut CudaSlice<T>,
-    qcat: &CudaSlice<T>,
-    pool: &CudaSlice<T>,
-    pool_offset: usize,
-    keys: &KeyLists,
-    scratch: &mut MlaScratch,
-    shape: MlaShape,
-    scale: f32,
-) -> Result<(), GpuError> {
-    let input = MlaAttentionInput {
-        qcat,
-        pool,
-        pool_offset,
-        keys,
-        shape,
-        scale,
-    };
-    attention_launches(gpu, out, &input, scratch, None).map(|_| ())
-}
-
 /// Where `W_UV` runs after the latent attention (the engine's choice:
 /// [`mla_uv_place`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,7 +128,9 @@ pub fn mla_uv_place() -> MlaUvPlace {
     })
 }
 
-/// The latent attention's inputs (see [`mla_attention`]).
+/// The latent attention's inputs: the rows' `[q_lat | q_pe]` (`qcat: [rows,
+/// heads, lora + rope]`), the layer's pool (`[entries, lora + rope]`,
+/// starting `pool_offset` elements in) and each row's key list.
 struct MlaAttentionInput<'a, T> {
     qcat: &'a CudaSlice<T>,
     pool: &'a CudaSlice<T>,
@@ -165,8 +140,11 @@ struct MlaAttentionInput<'a, T> {
     scale: f32,
 }
 
-/// [`mla_attention`] into `olat`, then `W_UV` (`w_uv: [heads, v_dim, lora]`)
-/// of it into `heads_out: [rows, heads, v_dim]`: in the attention's merging
+/// Latent attention, `olat[r, h] = sum_e softmax_e(qcat[r, h] . entry_e *
+/// scale) * latent_e` (`olat: [rows, heads, lora]`) over each row's key
+/// list in the layer's pool (`[entries, lora + rope]`, starting
+/// `pool_offset` elements in), then `W_UV` (`w_uv: [heads, v_dim, lora]`) of
+/// it into `heads_out: [rows, heads, v_dim]`: in the attention's merging
 /// blocks when `place` says so and the launch takes one head a block, else
 /// as [`mla_head_linear`] after it (the same bits either way). Whether the
 /// merge ran it.

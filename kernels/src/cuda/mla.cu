@@ -151,17 +151,78 @@ __device__ __forceinline__ float warp_dot(const T* a, const T* b, int k, bool ve
     return acc;
 }
 
+// N of warp_dot's 16-byte-slice sums side by side: acc[u] = sum_j w[u * k +
+// j] x[j] for u < rows (a later u repeats the last row; its sum is not to be
+// stored), each in warp_dot's order (lane l's slices l, l + 32, ... in order,
+// a slice's values in order, then the xor tree), so each has the bits
+// warp_dot gives it; the rows' loads in flight together and the xor trees
+// level by level across them. x is read through L2 when X_L2 (this kernel
+// wrote it). k, w and x whole 16-byte slices.
+template <typename T, int N, bool X_L2>
+__device__ __forceinline__ void warp_dots(float* acc, const T* w, int rows, const T* x, int k, int lane) {
+    constexpr int VEC = 16 / sizeof(T);
+    const T* wr[N];
+#pragma unroll
+    for (int u = 0; u < N; u++) {
+        wr[u] = w + (size_t)min(u, rows - 1) * k;
+        acc[u] = 0.f;
+    }
+#pragma unroll 2
+    for (int i = lane * VEC; i < k; i += 32 * VEC) {
+        float xv[VEC];
+        if (X_L2)
+            unpack16<T>(__ldcg((const uint4*)(x + i)), xv);
+        else
+            ld16(x + i, xv);
+#pragma unroll
+        for (int u = 0; u < N; u++) {
+            float wv[VEC];
+            ld16(wr[u] + i, wv);
+#pragma unroll
+            for (int j = 0; j < VEC; j++) acc[u] = fmaf(wv[j], xv[j], acc[u]);
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+#pragma unroll
+        for (int u = 0; u < N; u++) acc[u] += __shfl_xor_sync(0xffffffffu, acc[u], o);
+    }
+}
+
+// Outputs of a head a warp of the `_d4` per-head products sums side by side
+// (SPECULA_MLA_DOTS=4).
+#define MLA_HEAD_DOTS 4
+
 // Per-head products (the absorbed W_UK^T and W_UV): y[r, h, c] = sum_j
 // w[h, c, j] x[r, h, j] for c < n, j < k; x rows xs apart with heads xh
 // apart, y rows ys apart with heads yh apart. One warp per (head, c) over
-// every row (warp_dot: a row's sums do not depend on the others).
+// every row (warp_dot: a row's sums do not depend on the others), or with
+// `vec` and D = MLA_HEAD_DOTS per (head, D outputs from c) (warp_dots: the
+// same sums side by side, the same bits; a kernel of its own, so that the
+// one-output form keeps its registers).
 // `vec`: k, xs and xh are multiples of 16 bytes (16-byte loads).
 // Block (bx, by) of a grid of gy row groups (any block size: a warp's
 // (head, c) is its index over the grid's x).
-template <typename T>
+template <typename T, int D>
 __device__ void mla_head_linear_at(int bx, int by, int gy, T* y, const T* x, const T* w, int rows, int heads, int n,
                                    int k, int xs, int xh, int ys, int yh, int vec) {
     int gw = (bx * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
+    if (D > 1 && vec) {
+        int per_head = (n + D - 1) / D;
+        int h = gw / per_head, c0 = (gw % per_head) * D, valid = min(D, n - c0);
+        const T* wr = w + ((size_t)h * n + c0) * k;
+        if (gw < heads * per_head && by == 0) prefetch_l2_span(wr, (size_t)valid * k * sizeof(T), lane, 32);
+        pdl_enter();
+        if (gw >= heads * per_head) return;
+        for (int r = by; r < rows; r += gy) {
+            float acc[D];
+            warp_dots<T, D, false>(acc, wr, valid, x + (size_t)r * xs + (size_t)h * xh, k, lane);
+#pragma unroll
+            for (int u = 0; u < D; u++)
+                if (lane == u && u < valid) st(&y[(size_t)r * ys + (size_t)h * yh + c0 + u], acc[u]);
+        }
+        return;
+    }
     int h = gw / n, c = gw % n;
     const T* wr = w + ((size_t)h * n + c) * k;
     // The warp's weight row asked of L2 before the wait on the previous
@@ -174,14 +235,18 @@ __device__ void mla_head_linear_at(int bx, int by, int gy, T* y, const T* x, con
         if (lane == 0) st(&y[(size_t)r * ys + (size_t)h * yh + c], acc);
     }
 }
-template <typename T>
+template <typename T, int D>
 __device__ void mla_head_linear(T* y, const T* x, const T* w, int rows, int heads, int n, int k, int xs, int xh,
                                 int ys, int yh, int vec) {
-    mla_head_linear_at(blockIdx.x, blockIdx.y, gridDim.y, y, x, w, rows, heads, n, k, xs, xh, ys, yh, vec);
+    mla_head_linear_at<T, D>(blockIdx.x, blockIdx.y, gridDim.y, y, x, w, rows, heads, n, k, xs, xh, ys, yh, vec);
 }
 
 #define P_MLA_HL(T) (T* y, const T* x, const T* w, int rows, int heads, int n, int k, int xs, int xh, int ys, int yh, int vec)
-KERNELS_ENTERED(mla_head_linear, mla_head_linear, T_ONLY, P_MLA_HL, (y, x, w, rows, heads, n, k, xs, xh, ys, yh, vec), NO_ENTER)
+#define A_MLA_HL (y, x, w, rows, heads, n, k, xs, xh, ys, yh, vec)
+#define MLA_D1(T) <T, 1>
+#define MLA_D4(T) <T, MLA_HEAD_DOTS>
+KERNELS_ENTERED(mla_head_linear, mla_head_linear, MLA_D1, P_MLA_HL, A_MLA_HL, NO_ENTER)
+KERNELS_ENTERED(mla_head_linear_d4, mla_head_linear, MLA_D4, P_MLA_HL, A_MLA_HL, NO_ENTER)
 
 // mla_prep and W_UK^T (mla_head_linear into qcat) in one launch of 128-thread
 // blocks (mla_prep's size; the product's warps do not depend on it), each
@@ -189,7 +254,7 @@ KERNELS_ENTERED(mla_head_linear, mla_head_linear, T_ONLY, P_MLA_HL, (y, x, w, ro
 // uk_groups are the product's grid, (b % uk_blocks, b / uk_blocks); the rest
 // are mla_prep's (rows, heads + 1) grid. The same
 // arithmetic as the two launches, one launch and no fork instead of two.
-template <typename T>
+template <typename T, int D>
 __device__ void mla_prep_uk(T* qcat, T* pool, const T* q, const T* ckv, long ckv_offset, const T* kv_norm,
                             const int* positions, const float* inv_freq, const int* entry, long pool_offset, int heads,
                             int q_stride, int ckv_stride, int nope, int rd, int lora, int interleave, float factor,
@@ -197,7 +262,8 @@ __device__ void mla_prep_uk(T* qcat, T* pool, const T* q, const T* ckv, long ckv
                             int xh, int ys, int yh, int vec, int uk_blocks, int uk_groups) {
     int b = blockIdx.x, nb = uk_blocks * uk_groups;
     if (b < nb) {
-        mla_head_linear_at(b % uk_blocks, b / uk_blocks, uk_groups, y, x, w, rows, uk_heads, n, k, xs, xh, ys, yh, vec);
+        mla_head_linear_at<T, D>(b % uk_blocks, b / uk_blocks, uk_groups, y, x, w, rows, uk_heads, n, k, xs, xh, ys, yh,
+                                 vec);
         return;
     }
     b -= nb;
@@ -208,7 +274,9 @@ __device__ void mla_prep_uk(T* qcat, T* pool, const T* q, const T* ckv, long ckv
 }
 
 #define P_MLA_PREP_UK(T) (T* qcat, T* pool, const T* q, const T* ckv, long ckv_offset, const T* kv_norm, const int* positions, const float* inv_freq, const int* entry, long pool_offset, int heads, int q_stride, int ckv_stride, int nope, int rd, int lora, int interleave, float factor, float eps, T* y, const T* x, const T* w, int rows, int uk_heads, int n, int k, int xs, int xh, int ys, int yh, int vec, int uk_blocks, int uk_groups)
-KERNELS_ENTERED(mla_prep_uk, mla_prep_uk, T_ONLY, P_MLA_PREP_UK, (qcat, pool, q, ckv, ckv_offset, kv_norm, positions, inv_freq, entry, pool_offset, heads, q_stride, ckv_stride, nope, rd, lora, interleave, factor, eps, y, x, w, rows, uk_heads, n, k, xs, xh, ys, yh, vec, uk_blocks, uk_groups), NO_ENTER)
+#define A_MLA_PREP_UK (qcat, pool, q, ckv, ckv_offset, kv_norm, positions, inv_freq, entry, pool_offset, heads, q_stride, ckv_stride, nope, rd, lora, interleave, factor, eps, y, x, w, rows, uk_heads, n, k, xs, xh, ys, yh, vec, uk_blocks, uk_groups)
+KERNELS_ENTERED(mla_prep_uk, mla_prep_uk, MLA_D1, P_MLA_PREP_UK, A_MLA_PREP_UK, NO_ENTER)
+KERNELS_ENTERED(mla_prep_uk_d4, mla_prep_uk, MLA_D4, P_MLA_PREP_UK, A_MLA_PREP_UK, NO_ENTER)
 
 // Row r's key list as the latent attention reads it (as the attention
 // kernel does): base[r] + j for j < prefix[r], then base[r] +
@@ -342,52 +410,23 @@ __device__ bool mla_finish_split(T* o, const float* po, const float* ml, int* co
 
 // W_UV over the nh heads a block has just merged (the latent attention's
 // `_uv` form, instead of mla_head_linear's launch after it): y[h * yh + c] =
-// sum_j w[h, c, j] o[h * k + j] for c < n. Each output is summed exactly as
-// warp_dot sums it with 16-byte slices (lane l the slices l, l + 32, ... in
-// order, a slice's values in order, then the xor tree), so the bits are the
-// separate launch's; a warp takes MLA_UV_DOTS outputs of one head at a time,
-// their weight slices in flight together. o, written by this block's threads
-// before the barrier, is read through L2. k and the rows are whole 16-byte
-// slices (the launch checks).
+// sum_j w[h, c, j] o[h * k + j] for c < n, each output summed as warp_dot
+// sums it with 16-byte slices (warp_dots), so the bits are the separate
+// launch's; a warp takes MLA_UV_DOTS outputs of one head at a time. o,
+// written by this block's threads before the barrier, is read through L2. k
+// and the rows are whole 16-byte slices (the launch checks).
 template <typename T>
 __device__ void mla_uv_heads(T* y, int yh, const T* o, const T* w, int nh, int n, int k) {
-    constexpr int VEC = 16 / sizeof(T);
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
     __syncthreads();
     int per_head = (n + MLA_UV_DOTS - 1) / MLA_UV_DOTS;
     for (int g = warp; g < nh * per_head; g += nw) {
-        int hh = g / per_head, c0 = (g % per_head) * MLA_UV_DOTS;
-        const T* x = o + (size_t)hh * k;
-        const T* wr[MLA_UV_DOTS];
+        int hh = g / per_head, c0 = (g % per_head) * MLA_UV_DOTS, valid = min(MLA_UV_DOTS, n - c0);
         float acc[MLA_UV_DOTS];
-#pragma unroll
-        for (int u = 0; u < MLA_UV_DOTS; u++) {
-            wr[u] = w + ((size_t)hh * n + min(c0 + u, n - 1)) * k;
-            acc[u] = 0.f;
-        }
-#pragma unroll 2
-        for (int i = lane * VEC; i < k; i += 32 * VEC) {
-            float xv[VEC];
-            unpack16<T>(__ldcg((const uint4*)(x + i)), xv);
-#pragma unroll
-            for (int u = 0; u < MLA_UV_DOTS; u++) {
-                float wv[VEC];
-                ld16(wr[u] + i, wv);
-#pragma unroll
-                for (int j = 0; j < VEC; j++) acc[u] = fmaf(wv[j], xv[j], acc[u]);
-            }
-        }
-        // The xor trees level by level across the outputs (each output's
-        // additions in warp_dot's order; the levels' shuffles in flight
-        // together).
-#pragma unroll
-        for (int o2 = 16; o2 > 0; o2 >>= 1) {
-#pragma unroll
-            for (int u = 0; u < MLA_UV_DOTS; u++) acc[u] += __shfl_xor_sync(0xffffffffu, acc[u], o2);
-        }
+        warp_dots<T, MLA_UV_DOTS, true>(acc, w + ((size_t)hh * n + c0) * k, valid, o + (size_t)hh * k, k, lane);
 #pragma unroll
         for (int u = 0; u < MLA_UV_DOTS; u++)
-            if (lane == u && c0 + u < n) st(&y[(size_t)hh * yh + c0 + u], acc[u]);
+            if (lane == u && u < valid) st(&y[(size_t)hh * yh + c0 + u], acc[u]);
     }
 }
 

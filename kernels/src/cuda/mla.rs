@@ -183,13 +183,45 @@ pub fn mla_prep_uk<T: GpuElement>(
     shape: MlaShape,
     w_ukt: &CudaSlice<T>,
 ) -> Result<(), GpuError> {
+    mla_prep_uk_with_dots(
+        gpu,
+        qcat,
+        pool,
+        pool_offset,
+        inputs,
+        rope,
+        shape,
+        w_ukt,
+        mla_head_dots(),
+    )
+}
+
+/// [`mla_prep_uk`] with `dots` outputs a warp in its product (see
+/// [`mla_head_linear_with_dots`]).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn mla_prep_uk_with_dots<T: GpuElement>(
+    gpu: &Gpu,
+    qcat: &mut CudaSlice<T>,
+    pool: &mut CudaSlice<T>,
+    pool_offset: usize,
+    inputs: &MlaPrepInputs<'_, T>,
+    rope: MlaRope<'_>,
+    shape: MlaShape,
+    w_ukt: &CudaSlice<T>,
+    dots: usize,
+) -> Result<(), GpuError> {
     let (rows, nh) = (inputs.positions.len(), shape.heads);
     let (cs, qs) = uk_strides(inputs, shape);
     let mut args = prep_args(gpu, qcat, pool, pool_offset, inputs, rope, shape)?;
-    args.extend(head_linear_args(
-        gpu, qcat, cs, inputs.q, qs, w_ukt, rows, nh, shape.lora, shape.nope,
-    )?);
-    let uk_blocks = (nh * shape.lora).div_ceil(PREP_THREADS as usize / 32);
+    let product = HeadProduct {
+        rows,
+        heads: nh,
+        n: shape.lora,
+        k: shape.nope,
+    };
+    let (product_args, dots) = head_linear_args(gpu, qcat, cs, inputs.q, qs, w_ukt, product, dots)?;
+    args.extend(product_args);
+    let uk_blocks = (nh * shape.lora.div_ceil(dots)).div_ceil(PREP_THREADS as usize / 32);
     let uk_groups = head_linear_row_groups(rows);
     args.push(RawArg::I32(uk_blocks as i32));
     args.push(RawArg::I32(uk_groups as i32));
@@ -197,7 +229,7 @@ pub fn mla_prep_uk<T: GpuElement>(
     let grid = cfg((blocks as u32, 1), PREP_THREADS, 0);
     // SAFETY: the kernel's parameters in order (mla_prep's, the product's,
     // its grid); sizes checked by the two builders.
-    unsafe { launch(gpu, &name::<T>("mla_prep_uk"), grid, &args) }
+    unsafe { launch(gpu, &dots_kernel::<T>("mla_prep_uk", dots), grid, &args) }
 }
 
 /// Row and head strides (in elements) of a per-head product's input or output.
@@ -209,9 +241,29 @@ pub struct HeadStrides {
     pub head: usize,
 }
 
+/// Outputs of a head one warp of the per-head products sums side by side
+/// when asked (`SPECULA_MLA_DOTS=4`, `MLA_HEAD_DOTS` in `mla.cu`): a quarter
+/// of the warps, each output summed as alone (the same bits).
+pub const MLA_HEAD_DOTS: usize = 4;
+
+/// Outputs a warp of the per-head products sums in this process: 1 (the
+/// default) or [`MLA_HEAD_DOTS`] (`SPECULA_MLA_DOTS`, read once).
+pub fn mla_head_dots() -> usize {
+    static DOTS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *DOTS.get_or_init(|| {
+        crate::switch::switch(
+            "SPECULA_MLA_DOTS",
+            &[("1", 1), ("4", MLA_HEAD_DOTS)],
+            1,
+            "one output a warp",
+        )
+    })
+}
+
 /// Per-head products `y[r, h, c] = sum_j w[h, c, j] x[r, h, j]` (`w:
-/// [heads, n, k]`), one warp per `(h, c)` over every row, each sum in an
-/// order fixed by `k` (batch-invariant).
+/// [heads, n, k]`), one warp per `(h, c)` (or per [`mla_head_dots`]
+/// outputs of a head) over every row, each sum in an order fixed by `k`
+/// (batch-invariant).
 #[allow(clippy::too_many_arguments)]
 pub fn mla_head_linear<T: GpuElement>(
     gpu: &Gpu,
@@ -225,12 +277,46 @@ pub fn mla_head_linear<T: GpuElement>(
     n: usize,
     k: usize,
 ) -> Result<(), GpuError> {
-    let args = head_linear_args(gpu, y, ys, x, xs, w, rows, heads, n, k)?;
+    let shape = HeadProduct { rows, heads, n, k };
+    mla_head_linear_with_dots(gpu, y, ys, x, xs, w, shape, mla_head_dots())
+}
+
+/// The sizes of a per-head product: `rows` rows of `heads` heads, `n`
+/// outputs of `k` values each.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HeadProduct {
+    pub(crate) rows: usize,
+    pub(crate) heads: usize,
+    pub(crate) n: usize,
+    pub(crate) k: usize,
+}
+
+/// [`mla_head_linear`] with `dots` outputs a warp (1 or [`MLA_HEAD_DOTS`];
+/// one where the rows are not whole 16-byte slices).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn mla_head_linear_with_dots<T: GpuElement>(
+    gpu: &Gpu,
+    y: &mut CudaSlice<T>,
+    ys: HeadStrides,
+    x: &CudaSlice<T>,
+    xs: HeadStrides,
+    w: &CudaSlice<T>,
+    p: HeadProduct,
+    dots: usize,
+) -> Result<(), GpuError> {
+    let (args, dots) = head_linear_args(gpu, y, ys, x, xs, w, p, dots)?;
     let warps_per_block = THREADS as usize / 32;
-    let blocks = (heads * n).div_ceil(warps_per_block) as u32;
-    let grid = cfg((blocks, head_linear_row_groups(rows) as u32), THREADS, 0);
+    let blocks = (p.heads * p.n.div_ceil(dots)).div_ceil(warps_per_block) as u32;
+    let grid = cfg((blocks, head_linear_row_groups(p.rows) as u32), THREADS, 0);
     // SAFETY: the kernel's parameters in order; sizes checked by head_linear_args.
-    unsafe { launch(gpu, &name::<T>("mla_head_linear"), grid, &args) }
+    unsafe { launch(gpu, &dots_kernel::<T>("mla_head_linear", dots), grid, &args) }
+}
+
+/// The kernel of a per-head product in `T` with `dots` outputs a warp:
+/// `base`, or its `_d4` form.
+fn dots_kernel<T: GpuElement>(base: &str, dots: usize) -> String {
+    let form = if dots == MLA_HEAD_DOTS { "_d4" } else { "" };
+    name::<T>(&format!("{base}{form}"))
 }
 
 /// Row groups (grid y) of a per-head product: long forwards split their
@@ -239,7 +325,8 @@ fn head_linear_row_groups(rows: usize) -> usize {
     rows.div_ceil(8).clamp(1, 64)
 }
 
-/// `mla_head_linear`'s parameters, the sizes checked.
+/// `mla_head_linear`'s parameters, the sizes checked, and the outputs a
+/// warp sums (`dots`, or one where the rows are not whole 16-byte slices).
 #[allow(clippy::too_many_arguments)]
 fn head_linear_args<T: GpuElement>(
     gpu: &Gpu,
@@ -248,11 +335,10 @@ fn head_linear_args<T: GpuElement>(
     x: &CudaSlice<T>,
     xs: HeadStrides,
     w: &CudaSlice<T>,
-    rows: usize,
-    heads: usize,
-    n: usize,
-    k: usize,
-) -> Result<Vec<RawArg>, GpuError> {
+    p: HeadProduct,
+    dots: usize,
+) -> Result<(Vec<RawArg>, usize), GpuError> {
+    let HeadProduct { rows, heads, n, k } = p;
     let last = |s: HeadStrides, w: usize| (rows.max(1) - 1) * s.row + (heads - 1) * s.head + w;
     need(
         heads > 0
@@ -260,11 +346,15 @@ fn head_linear_args<T: GpuElement>(
             && (rows == 0 || (x.len() >= last(xs, k) && y.len() >= last(ys, n))),
         || format!("mla_head_linear: sizes disagree (rows {rows}, heads {heads}, n {n}, k {k})"),
     )?;
+    need(dots == 1 || dots == MLA_HEAD_DOTS, || {
+        format!("mla_head_linear: {dots} outputs a warp (1 or {MLA_HEAD_DOTS})")
+    })?;
     let vec_elems = 16 / T::BYTES;
     let vec = [k, xs.row, xs.head]
         .iter()
         .all(|v| v.is_multiple_of(vec_elems));
-    Ok(vec![
+    let dots = if vec { dots } else { 1 };
+    let args = vec![
         RawArg::slice(gpu, y),
         RawArg::slice(gpu, x),
         RawArg::slice(gpu, w),
@@ -277,5 +367,6 @@ fn head_linear_args<T: GpuElement>(
         RawArg::I32(ys.row as i32),
         RawArg::I32(ys.head as i32),
         RawArg::I32(i32::from(vec)),
-    ])
+    ];
+    Ok((args, dots))
 }

@@ -1,12 +1,15 @@
 //! The latent attention's preparation and `W_UK^T` in one launch
-//! (`mla_prep_uk`) against the two launches it replaces (`mla_prep`, then
-//! `mla_head_linear` into the same query rows): every output bit for bit.
+//! (`mla_prep_uk`, its product one output a warp and `MLA_HEAD_DOTS` side by
+//! side) against the two launches it replaces (`mla_prep`, then
+//! `mla_head_linear` one output a warp, into the same query rows): every
+//! output bit for bit.
 
 use super::mla::{rope_inv_freq, MLA_ODD_SHAPE};
 use super::{differing, download, random, row_recorder, upload, CheckRow};
+use crate::cuda::mla::{mla_head_linear_with_dots, mla_prep_uk_with_dots, HeadProduct};
 use crate::cuda::{
-    mla_head_linear, mla_prep, mla_prep_uk, Gpu, GpuElement, GpuError, HeadStrides, MlaPrepInputs,
-    MlaRope, MlaShape,
+    mla_prep, Gpu, GpuElement, GpuError, HeadStrides, MlaPrepInputs, MlaRope, MlaShape,
+    MLA_HEAD_DOTS,
 };
 use rand_chacha::ChaCha8Rng;
 
@@ -29,29 +32,39 @@ pub(super) fn check_mla_prep_uk<T: GpuElement>(
     ];
     for sh in shapes {
         for rows in [1usize, 6, 70] {
-            let differ = compare::<T>(gpu, rng, sh, rows)?;
-            let mut row = row_recorder::<T>(rows_out);
-            row(
-                "mla_prep_uk",
-                format!(
-                    "{rows} rows, {} heads, lora {} + rope {}, nope {}: differing values against mla_prep + W_UK",
-                    sh.heads, sh.lora, sh.rope, sh.nope
-                ),
-                differ as f64,
-                0.0,
-            );
+            // Outputs side by side only over whole 16-byte slices (the
+            // launch takes one a warp otherwise).
+            let slices = [sh.nope, sh.nope + sh.rope]
+                .iter()
+                .all(|v| v.is_multiple_of(16 / T::BYTES));
+            let forms: &[usize] = if slices { &[1, MLA_HEAD_DOTS] } else { &[1] };
+            for &dots in forms {
+                let differ = compare::<T>(gpu, rng, sh, rows, dots)?;
+                let mut row = row_recorder::<T>(rows_out);
+                row(
+                    "mla_prep_uk",
+                    format!(
+                        "{rows} rows, {} heads, lora {} + rope {}, nope {}, {dots} outputs a warp: differing values against mla_prep + W_UK",
+                        sh.heads, sh.lora, sh.rope, sh.nope
+                    ),
+                    differ as f64,
+                    0.0,
+                );
+            }
         }
     }
     Ok(())
 }
 
-/// Outputs (query rows, then cache entries) where the one launch and the
-/// two differ, on fresh random inputs.
+/// Outputs (query rows, then cache entries) where the one launch (`dots`
+/// outputs a warp in its product) and the two (one a warp) differ, on fresh
+/// random inputs.
 fn compare<T: GpuElement>(
     gpu: &Gpu,
     rng: &mut ChaCha8Rng,
     sh: MlaShape,
     rows: usize,
+    dots: usize,
 ) -> Result<usize, GpuError> {
     let s = &gpu.stream;
     let (nh, d, qk) = (sh.heads, sh.entry(), sh.nope + sh.rope);
@@ -100,8 +113,14 @@ fn compare<T: GpuElement>(
         row: nh * d,
         head: d,
     };
-    mla_head_linear(gpu, q0, cs, &q, qs, &w_ukt, rows, nh, sh.lora, sh.nope)?;
-    mla_prep_uk(gpu, q1, p1, 0, &inputs, rope, sh, &w_ukt)?;
+    let product = HeadProduct {
+        rows,
+        heads: nh,
+        n: sh.lora,
+        k: sh.nope,
+    };
+    mla_head_linear_with_dots(gpu, q0, cs, &q, qs, &w_ukt, product, 1)?;
+    mla_prep_uk_with_dots(gpu, q1, p1, 0, &inputs, rope, sh, &w_ukt, dots)?;
     Ok(differing(&download(gpu, q0)?, &download(gpu, q1)?)
         + differing(&download(gpu, p0)?, &download(gpu, p1)?))
 }

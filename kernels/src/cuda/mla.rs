@@ -171,35 +171,11 @@ fn uk_strides<T>(inputs: &MlaPrepInputs<'_, T>, shape: MlaShape) -> (HeadStrides
 }
 
 /// [`mla_prep`] and [`mla_uk`] in one launch: the same arithmetic as the
-/// two launches, which both read only the queries and the compressed rows.
+/// two launches, which both read only the queries and the compressed rows;
+/// `dots` outputs a warp in its product (1 or [`MLA_HEAD_DOTS`], the
+/// engine's [`mla_head_dots`]; the same bits).
 #[allow(clippy::too_many_arguments)]
 pub fn mla_prep_uk<T: GpuElement>(
-    gpu: &Gpu,
-    qcat: &mut CudaSlice<T>,
-    pool: &mut CudaSlice<T>,
-    pool_offset: usize,
-    inputs: &MlaPrepInputs<'_, T>,
-    rope: MlaRope<'_>,
-    shape: MlaShape,
-    w_ukt: &CudaSlice<T>,
-) -> Result<(), GpuError> {
-    mla_prep_uk_with_dots(
-        gpu,
-        qcat,
-        pool,
-        pool_offset,
-        inputs,
-        rope,
-        shape,
-        w_ukt,
-        mla_head_dots(),
-    )
-}
-
-/// [`mla_prep_uk`] with `dots` outputs a warp in its product (see
-/// [`mla_head_linear_with_dots`]).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn mla_prep_uk_with_dots<T: GpuElement>(
     gpu: &Gpu,
     qcat: &mut CudaSlice<T>,
     pool: &mut CudaSlice<T>,

@@ -14,9 +14,10 @@ use crate::error::Result;
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cuda::{
-    invariant_linear_rows, mla_attention_uv, mla_prep, mla_prep_uk, mla_uk, mla_uv_place,
-    moe_grouped, moe_route, moe_route_norm_fits, rms_norm_residual, ExpertProduct, ExpertWeights,
-    ExpertsOutput, Gpu, GpuElement, MlaPrepInputs, MlaRope, MlaScratch, MoePlan, RouteInput,
+    invariant_linear_rows, mla_attention_uv, mla_head_dots, mla_prep, mla_prep_uk, mla_uk,
+    mla_uv_place, moe_grouped, moe_route, moe_route_norm_fits, rms_norm_residual, ExpertProduct,
+    ExpertWeights, ExpertsOutput, Gpu, GpuElement, MlaPrepInputs, MlaRope, MlaScratch, MoePlan,
+    RouteInput,
 };
 
 /// Latent attention's buffers of one forward shape.
@@ -180,6 +181,7 @@ where
             rope,
             sh,
             &a.w_ukt,
+            mla_head_dots(),
         )?;
     } else {
         let fork = !clock.running();

@@ -10,7 +10,8 @@
 # with SPECULA_SHARED=beside, interleaved (beside once); once with the tensor-core latent
 # attention in decode too (SPECULA_MLA=mma: decode rows take the FMA form by default); stamps
 # of both new forms at batch 1 (pack with STAMPS=1); Moonlight batch 1 / 8 by default and with
-# both. On an H200, the 8B's decode table (issue 18).
+# both; if time is left, the default against beside at batch 64 and at prompts of 2048 and 8192.
+# On an H200, the 8B's decode table (issue 18).
 #
 #   rm -rf devrun && NVRTC=/tmp/nvrtc/w/nvidia/cu13/lib STAMPS=1 bash scripts/devrun_pack.sh bin devrun
 #   run: timeout 590 bash results/h200/step-2026-12-06/call10/run.sh; cd $OUT && [ -d r ] && tar czf r.tgz r && rm -rf r
@@ -47,6 +48,14 @@ SPECULA_STAMPS=1 SPECULA_MLA_UV=merge SPECULA_MLA_DOTS=4 bench v2-stamps-both 40
 MOON="--config bench/configs/moonlight-16b-a3b.json --batch-sizes 1,8 --repeats 1 --max-new-tokens 32"
 bench moon-default 40 $MOON
 SPECULA_MLA_UV=merge SPECULA_MLA_DOTS=4 bench moon-both 40 $MOON
+# If time is left: the stacked default against beside past the batch-1 case (batch 64, prompts of
+# 2048 and 8192 at batch 1 / 8): stacked became the default on batch 1-32 at prompt 128 only.
+CALL_BUDGET_S=470
+LONG="--config bench/configs/deepseek-v2-lite.json --repeats 1 --max-new-tokens 16"
+bench v2-long-default 60 $LONG --batch-sizes 1,8 --prompt-lens 2048,8192
+SPECULA_SHARED=beside bench v2-long-beside 60 $LONG --batch-sizes 1,8 --prompt-lens 2048,8192
+bench v2-b64-default 40 $LONG --batch-sizes 64
+SPECULA_SHARED=beside bench v2-b64-beside 40 $LONG --batch-sizes 64
 for f in $R/decode_bandwidth_*.csv; do echo "$(basename $f) $(tail -n +2 $f | cut -d, -f1,7,17 | tr '\n' ' ')"; done
 for f in $R/*_kernel_shares_b1_p128.csv; do echo "== $(basename $f)"; head -12 $f | cut -d, -f1-6; done
 if grep -q H200 "$R/card.txt"; then

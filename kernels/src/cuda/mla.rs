@@ -132,27 +132,23 @@ fn prep_args<T: GpuElement>(
 
 /// `q_lat = W_UK^T q_nope` into `qcat[r, h, ..lora]`: the
 /// [`mla_head_linear`] of `w_ukt: [heads, lora, nope]` over each query head's
-/// first `nope` values (the queries of `inputs`).
+/// first `nope` values (the queries of `inputs`), `dots` outputs a warp.
 pub fn mla_uk<T: GpuElement>(
     gpu: &Gpu,
     qcat: &mut CudaSlice<T>,
     inputs: &MlaPrepInputs<'_, T>,
     shape: MlaShape,
     w_ukt: &CudaSlice<T>,
+    dots: usize,
 ) -> Result<(), GpuError> {
-    let (rows, (cs, qs)) = (inputs.positions.len(), uk_strides(inputs, shape));
-    mla_head_linear(
-        gpu,
-        qcat,
-        cs,
-        inputs.q,
-        qs,
-        w_ukt,
-        rows,
-        shape.heads,
-        shape.lora,
-        shape.nope,
-    )
+    let (cs, qs) = uk_strides(inputs, shape);
+    let product = HeadProduct {
+        rows: inputs.positions.len(),
+        heads: shape.heads,
+        n: shape.lora,
+        k: shape.nope,
+    };
+    mla_head_linear(gpu, qcat, cs, inputs.q, qs, w_ukt, product, dots)
 }
 
 /// The strides of [`mla_uk`]'s output (`qcat`: heads of `lora + rope`) and
@@ -236,41 +232,27 @@ pub fn mla_head_dots() -> usize {
     })
 }
 
-/// Per-head products `y[r, h, c] = sum_j w[h, c, j] x[r, h, j]` (`w:
-/// [heads, n, k]`), one warp per `(h, c)` (or per [`mla_head_dots`]
-/// outputs of a head) over every row, each sum in an order fixed by `k`
-/// (batch-invariant).
-#[allow(clippy::too_many_arguments)]
-pub fn mla_head_linear<T: GpuElement>(
-    gpu: &Gpu,
-    y: &mut CudaSlice<T>,
-    ys: HeadStrides,
-    x: &CudaSlice<T>,
-    xs: HeadStrides,
-    w: &CudaSlice<T>,
-    rows: usize,
-    heads: usize,
-    n: usize,
-    k: usize,
-) -> Result<(), GpuError> {
-    let shape = HeadProduct { rows, heads, n, k };
-    mla_head_linear_with_dots(gpu, y, ys, x, xs, w, shape, mla_head_dots())
-}
-
 /// The sizes of a per-head product: `rows` rows of `heads` heads, `n`
 /// outputs of `k` values each.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct HeadProduct {
-    pub(crate) rows: usize,
-    pub(crate) heads: usize,
-    pub(crate) n: usize,
-    pub(crate) k: usize,
+pub struct HeadProduct {
+    /// Rows (tokens).
+    pub rows: usize,
+    /// Heads of a row.
+    pub heads: usize,
+    /// Outputs of a head.
+    pub n: usize,
+    /// Values each output sums.
+    pub k: usize,
 }
 
-/// [`mla_head_linear`] with `dots` outputs a warp (1 or [`MLA_HEAD_DOTS`];
-/// one where the rows are not whole 16-byte slices).
+/// Per-head products `y[r, h, c] = sum_j w[h, c, j] x[r, h, j]` (`w:
+/// [heads, n, k]`), one warp per `(h, c)`, or per `dots` outputs of a head
+/// ([`MLA_HEAD_DOTS`]; the engine's choice is [`mla_head_dots`]; one where
+/// the rows are not whole 16-byte slices), over every row, each sum in an
+/// order fixed by `k` (batch-invariant; the same bits for either `dots`).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn mla_head_linear_with_dots<T: GpuElement>(
+pub fn mla_head_linear<T: GpuElement>(
     gpu: &Gpu,
     y: &mut CudaSlice<T>,
     ys: HeadStrides,

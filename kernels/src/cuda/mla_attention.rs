@@ -5,7 +5,7 @@
 use super::attention::KeyLists;
 use super::device::{Gpu, GpuElement, GpuError};
 use super::launch::{launch, name, need, RawArg};
-use super::mla::{mla_head_linear, HeadStrides, MlaShape};
+use super::mla::{mla_head_linear, HeadProduct, HeadStrides, MlaShape};
 use super::mla_scratch::MlaScratch;
 use crate::mla_layout::mla_launch_splits;
 use cudarc::driver::{CudaSlice, LaunchConfig};
@@ -146,8 +146,8 @@ struct MlaAttentionInput<'a, T> {
 /// `pool_offset` elements in), then `W_UV` (`w_uv: [heads, v_dim, lora]`) of
 /// it into `heads_out: [rows, heads, v_dim]`: in the attention's merging
 /// blocks when `place` says so and the launch takes one head a block, else
-/// as [`mla_head_linear`] after it (the same bits either way). Whether the
-/// merge ran it.
+/// as [`mla_head_linear`] after it with `dots` outputs a warp (the same bits
+/// either way). Whether the merge ran it.
 #[allow(clippy::too_many_arguments)]
 pub fn mla_attention_uv<T: GpuElement>(
     gpu: &Gpu,
@@ -162,6 +162,7 @@ pub fn mla_attention_uv<T: GpuElement>(
     shape: MlaShape,
     scale: f32,
     place: MlaUvPlace,
+    dots: usize,
 ) -> Result<bool, GpuError> {
     let (rows, nh, lora, v) = (keys.base.len(), shape.heads, shape.lora, shape.v_dim);
     let input = MlaAttentionInput {
@@ -178,24 +179,23 @@ pub fn mla_attention_uv<T: GpuElement>(
     });
     let merged = attention_launches(gpu, olat, &input, scratch, uv)?;
     if !merged {
-        mla_head_linear(
-            gpu,
-            heads_out,
+        let product = HeadProduct {
+            rows,
+            heads: nh,
+            n: v,
+            k: lora,
+        };
+        let (ys, xs) = (
             HeadStrides {
                 row: nh * v,
                 head: v,
             },
-            olat,
             HeadStrides {
                 row: nh * lora,
                 head: lora,
             },
-            w_uv,
-            rows,
-            nh,
-            v,
-            lora,
-        )?;
+        );
+        mla_head_linear(gpu, heads_out, ys, olat, xs, w_uv, product, dots)?;
     }
     Ok(merged)
 }

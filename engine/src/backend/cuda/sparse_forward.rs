@@ -193,7 +193,7 @@ where
         } else {
             prep(&mut buf.qcat, &mut pool.k)?;
         }
-        mla_uk(gpu, &mut buf.qcat, &inputs, sh, &a.w_ukt)?;
+        mla_uk(gpu, &mut buf.qcat, &inputs, sh, &a.w_ukt, mla_head_dots())?;
         if fork {
             gpu.join()?;
         }
@@ -214,6 +214,7 @@ where
         sh,
         scale,
         mla_uv_place(),
+        mla_head_dots(),
     )?;
     clock.mark(
         gpu,

@@ -6,8 +6,8 @@
 use super::mla::{Layer, QueryRow};
 use super::{differing, download, normwise_error, row_recorder, CheckRow};
 use crate::cuda::{
-    mla_attention_uv, mla_head_linear, mla_mma_fits, Gpu, GpuElement, GpuError, HeadStrides,
-    KeyLists, MlaScratch, MlaShape, MlaUvPlace, MLA_MMA_HEADS, MLA_SCRATCH_BYTES,
+    mla_attention_uv, mla_head_linear, mla_mma_fits, Gpu, GpuElement, GpuError, HeadProduct,
+    HeadStrides, KeyLists, MlaScratch, MlaShape, MlaUvPlace, MLA_MMA_HEADS, MLA_SCRATCH_BYTES,
 };
 use cudarc::driver::CudaSlice;
 use rand::Rng;
@@ -172,10 +172,13 @@ fn run_rows<T: GpuElement>(
             head: qk,
         },
         &layer.w_ukt,
-        rows,
-        nh,
-        sh.lora,
-        sh.nope,
+        HeadProduct {
+            rows,
+            heads: nh,
+            n: sh.lora,
+            k: sh.nope,
+        },
+        1,
     )?;
     let lists: Vec<(usize, usize, Vec<usize>)> = queries
         .iter()
@@ -199,6 +202,7 @@ fn run_rows<T: GpuElement>(
         sh,
         scale,
         place,
+        1,
     )?;
     Ok((download(gpu, &out)?, merged))
 }

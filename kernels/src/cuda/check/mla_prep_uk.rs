@@ -6,10 +6,9 @@
 
 use super::mla::{rope_inv_freq, MLA_ODD_SHAPE};
 use super::{differing, download, random, row_recorder, upload, CheckRow};
-use crate::cuda::mla::{mla_head_linear_with_dots, HeadProduct};
 use crate::cuda::{
-    mla_prep, mla_prep_uk, Gpu, GpuElement, GpuError, HeadStrides, MlaPrepInputs, MlaRope,
-    MlaShape, MLA_HEAD_DOTS,
+    mla_head_linear, mla_prep, mla_prep_uk, Gpu, GpuElement, GpuError, HeadProduct, HeadStrides,
+    MlaPrepInputs, MlaRope, MlaShape, MLA_HEAD_DOTS,
 };
 use rand_chacha::ChaCha8Rng;
 
@@ -119,7 +118,7 @@ fn compare<T: GpuElement>(
         n: sh.lora,
         k: sh.nope,
     };
-    mla_head_linear_with_dots(gpu, q0, cs, &q, qs, &w_ukt, product, 1)?;
+    mla_head_linear(gpu, q0, cs, &q, qs, &w_ukt, product, 1)?;
     mla_prep_uk(gpu, q1, p1, 0, &inputs, rope, sh, &w_ukt, dots)?;
     Ok(differing(&download(gpu, q0)?, &download(gpu, q1)?)
         + differing(&download(gpu, p0)?, &download(gpu, p1)?))

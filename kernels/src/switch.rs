@@ -26,8 +26,63 @@ pub fn switch<T: Copy>(name: &str, choices: &[(&str, T)], default: T, default_is
 
 /// An on/off switch: `0` off, `1` on (see [`switch`]).
 pub fn on_off(name: &str, default: bool) -> bool {
-    let default_is = if default { "on" } else { "off" };
-    switch(name, &[("0", false), ("1", true)], default, default_is)
+    switch(name, &ON_OFF, default, on_off_default_is(default))
+}
+
+/// The values of an on/off switch.
+const ON_OFF: [(&str, bool); 2] = [("0", false), ("1", true)];
+
+/// How the warning names an on/off switch's default.
+const fn on_off_default_is(default: bool) -> &'static str {
+    if default {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+/// A switch read once a process (the first [`Switch::get`] reads the
+/// variable, as [`switch`] does; later ones return that choice), declared
+/// as a `static` beside the function that asks for it.
+pub struct Switch<T: 'static> {
+    name: &'static str,
+    choices: &'static [(&'static str, T)],
+    default: T,
+    default_is: &'static str,
+    choice: std::sync::OnceLock<T>,
+}
+
+impl<T: Copy> Switch<T> {
+    /// The switch `name` with its `choices` and `default` (described as
+    /// `default_is` in the warning), not yet read.
+    pub const fn new(
+        name: &'static str,
+        choices: &'static [(&'static str, T)],
+        default: T,
+        default_is: &'static str,
+    ) -> Switch<T> {
+        Switch {
+            name,
+            choices,
+            default,
+            default_is,
+            choice: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// This process's choice (the variable read on the first call).
+    pub fn get(&self) -> T {
+        *self
+            .choice
+            .get_or_init(|| switch(self.name, self.choices, self.default, self.default_is))
+    }
+}
+
+impl Switch<bool> {
+    /// An on/off switch (see [`on_off`]), not yet read.
+    pub const fn on_off(name: &'static str, default: bool) -> Switch<bool> {
+        Switch::new(name, &ON_OFF, default, on_off_default_is(default))
+    }
 }
 
 /// `value`'s choice: `Ok(None)` for no value (unset or empty), `Err` with
@@ -45,7 +100,7 @@ fn pick<'v, T: Copy>(value: Option<&'v str>, choices: &[(&str, T)]) -> Result<Op
 
 #[cfg(test)]
 mod tests {
-    use super::pick;
+    use super::{pick, Switch};
 
     const CHOICES: [(&str, u8); 2] = [("0", 0), ("late", 2)];
 
@@ -66,5 +121,17 @@ mod tests {
         assert_eq!(pick(Some("Late"), &CHOICES), Err("Late"));
         assert_eq!(pick(Some("off"), &CHOICES), Err("off"));
         assert_eq!(pick(Some(" 0"), &CHOICES), Err(" 0"));
+    }
+
+    #[test]
+    fn a_switch_reads_its_variable_once_and_keeps_that_choice() {
+        // A variable of this test's own (the environment is the process's).
+        static ONCE: Switch<u8> = Switch::new("SPECULA_TEST_SWITCH_ONCE", &CHOICES, 1, "1");
+        std::env::set_var("SPECULA_TEST_SWITCH_ONCE", "late");
+        assert_eq!(ONCE.get(), 2);
+        std::env::set_var("SPECULA_TEST_SWITCH_ONCE", "0");
+        assert_eq!(ONCE.get(), 2);
+        static UNSET: Switch<bool> = Switch::on_off("SPECULA_TEST_SWITCH_UNSET", true);
+        assert!(UNSET.get());
     }
 }

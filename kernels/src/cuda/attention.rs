@@ -13,6 +13,7 @@ use super::flash_attention::{
 };
 use super::launch::{launch, name, need, RawArg};
 use crate::cpu::AttentionShape;
+use crate::switch::Switch;
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
 /// What each query row of an attention launch sees (device copies of the
@@ -110,15 +111,13 @@ pub enum AttentionKernel {
 /// stays a function of the key positions alone, so every setting is
 /// batch-invariant.
 fn tree_split_tiles() -> usize {
-    static TILES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *TILES.get_or_init(|| {
-        crate::switch::switch(
-            "SPECULA_TREE_SPLIT_TILES",
-            &[("1", 1), ("2", 2), ("4", 4), ("8", 8), ("16", 16)],
-            TREE_SPLIT_TILES,
-            "4",
-        )
-    })
+    static TILES: Switch<usize> = Switch::new(
+        "SPECULA_TREE_SPLIT_TILES",
+        &[("1", 1), ("2", 2), ("4", 4), ("8", 8), ("16", 16)],
+        TREE_SPLIT_TILES,
+        "4",
+    );
+    TILES.get()
 }
 
 impl AttentionScratch {
@@ -282,19 +281,17 @@ pub enum AttentionMode {
 
 /// The [`AttentionMode`] of this process (read once).
 pub fn attention_mode() -> AttentionMode {
-    static MODE: std::sync::OnceLock<AttentionMode> = std::sync::OnceLock::new();
-    *MODE.get_or_init(|| {
-        crate::switch::switch(
-            "SPECULA_ATTENTION",
-            &[
-                ("split", AttentionMode::Split),
-                ("flash-prefill", AttentionMode::FlashPrefill),
-                ("flash", AttentionMode::Flash),
-            ],
-            AttentionMode::Flash,
-            "flash",
-        )
-    })
+    static MODE: Switch<AttentionMode> = Switch::new(
+        "SPECULA_ATTENTION",
+        &[
+            ("split", AttentionMode::Split),
+            ("flash-prefill", AttentionMode::FlashPrefill),
+            ("flash", AttentionMode::Flash),
+        ],
+        AttentionMode::Flash,
+        "flash",
+    );
+    MODE.get()
 }
 
 /// Whether every row, causal ones too, goes through the split-K kernel.

@@ -1,6 +1,7 @@
 //! Opening the device, compiling the kernels, element types, event timers.
 
 use super::kernel_cache::KernelOrigin;
+use crate::switch::Switch;
 use cudarc::driver::{
     sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DeviceRepr, ValidAsZeroBits,
 };
@@ -77,19 +78,17 @@ pub enum PdlSwitch {
 
 /// The [`PdlSwitch`] of this process.
 pub fn pdl_switch() -> PdlSwitch {
-    static PDL: std::sync::OnceLock<PdlSwitch> = std::sync::OnceLock::new();
-    *PDL.get_or_init(|| {
-        crate::switch::switch(
-            "SPECULA_PDL",
-            &[
-                ("1", PdlSwitch::Early),
-                ("late", PdlSwitch::Late),
-                ("0", PdlSwitch::Off),
-            ],
-            PdlSwitch::Early,
-            "early",
-        )
-    })
+    static PDL: Switch<PdlSwitch> = Switch::new(
+        "SPECULA_PDL",
+        &[
+            ("1", PdlSwitch::Early),
+            ("late", PdlSwitch::Late),
+            ("0", PdlSwitch::Off),
+        ],
+        PdlSwitch::Early,
+        "early",
+    );
+    PDL.get()
 }
 
 /// The device, its stream, cuBLAS and the compiled kernels.

@@ -9,6 +9,7 @@ use super::attention_plan::PREFILL_TILE_ROWS;
 use super::device::{Gpu, GpuElement, GpuError};
 use super::launch::{launch, launch_ordered, name, need, InOrder, RawArg};
 use crate::cpu::AttentionShape;
+use crate::switch::Switch;
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
 /// Threads of the tensor-core attention kernels (`AT_THREADS`).
@@ -130,15 +131,13 @@ impl TreeStages {
     /// [`TreeStages::Auto`]; anything else: a warning and the default),
     /// read once.
     pub fn from_env() -> TreeStages {
-        static STAGES: std::sync::OnceLock<TreeStages> = std::sync::OnceLock::new();
-        *STAGES.get_or_init(|| {
-            crate::switch::switch(
-                "SPECULA_TREE_STAGES",
-                &[("2", TreeStages::Two), ("4", TreeStages::Four)],
-                TreeStages::Auto,
-                "4 while a launch has no more blocks than SMs, else 2",
-            )
-        })
+        static STAGES: Switch<TreeStages> = Switch::new(
+            "SPECULA_TREE_STAGES",
+            &[("2", TreeStages::Two), ("4", TreeStages::Four)],
+            TreeStages::Auto,
+            "4 while a launch has no more blocks than SMs, else 2",
+        );
+        STAGES.get()
     }
 
     /// Stages for a launch of `blocks` blocks on a device of `sms` SMs.
@@ -176,8 +175,8 @@ impl TreeForm {
 /// default, `SPECULA_TREE_EARLY=0` waits first (read once). Both give the
 /// same bits.
 pub fn tree_early() -> bool {
-    static EARLY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *EARLY.get_or_init(|| crate::switch::on_off("SPECULA_TREE_EARLY", true))
+    static EARLY: Switch<bool> = Switch::on_off("SPECULA_TREE_EARLY", true);
+    EARLY.get()
 }
 
 /// Whether the tree kernel gives a set of 16 query vectors two or four
@@ -187,8 +186,8 @@ pub fn tree_early() -> bool {
 /// default, `SPECULA_TREE_SHARE=0` gives each set one warp and each row its
 /// own tiles past the prefix (read once). Both give the same bits.
 pub fn tree_share() -> bool {
-    static SHARE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *SHARE.get_or_init(|| crate::switch::on_off("SPECULA_TREE_SHARE", true))
+    static SHARE: Switch<bool> = Switch::on_off("SPECULA_TREE_SHARE", true);
+    SHARE.get()
 }
 
 /// Tree rows of the batch through the tree kernel, with the split scratch

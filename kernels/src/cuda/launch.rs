@@ -8,6 +8,7 @@
 //! helpers every launch wrapper uses: launch shapes, size checks, names.
 
 use super::device::{Gpu, GpuElement, GpuError};
+use crate::switch::Switch;
 use cudarc::driver::sys;
 use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig};
 
@@ -119,20 +120,20 @@ pub struct InOrder {
 impl InOrder {
     /// This process's choice (read once).
     pub fn from_env() -> InOrder {
-        static IN_ORDER: std::sync::OnceLock<InOrder> = std::sync::OnceLock::new();
-        let of = |tree, sliced| InOrder { tree, sliced };
-        *IN_ORDER.get_or_init(|| {
-            crate::switch::switch(
-                "SPECULA_IN_ORDER",
-                &[
-                    ("tree", of(true, false)),
-                    ("sliced", of(false, true)),
-                    ("tree,sliced", of(true, true)),
-                ],
-                of(false, false),
-                "neither",
-            )
-        })
+        const fn of(tree: bool, sliced: bool) -> InOrder {
+            InOrder { tree, sliced }
+        }
+        static IN_ORDER: Switch<InOrder> = Switch::new(
+            "SPECULA_IN_ORDER",
+            &[
+                ("tree", of(true, false)),
+                ("sliced", of(false, true)),
+                ("tree,sliced", of(true, true)),
+            ],
+            of(false, false),
+            "neither",
+        );
+        IN_ORDER.get()
     }
 }
 

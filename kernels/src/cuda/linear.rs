@@ -14,6 +14,7 @@ use super::LinearWg;
 pub use crate::mma_layout::{
     mma_k_parts, pipelined_tiles, MmaLaunch, MMA_PIPELINED_MAX_ROWS, MMA_PIPELINED_TILES_MAX_ROWS,
 };
+use crate::switch::Switch;
 pub use crate::tile_layout::{MmaForm, TileLaunch, TILES_MIN_ROWS, TILE_SHAPES};
 use crate::tile_layout::{TILES_WIDE_COLUMNS, TILES_WIDE_MIN_ROWS};
 pub use crate::wg_layout::{WgLaunch, WG_VARIANTS};
@@ -55,19 +56,17 @@ pub enum LinearTiles {
 
 /// The [`LinearTiles`] choice of this process (read once).
 pub fn linear_tiles() -> LinearTiles {
-    static TILES: std::sync::OnceLock<LinearTiles> = std::sync::OnceLock::new();
-    *TILES.get_or_init(|| {
-        crate::switch::switch(
-            "SPECULA_LINEAR_TILES",
-            &[
-                ("0", LinearTiles::Off),
-                ("1", LinearTiles::FromTileRows),
-                ("64", LinearTiles::AboveSmallRows),
-            ],
-            LinearTiles::ByShape,
-            "the faster form per weight shape",
-        )
-    })
+    static TILES: Switch<LinearTiles> = Switch::new(
+        "SPECULA_LINEAR_TILES",
+        &[
+            ("0", LinearTiles::Off),
+            ("1", LinearTiles::FromTileRows),
+            ("64", LinearTiles::AboveSmallRows),
+        ],
+        LinearTiles::ByShape,
+        "the faster form per weight shape",
+    );
+    TILES.get()
 }
 
 /// [`TILES_WIDE_MIN_ROWS`] before results/h200/narrow64-2026-12-06: the
@@ -81,15 +80,13 @@ const OLD_TILES_WIDE_MIN_ROWS: usize = 16;
 /// the default: [`TILES_WIDE_MIN_ROWS`]), for same-run comparison. Either
 /// gives the same bits. Read once.
 pub fn wide_rule_old() -> bool {
-    static OLD: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *OLD.get_or_init(|| {
-        crate::switch::switch(
-            "SPECULA_WIDE_RULE",
-            &[("old", true)],
-            false,
-            "the small-row kernel to 32 rows",
-        )
-    })
+    static OLD: Switch<bool> = Switch::new(
+        "SPECULA_WIDE_RULE",
+        &[("old", true)],
+        false,
+        "the small-row kernel to 32 rows",
+    );
+    OLD.get()
 }
 
 /// A tensor-core linear's kernel and layout ([`LinearLayer::form`]).

@@ -9,6 +9,7 @@ use super::launch::{cfg, launch, need, RawArg};
 use super::linear::{LinearForm, LinearLayer};
 use super::rope::QkvLayout;
 use crate::mma_layout::{pipelined_tiles, MmaLaunch};
+use crate::switch::Switch;
 use cudarc::driver::CudaSlice;
 
 /// Rows up to which the q|k|v projection takes the RoPE epilogue (one or two
@@ -22,8 +23,8 @@ pub const QKV_ROPE_MAX_ROWS: usize = 16;
 /// (`SPECULA_QKV_ROPE=0` never: the projection, then `qkv_rope_append`;
 /// the same bits; read once).
 pub fn qkv_rope_fused() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| crate::switch::on_off("SPECULA_QKV_ROPE", true))
+    static ON: Switch<bool> = Switch::on_off("SPECULA_QKV_ROPE", true);
+    ON.get()
 }
 
 /// Where [`LinearLayer::qkv_rope`] writes and what it reads beside the

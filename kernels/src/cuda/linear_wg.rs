@@ -6,6 +6,7 @@
 use super::device::{GpuElement, GpuError};
 use super::linear_tiles::SlicedLaunch;
 use super::LinearLayer;
+use crate::switch::Switch;
 use crate::wg_layout::WgLaunch;
 use cudarc::driver::CudaSlice;
 
@@ -27,15 +28,13 @@ pub enum LinearWg {
 
 /// The [`LinearWg`] choice of this process (read once).
 pub fn linear_wg() -> LinearWg {
-    static WG: std::sync::OnceLock<LinearWg> = std::sync::OnceLock::new();
-    *WG.get_or_init(|| {
-        crate::switch::switch(
-            "SPECULA_LINEAR_WG",
-            &[("0", LinearWg::Off), ("1", LinearWg::Every)],
-            LinearWg::ByShape,
-            "where it is faster",
-        )
-    })
+    static WG: Switch<LinearWg> = Switch::new(
+        "SPECULA_LINEAR_WG",
+        &[("0", LinearWg::Off), ("1", LinearWg::Every)],
+        LinearWg::ByShape,
+        "where it is faster",
+    );
+    WG.get()
 }
 
 /// Whether the wgmma linear runs the producer-warpgroup layouts it picks
@@ -44,8 +43,8 @@ pub fn linear_wg() -> LinearWg {
 /// ([`WgLaunch::without_producer`], for same-run comparison). The same bits
 /// either way. Read once.
 pub fn wg_producer() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| crate::switch::on_off("SPECULA_WG_PRODUCER", true))
+    static ON: Switch<bool> = Switch::on_off("SPECULA_WG_PRODUCER", true);
+    ON.get()
 }
 
 impl<T: GpuElement> LinearLayer<'_, T> {

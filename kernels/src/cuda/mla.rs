@@ -4,6 +4,7 @@
 
 use super::device::{Gpu, GpuElement, GpuError};
 use super::launch::{cfg, launch, name, need, RawArg, THREADS};
+use crate::switch::Switch;
 use cudarc::driver::CudaSlice;
 
 /// Widths of one latent-attention layer.
@@ -221,15 +222,13 @@ pub const MLA_HEAD_DOTS: usize = 4;
 /// Outputs a warp of the per-head products sums in this process: 1 (the
 /// default) or [`MLA_HEAD_DOTS`] (`SPECULA_MLA_DOTS`, read once).
 pub fn mla_head_dots() -> usize {
-    static DOTS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *DOTS.get_or_init(|| {
-        crate::switch::switch(
-            "SPECULA_MLA_DOTS",
-            &[("1", 1), ("4", MLA_HEAD_DOTS)],
-            1,
-            "one output a warp",
-        )
-    })
+    static DOTS: Switch<usize> = Switch::new(
+        "SPECULA_MLA_DOTS",
+        &[("1", 1), ("4", MLA_HEAD_DOTS)],
+        1,
+        "one output a warp",
+    );
+    DOTS.get()
 }
 
 /// The sizes of a per-head product: `rows` rows of `heads` heads, `n`

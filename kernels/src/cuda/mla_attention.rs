@@ -8,6 +8,7 @@ use super::launch::{launch, name, need, RawArg};
 use super::mla::{mla_head_linear, HeadProduct, HeadStrides, MlaShape};
 use super::mla_scratch::MlaScratch;
 use crate::mla_layout::mla_launch_splits;
+use crate::switch::Switch;
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
 /// Heads one block of the latent attention covers (`MLA_HEADS` in `mla.cu`)
@@ -40,15 +41,13 @@ enum MlaMmaUse {
 }
 
 fn mla_mma_use() -> MlaMmaUse {
-    static USE: std::sync::OnceLock<MlaMmaUse> = std::sync::OnceLock::new();
-    *USE.get_or_init(|| {
-        crate::switch::switch(
-            "SPECULA_MLA",
-            &[("mma", MlaMmaUse::Always), ("fma", MlaMmaUse::Never)],
-            MlaMmaUse::Prefill,
-            "tensor cores for a prefill",
-        )
-    })
+    static USE: Switch<MlaMmaUse> = Switch::new(
+        "SPECULA_MLA",
+        &[("mma", MlaMmaUse::Always), ("fma", MlaMmaUse::Never)],
+        MlaMmaUse::Prefill,
+        "tensor cores for a prefill",
+    );
+    USE.get()
 }
 
 /// Whether a latent attention of `shape` in `T` over `keys` runs on tensor
@@ -117,15 +116,13 @@ pub enum MlaUvPlace {
 
 /// Where this process runs `W_UV` (`SPECULA_MLA_UV`, read once).
 pub fn mla_uv_place() -> MlaUvPlace {
-    static PLACE: std::sync::OnceLock<MlaUvPlace> = std::sync::OnceLock::new();
-    *PLACE.get_or_init(|| {
-        crate::switch::switch(
-            "SPECULA_MLA_UV",
-            &[("apart", MlaUvPlace::Apart), ("merge", MlaUvPlace::InMerge)],
-            MlaUvPlace::Apart,
-            "its own launch",
-        )
-    })
+    static PLACE: Switch<MlaUvPlace> = Switch::new(
+        "SPECULA_MLA_UV",
+        &[("apart", MlaUvPlace::Apart), ("merge", MlaUvPlace::InMerge)],
+        MlaUvPlace::Apart,
+        "its own launch",
+    );
+    PLACE.get()
 }
 
 /// The latent attention's inputs: the rows' `[q_lat | q_pe]` (`qcat: [rows,

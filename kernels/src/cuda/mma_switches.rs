@@ -6,6 +6,7 @@
 use crate::mma_layout::{
     mma_k_parts, pipelined_tiles, MmaLaunch, MMA_PIPELINED_EIGHT_TILES_MAX_ROWS,
 };
+use crate::switch::Switch;
 
 /// Rows up to which the small-row linear runs the pipelined kernel
 /// (`SPECULA_MMA_PIPELINED`): 8 (one token tile) or 16 (two), the looped
@@ -14,15 +15,13 @@ use crate::mma_layout::{
 /// where [`mma_eight_tiles`] takes them); read once. Every choice gives the
 /// same bits.
 pub fn mma_pipelined_rows() -> usize {
-    static ROWS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *ROWS.get_or_init(|| {
-        crate::switch::switch(
-            "SPECULA_MMA_PIPELINED",
-            &[("8", 8), ("16", 16), ("32", 32), ("64", 64)],
-            MMA_PIPELINED_EIGHT_TILES_MAX_ROWS,
-            "64",
-        )
-    })
+    static ROWS: Switch<usize> = Switch::new(
+        "SPECULA_MMA_PIPELINED",
+        &[("8", 8), ("16", 16), ("32", 32), ("64", 64)],
+        MMA_PIPELINED_EIGHT_TILES_MAX_ROWS,
+        "64",
+    );
+    ROWS.get()
 }
 
 /// Column tiles a block of the pipelined small-row kernel holds, where set
@@ -31,15 +30,13 @@ pub fn mma_pipelined_rows() -> usize {
 /// rows of a weight with at least 4096 outputs, else one); read once. Every
 /// choice gives the same bits.
 pub fn mma_pipelined_groups() -> Option<usize> {
-    static GROUPS: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    *GROUPS.get_or_init(|| {
-        crate::switch::switch(
-            "SPECULA_MMA_GROUPS",
-            &[("1", Some(1)), ("2", Some(2))],
-            None,
-            "two to 32 rows of 4096 outputs or more, else one",
-        )
-    })
+    static GROUPS: Switch<Option<usize>> = Switch::new(
+        "SPECULA_MMA_GROUPS",
+        &[("1", Some(1)), ("2", Some(2))],
+        None,
+        "two to 32 rows of 4096 outputs or more, else one",
+    );
+    GROUPS.get()
 }
 
 /// `layout` with the column tiles a block `SPECULA_MMA_GROUPS` asks for, or
@@ -56,21 +53,19 @@ pub fn mma_grouped(layout: MmaLaunch) -> MmaLaunch {
 /// as dependents and 4% faster in order; in order from one tile the
 /// batch-1 step was 1.5% slower (results/h200/b64-2026-12-05, calls 2-3).
 pub fn mma_in_order_tiles() -> Option<usize> {
-    static TILES: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    *TILES.get_or_init(|| {
-        crate::switch::switch(
-            "SPECULA_MMA_IN_ORDER",
-            &[
-                ("1", Some(1)),
-                ("2", Some(2)),
-                ("4", Some(4)),
-                ("8", Some(8)),
-                ("off", None),
-            ],
-            Some(8),
-            "8",
-        )
-    })
+    static TILES: Switch<Option<usize>> = Switch::new(
+        "SPECULA_MMA_IN_ORDER",
+        &[
+            ("1", Some(1)),
+            ("2", Some(2)),
+            ("4", Some(4)),
+            ("8", Some(8)),
+            ("off", None),
+        ],
+        Some(8),
+        "8",
+    );
+    TILES.get()
 }
 
 /// Which weights take the eight-tile layout at 33-64 rows
@@ -105,16 +100,13 @@ impl EightTiles {
 /// `SPECULA_MMA_EIGHT_TILES` ([`EightTiles::layout`]). Every choice gives
 /// the same bits.
 pub fn mma_eight_tiles(m: usize, k: usize, n: usize) -> Option<MmaLaunch> {
-    static RULE: std::sync::OnceLock<EightTiles> = std::sync::OnceLock::new();
-    let rule = *RULE.get_or_init(|| {
-        crate::switch::switch(
-            "SPECULA_MMA_EIGHT_TILES",
-            &[("narrow", EightTiles::Narrow), ("all", EightTiles::All)],
-            EightTiles::Narrow,
-            "narrow",
-        )
-    });
-    rule.layout(m, k, n)
+    static RULE: Switch<EightTiles> = Switch::new(
+        "SPECULA_MMA_EIGHT_TILES",
+        &[("narrow", EightTiles::Narrow), ("all", EightTiles::All)],
+        EightTiles::Narrow,
+        "narrow",
+    );
+    RULE.get().layout(m, k, n)
 }
 
 #[cfg(test)]

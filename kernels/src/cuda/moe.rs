@@ -7,6 +7,7 @@ use super::launch::{cfg, launch, name, need, RawArg, THREADS};
 use super::moe_route::MoePlan;
 use super::norm::NORM_THREADS;
 use crate::mma_layout::{k_parts_for_warps, mma_k_parts};
+use crate::switch::Switch;
 use cudarc::driver::CudaSlice;
 
 /// Stacked expert weights `[experts, n, k]` (gate|up rows interleaved for
@@ -44,19 +45,17 @@ pub fn moe_k_parts(k: usize, n: usize, routes: usize) -> usize {
 /// on its own), but for any one setting a row's reduction order is still
 /// the shape's alone, so every setting is batch-invariant.
 fn moe_target_warps() -> Option<usize> {
-    static WARPS: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    *WARPS.get_or_init(|| {
-        crate::switch::switch(
-            "SPECULA_MOE_WARPS",
-            &[
-                ("1056", Some(1056)),
-                ("1536", Some(1536)),
-                ("2112", Some(2112)),
-            ],
-            None,
-            "768, the dense rule's",
-        )
-    })
+    static WARPS: Switch<Option<usize>> = Switch::new(
+        "SPECULA_MOE_WARPS",
+        &[
+            ("1056", Some(1056)),
+            ("1536", Some(1536)),
+            ("2112", Some(2112)),
+        ],
+        None,
+        "768, the dense rule's",
+    );
+    WARPS.get()
 }
 
 /// Which of an expert's two products a grouped launch runs, and so how its

@@ -7,6 +7,7 @@
 use super::device::{Gpu, GpuElement, GpuError};
 use super::launch::{cfg, launch, name, need, RawArg, THREADS};
 use super::norm::NORM_THREADS;
+use crate::switch::Switch;
 use cudarc::driver::CudaSlice;
 
 /// How a router turns logits into experts and weights (the engine's `MoeConfig`).
@@ -134,15 +135,13 @@ fn slot_cap(pairs: usize, experts: usize, chunk: usize) -> usize {
 /// once. The same bits either way: a pair's result does not depend on the
 /// pairs beside it.
 fn moe_slot_pairs() -> Option<usize> {
-    static CHUNK: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    *CHUNK.get_or_init(|| {
-        crate::switch::switch(
-            "SPECULA_MOE_SLOT",
-            &[("32", Some(32)), ("off", None)],
-            Some(32),
-            "32",
-        )
-    })
+    static CHUNK: Switch<Option<usize>> = Switch::new(
+        "SPECULA_MOE_SLOT",
+        &[("32", Some(32)), ("off", None)],
+        Some(32),
+        "32",
+    );
+    CHUNK.get()
 }
 
 /// The rows a routing reads.

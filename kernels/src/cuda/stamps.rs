@@ -12,6 +12,7 @@
 //! trace of them.
 
 use super::device::{Gpu, GpuError};
+use crate::switch::Switch;
 use cudarc::driver::LaunchConfig;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
@@ -34,8 +35,8 @@ pub struct Stamp {
 /// Whether the kernels are compiled with stamps (`SPECULA_STAMPS=1`; read
 /// once).
 pub fn stamps_on() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| crate::switch::on_off("SPECULA_STAMPS", false))
+    static ON: Switch<bool> = Switch::on_off("SPECULA_STAMPS", false);
+    ON.get()
 }
 
 /// The kernels launched so far by launch shape (blocks, threads a block),

@@ -4,6 +4,7 @@
 //! expert-sized slices that the grouped launches read with them.
 
 use crate::model::blocks::Mlp;
+use specula_kernels::switch::Switch;
 
 /// Where the shared experts run against the routing and the routed experts.
 /// The dense placements give the same bits; [`SharedPlacement::Stacked`]
@@ -37,21 +38,19 @@ pub(crate) enum SharedPlacement {
 /// The placement `SPECULA_SHARED` asks for (`stacked`, the default,
 /// `beside`, `before`, `between` or `after`); read once.
 pub(crate) fn shared_placement() -> SharedPlacement {
-    static PLACE: std::sync::OnceLock<SharedPlacement> = std::sync::OnceLock::new();
-    *PLACE.get_or_init(|| {
-        specula_kernels::switch::switch(
-            "SPECULA_SHARED",
-            &[
-                ("beside", SharedPlacement::Beside),
-                ("before", SharedPlacement::Before),
-                ("between", SharedPlacement::Between),
-                ("after", SharedPlacement::After),
-                ("stacked", SharedPlacement::Stacked),
-            ],
-            SharedPlacement::Stacked,
-            "stacked",
-        )
-    })
+    static PLACE: Switch<SharedPlacement> = Switch::new(
+        "SPECULA_SHARED",
+        &[
+            ("beside", SharedPlacement::Beside),
+            ("before", SharedPlacement::Before),
+            ("between", SharedPlacement::Between),
+            ("after", SharedPlacement::After),
+            ("stacked", SharedPlacement::Stacked),
+        ],
+        SharedPlacement::Stacked,
+        "stacked",
+    );
+    PLACE.get()
 }
 
 /// Appends the shared MLP `s` as `slices` experts of width `inner` to the

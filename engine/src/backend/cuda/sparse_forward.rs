@@ -19,6 +19,7 @@ use specula_kernels::cuda::{
     ExpertWeights, ExpertsOutput, Gpu, GpuElement, MlaPrepInputs, MlaRope, MlaScratch, MoePlan,
     RouteInput,
 };
+use specula_kernels::switch::Switch;
 
 /// Latent attention's buffers of one forward shape.
 pub(crate) struct MlaBuffers<T> {
@@ -233,15 +234,13 @@ where
 /// launch (the default; `SPECULA_MLA_PREP=two`: two launches, forked; read
 /// once).
 fn prep_in_one_launch() -> bool {
-    static ONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ONE.get_or_init(|| {
-        specula_kernels::switch::switch(
-            "SPECULA_MLA_PREP",
-            &[("one", true), ("two", false)],
-            true,
-            "one",
-        )
-    })
+    static ONE: Switch<bool> = Switch::new(
+        "SPECULA_MLA_PREP",
+        &[("one", true), ("two", false)],
+        true,
+        "one",
+    );
+    ONE.get()
 }
 
 /// The post-attention norm into `sc.normed` and the experts of it: routing,
@@ -379,13 +378,11 @@ fn routing_runs_norm<T: GpuElement>(m: &DeviceMoe<T>) -> bool {
 /// (`SPECULA_ROUTE_NORM`: `apart`, the default, or `fused`; the same bits
 /// either way); read once.
 fn route_norm() -> bool {
-    static FUSED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *FUSED.get_or_init(|| {
-        specula_kernels::switch::switch(
-            "SPECULA_ROUTE_NORM",
-            &[("apart", false), ("fused", true)],
-            false,
-            "apart",
-        )
-    })
+    static FUSED: Switch<bool> = Switch::new(
+        "SPECULA_ROUTE_NORM",
+        &[("apart", false), ("fused", true)],
+        false,
+        "apart",
+    );
+    FUSED.get()
 }

@@ -83,7 +83,7 @@ pub(crate) unsafe fn launch(
     cfg: LaunchConfig,
     args: &[RawArg],
 ) -> Result<(), GpuError> {
-    launch_with(gpu, kernel, cfg, 1, gpu.pdl, args)
+    launch_with(gpu, kernel, cfg, (1, 1, 1), gpu.pdl, args)
 }
 
 /// [`launch`], or with `in_order` in stream order whatever `gpu.pdl` says:
@@ -99,7 +99,7 @@ pub(crate) unsafe fn launch_ordered(
     in_order: bool,
     args: &[RawArg],
 ) -> Result<(), GpuError> {
-    launch_with(gpu, kernel, cfg, 1, gpu.pdl && !in_order, args)
+    launch_with(gpu, kernel, cfg, (1, 1, 1), gpu.pdl && !in_order, args)
 }
 
 /// Which kernel families start in stream order rather than as programmatic
@@ -152,16 +152,38 @@ pub(crate) unsafe fn launch_cluster(
     in_order: bool,
     args: &[RawArg],
 ) -> Result<(), GpuError> {
-    launch_with(gpu, kernel, cfg, cluster, gpu.pdl && !in_order, args)
+    launch_with(
+        gpu,
+        kernel,
+        cfg,
+        (cluster, 1, 1),
+        gpu.pdl && !in_order,
+        args,
+    )
 }
 
-/// A launch in clusters of `cluster` blocks, as a programmatic dependent
-/// only when `pdl`.
-unsafe fn launch_with(
+/// [`launch`] in thread-block clusters of `cluster` blocks along z (the
+/// grid's z a multiple of it), as a programmatic dependent when `gpu.pdl`.
+///
+/// # Safety
+/// As [`launch`].
+pub(crate) unsafe fn launch_cluster_z(
     gpu: &Gpu,
     kernel: &str,
     cfg: LaunchConfig,
     cluster: u32,
+    args: &[RawArg],
+) -> Result<(), GpuError> {
+    launch_with(gpu, kernel, cfg, (1, 1, cluster), gpu.pdl, args)
+}
+
+/// A launch in clusters of `cluster` blocks (x, y, z), as a programmatic
+/// dependent only when `pdl`.
+unsafe fn launch_with(
+    gpu: &Gpu,
+    kernel: &str,
+    cfg: LaunchConfig,
+    cluster: (u32, u32, u32),
     pdl: bool,
     args: &[RawArg],
 ) -> Result<(), GpuError> {
@@ -190,11 +212,11 @@ unsafe fn launch_with(
         attrs[used].value.programmaticStreamSerializationAllowed = 1;
         used += 1;
     }
-    if cluster > 1 {
+    if cluster != (1, 1, 1) {
         attrs[used].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        attrs[used].value.clusterDim.x = cluster;
-        attrs[used].value.clusterDim.y = 1;
-        attrs[used].value.clusterDim.z = 1;
+        attrs[used].value.clusterDim.x = cluster.0;
+        attrs[used].value.clusterDim.y = cluster.1;
+        attrs[used].value.clusterDim.z = cluster.2;
         used += 1;
     }
     let config = sys::CUlaunchConfig {

@@ -412,15 +412,17 @@ __device__ bool mla_finish_split(T* o, const float* po, const float* ml, int* co
 // `_uv` form, instead of mla_head_linear's launch after it): y[h * yh + c] =
 // sum_j w[h, c, j] o[h * k + j] for c < n, each output summed as warp_dot
 // sums it with 16-byte slices (warp_dots), so the bits are the separate
-// launch's; a warp takes MLA_UV_DOTS outputs of one head at a time. o,
-// written by this block's threads before the barrier, is read through L2. k
-// and the rows are whole 16-byte slices (the launch checks).
+// launch's; a warp takes MLA_UV_DOTS outputs of one head at a time, the
+// block the warp groups part, part + parts, ... of the parts blocks sharing
+// the heads. o, written before the barrier (by this block, or by the
+// cluster before a cluster barrier), is read through L2. k and the rows are
+// whole 16-byte slices (the launch checks).
 template <typename T>
-__device__ void mla_uv_heads(T* y, int yh, const T* o, const T* w, int nh, int n, int k) {
+__device__ void mla_uv_heads(T* y, int yh, const T* o, const T* w, int nh, int n, int k, int part, int parts) {
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
     __syncthreads();
     int per_head = (n + MLA_UV_DOTS - 1) / MLA_UV_DOTS;
-    for (int g = warp; g < nh * per_head; g += nw) {
+    for (int g = part * nw + warp; g < nh * per_head; g += parts * nw) {
         int hh = g / per_head, c0 = (g % per_head) * MLA_UV_DOTS, valid = min(MLA_UV_DOTS, n - c0);
         float acc[MLA_UV_DOTS];
         warp_dots<T, MLA_UV_DOTS, true>(acc, w + ((size_t)hh * n + c0) * k, valid, o + (size_t)hh * k, k, lane);

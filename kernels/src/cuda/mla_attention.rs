@@ -4,8 +4,11 @@
 
 use super::attention::KeyLists;
 use super::device::{Gpu, GpuElement, GpuError};
-use super::launch::{launch, name, need, RawArg};
+use super::launch::{launch, launch_cluster_z, name, need, RawArg};
 use super::mla::{mla_head_linear, HeadProduct, HeadStrides, MlaShape};
+use super::mla_forms::{
+    merges_in_clusters, uv_fits_merge, MlaAttentionForms, MlaMerge, MlaUvPlace,
+};
 use super::mla_scratch::MlaScratch;
 use crate::mla_layout::mla_launch_splits;
 use crate::switch::Switch;
@@ -102,29 +105,6 @@ pub fn mla_chunk<T: GpuElement>() -> usize {
     64 / T::BYTES
 }
 
-/// Where `W_UV` runs after the latent attention (the engine's choice:
-/// [`mla_uv_place`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MlaUvPlace {
-    /// Its own launch (`mla_head_linear`; the default).
-    Apart,
-    /// In the attention's merging blocks where the launch has one head a
-    /// block (`mla_attention_h1_uv`; `SPECULA_MLA_UV=merge`): one launch
-    /// fewer a layer, the same bits.
-    InMerge,
-}
-
-/// Where this process runs `W_UV` (`SPECULA_MLA_UV`, read once).
-pub fn mla_uv_place() -> MlaUvPlace {
-    static PLACE: Switch<MlaUvPlace> = Switch::new(
-        "SPECULA_MLA_UV",
-        &[("apart", MlaUvPlace::Apart), ("merge", MlaUvPlace::InMerge)],
-        MlaUvPlace::Apart,
-        "its own launch",
-    );
-    PLACE.get()
-}
-
 /// The latent attention's inputs: the rows' `[q_lat | q_pe]` (`qcat: [rows,
 /// heads, lora + rope]`), the layer's pool (`[entries, lora + rope]`,
 /// starting `pool_offset` elements in) and each row's key list.
@@ -142,9 +122,10 @@ struct MlaAttentionInput<'a, T> {
 /// list in the layer's pool (`[entries, lora + rope]`, starting
 /// `pool_offset` elements in), then `W_UV` (`w_uv: [heads, v_dim, lora]`) of
 /// it into `heads_out: [rows, heads, v_dim]`: in the attention's merging
-/// blocks when `place` says so and the launch takes one head a block, else
-/// as [`mla_head_linear`] after it with `dots` outputs a warp (the same bits
-/// either way). Whether the merge ran it.
+/// blocks when `forms.uv` says so and the launch takes one head a block,
+/// else as [`mla_head_linear`] after it with `forms.dots` outputs a warp; the
+/// splits merged as `forms.merge` says where the launch allows (the same
+/// bits every way). Whether the merge ran `W_UV`.
 #[allow(clippy::too_many_arguments)]
 pub fn mla_attention_uv<T: GpuElement>(
     gpu: &Gpu,
@@ -158,8 +139,7 @@ pub fn mla_attention_uv<T: GpuElement>(
     scratch: &mut MlaScratch,
     shape: MlaShape,
     scale: f32,
-    place: MlaUvPlace,
-    dots: usize,
+    forms: MlaAttentionForms,
 ) -> Result<bool, GpuError> {
     let (rows, nh, lora, v) = (keys.base.len(), shape.heads, shape.lora, shape.v_dim);
     let input = MlaAttentionInput {
@@ -170,11 +150,11 @@ pub fn mla_attention_uv<T: GpuElement>(
         shape,
         scale,
     };
-    let uv = (place == MlaUvPlace::InMerge).then_some(MlaUvOut {
+    let uv = (forms.uv == MlaUvPlace::InMerge).then_some(MlaUvOut {
         w: w_uv,
         y: &mut *heads_out,
     });
-    let merged = attention_launches(gpu, olat, &input, scratch, uv)?;
+    let merged = attention_launches(gpu, olat, &input, scratch, uv, forms.merge)?;
     if !merged {
         let product = HeadProduct {
             rows,
@@ -192,23 +172,9 @@ pub fn mla_attention_uv<T: GpuElement>(
                 head: lora,
             },
         );
-        mla_head_linear(gpu, heads_out, ys, olat, xs, w_uv, product, dots)?;
+        mla_head_linear(gpu, heads_out, ys, olat, xs, w_uv, product, forms.dots)?;
     }
     Ok(merged)
-}
-
-/// Whether `W_UV` can run in the merging blocks of a latent attention of
-/// `rows` rows: one launch (`launch_rows`, the scratch's) of one head a block
-/// (`per_block`), the latent (`lora` values of `elem_bytes`) whole 16-byte
-/// slices as `mla_head_linear` reads it, so that its sums are that launch's.
-fn uv_fits_merge(
-    rows: usize,
-    launch_rows: usize,
-    per_block: usize,
-    lora: usize,
-    elem_bytes: usize,
-) -> bool {
-    rows > 0 && rows <= launch_rows && per_block == 1 && lora.is_multiple_of(16 / elem_bytes)
 }
 
 /// `W_UV` for the merging blocks: its weights and output rows.
@@ -220,13 +186,15 @@ struct MlaUvOut<'a, T> {
 /// The latent attention's launches (rows in groups the scratch holds), with
 /// `W_UV` in the merge when `uv` is given and the rows fit one launch of
 /// one head a block with whole 16-byte slices of latent (as
-/// `mla_head_linear` reads them); whether it ran there.
+/// `mla_head_linear` reads them); whether it ran there. Each launch's
+/// splits merge as `merge` says where it allows ([`merges_in_clusters`]).
 fn attention_launches<T: GpuElement>(
     gpu: &Gpu,
     out: &mut CudaSlice<T>,
     input: &MlaAttentionInput<'_, T>,
     scratch: &mut MlaScratch,
     uv: Option<MlaUvOut<'_, T>>,
+    merge: MlaMerge,
 ) -> Result<bool, GpuError> {
     let MlaAttentionInput {
         qcat,
@@ -338,34 +306,25 @@ fn attention_launches<T: GpuElement>(
                 RawArg::I32((shape.heads * shape.v_dim) as i32),
             ]);
         }
+        let cluster = merges_in_clusters(merge, per_block, splits);
         let kernel = match per_block {
+            1 if cluster && uv.is_some() => name::<T>("mla_attention_h1c_uv"),
+            1 if cluster => name::<T>("mla_attention_h1c"),
             1 if uv.is_some() => name::<T>("mla_attention_h1_uv"),
             1 => name::<T>("mla_attention_h1"),
             MLA_MMA_HEADS => "mla_attention_mma_bf16".to_string(),
             _ => name::<T>("mla_attention"),
         };
         // SAFETY: the kernel's parameters in order; sizes checked above
-        // (the tensor-core form's shape by mla_mma_fits).
-        unsafe { launch(gpu, &kernel, grid, &args) }?;
+        // (the tensor-core form's shape by mla_mma_fits); a cluster is one
+        // (row, head)'s splits, the whole of the grid's z.
+        unsafe {
+            if cluster {
+                launch_cluster_z(gpu, &kernel, grid, splits as u32, &args)
+            } else {
+                launch(gpu, &kernel, grid, &args)
+            }
+        }?;
     }
     Ok(uv.is_some())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::uv_fits_merge;
-
-    #[test]
-    fn w_uv_runs_in_the_merge_only_for_one_launch_of_one_head_blocks_over_whole_slices() {
-        // V2-Lite's latent (512) at batch 1 in bf16 and f32.
-        assert!(uv_fits_merge(1, 1024, 1, 512, 2));
-        assert!(uv_fits_merge(1, 1024, 1, 512, 4));
-        // Four heads a block, or rows past one launch: its own launch.
-        assert!(!uv_fits_merge(48, 1024, 4, 512, 2));
-        assert!(!uv_fits_merge(9, 8, 1, 512, 2));
-        assert!(!uv_fits_merge(0, 8, 1, 512, 2));
-        // A latent of 13 values: not 16-byte slices (mla_head_linear's other order).
-        assert!(!uv_fits_merge(1, 8, 1, 13, 2));
-        assert!(uv_fits_merge(1, 8, 1, 8, 2) && !uv_fits_merge(1, 8, 1, 8 + 2, 4));
-    }
 }

@@ -24,7 +24,10 @@
 // result depends only on its own key list. A launch covers the rows row0 ..
 // row0 + gridDim.x (the scratch holds that many rows' partials). Dynamic
 // shared memory: H x (D + chunk + lora) floats, chunk x D of T. The `_uv` kernel (one head
-// a block) also applies W_UV in the merging block (mla_uv_heads).
+// a block) also applies W_UV in the merging block (mla_uv_heads). The `h1c` kernels (one
+// head a block, CL) launch a (row, head)'s splits as one thread-block cluster along z and
+// merge them through distributed shared memory instead (mla_cluster_merge: the same bits,
+// no partials through global memory, no counter).
 
 // Splits of a row at most (mla_layout.rs: MLA_MAX_SPLITS, mla_row_splits).
 #define MLA_MAX_SPLITS 32
@@ -49,7 +52,57 @@ __device__ void mla_prefetch_chunk(const T* pool, const int* base, const int* pr
     }
 }
 
-template <typename T, int H, bool UV>
+// The largest cluster the merge takes (the portable cluster size; mla_attention.rs:
+// MLA_CLUSTER_SPLITS).
+#define MLA_CLUSTER_SPLITS 8
+
+// The merge of a (row, head)'s splits when they are the blocks of one cluster
+// along z (split s = rank s), each holding its unnormalised output (os, lora
+// floats) and (max, sum) in shared memory: mla_merge_t's arithmetic for one
+// head (m the max of the maxima, l = sum_s l_s e^(m_s - m) and o[d] = (sum_s
+// po_s[d] e^(m_s - m)) / l, both sums in split order), so the same bits,
+// with the partials read from the other blocks' shared memory. Each block
+// stores its share of the lora outputs; on return every share is stored and
+// visible to the cluster. Uses splits + 1 floats of `scratch`.
+template <typename T>
+__device__ void mla_cluster_merge(T* o, const float* os, const float* run_m, const float* run_l, int lora, int splits,
+                                  float* scratch) {
+    int lane = threadIdx.x & 31;
+    cluster_sync();  // every split's partials are final
+    if (threadIdx.x < 32) {
+        bool in = lane < splits;
+        float ms = in ? ld_cluster(run_m, lane) : 0.f, ls = in ? ld_cluster(run_l, lane) : 0.f;
+        float v = in ? ms : -INFINITY;
+#pragma unroll
+        for (int o2 = 16; o2 > 0; o2 >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o2));
+        float m = fmaxf(-INFINITY, v);
+        float e = expf(ms - m), l = 0.f;
+        if (in) scratch[lane] = e;
+        for (int t = 0; t < splits; t++) {
+            float lt = __shfl_sync(0xffffffffu, ls, t), et = __shfl_sync(0xffffffffu, e, t);
+            l += lt * et;
+        }
+        if (lane == 0) scratch[splits] = l;
+    }
+    __syncthreads();
+    int s = blockIdx.z, per = (lora + splits - 1) / splits;
+    float l = scratch[splits];
+    for (int d = s * per + threadIdx.x; d < min(lora, (s + 1) * per); d += blockDim.x) {
+        // Every split's value asked for before the first is added.
+        float p[MLA_CLUSTER_SPLITS];
+#pragma unroll
+        for (int s2 = 0; s2 < MLA_CLUSTER_SPLITS; s2++)
+            if (s2 < splits) p[s2] = ld_cluster(&os[d], s2);
+        float acc = 0.f;
+#pragma unroll
+        for (int s2 = 0; s2 < MLA_CLUSTER_SPLITS; s2++)
+            if (s2 < splits) acc += p[s2] * scratch[s2];
+        st(&o[d], acc / l);
+    }
+    cluster_sync();  // no block leaves while another reads its partials; o is stored
+}
+
+template <typename T, int H, bool UV, bool CL>
 __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool,
                               const int* base, const int* prefix, const int* extra_off, const int* extra, int heads,
                               int lora, int rd, float scale, int chunk, long pool_offset, int row0, const T* w_uv,
@@ -72,7 +125,17 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
     size_t first = ((size_t)rl * heads + h0) * splits;  // slot of (rl, h0, split 0)
     if (end <= start) {
-        mla_empty_split(part_out, part_ml, first, nh, lora, splits, s);
+        if constexpr (CL) {
+            // Nothing seen: a zero output and (max, sum) = (-inf, 0), in
+            // shared memory for the cluster's merge.
+            for (int i = threadIdx.x; i < nh * lora; i += blockDim.x) os[i] = 0.f;
+            if (threadIdx.x < H) {
+                run_m[threadIdx.x] = -INFINITY;
+                run_l[threadIdx.x] = 0.f;
+            }
+        } else {
+            mla_empty_split(part_out, part_ml, first, nh, lora, splits, s);
+        }
     } else {
         bool vec = d % VEC == 0;
         int per = vec ? d / VEC : d;
@@ -255,32 +318,42 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
             }
             __syncthreads();  // the chunk's keys, scores and factors are no longer read
         }
-        if (threadIdx.x < nh) {
+        if (!CL && threadIdx.x < nh) {
             size_t slot = first + (size_t)threadIdx.x * splits + s;
             part_ml[2 * slot] = run_m[threadIdx.x];
             part_ml[2 * slot + 1] = run_l[threadIdx.x];
         }
-        for (int i = threadIdx.x; i < nh * lora; i += blockDim.x)
+        for (int i = threadIdx.x; !CL && i < nh * lora; i += blockDim.x)
             part_out[(first + (size_t)(i / lora) * splits + s) * lora + i % lora] = os[i];
     }
     T* o = out + ((size_t)r * heads + h0) * lora;
-    bool merged = mla_finish_split(o, part_out + first * lora, part_ml + 2 * first, counters, nh, lora, splits, smem,
-                                   MLA_HEADS);
-    // The `_uv` form: the merging block applies W_UV to its heads
-    // (uv_out [rows, heads, uv_n], rows uv_ys apart).
+    bool merged = true;
+    if constexpr (CL) {
+        static_assert(H == 1, "the cluster merge takes one head a block");
+        __syncthreads();  // the block's output and (max, sum) are final
+        mla_cluster_merge(o, os, run_m, run_l, lora, splits, ps);
+    } else {
+        merged = mla_finish_split(o, part_out + first * lora, part_ml + 2 * first, counters, nh, lora, splits, smem,
+                                  MLA_HEADS);
+    }
+    // The `_uv` forms: the merging block (with CL every block of the cluster,
+    // each its share of the outputs) applies W_UV to its heads (uv_out [rows,
+    // heads, uv_n], rows uv_ys apart).
     if (UV && merged)
         mla_uv_heads(uv_out + (size_t)r * uv_ys + (size_t)h0 * uv_n, uv_n, o, w_uv + (size_t)h0 * uv_n * lora, nh, uv_n,
-                     lora);
+                     lora, CL ? s : 0, CL ? splits : 1);
 }
 
 #define P_MLA_ATT(T) (T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int lora, int rd, float scale, int chunk, long pool_offset, int row0)
 #define A_MLA_ATT (out, part_out, part_ml, counters, qcat, pool, base, prefix, extra_off, extra, heads, lora, rd, scale, chunk, pool_offset, row0, nullptr, nullptr, 0, 0)
-#define MLA_H4(T) <T, MLA_HEADS, false>
-#define MLA_H1(T) <T, 1, false>
+#define MLA_H4(T) <T, MLA_HEADS, false, false>
+#define MLA_H1(T) <T, 1, false, false>
+#define MLA_H1C(T) <T, 1, false, true>
 // The kernels enter as programmatic dependents after their prefetch.
 #define MLA_ENTER(T) mla_prefetch_chunk<T>(pool, base, prefix, extra_off, extra, lora + rd, chunk, pool_offset, row0); pdl_enter()
 KERNELS_ENTERED(mla_attention, mla_attention, MLA_H4, P_MLA_ATT, A_MLA_ATT, MLA_ENTER)
 KERNELS_ENTERED(mla_attention_h1, mla_attention, MLA_H1, P_MLA_ATT, A_MLA_ATT, MLA_ENTER)
+KERNELS_ENTERED(mla_attention_h1c, mla_attention, MLA_H1C, P_MLA_ATT, A_MLA_ATT, MLA_ENTER)
 
 // One head a block, then W_UV by the block that merges a head (w_uv [heads,
 // uv_n, lora]): the latent attention and mla_head_linear's launch after it in
@@ -288,6 +361,8 @@ KERNELS_ENTERED(mla_attention_h1, mla_attention, MLA_H1, P_MLA_ATT, A_MLA_ATT, M
 // W_UV rows before the wait.
 #define P_MLA_ATT_UV(T) (T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int lora, int rd, float scale, int chunk, long pool_offset, int row0, const T* w_uv, T* uv_out, int uv_n, int uv_ys)
 #define A_MLA_ATT_UV (out, part_out, part_ml, counters, qcat, pool, base, prefix, extra_off, extra, heads, lora, rd, scale, chunk, pool_offset, row0, w_uv, uv_out, uv_n, uv_ys)
-#define MLA_H1_UV(T) <T, 1, true>
+#define MLA_H1_UV(T) <T, 1, true, false>
+#define MLA_H1C_UV(T) <T, 1, true, true>
 #define MLA_UV_ENTER(T) mla_prefetch_chunk<T>(pool, base, prefix, extra_off, extra, lora + rd, chunk, pool_offset, row0); mla_prefetch_uv<T>(w_uv, uv_n, lora); pdl_enter()
 KERNELS_ENTERED(mla_attention_h1_uv, mla_attention, MLA_H1_UV, P_MLA_ATT_UV, A_MLA_ATT_UV, MLA_UV_ENTER)
+KERNELS_ENTERED(mla_attention_h1c_uv, mla_attention, MLA_H1C_UV, P_MLA_ATT_UV, A_MLA_ATT_UV, MLA_UV_ENTER)

@@ -31,7 +31,8 @@
 //! - `mla`, `mla_attention`: latent attention (DeepSeek, Kimi) in the
 //!   absorbed form over a compressed cache: entry and query preparation,
 //!   per-head absorbed products (`mla`); split-K attention in FMA or on
-//!   tensor cores (`mla_attention`, its scratch `mla_scratch`).
+//!   tensor cores (`mla_attention`, its scratch `mla_scratch`, the forms of
+//!   its tail the engine picks `mla_forms`).
 //! - `moe`: mixture of experts: router logits and routing on the device,
 //!   grouped expert products over the routed experts only, the combine.
 //!
@@ -64,6 +65,7 @@ mod linear_tiles;
 mod linear_wg;
 mod mla;
 mod mla_attention;
+mod mla_forms;
 mod mla_scratch;
 mod mma_switches;
 mod moe;
@@ -92,6 +94,9 @@ pub use linear_rope::{qkv_rope_fused, RopeAppend, QKV_ROPE_MAX_ROWS};
 pub use linear_wg::{linear_wg, wg_producer, LinearWg};
 pub use mla::*;
 pub use mla_attention::*;
+pub use mla_forms::{
+    mla_merge, mla_uv_place, MlaAttentionForms, MlaMerge, MlaUvPlace, MLA_CLUSTER_SPLITS,
+};
 pub use mla_scratch::{MlaScratch, MLA_SCRATCH_BYTES};
 pub use mma_switches::{
     mma_eight_tiles, mma_in_order_tiles, mma_pipelined_groups, mma_pipelined_rows, EightTiles,

@@ -15,8 +15,8 @@ use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cuda::{
     invariant_linear_rows, mla_attention_uv, mla_head_dots, mla_prep, mla_prep_uk, mla_uk,
-    mla_uv_place, moe_grouped, moe_route, moe_route_norm_fits, rms_norm_residual, ExpertProduct,
-    ExpertWeights, ExpertsOutput, Gpu, GpuElement, MlaPrepInputs, MlaRope, MlaScratch, MoePlan,
+    moe_grouped, moe_route, moe_route_norm_fits, rms_norm_residual, ExpertProduct, ExpertWeights,
+    ExpertsOutput, Gpu, GpuElement, MlaAttentionForms, MlaPrepInputs, MlaRope, MlaScratch, MoePlan,
     RouteInput,
 };
 use specula_kernels::switch::Switch;
@@ -201,7 +201,8 @@ where
     }
     clock.mark(gpu, "latent prep + W_UK");
     // W_UV of the heads' latent outputs, in the attention's merge where it
-    // can (SPECULA_MLA_UV=merge; the same bits).
+    // can (SPECULA_MLA_UV=merge), the splits merged as SPECULA_MLA_MERGE
+    // says (the same bits every way).
     let merged = mla_attention_uv(
         gpu,
         &mut buf.olat,
@@ -214,8 +215,7 @@ where
         &mut buf.scratch,
         sh,
         scale,
-        mla_uv_place(),
-        mla_head_dots(),
+        MlaAttentionForms::from_env(),
     )?;
     clock.mark(
         gpu,

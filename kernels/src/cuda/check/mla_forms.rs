@@ -6,9 +6,11 @@
 use super::mla::{Layer, QueryRow};
 use super::{differing, download, normwise_error, row_recorder, CheckRow};
 use crate::cuda::{
-    mla_attention_uv, mla_head_linear, mla_mma_fits, Gpu, GpuElement, GpuError, HeadProduct,
-    HeadStrides, KeyLists, MlaScratch, MlaShape, MlaUvPlace, MLA_MMA_HEADS, MLA_SCRATCH_BYTES,
+    mla_attention_uv, mla_chunk, mla_head_linear, mla_mma_fits, Gpu, GpuElement, GpuError,
+    HeadProduct, HeadStrides, KeyLists, MlaAttentionForms, MlaMerge, MlaScratch, MlaShape,
+    MlaUvPlace, MLA_MMA_HEADS, MLA_SCRATCH_BYTES,
 };
+use crate::mla_layout::mla_launch_splits;
 use cudarc::driver::CudaSlice;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -50,11 +52,17 @@ pub(super) fn check_forms<T: GpuElement>(
     }
     for (per_block, shuffled_per_block, form) in forms {
         let words = format!("{nh} heads, latent {lora} + rope {rd}, nope {nope}, v {vd}, {form}");
-        let run_at = |queries: &[QueryRow], per_block: usize, scratch_bytes: usize, place| {
-            run_rows::<T>(gpu, case, queries, Some(per_block), scratch_bytes, place)
+        let run_at = |queries: &[QueryRow], per_block: usize, scratch_bytes: usize, forms| {
+            run_rows::<T>(gpu, case, queries, Some(per_block), scratch_bytes, forms)
         };
         let run = |queries: &[QueryRow], per_block: usize, scratch_bytes: usize| {
-            run_at(queries, per_block, scratch_bytes, MlaUvPlace::Apart).map(|(out, _)| out)
+            run_at(
+                queries,
+                per_block,
+                scratch_bytes,
+                MlaAttentionForms::DEFAULT,
+            )
+            .map(|(out, _)| out)
         };
         let got = run(queries, per_block, MLA_SCRATCH_BYTES)?;
         row(
@@ -67,7 +75,11 @@ pub(super) fn check_forms<T: GpuElement>(
             // W_UV in the one-head launch's merging blocks: the bits of its
             // own launch after the attention (when the latent is whole
             // 16-byte slices; apart otherwise).
-            let (merged, ran) = run_at(queries, 1, MLA_SCRATCH_BYTES, MlaUvPlace::InMerge)?;
+            let in_merge = MlaAttentionForms {
+                uv: MlaUvPlace::InMerge,
+                ..MlaAttentionForms::DEFAULT
+            };
+            let (merged, ran) = run_at(queries, 1, MLA_SCRATCH_BYTES, in_merge)?;
             let slices = lora.is_multiple_of(16 / T::BYTES);
             row(
                 "mla_uv_in_merge",
@@ -84,6 +96,38 @@ pub(super) fn check_forms<T: GpuElement>(
                 } else {
                     f64::INFINITY
                 },
+                0.0,
+            );
+            // The splits merged in clusters, W_UV apart and in the merge:
+            // the first five rows (at most 70 keys; rows of 3 and 6 keys
+            // leave splits empty), each of them alone, and all seven (1100
+            // keys: more splits than a cluster, the last block merges),
+            // against the last block's merge.
+            let few = &queries[..5];
+            let width = nh * vd;
+            let mut diff = 0;
+            for uv in [MlaUvPlace::Apart, MlaUvPlace::InMerge] {
+                let forms = MlaAttentionForms {
+                    uv,
+                    merge: MlaMerge::Cluster,
+                    dots: 1,
+                };
+                let (all, _) = run_at(queries, 1, MLA_SCRATCH_BYTES, forms)?;
+                diff += differing(&all, &got);
+                let (some, _) = run_at(few, 1, MLA_SCRATCH_BYTES, forms)?;
+                diff += differing(&some, &got[..few.len() * width]);
+                for (i, qr) in few.iter().enumerate() {
+                    let (one, _) = run_at(std::slice::from_ref(qr), 1, MLA_SCRATCH_BYTES, forms)?;
+                    diff += differing(&one, &got[i * width..(i + 1) * width]);
+                }
+            }
+            row(
+                "mla_cluster_merge",
+                format!(
+                    "5 rows of up to 70 keys ({} splits a cluster), each alone, and all 7, W_UV apart and in the merge, vs the last block's merge: differing values; {words}",
+                    mla_launch_splits(70, mla_chunk::<T>(), false)
+                ),
+                diff as f64,
                 0.0,
             );
         }
@@ -124,7 +168,7 @@ pub(super) fn check_forms<T: GpuElement>(
 }
 
 /// The absorbed attention of `queries` over `pool`: q_lat = W_UK^T q_nope
-/// into the rows' [q_lat | q_pe], attention, W_UV (where `place` says);
+/// into the rows' [q_lat | q_pe], attention, W_UV (in the `forms` given);
 /// `[rows, heads * v]` and whether the attention's merge ran W_UV.
 #[allow(clippy::too_many_arguments)]
 fn run_rows<T: GpuElement>(
@@ -133,7 +177,7 @@ fn run_rows<T: GpuElement>(
     queries: &[QueryRow],
     heads_per_block: Option<usize>,
     scratch_bytes: usize,
-    place: MlaUvPlace,
+    forms: MlaAttentionForms,
 ) -> Result<(Vec<f32>, bool), GpuError> {
     let AbsorbedCase {
         layer,
@@ -201,8 +245,7 @@ fn run_rows<T: GpuElement>(
         &mut scratch,
         sh,
         scale,
-        place,
-        1,
+        forms,
     )?;
     Ok((download(gpu, &out)?, merged))
 }

@@ -1,0 +1,144 @@
+//! The forms of the latent attention's tail the engine picks by switch:
+//! where `W_UV` runs, how a head's splits merge, and how many outputs a
+//! warp of the per-head products sums. Every form gives the same bits.
+
+use super::mla::mla_head_dots;
+use crate::switch::Switch;
+
+/// Splits of a (row, head) one cluster of the latent attention may hold
+/// (the portable cluster size; `MLA_CLUSTER_SPLITS` in `mla_split.cu`).
+pub const MLA_CLUSTER_SPLITS: usize = 8;
+
+/// Where `W_UV` runs after the latent attention (the engine's choice:
+/// [`mla_uv_place`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MlaUvPlace {
+    /// Its own launch (`mla_head_linear`; the default).
+    Apart,
+    /// In the attention's merging blocks where the launch has one head a
+    /// block (`mla_attention_h1_uv`; `SPECULA_MLA_UV=merge`): one launch
+    /// fewer a layer, the same bits.
+    InMerge,
+}
+
+/// Where this process runs `W_UV` (`SPECULA_MLA_UV`, read once).
+pub fn mla_uv_place() -> MlaUvPlace {
+    static PLACE: Switch<MlaUvPlace> = Switch::new(
+        "SPECULA_MLA_UV",
+        &[("apart", MlaUvPlace::Apart), ("merge", MlaUvPlace::InMerge)],
+        MlaUvPlace::Apart,
+        "its own launch",
+    );
+    PLACE.get()
+}
+
+/// How the FMA latent attention merges a (row, head)'s splits (the
+/// engine's choice: [`mla_merge`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MlaMerge {
+    /// Each split writes its partials to the scratch and the last block to
+    /// count itself in merges them (the default).
+    LastBlock,
+    /// Where the launch has one head a block and a row at most
+    /// [`MLA_CLUSTER_SPLITS`] splits: the splits are one thread-block
+    /// cluster and merge through distributed shared memory, each block its
+    /// share of the outputs (`mla_attention_h1c`; `SPECULA_MLA_MERGE=cluster`):
+    /// no partials through global memory, no counter, the same bits.
+    Cluster,
+}
+
+/// How this process merges the latent attention's splits
+/// (`SPECULA_MLA_MERGE`, read once).
+pub fn mla_merge() -> MlaMerge {
+    static MERGE: Switch<MlaMerge> = Switch::new(
+        "SPECULA_MLA_MERGE",
+        &[
+            ("last", MlaMerge::LastBlock),
+            ("cluster", MlaMerge::Cluster),
+        ],
+        MlaMerge::LastBlock,
+        "the last block",
+    );
+    MERGE.get()
+}
+
+/// The latent attention's tail as one forward runs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MlaAttentionForms {
+    /// Where `W_UV` runs.
+    pub uv: MlaUvPlace,
+    /// How the splits merge.
+    pub merge: MlaMerge,
+    /// Outputs a warp of `W_UV` in its own launch (`mla_head_linear`).
+    pub dots: usize,
+}
+
+impl MlaAttentionForms {
+    /// The defaults: `W_UV` apart, the last block merging, one output a warp.
+    pub const DEFAULT: MlaAttentionForms = MlaAttentionForms {
+        uv: MlaUvPlace::Apart,
+        merge: MlaMerge::LastBlock,
+        dots: 1,
+    };
+
+    /// This process's forms (`SPECULA_MLA_UV`, `SPECULA_MLA_MERGE`,
+    /// `SPECULA_MLA_DOTS`).
+    pub fn from_env() -> MlaAttentionForms {
+        MlaAttentionForms {
+            uv: mla_uv_place(),
+            merge: mla_merge(),
+            dots: mla_head_dots(),
+        }
+    }
+}
+
+/// Whether `W_UV` can run in the merging blocks of a latent attention of
+/// `rows` rows: one launch (`launch_rows`, the scratch's) of one head a block
+/// (`per_block`), the latent (`lora` values of `elem_bytes`) whole 16-byte
+/// slices as `mla_head_linear` reads it, so that its sums are that launch's.
+pub(super) fn uv_fits_merge(
+    rows: usize,
+    launch_rows: usize,
+    per_block: usize,
+    lora: usize,
+    elem_bytes: usize,
+) -> bool {
+    rows > 0 && rows <= launch_rows && per_block == 1 && lora.is_multiple_of(16 / elem_bytes)
+}
+
+/// Whether a launch of `per_block` heads a block and `splits` splits a row
+/// merges them in clusters under `merge`.
+pub(super) fn merges_in_clusters(merge: MlaMerge, per_block: usize, splits: usize) -> bool {
+    merge == MlaMerge::Cluster && per_block == 1 && (1..=MLA_CLUSTER_SPLITS).contains(&splits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{merges_in_clusters, uv_fits_merge, MlaMerge};
+
+    #[test]
+    fn w_uv_runs_in_the_merge_only_for_one_launch_of_one_head_blocks_over_whole_slices() {
+        // V2-Lite's latent (512) at batch 1 in bf16 and f32.
+        assert!(uv_fits_merge(1, 1024, 1, 512, 2));
+        assert!(uv_fits_merge(1, 1024, 1, 512, 4));
+        // Four heads a block, or rows past one launch: its own launch.
+        assert!(!uv_fits_merge(48, 1024, 4, 512, 2));
+        assert!(!uv_fits_merge(9, 8, 1, 512, 2));
+        assert!(!uv_fits_merge(0, 8, 1, 512, 2));
+        // A latent of 13 values: not 16-byte slices (mla_head_linear's other order).
+        assert!(!uv_fits_merge(1, 8, 1, 13, 2));
+        assert!(uv_fits_merge(1, 8, 1, 8, 2) && !uv_fits_merge(1, 8, 1, 8 + 2, 4));
+    }
+
+    #[test]
+    fn splits_merge_in_clusters_only_when_asked_for_one_head_blocks_of_a_cluster_or_fewer() {
+        // V2-Lite at batch 1, prompt 128: 160 keys in bf16 chunks of 32, 5 splits.
+        assert!(merges_in_clusters(MlaMerge::Cluster, 1, 5));
+        assert!(merges_in_clusters(MlaMerge::Cluster, 1, 1));
+        assert!(merges_in_clusters(MlaMerge::Cluster, 1, 8));
+        assert!(!merges_in_clusters(MlaMerge::LastBlock, 1, 5));
+        // A long prompt (more splits than a cluster holds), four heads a block.
+        assert!(!merges_in_clusters(MlaMerge::Cluster, 1, 9));
+        assert!(!merges_in_clusters(MlaMerge::Cluster, 4, 5));
+    }
+}

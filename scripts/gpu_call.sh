@@ -11,6 +11,10 @@
 #            $R/<csv>_NAME.csv (and its meta.json, with the SPECULA_* switches it ran with,
 #            as $R/meta_NAME.json; with SPECULA_STAMPS=1 its stamps as
 #            $R/NAME_stamps_b*_p*.csv.gz and its kernel shares as $R/NAME_kernel_shares_b*_p*.csv); skipped once the call has run CALL_BUDGET_S seconds
+#   kernel_checks TIMEOUT PATTERN   `specula-gpu-check --checks-only` into $R/check.log and
+#            $R/kernel_checks.csv; prints the rows that fail and those matching PATTERN
+#   agree SHAPE NAME   `specula gpu agree` on a random SHAPE fixture (seed 7) into
+#            $R/agree-NAME.log and $R/agreement_NAME.csv (the caller's environment, its switches)
 #   call_done   packs $R into $OUT/r.tgz (one file comes back, whatever the count)
 # The binaries and the cubin (gzipped by scripts/devrun_pack.sh: a cubin left gzipped is not
 # found, and the first binary to start compiles the kernels on the device, ~90 s).
@@ -43,5 +47,23 @@ bench() {
     for f in "$R/$n"/stamps_*.csv; do [ -f "$f" ] && gzip -c "$f" > "$R/${n}_$(basename "$f").gz"; done
     for f in "$R/$n"/kernel_shares_*.csv; do [ -f "$f" ] && cp "$f" "$R/${n}_$(basename "$f")"; done
     rm -rf "${R:?}/$n"
+}
+kernel_checks() {
+    timeout "$1" devrun/bin/specula-gpu-check "$R/check" --checks-only >"$R/check.log" 2>&1
+    echo "check rc $? at $(el) s"
+    tail -3 "$R/check.log"
+    cp "$R/check/kernel_checks.csv" "$R/kernel_checks.csv" 2>/dev/null
+    rm -rf "$R/check"
+    grep -v ",true," "$R/kernel_checks.csv" | head
+    grep -E "$2" "$R/kernel_checks.csv" | cut -c1-220
+}
+agree() {
+    "${SPECULA_BIN:-devrun/bin/specula}" fixtures random --shape "$1" --seed 7 --out "$R/fx-$2" >/dev/null
+    timeout 60 "${SPECULA_BIN:-devrun/bin/specula}" gpu agree --target "$R/fx-$2/target" \
+        --draft "$R/fx-$2/draft" --out "$R/agree-$2" >"$R/agree-$2.log" 2>&1
+    echo "agree $2 rc $? at $(el) s"
+    tail -4 "$R/agree-$2.log" | cut -c1-200
+    cp "$R/agree-$2/agreement.csv" "$R/agreement_$2.csv" 2>/dev/null
+    rm -rf "$R/agree-$2" "$R/fx-$2"
 }
 call_done() { (cd "$OUT" && tar czf r.tgz r && rm -rf r); }

@@ -23,22 +23,11 @@ if grep -q H200 "$R/card.txt"; then
   for f in $R/scaling_*.csv; do echo "== $(basename $f)"; cut -d, -f1,2,4,7,9,10,11,15,16 $f; done
 fi
 if [ "$(el)" -lt 300 ]; then
-  timeout 120 devrun/bin/specula-gpu-check $R/check --checks-only > $R/check.log 2>&1
-  echo "check rc $? at $(el) s"
-  tail -3 $R/check.log
-  cp $R/check/kernel_checks.csv $R/kernel_checks.csv 2>/dev/null; rm -rf $R/check
-  grep -v ",true," $R/kernel_checks.csv | head
-  grep -E "mla_uv_in_merge|mla_prep_uk|mla_cluster_merge" $R/kernel_checks.csv | cut -c1-220
+  kernel_checks 120 "mla_uv_in_merge|mla_prep_uk|mla_cluster_merge"
 fi
 if [ "$(el)" -lt 330 ]; then
-  for shape in tiny-deepseek-v3 tiny-deepseek-v2; do
-    devrun/bin/specula fixtures random --shape $shape --seed 7 --out $R/fx/$shape > /dev/null
-    new timeout 40 devrun/bin/specula gpu agree --target $R/fx/$shape/target \
-      --draft $R/fx/$shape/draft --out $R/agree-$shape-new > $R/agree-$shape-new.log 2>&1
-    echo "agree $shape new rc $? at $(el) s"; tail -4 $R/agree-$shape-new.log | cut -c1-200
-    cp $R/agree-$shape-new/agreement.csv $R/agreement_$shape-new.csv 2>/dev/null; rm -rf $R/agree-$shape-new
-  done
-  rm -rf $R/fx
+  new agree tiny-deepseek-v3 tiny-deepseek-v3-new
+  new agree tiny-deepseek-v2 tiny-deepseek-v2-new
 fi
 V2="--config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8,32 --repeats 1 --max-new-tokens 32"
 for rep in 1 2; do

@@ -52,7 +52,7 @@ __device__ void mla_prefetch_chunk(const T* pool, const int* base, const int* pr
     }
 }
 
-// The largest cluster the merge takes (the portable cluster size; mla_attention.rs:
+// The largest cluster the merge takes (the portable cluster size; mla_forms.rs:
 // MLA_CLUSTER_SPLITS).
 #define MLA_CLUSTER_SPLITS 8
 

@@ -68,7 +68,7 @@ template <typename T>
 __device__ void mla_cluster_merge(T* o, const float* os, const float* run_m, const float* run_l, int lora, int splits,
                                   float* scratch) {
     int lane = threadIdx.x & 31;
-    cluster_sync();  // every split's partials are final
+    cluster_sync();  // every split's partials are final (this block's threads' too)
     if (threadIdx.x < 32) {
         bool in = lane < splits;
         float ms = in ? ld_cluster(run_m, lane) : 0.f, ls = in ? ld_cluster(run_l, lane) : 0.f;
@@ -330,7 +330,6 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
     bool merged = true;
     if constexpr (CL) {
         static_assert(H == 1, "the cluster merge takes one head a block");
-        __syncthreads();  // the block's output and (max, sum) are final
         mla_cluster_merge(o, os, run_m, run_l, lora, splits, ps);
     } else {
         merged = mla_finish_split(o, part_out + first * lora, part_ml + 2 * first, counters, nh, lora, splits, smem,

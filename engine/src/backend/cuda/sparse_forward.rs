@@ -14,10 +14,9 @@ use crate::error::Result;
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cuda::{
-    invariant_linear_rows, mla_attention_uv, mla_head_dots, mla_prep, mla_prep_uk, mla_uk,
-    moe_grouped, moe_route, moe_route_norm_fits, rms_norm_residual, ExpertProduct, ExpertWeights,
-    ExpertsOutput, Gpu, GpuElement, MlaAttentionForms, MlaPrepInputs, MlaRope, MlaScratch, MoePlan,
-    RouteInput,
+    invariant_linear_rows, mla_attention_uv, mla_prep, mla_prep_uk, mla_uk, moe_grouped, moe_route,
+    moe_route_norm_fits, rms_norm_residual, ExpertProduct, ExpertWeights, ExpertsOutput, Gpu,
+    GpuElement, MlaAttentionForms, MlaPrepInputs, MlaRope, MlaScratch, MoePlan, RouteInput,
 };
 use specula_kernels::switch::Switch;
 
@@ -166,6 +165,9 @@ where
         positions: &b.positions,
         entries: &b.entries,
     };
+    // The tail's forms (SPECULA_MLA_DOTS, _UV, _MERGE), read once here for
+    // W_UK's product and the attention.
+    let forms = MlaAttentionForms::from_env();
     // The cache entry and the rotated query parts (qcat's last `rope`
     // values of each head) beside q_lat = W_UK^T q_nope (its first `lora`):
     // both read only q and the compressed row. In one launch (the same
@@ -182,7 +184,7 @@ where
             rope,
             sh,
             &a.w_ukt,
-            mla_head_dots(),
+            forms.dots,
         )?;
     } else {
         let fork = !clock.running();
@@ -194,7 +196,7 @@ where
         } else {
             prep(&mut buf.qcat, &mut pool.k)?;
         }
-        mla_uk(gpu, &mut buf.qcat, &inputs, sh, &a.w_ukt, mla_head_dots())?;
+        mla_uk(gpu, &mut buf.qcat, &inputs, sh, &a.w_ukt, forms.dots)?;
         if fork {
             gpu.join()?;
         }
@@ -215,7 +217,7 @@ where
         &mut buf.scratch,
         sh,
         scale,
-        MlaAttentionForms::from_env(),
+        forms,
     )?;
     clock.mark(
         gpu,

@@ -52,6 +52,8 @@ pub(super) fn check_forms<T: GpuElement>(
     }
     for (per_block, shuffled_per_block, form) in forms {
         let words = format!("{nh} heads, latent {lora} + rope {rd}, nope {nope}, v {vd}, {form}");
+        // A row's output: its heads' W_UV outputs.
+        let width = nh * vd;
         let run_at = |queries: &[QueryRow], per_block: usize, scratch_bytes: usize, forms| {
             run_rows::<T>(gpu, case, queries, Some(per_block), scratch_bytes, forms)
         };
@@ -104,7 +106,6 @@ pub(super) fn check_forms<T: GpuElement>(
             // keys: more splits than a cluster, the last block merges),
             // against the last block's merge.
             let few = &queries[..5];
-            let width = nh * vd;
             let mut diff = 0;
             for uv in [MlaUvPlace::Apart, MlaUvPlace::InMerge] {
                 let forms = MlaAttentionForms {
@@ -133,7 +134,6 @@ pub(super) fn check_forms<T: GpuElement>(
         }
         // Batch invariance: each row alone, and the rows in a shuffled order
         // one row per launch (a scratch of one row), give the same bits.
-        let width = nh * vd;
         let mut diff = 0;
         for (i, qr) in queries.iter().enumerate() {
             let one = run(std::slice::from_ref(qr), per_block, MLA_SCRATCH_BYTES)?;

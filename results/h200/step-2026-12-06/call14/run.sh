@@ -1,4 +1,4 @@
-# Call 14 (packed at e632bef with stamps): call 13 plus the third new form of the latent
+# Call 14 (packed at 2a46ec6 with stamps): call 13 plus the third new form of the latent
 # attention's tail, SPECULA_MLA_MERGE=cluster (a (row, head)'s splits one thread-block cluster,
 # merged through distributed shared memory), within ~450 s of device time. On an H200: issue
 # 18's 8B table first, then what the time leaves of the rest. Then: the kernel checks (among

@@ -1,4 +1,4 @@
-# Call 15 (packed at e632bef, as call 14): call 14 cut to ~250 s, for what device time is left.
+# Call 15 (packed at 2a46ec6, as call 14): call 14 cut to ~250 s, for what device time is left.
 # V2-Lite batch 1 by default against the three new forms of the latent attention's tail together
 # (SPECULA_MLA_UV=merge SPECULA_MLA_DOTS=4 SPECULA_MLA_MERGE=cluster), twice, interleaved; the
 # cluster merge alone and the other two alone once; GPU = CPU greedy and lossless on the tiny

@@ -190,7 +190,7 @@ __device__ __forceinline__ void warp_dots(float* acc, const T* w, int rows, cons
 }
 
 // Outputs of a head a warp of the `_d4` per-head products sums side by side
-// (SPECULA_MLA_DOTS=4).
+// (the default; SPECULA_MLA_DOTS=1 takes the one-output kernels).
 #define MLA_HEAD_DOTS 4
 
 // Per-head products (the absorbed W_UK^T and W_UV): y[r, h, c] = sum_j

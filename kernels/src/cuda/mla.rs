@@ -215,18 +215,18 @@ pub struct HeadStrides {
 }
 
 /// Outputs of a head one warp of the per-head products sums side by side
-/// when asked (`SPECULA_MLA_DOTS=4`, `MLA_HEAD_DOTS` in `mla.cu`): a quarter
-/// of the warps, each output summed as alone (the same bits).
+/// by default (`MLA_HEAD_DOTS` in `mla.cu`; `SPECULA_MLA_DOTS=1` one): a
+/// quarter of the warps, each output summed as alone (the same bits).
 pub const MLA_HEAD_DOTS: usize = 4;
 
-/// Outputs a warp of the per-head products sums in this process: 1 (the
-/// default) or [`MLA_HEAD_DOTS`] (`SPECULA_MLA_DOTS`, read once).
+/// Outputs a warp of the per-head products sums in this process:
+/// [`MLA_HEAD_DOTS`] (the default) or 1 (`SPECULA_MLA_DOTS`, read once).
 pub fn mla_head_dots() -> usize {
     static DOTS: Switch<usize> = Switch::new(
         "SPECULA_MLA_DOTS",
         &[("1", 1), ("4", MLA_HEAD_DOTS)],
-        1,
-        "one output a warp",
+        MLA_HEAD_DOTS,
+        "four outputs a warp",
     );
     DOTS.get()
 }

@@ -306,7 +306,7 @@ fn attention_launches<T: GpuElement>(
                 RawArg::I32((shape.heads * shape.v_dim) as i32),
             ]);
         }
-        let cluster = merges_in_clusters(merge, per_block, splits);
+        let cluster = merges_in_clusters(merge, n, per_block, splits);
         let kernel = match per_block {
             1 if cluster && uv.is_some() => name::<T>("mla_attention_h1c_uv"),
             1 if cluster => name::<T>("mla_attention_h1c"),

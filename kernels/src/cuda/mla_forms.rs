@@ -13,11 +13,11 @@ pub const MLA_CLUSTER_SPLITS: usize = 8;
 /// [`mla_uv_place`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MlaUvPlace {
-    /// Its own launch (`mla_head_linear`; the default).
+    /// Its own launch (`mla_head_linear`; `SPECULA_MLA_UV=apart`).
     Apart,
     /// In the attention's merging blocks where the launch has one head a
-    /// block (`mla_attention_h1_uv`; `SPECULA_MLA_UV=merge`): one launch
-    /// fewer a layer, the same bits.
+    /// block (`mla_attention_h1_uv`; the default): one launch fewer a layer,
+    /// the same bits.
     InMerge,
 }
 
@@ -26,8 +26,8 @@ pub fn mla_uv_place() -> MlaUvPlace {
     static PLACE: Switch<MlaUvPlace> = Switch::new(
         "SPECULA_MLA_UV",
         &[("apart", MlaUvPlace::Apart), ("merge", MlaUvPlace::InMerge)],
-        MlaUvPlace::Apart,
-        "its own launch",
+        MlaUvPlace::InMerge,
+        "in the merge",
     );
     PLACE.get()
 }
@@ -37,7 +37,7 @@ pub fn mla_uv_place() -> MlaUvPlace {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MlaMerge {
     /// Each split writes its partials to the scratch and the last block to
-    /// count itself in merges them (the default).
+    /// count itself in merges them (`SPECULA_MLA_MERGE=last`).
     LastBlock,
     /// Where the launch has one head a block and a row at most
     /// [`MLA_CLUSTER_SPLITS`] splits: the splits are one thread-block
@@ -45,6 +45,10 @@ pub enum MlaMerge {
     /// share of the outputs (`mla_attention_h1c`; `SPECULA_MLA_MERGE=cluster`):
     /// no partials through global memory, no counter, the same bits.
     Cluster,
+    /// [`MlaMerge::Cluster`] where the launch holds one row, else the last
+    /// block (the default): the clusters measured faster at one row and
+    /// slower at 6 and 8 (results/h200/step-2026-12-06, call 14).
+    ClusterAtOneRow,
 }
 
 /// How this process merges the latent attention's splits
@@ -55,9 +59,10 @@ pub fn mla_merge() -> MlaMerge {
         &[
             ("last", MlaMerge::LastBlock),
             ("cluster", MlaMerge::Cluster),
+            ("one-row", MlaMerge::ClusterAtOneRow),
         ],
-        MlaMerge::LastBlock,
-        "the last block",
+        MlaMerge::ClusterAtOneRow,
+        "clusters at one row, else the last block",
     );
     MERGE.get()
 }
@@ -69,16 +74,27 @@ pub struct MlaAttentionForms {
     pub uv: MlaUvPlace,
     /// How the splits merge.
     pub merge: MlaMerge,
-    /// Outputs a warp of `W_UV` in its own launch (`mla_head_linear`).
+    /// Outputs a warp of the per-head products (`W_UK`, and `W_UV` in its
+    /// own launch or in the merge).
     pub dots: usize,
 }
 
 impl MlaAttentionForms {
-    /// The defaults: `W_UV` apart, the last block merging, one output a warp.
-    pub const DEFAULT: MlaAttentionForms = MlaAttentionForms {
+    /// The first forms, which the checks compare the others with: `W_UV`
+    /// apart, the last block merging, one output a warp.
+    pub const PLAIN: MlaAttentionForms = MlaAttentionForms {
         uv: MlaUvPlace::Apart,
         merge: MlaMerge::LastBlock,
         dots: 1,
+    };
+
+    /// The defaults: `W_UV` in the merge, clusters at one row, four outputs
+    /// a warp (results/h200/step-2026-12-06, call 14: V2-Lite 1.7% faster at
+    /// batch 1, 1.5% at batch 8, 3.3% at 32 than [`MlaAttentionForms::PLAIN`]).
+    pub const DEFAULT: MlaAttentionForms = MlaAttentionForms {
+        uv: MlaUvPlace::InMerge,
+        merge: MlaMerge::ClusterAtOneRow,
+        dots: 4,
     };
 
     /// This process's forms (`SPECULA_MLA_UV`, `SPECULA_MLA_MERGE`,
@@ -106,10 +122,20 @@ pub(super) fn uv_fits_merge(
     rows > 0 && rows <= launch_rows && per_block == 1 && lora.is_multiple_of(16 / elem_bytes)
 }
 
-/// Whether a launch of `per_block` heads a block and `splits` splits a row
-/// merges them in clusters under `merge`.
-pub(super) fn merges_in_clusters(merge: MlaMerge, per_block: usize, splits: usize) -> bool {
-    merge == MlaMerge::Cluster && per_block == 1 && (1..=MLA_CLUSTER_SPLITS).contains(&splits)
+/// Whether a launch of `rows` rows, `per_block` heads a block and `splits`
+/// splits a row merges them in clusters under `merge`.
+pub(super) fn merges_in_clusters(
+    merge: MlaMerge,
+    rows: usize,
+    per_block: usize,
+    splits: usize,
+) -> bool {
+    let asked = match merge {
+        MlaMerge::LastBlock => false,
+        MlaMerge::Cluster => true,
+        MlaMerge::ClusterAtOneRow => rows == 1,
+    };
+    asked && per_block == 1 && (1..=MLA_CLUSTER_SPLITS).contains(&splits)
 }
 
 #[cfg(test)]
@@ -133,12 +159,21 @@ mod tests {
     #[test]
     fn splits_merge_in_clusters_only_when_asked_for_one_head_blocks_of_a_cluster_or_fewer() {
         // V2-Lite at batch 1, prompt 128: 160 keys in bf16 chunks of 32, 5 splits.
-        assert!(merges_in_clusters(MlaMerge::Cluster, 1, 5));
-        assert!(merges_in_clusters(MlaMerge::Cluster, 1, 1));
-        assert!(merges_in_clusters(MlaMerge::Cluster, 1, 8));
-        assert!(!merges_in_clusters(MlaMerge::LastBlock, 1, 5));
+        assert!(merges_in_clusters(MlaMerge::Cluster, 1, 1, 5));
+        assert!(merges_in_clusters(MlaMerge::Cluster, 8, 1, 1));
+        assert!(merges_in_clusters(MlaMerge::Cluster, 6, 1, 8));
+        assert!(!merges_in_clusters(MlaMerge::LastBlock, 1, 1, 5));
         // A long prompt (more splits than a cluster holds), four heads a block.
-        assert!(!merges_in_clusters(MlaMerge::Cluster, 1, 9));
-        assert!(!merges_in_clusters(MlaMerge::Cluster, 4, 5));
+        assert!(!merges_in_clusters(MlaMerge::Cluster, 1, 1, 9));
+        assert!(!merges_in_clusters(MlaMerge::Cluster, 1, 4, 5));
+    }
+
+    #[test]
+    fn the_default_merge_takes_clusters_only_for_a_launch_of_one_row() {
+        // A decode row alone: clusters; a 6-token verify or batch 8: the last block.
+        assert!(merges_in_clusters(MlaMerge::ClusterAtOneRow, 1, 1, 5));
+        assert!(!merges_in_clusters(MlaMerge::ClusterAtOneRow, 6, 1, 5));
+        assert!(!merges_in_clusters(MlaMerge::ClusterAtOneRow, 8, 1, 2));
+        assert!(!merges_in_clusters(MlaMerge::ClusterAtOneRow, 1, 1, 9));
     }
 }

@@ -203,8 +203,8 @@ where
     }
     clock.mark(gpu, "latent prep + W_UK");
     // W_UV of the heads' latent outputs, in the attention's merge where it
-    // can (SPECULA_MLA_UV=merge), the splits merged as SPECULA_MLA_MERGE
-    // says (the same bits every way).
+    // can (unless SPECULA_MLA_UV=apart), the splits merged as
+    // SPECULA_MLA_MERGE says (the same bits every way).
     let merged = mla_attention_uv(
         gpu,
         &mut buf.olat,

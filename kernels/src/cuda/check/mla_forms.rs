@@ -58,13 +58,7 @@ pub(super) fn check_forms<T: GpuElement>(
             run_rows::<T>(gpu, case, queries, Some(per_block), scratch_bytes, forms)
         };
         let run = |queries: &[QueryRow], per_block: usize, scratch_bytes: usize| {
-            run_at(
-                queries,
-                per_block,
-                scratch_bytes,
-                MlaAttentionForms::DEFAULT,
-            )
-            .map(|(out, _)| out)
+            run_at(queries, per_block, scratch_bytes, MlaAttentionForms::PLAIN).map(|(out, _)| out)
         };
         let got = run(queries, per_block, MLA_SCRATCH_BYTES)?;
         row(
@@ -79,7 +73,7 @@ pub(super) fn check_forms<T: GpuElement>(
             // 16-byte slices; apart otherwise).
             let in_merge = MlaAttentionForms {
                 uv: MlaUvPlace::InMerge,
-                ..MlaAttentionForms::DEFAULT
+                ..MlaAttentionForms::PLAIN
             };
             let (merged, ran) = run_at(queries, 1, MLA_SCRATCH_BYTES, in_merge)?;
             let slices = lora.is_multiple_of(16 / T::BYTES);

@@ -75,6 +75,60 @@ __device__ void moe_route(float* logits, const T* x, const T* gate, int k, int v
 // moe_route enters as a programmatic dependent itself (after its prefetch).
 KERNELS_ENTERED(moe_route, moe_route, T_ONLY, P_MOE_ROUTE, A_MOE_ROUTE, NO_ENTER)
 
+// moe_route for a single row whose logit blocks (gridDim.x, at most 8:
+// MOE_ROUTE_CLUSTER in moe_route.rs) are one thread-block cluster: each block keeps its warps'
+// logits in its shared memory (and stores them to `logits`, which nothing
+// waits for); after a cluster barrier warp 0 of block 0 gathers them
+// (ld_cluster), and after a second, which lets the other blocks leave, routes
+// the row and lays out its plan exactly as moe_route_plan does for one row
+// (moe_route_row from the gathered logits, the shared slices, then
+// moe_plan_one_row): no logits round trip through L2 and no ticket. Dynamic
+// shared memory: score, choice and the gathered logits (experts floats each),
+// then a float per warp of the block.
+template <typename T>
+__device__ void moe_route_one(float* logits, const T* x, const T* gate, int k, int vec, const float* bias,
+                              int experts, int top_k, int n_group, int topk_group, int flags, float scaling,
+                              int shared, int slot_cap, int* ids, float* wts, int4* slots, int* pair_row,
+                              int* pair_route, unsigned long long* stats) {
+    extern __shared__ float smem[];
+    float *score = smem, *choice = smem + experts, *lg = smem + 2 * experts, *mine = smem + 3 * experts;
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, e = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (e < experts) prefetch_l2_span(gate + (size_t)e * k, (size_t)k * sizeof(T), lane, 32);
+    pdl_enter();
+    if (e < experts) {
+        float acc = warp_dot(gate + (size_t)e * k, x, k, vec != 0, lane);
+        if (lane == 0) {
+            mine[warp] = acc;
+            logits[e] = acc;
+        }
+    }
+    cluster_sync();  // every block's logits are in its shared memory
+    int per = blockDim.x >> 5;
+    if (blockIdx.x == 0 && warp == 0)
+        for (int i = lane; i < experts; i += 32) lg[i] = ld_cluster(&mine[i % per], i / per);
+    cluster_sync();  // the logits are gathered: no block's shared memory is read after this
+    if (blockIdx.x != 0 || warp != 0) return;
+    int npl = (experts + 31) >> 5;
+#define MOE_ONE(NPL) \
+    moe_route_row<NPL, true>(lg, bias, experts, top_k, n_group, topk_group, flags, scaling, score, choice, ids, wts, \
+                             nullptr, lane)
+    if (npl <= 2) MOE_ONE(2);
+    else if (npl <= 4) MOE_ONE(4);
+    else if (npl <= 8) MOE_ONE(8);
+    else MOE_ONE(16);
+#undef MOE_ONE
+    for (int j = lane; j < shared; j += 32) {
+        ids[top_k + j] = experts + j;
+        wts[top_k + j] = 1.f;
+    }
+    moe_plan_one_row(ids, top_k, shared, slot_cap, slots, pair_row, pair_route, stats, lane);
+}
+
+#define P_MOE_ROUTE_ONE(T) (float* logits, const T* x, const T* gate, int k, int vec, const float* bias, int experts, int top_k, int n_group, int topk_group, int flags, float scaling, int shared, int slot_cap, int* ids, float* wts, int4* slots, int* pair_row, int* pair_route, unsigned long long* stats)
+#define A_MOE_ROUTE_ONE (logits, x, gate, k, vec, bias, experts, top_k, n_group, topk_group, flags, scaling, shared, slot_cap, ids, wts, slots, pair_row, pair_route, stats)
+// moe_route_one enters as a programmatic dependent itself (after its prefetch).
+KERNELS_ENTERED(moe_route_one, moe_route_one, T_ONLY, P_MOE_ROUTE_ONE, A_MOE_ROUTE_ONE, NO_ENTER)
+
 // One value of an mma tile stored as mma_store stores it: with `silu`
 // (interleaved gate|up columns), lanes g and g ^ 1 hold a column pair's gate
 // and up, each rounded to bf16 first as if stored, and the even one stores

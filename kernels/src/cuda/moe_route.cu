@@ -85,8 +85,10 @@ __device__ __forceinline__ T moe_tree(const T* v, F op) {
 // removed by its lane; lane t keeps pass t's expert. Weights: the unbiased
 // scores (the warp's shared `score`) renormalised over the passes in order
 // and scaled. Lane t writes its expert and weight at its rank in expert id
-// among the chosen into ids, wts and (when not null) sids: the row's.
-template <int NPL>
+// among the chosen into ids, wts and (when not null) sids: the row's. The
+// logits lg are global memory other blocks wrote (read through L2), or with
+// LG_SHARED this block's shared memory.
+template <int NPL, bool LG_SHARED = false>
 __device__ __forceinline__ void moe_route_row(const float* lg, const float* bias, int experts, int top_k,
                                               int n_group, int topk_group, int flags, float scaling, float* score,
                                               float* choice, int* ids, float* wts, int* sids, int lane) {
@@ -97,7 +99,7 @@ __device__ __forceinline__ void moe_route_row(const float* lg, const float* bias
 #pragma unroll
     for (int i = 0; i < NPL; i++) {
         int e = lane + 32 * i;
-        s[i] = e < experts ? __ldcg(&lg[e]) : 0.f;
+        s[i] = e < experts ? (LG_SHARED ? lg[e] : __ldcg(&lg[e])) : 0.f;
         if (NPL <= 8) c[i] = bias && e < experts ? bias[e] : 0.f;
     }
     if (sigmoid) {

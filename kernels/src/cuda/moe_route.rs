@@ -5,7 +5,7 @@
 //! one CUDA graph.
 
 use super::device::{Gpu, GpuElement, GpuError};
-use super::launch::{cfg, launch, name, need, RawArg, THREADS};
+use super::launch::{cfg, launch, launch_cluster, name, need, RawArg, THREADS};
 use super::norm::NORM_THREADS;
 use crate::switch::Switch;
 use cudarc::driver::CudaSlice;
@@ -74,6 +74,39 @@ pub struct MoePlan {
     /// The last routing wrote the rows it routed ([`RouteInput::Norm`]): the
     /// gate|up must wait on it for every slot, the shared slices' too.
     pub(crate) routing_wrote_input: bool,
+    /// How a forward of one row gathers its logits ([`OneRowRouting`]).
+    pub(crate) one_row: OneRowRouting,
+}
+
+/// How the routing of a single row (a decode step at batch 1) brings the
+/// logits of its blocks together; the same routes and plan either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OneRowRouting {
+    /// The last block to finish (a ticket counter) reads them back from L2,
+    /// as for any number of rows (`SPECULA_ROUTE_ONE=ticket`).
+    Ticket,
+    /// The logit blocks, at most [`MOE_ROUTE_CLUSTER`], are one thread-block
+    /// cluster and the first reads the others' logits from their shared
+    /// memory (`moe_route_one`; the default); a ticket where there are more.
+    Cluster,
+}
+
+/// Logit blocks (of 8 experts each) the one-row routing takes as one
+/// cluster at most (the portable cluster size).
+pub const MOE_ROUTE_CLUSTER: usize = 8;
+
+/// How this process routes a single row (`SPECULA_ROUTE_ONE`, read once).
+pub fn one_row_routing() -> OneRowRouting {
+    static ONE: Switch<OneRowRouting> = Switch::new(
+        "SPECULA_ROUTE_ONE",
+        &[
+            ("ticket", OneRowRouting::Ticket),
+            ("cluster", OneRowRouting::Cluster),
+        ],
+        OneRowRouting::Cluster,
+        "cluster",
+    );
+    ONE.get()
 }
 
 impl MoePlan {
@@ -109,6 +142,7 @@ impl MoePlan {
             spec,
             chunk,
             routing_wrote_input: false,
+            one_row: one_row_routing(),
         })
     }
 
@@ -241,6 +275,39 @@ pub fn moe_route<T: GpuElement>(
     };
     let fused = norm.is_some();
     plan.routing_wrote_input = fused;
+    let blocks = (sp.experts * 32).div_ceil(THREADS as usize) as u32;
+    if rows == 1 && !fused && routes_in_a_cluster(plan.one_row, blocks as usize) {
+        let args = [
+            RawArg::slice(gpu, &plan.logits),
+            x,
+            RawArg::slice(gpu, gate),
+            RawArg::I32(k as i32),
+            RawArg::I32(i32::from(vec)),
+            RawArg::opt(gpu, bias),
+            RawArg::I32(sp.experts as i32),
+            RawArg::I32(sp.top_k as i32),
+            RawArg::I32(sp.n_group as i32),
+            RawArg::I32(sp.topk_group as i32),
+            RawArg::I32(flags),
+            RawArg::F32(sp.scaling),
+            RawArg::I32(sp.shared as i32),
+            RawArg::I32(plan.slots() as i32),
+            RawArg::slice(gpu, &plan.ids),
+            RawArg::slice(gpu, &plan.weights),
+            RawArg::slice(gpu, &plan.slot_table),
+            RawArg::slice(gpu, &plan.pair_row),
+            RawArg::slice(gpu, &plan.pair_route),
+            RawArg::opt(gpu, stats.map(|s| &*s)),
+        ];
+        // Score, choice and the gathered logits, then a float per warp.
+        let smem = (3 * sp.experts + THREADS as usize / 32) * 4;
+        let grid = cfg((blocks, 1), THREADS, smem as u32);
+        // SAFETY: moe_route_one's parameters in order; sizes checked above
+        // and in MoePlan::new; the grid's x is one cluster.
+        return unsafe {
+            launch_cluster(gpu, &name::<T>("moe_route_one"), grid, blocks, false, &args)
+        };
+    }
     let tail = norm.unwrap_or([
         RawArg::Ptr(0),
         RawArg::Ptr(0),
@@ -283,7 +350,6 @@ pub fn moe_route<T: GpuElement>(
     } else {
         plan_smem(sp, rows)
     };
-    let blocks = (sp.experts * 32).div_ceil(THREADS as usize) as u32;
     let grid = cfg(
         (blocks, rows.div_ceil(4).clamp(1, 256) as u32),
         THREADS,
@@ -291,6 +357,12 @@ pub fn moe_route<T: GpuElement>(
     );
     // SAFETY: the kernel's parameters in order; sizes checked above and in MoePlan::new.
     unsafe { launch(gpu, &name::<T>("moe_route"), grid, &args) }
+}
+
+/// Whether a single row's routing of `blocks` logit blocks runs as one
+/// cluster under `one_row`.
+fn routes_in_a_cluster(one_row: OneRowRouting, blocks: usize) -> bool {
+    one_row == OneRowRouting::Cluster && (1..=MOE_ROUTE_CLUSTER).contains(&blocks)
 }
 
 /// Pairs up to which the routing keeps every row's experts in shared
@@ -384,5 +456,15 @@ mod tests {
         // The routing's shared memory holds the stacked experts' counts and offsets.
         let plain = RouterSpec { shared: 0, ..sp };
         assert_eq!(plan_smem(sp, 1) - plan_smem(plain, 1), (2 * 2 + 2) * 4);
+    }
+
+    #[test]
+    fn a_single_row_routes_in_a_cluster_only_when_its_logit_blocks_fit_one() {
+        // V2-Lite and Moonlight: 64 experts, 8 blocks of 8 warps.
+        assert!(routes_in_a_cluster(OneRowRouting::Cluster, 8));
+        assert!(routes_in_a_cluster(OneRowRouting::Cluster, 1));
+        assert!(!routes_in_a_cluster(OneRowRouting::Ticket, 8));
+        // DeepSeek-V3 and Kimi-K2: 256 experts, 32 blocks: the ticket.
+        assert!(!routes_in_a_cluster(OneRowRouting::Cluster, 32));
     }
 }

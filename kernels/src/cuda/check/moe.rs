@@ -8,8 +8,8 @@
 use super::{differing, download, normwise_error, random, round, row_recorder, upload, CheckRow};
 use crate::cuda::{
     moe_combine, moe_combine_norm, moe_grouped, moe_route, moe_routes, rms_norm_residual,
-    ExpertProduct, ExpertWeights, ExpertsOutput, Gpu, GpuElement, GpuError, MoePlan, RouteInput,
-    RouterSpec,
+    ExpertProduct, ExpertWeights, ExpertsOutput, Gpu, GpuElement, GpuError, MoePlan, OneRowRouting,
+    RouteInput, RouterSpec,
 };
 use cudarc::driver::CudaSlice;
 use rand_chacha::ChaCha8Rng;
@@ -178,6 +178,44 @@ fn run<T: GpuElement>(
     })
 }
 
+/// Values of one row's plan (routes, weights, slot table, pairs) that
+/// differ between the one-row routing's cluster and its ticket.
+fn one_row_plans_differ<T: GpuElement>(
+    gpu: &Gpu,
+    sp: RouterSpec,
+    ex: &Experts<T>,
+    x: &CudaSlice<T>,
+) -> Result<usize, GpuError> {
+    let s = &gpu.stream;
+    let mut plans = Vec::new();
+    for one_row in [OneRowRouting::Cluster, OneRowRouting::Ticket] {
+        let mut plan = MoePlan::new(gpu, 1, sp)?;
+        plan.one_row = one_row;
+        let input = RouteInput::Normed(x);
+        moe_route(
+            gpu,
+            &mut plan,
+            input,
+            &ex.gate,
+            ex.bias.as_ref(),
+            ex.hidden,
+            None,
+        )?;
+        let (ids, w) = moe_routes(gpu, &plan)?;
+        let table: Vec<i32> = [
+            s.clone_dtoh(&plan.slot_table)?,
+            s.clone_dtoh(&plan.pair_row)?,
+            s.clone_dtoh(&plan.pair_route)?,
+        ]
+        .concat();
+        plans.push((ids, w, table));
+    }
+    let (a, b) = (&plans[0], &plans[1]);
+    let ids = a.0.iter().zip(&b.0).filter(|(p, q)| p != q).count();
+    let table = a.2.iter().zip(&b.2).filter(|(p, q)| p != q).count();
+    Ok(ids + differing(&a.1, &b.1) + table)
+}
+
 /// A small DeepSeek-V3 router: grouped sigmoid scores, the two best of a
 /// group, renormalised and scaled.
 pub(super) const V3_ROUTER: RouterSpec = RouterSpec {
@@ -200,6 +238,17 @@ const V2_ROUTER: RouterSpec = RouterSpec {
     scaling: 1.0,
     top_k: 4,
     ..V3_ROUTER
+};
+
+/// DeepSeek-V2-Lite's router: 64 experts (eight logit blocks), softmax,
+/// top 6, unnormalised, its two shared experts as slices.
+const V2_LITE_ROUTER: RouterSpec = RouterSpec {
+    experts: 64,
+    top_k: 6,
+    n_group: 1,
+    topk_group: 1,
+    shared: 2,
+    ..V2_ROUTER
 };
 
 /// A small Qwen3-MoE router: softmax over every expert, renormalised.
@@ -234,6 +283,7 @@ pub(super) fn check_moe<T: GpuElement>(
         (v3, 512, 352, true),
         (RouterSpec { shared: 2, ..v3 }, 256, 96, true),
         (RouterSpec { shared: 1, ..qwen }, 40, 20, false),
+        (V2_LITE_ROUTER, 256, 32, false),
     ] {
         check_router::<T>(gpu, rng, rows_out, sp, hidden, inner, bias)?;
     }
@@ -390,6 +440,7 @@ fn check_router<T: GpuElement>(
             .collect()
     };
     let sets: [Vec<usize>; 4] = [vec![7], vec![63], vec![40, 3, 22], (0..24).collect()];
+    let mut plans_differ = 0;
     for idx in &sets {
         let (xs, _) = upload::<T>(gpu, &sub(idx))?;
         let sh: Vec<f32> = idx
@@ -401,11 +452,23 @@ fn check_router<T: GpuElement>(
         for (i, &r) in idx.iter().enumerate() {
             diff += differing(&o[i * h..(i + 1) * h], &out[r * h..(r + 1) * h]);
         }
+        if idx.len() == 1 {
+            plans_differ += one_row_plans_differ(gpu, sp, &ex, &xs)?;
+        }
     }
     row(
         "moe_batch_invariant",
         format!("{words}: rows alone, 3 rows, 24 rows vs 64: differing values"),
         diff as f64,
+        0.0,
+    );
+    row(
+        "moe_route_one",
+        format!(
+            "{words}: a row alone routed by its logit blocks as one cluster vs the ticket: differing routes, weights, slots and pairs ({} blocks)",
+            (e * 32).div_ceil(256)
+        ),
+        plans_differ as f64,
         0.0,
     );
     Ok(())

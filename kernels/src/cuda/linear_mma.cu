@@ -22,6 +22,12 @@ __device__ __forceinline__ Frag ld_frag(const bf16* p) {
     return Frag{v.x, v.y, v.z, v.w};
 }
 
+// ld_frag as streaming data (ld.global.cs: evict-first in L1 and L2).
+__device__ __forceinline__ Frag ld_frag_cs(const bf16* p) {
+    uint4 v = __ldcs((const uint4*)p);
+    return Frag{v.x, v.y, v.z, v.w};
+}
+
 __device__ __forceinline__ void mma_bf16(float (&acc)[4], unsigned int a0, unsigned int a1, unsigned int a2,
                                          unsigned int a3, unsigned int b0, unsigned int b1) {
 #if __CUDA_ARCH__ >= 800

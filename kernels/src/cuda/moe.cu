@@ -181,6 +181,9 @@ __device__ __forceinline__ void moe_mma_store(float (&acc)[1][4], bf16* y, const
 // V2-Lite's down, k = 1408, is five stages and four chunks). silu:
 // SiLU-and-mul epilogue (interleaved gate|up rows; y then n / 2 wide). Every
 // warp of the block calls it with the same pairs.
+// With CS the weights are loaded as streaming data (ld.global.cs: evict-first
+// in L2), so they do not push out what the L2 was asked to keep.
+template <bool CS = false>
 __device__ __forceinline__ void moe_mma_tile(bf16* y, const bf16* x, const bf16* we, int p0, int cnt,
                                              const int* pair_row, const int* pair_route, int k, int n, int parts,
                                              bool silu, int col0, float* partial) {
@@ -192,11 +195,12 @@ __device__ __forceinline__ void moe_mma_tile(bf16* y, const bf16* x, const bf16*
     const Frag zero{0u, 0u, 0u, 0u};
     int stages = span / STAGE, rest = (span - stages * STAGE) / 32;
     Frag lo0[KU], hi0[KU], x0[KU], lo1[KU], hi1[KU], x1[KU];
+    auto ld_w = [](const bf16* p) { return CS ? ld_frag_cs(p) : ld_frag(p); };
     auto load_weights = [&](Frag (&lo)[KU], Frag (&hi)[KU], int o) {
 #pragma unroll
         for (int u = 0; u < KU; u++) {
-            lo[u] = ld_frag(wlo + o + 32 * u);
-            hi[u] = ld_frag(whi + o + 32 * u);
+            lo[u] = ld_w(wlo + o + 32 * u);
+            hi[u] = ld_w(whi + o + 32 * u);
         }
     };
     if (stages > 0) load_weights(lo0, hi0, 0);
@@ -244,8 +248,8 @@ __device__ __forceinline__ void moe_mma_tile(bf16* y, const bf16* x, const bf16*
 #pragma unroll
             for (int u = 0; u < KU - 1; u++) {
                 if (u < rest) {
-                    lo1[u] = ld_frag(wlo + o + 32 * u);
-                    hi1[u] = ld_frag(whi + o + 32 * u);
+                    lo1[u] = ld_w(wlo + o + 32 * u);
+                    hi1[u] = ld_w(whi + o + 32 * u);
                     x1[u] = live ? ld_frag(xr + o + 32 * u) : zero;
                 }
             }
@@ -287,6 +291,45 @@ extern "C" __global__ void moe_mma_bf16(bf16* y, const bf16* x, const bf16* w, c
     if (sl.x < 0) return;
     moe_mma_tile(y, x, w + (size_t)sl.x * n * k, sl.y, sl.z - sl.y, pair_row, pair_route, k, n, parts, flags & 1,
                  blockIdx.x * 16, moe_partial);
+}
+
+// moe_mma_bf16 with the weights loaded as streaming data (moe_mma_tile<true>)
+// and, given `ahead` (the down product's stacked weights, [experts + shared,
+// k, n / 2]), the early blocks of the shared slices' gate|up then ask L2 for
+// the shared slices' down weights, each block a share, in one bulk prefetch:
+// they stream while the routing runs, and the down's shared slots then read
+// them from L2 (SPECULA_MOE_L2=ahead; the same bits as moe_mma_bf16).
+extern "C" __global__ void moe_mma_l2_bf16(bf16* y, const bf16* x, const bf16* w, const int4* slots,
+                                           const int* pair_row, const int* pair_route, int k, int n, int parts,
+                                           int flags, int shared, int rows, int chunk, int experts,
+                                           const bf16* ahead) {
+    extern __shared__ float moe_partial[];
+    pdl_launch_dependents();
+    if (shared > 0) {
+        int per = (rows + chunk - 1) / chunk, j = blockIdx.y / per;
+        if (j < shared) {
+            int r0 = (blockIdx.y - j * per) * chunk;
+            moe_mma_tile<true>(y + (size_t)j * rows * (n / 2), x, w + (size_t)(experts + j) * n * k, r0,
+                               min(chunk, rows - r0), nullptr, nullptr, k, n, parts, true, blockIdx.x * 16,
+                               moe_partial);
+            if (ahead && threadIdx.x == 0) {
+                // This block's share of the shared slices' down weights, in 16-byte units.
+                size_t units = (size_t)shared * k * (n / 2) * sizeof(bf16) / 16;
+                size_t blocks = (size_t)gridDim.x * shared * per, b = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
+                size_t each = (units + blocks - 1) / blocks, u0 = b * each;
+                if (u0 < units)
+                    prefetch_l2_bulk((const char*)(ahead + (size_t)experts * k * (n / 2)) + 16 * u0,
+                                     (unsigned int)(16 * min(each, units - u0)));
+            }
+            pdl_wait();
+            return;
+        }
+    }
+    pdl_wait();
+    int4 sl = __ldcg(&slots[blockIdx.y]);
+    if (sl.x < 0) return;
+    moe_mma_tile<true>(y, x, w + (size_t)sl.x * n * k, sl.y, sl.z - sl.y, pair_row, pair_route, k, n, parts,
+                       flags & 1, blockIdx.x * 16, moe_partial);
 }
 
 // The grouped linear in FMA (f32, or bf16 whose k is not a multiple of 32):

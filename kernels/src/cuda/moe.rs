@@ -74,7 +74,9 @@ pub enum ExpertProduct {
 /// The grouped linear: for every pair `p` of the plan, `y[out] = x[in]
 /// W_e^T` with `e` the pair's expert, the rows `in` and `out` as
 /// [`ExpertProduct`] lays them out. One launch for every expert; blocks of
-/// experts nobody chose exit at once.
+/// experts nobody chose exit at once. `ahead`: for a gate|up, the down
+/// product's stacked weights, whose shared slices the plan's L2 form
+/// (`MoePlan::l2_ahead`) asks L2 for early; ignored otherwise.
 pub fn moe_grouped<T: GpuElement>(
     gpu: &Gpu,
     y: &mut CudaSlice<T>,
@@ -82,6 +84,7 @@ pub fn moe_grouped<T: GpuElement>(
     experts: ExpertWeights<'_, T>,
     plan: &MoePlan,
     product: ExpertProduct,
+    ahead: Option<&CudaSlice<T>>,
 ) -> Result<(), GpuError> {
     let ExpertWeights { w, n, k } = experts;
     let pairs = plan.pairs();
@@ -137,8 +140,18 @@ pub fn moe_grouped<T: GpuElement>(
             (32 * parts) as u32,
             smem as u32,
         );
-        // SAFETY: the kernel's parameters in order; sizes checked above.
-        return unsafe { launch(gpu, "moe_mma_bf16", grid, &args) };
+        let kernel = if plan.l2_ahead {
+            // The down weights of the shared slices, [shared, k, n / 2] after the routed experts'.
+            let ahead =
+                ahead.filter(|d| silu && early > 0 && d.len() == plan.spec.stacked() * k * (n / 2));
+            args.push(RawArg::opt(gpu, ahead));
+            "moe_mma_l2_bf16"
+        } else {
+            "moe_mma_bf16"
+        };
+        // SAFETY: the kernel's parameters in order; sizes checked above
+        // (`ahead` only where it holds the stacked down weights).
+        return unsafe { launch(gpu, kernel, grid, &args) };
     }
     args.push(RawArg::I32(i32::from(k.is_multiple_of(16 / T::BYTES))));
     let cols = if silu { n / 2 } else { n };

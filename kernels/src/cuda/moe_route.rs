@@ -76,6 +76,23 @@ pub struct MoePlan {
     pub(crate) routing_wrote_input: bool,
     /// How a forward of one row gathers its logits ([`OneRowRouting`]).
     pub(crate) one_row: OneRowRouting,
+    /// The grouped launches stream their weights past L2 and the shared
+    /// slices' gate|up asks L2 for their down weights ([`moe_l2_ahead`]).
+    pub(crate) l2_ahead: bool,
+}
+
+/// Whether the grouped launches load their weights as streaming data and the
+/// early shared slices' gate|up asks L2 for their down weights while the
+/// routing runs (`SPECULA_MOE_L2=ahead`; default off, read once): the
+/// shared slices' down then reads them from L2; the same bits.
+pub fn moe_l2_ahead() -> bool {
+    static AHEAD: Switch<bool> = Switch::new(
+        "SPECULA_MOE_L2",
+        &[("off", false), ("ahead", true)],
+        false,
+        "off",
+    );
+    AHEAD.get()
 }
 
 /// How the routing of a single row (a decode step at batch 1) brings the
@@ -143,6 +160,7 @@ impl MoePlan {
             chunk,
             routing_wrote_input: false,
             one_row: one_row_routing(),
+            l2_ahead: moe_l2_ahead(),
         })
     }
 

@@ -144,6 +144,14 @@ __device__ __forceinline__ void prefetch_l2_span(const void* p, size_t bytes, in
     for (size_t b = (size_t)i * 128; b < bytes; b += (size_t)n * 128) prefetch_l2((const char*)p + b);
 }
 
+// Asks L2 for [p, p + bytes) in one bulk prefetch (sm_90; p 16-byte aligned,
+// bytes a multiple of 16); nothing waits for it. A no-op before sm_90.
+__device__ __forceinline__ void prefetch_l2_bulk(const void* p, unsigned int bytes) {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+#endif
+}
+
 // The 32-bit shared-memory address of p (a shared-memory pointer).
 __device__ __forceinline__ unsigned int smem_addr(const void* p) {
     unsigned int a;

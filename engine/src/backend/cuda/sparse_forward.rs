@@ -326,6 +326,7 @@ where
         gu,
         &buf.plan,
         ExpertProduct::GateUp,
+        Some(&m.down),
     )?;
     let dn = ExpertWeights {
         w: &m.down,
@@ -339,6 +340,7 @@ where
         dn,
         &buf.plan,
         ExpertProduct::Down,
+        None,
     )?;
     clock.mark(gpu, "routed experts");
     match shared {

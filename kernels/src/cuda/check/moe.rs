@@ -97,6 +97,8 @@ struct MoeRun {
     weights: Vec<f32>,
     out: Vec<f32>,
     fused_diff: usize,
+    /// Expert outputs differing between the grouped launches' two L2 forms.
+    l2_diff: usize,
 }
 
 /// The grouped gate|up (with SiLU) of `x` and the grouped down of that for
@@ -118,14 +120,22 @@ pub(super) fn grouped_experts<T: GpuElement>(
         n: 2 * inner,
         k: h,
     };
-    moe_grouped(gpu, &mut act, x, gu, plan, ExpertProduct::GateUp)?;
+    moe_grouped(
+        gpu,
+        &mut act,
+        x,
+        gu,
+        plan,
+        ExpertProduct::GateUp,
+        Some(down),
+    )?;
     let mut yexp = s.alloc_zeros::<T>(pairs * h)?;
     let dn = ExpertWeights {
         w: down,
         n: h,
         k: inner,
     };
-    moe_grouped(gpu, &mut yexp, &act, dn, plan, ExpertProduct::Down)?;
+    moe_grouped(gpu, &mut yexp, &act, dn, plan, ExpertProduct::Down, None)?;
     Ok(yexp)
 }
 
@@ -151,6 +161,12 @@ fn run<T: GpuElement>(
         None,
     )?;
     let yexp = grouped_experts(gpu, &plan, x, (&ex.gate_up, &ex.down), h, inner)?;
+    // The grouped launches' other L2 form (streamed weights, the shared
+    // slices' down asked of L2 early): the same bits.
+    plan.l2_ahead = !plan.l2_ahead;
+    let other = grouped_experts(gpu, &plan, x, (&ex.gate_up, &ex.down), h, inner)?;
+    plan.l2_ahead = !plan.l2_ahead;
+    let l2_diff = differing(&download(gpu, &yexp)?, &download(gpu, &other)?);
     let mut out = s.alloc_zeros::<T>(rows * h)?;
     moe_combine(gpu, &mut out, &yexp, shared, &plan, h)?;
     // The combine into the next RMSNorm, one launch or two: x itself as the
@@ -175,6 +191,7 @@ fn run<T: GpuElement>(
         weights,
         out: download(gpu, &out)?,
         fused_diff,
+        l2_diff,
     })
 }
 
@@ -338,6 +355,7 @@ fn check_router<T: GpuElement>(
         weights: w,
         out,
         fused_diff,
+        l2_diff,
     } = run(gpu, sp, &ex, &x, Some(&ex.shared), rows)?;
     let words = format!(
         "{rows} rows, {e} experts top {} + {} shared ({}, {} groups keep {}), hidden {h}, inner {inner}",
@@ -384,6 +402,12 @@ fn check_router<T: GpuElement>(
         format!("{words}: largest relative weight error"),
         w_err,
         1e-5,
+    );
+    row(
+        "moe_l2_ahead",
+        format!("{words}: the grouped launches with streamed weights and the shared slices' down asked of L2 early vs not: differing values"),
+        l2_diff as f64,
+        0.0,
     );
     row(
         "moe_combine_norm",

@@ -6,8 +6,10 @@
 
 use super::device::{Gpu, GpuElement, GpuError};
 use super::launch::{cfg, launch, launch_cluster, name, need, RawArg, THREADS};
+use super::moe_forms::{
+    moe_l2_ahead, moe_slot_pairs, one_row_routing, routes_in_a_cluster, OneRowRouting,
+};
 use super::norm::NORM_THREADS;
-use crate::switch::Switch;
 use cudarc::driver::CudaSlice;
 
 /// How a router turns logits into experts and weights (the engine's `MoeConfig`).
@@ -81,51 +83,6 @@ pub struct MoePlan {
     pub(crate) l2_ahead: bool,
 }
 
-/// Whether the grouped launches load their weights as streaming data and the
-/// early shared slices' gate|up asks L2 for their down weights while the
-/// routing runs (`SPECULA_MOE_L2=ahead`; default off, read once): the
-/// shared slices' down then reads them from L2; the same bits.
-pub fn moe_l2_ahead() -> bool {
-    static AHEAD: Switch<bool> = Switch::new(
-        "SPECULA_MOE_L2",
-        &[("off", false), ("ahead", true)],
-        false,
-        "off",
-    );
-    AHEAD.get()
-}
-
-/// How the routing of a single row (a decode step at batch 1) brings the
-/// logits of its blocks together; the same routes and plan either way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OneRowRouting {
-    /// The last block to finish (a ticket counter) reads them back from L2,
-    /// as for any number of rows (`SPECULA_ROUTE_ONE=ticket`).
-    Ticket,
-    /// The logit blocks, at most [`MOE_ROUTE_CLUSTER`], are one thread-block
-    /// cluster and the first reads the others' logits from their shared
-    /// memory (`moe_route_one`; the default); a ticket where there are more.
-    Cluster,
-}
-
-/// Logit blocks (of 8 experts each) the one-row routing takes as one
-/// cluster at most (the portable cluster size).
-pub const MOE_ROUTE_CLUSTER: usize = 8;
-
-/// How this process routes a single row (`SPECULA_ROUTE_ONE`, read once).
-pub fn one_row_routing() -> OneRowRouting {
-    static ONE: Switch<OneRowRouting> = Switch::new(
-        "SPECULA_ROUTE_ONE",
-        &[
-            ("ticket", OneRowRouting::Ticket),
-            ("cluster", OneRowRouting::Cluster),
-        ],
-        OneRowRouting::Cluster,
-        "cluster",
-    );
-    ONE.get()
-}
-
 impl MoePlan {
     /// Buffers for `rows` rows routed by `spec`.
     pub fn new(gpu: &Gpu, rows: usize, spec: RouterSpec) -> Result<MoePlan, GpuError> {
@@ -180,20 +137,6 @@ impl MoePlan {
 /// pairs (at most one per pair), plus one per whole `chunk` of pairs.
 fn slot_cap(pairs: usize, experts: usize, chunk: usize) -> usize {
     (pairs.min(experts) + pairs / chunk).max(1)
-}
-
-/// Pairs a grouped block takes at most (`SPECULA_MOE_SLOT`: `32`, the
-/// default, or `off`, an expert's pairs in one block however many); read
-/// once. The same bits either way: a pair's result does not depend on the
-/// pairs beside it.
-fn moe_slot_pairs() -> Option<usize> {
-    static CHUNK: Switch<Option<usize>> = Switch::new(
-        "SPECULA_MOE_SLOT",
-        &[("32", Some(32)), ("off", None)],
-        Some(32),
-        "32",
-    );
-    CHUNK.get()
 }
 
 /// The rows a routing reads.
@@ -377,12 +320,6 @@ pub fn moe_route<T: GpuElement>(
     unsafe { launch(gpu, &name::<T>("moe_route"), grid, &args) }
 }
 
-/// Whether a single row's routing of `blocks` logit blocks runs as one
-/// cluster under `one_row`.
-fn routes_in_a_cluster(one_row: OneRowRouting, blocks: usize) -> bool {
-    one_row == OneRowRouting::Cluster && (1..=MOE_ROUTE_CLUSTER).contains(&blocks)
-}
-
 /// Pairs up to which the routing keeps every row's experts in shared
 /// memory (`MOE_SMEM_PAIRS` in `moe_plan.cu`).
 const MOE_SMEM_PAIRS: usize = 1024;
@@ -474,15 +411,5 @@ mod tests {
         // The routing's shared memory holds the stacked experts' counts and offsets.
         let plain = RouterSpec { shared: 0, ..sp };
         assert_eq!(plan_smem(sp, 1) - plan_smem(plain, 1), (2 * 2 + 2) * 4);
-    }
-
-    #[test]
-    fn a_single_row_routes_in_a_cluster_only_when_its_logit_blocks_fit_one() {
-        // V2-Lite and Moonlight: 64 experts, 8 blocks of 8 warps.
-        assert!(routes_in_a_cluster(OneRowRouting::Cluster, 8));
-        assert!(routes_in_a_cluster(OneRowRouting::Cluster, 1));
-        assert!(!routes_in_a_cluster(OneRowRouting::Ticket, 8));
-        // DeepSeek-V3 and Kimi-K2: 256 experts, 32 blocks: the ticket.
-        assert!(!routes_in_a_cluster(OneRowRouting::Cluster, 32));
     }
 }

@@ -22,6 +22,7 @@ mod mla_forms;
 mod mla_prep_uk;
 mod moe;
 mod moe_route_norm;
+mod moe_routing;
 mod norm;
 mod random;
 mod rope;

@@ -4,7 +4,8 @@
 //! same bits, for one row, a few and many rows a block, with and without
 //! stacked shared slices.
 
-use super::moe::{grouped_experts, QWEN_ROUTER, V3_ROUTER};
+use super::moe::grouped_experts;
+use super::moe_routing::{QWEN_ROUTER, V3_ROUTER};
 use super::{differing, download, random, row_recorder, upload, CheckRow};
 use crate::cuda::{
     moe_combine_norm, moe_route, moe_routes, rms_norm_residual, ExpertsOutput, Gpu, GpuElement,

@@ -10,11 +10,13 @@ use crate::switch::Switch;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OneRowRouting {
     /// The last block to finish (a ticket counter) reads them back from L2,
-    /// as for any number of rows (`SPECULA_ROUTE_ONE=ticket`).
+    /// as for any number of rows (the default until the cluster is timed
+    /// and checked on a GPU).
     Ticket,
     /// The logit blocks, at most [`MOE_ROUTE_CLUSTER`], are one thread-block
     /// cluster and the first reads the others' logits from their shared
-    /// memory (`moe_route_one`; the default); a ticket where there are more.
+    /// memory (`moe_route_one`; `SPECULA_ROUTE_ONE=cluster`); a ticket where
+    /// there are more.
     Cluster,
 }
 
@@ -30,8 +32,8 @@ pub fn one_row_routing() -> OneRowRouting {
             ("ticket", OneRowRouting::Ticket),
             ("cluster", OneRowRouting::Cluster),
         ],
-        OneRowRouting::Cluster,
-        "cluster",
+        OneRowRouting::Ticket,
+        "ticket",
     );
     ONE.get()
 }

@@ -16,21 +16,25 @@ cat devrun/bin/PACKED.txt
 # The first forms of the latent attention's tail and the ticket (a subshell's exports).
 old() { (export SPECULA_MLA_UV=apart SPECULA_MLA_DOTS=1 SPECULA_MLA_MERGE=last SPECULA_ROUTE_ONE=ticket; "$@"); }
 kernel_checks 150 "moe_route_one|moe_l2_ahead|mla_cluster_merge|mla_uv_in_merge"
+# The pack's default routes a row alone in a cluster (HEAD's is the ticket until this call):
+# set here either way.
+export SPECULA_ROUTE_ONE=cluster
 agree tiny-deepseek-v3 tiny-deepseek-v3
 agree tiny-deepseek-v2 tiny-deepseek-v2
+unset SPECULA_ROUTE_ONE
 V2="--config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8,32 --repeats 1 --max-new-tokens 32"
 for rep in 1 2 3; do
-  bench v2-default-$rep 35 $V2
+  SPECULA_ROUTE_ONE=cluster bench v2-default-$rep 35 $V2
   SPECULA_ROUTE_ONE=ticket bench v2-ticket-$rep 35 $V2
   old bench v2-old-$rep 35 $V2
-  SPECULA_MOE_L2=ahead bench v2-l2-$rep 35 $V2
+  SPECULA_ROUTE_ONE=cluster SPECULA_MOE_L2=ahead bench v2-l2-$rep 35 $V2
 done
 MOON="--config bench/configs/moonlight-16b-a3b.json --batch-sizes 1,8 --repeats 1 --max-new-tokens 32"
-bench moon-default 35 $MOON
+SPECULA_ROUTE_ONE=cluster bench moon-default 35 $MOON
 old bench moon-old 35 $MOON
-SPECULA_MOE_L2=ahead bench moon-l2 35 $MOON
-SPECULA_STAMPS=1 bench v2-stamps 35 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1 --repeats 1 --max-new-tokens 32
-SPECULA_STAMPS=1 SPECULA_MOE_L2=ahead bench v2-stamps-l2 35 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1 --repeats 1 --max-new-tokens 32
+SPECULA_ROUTE_ONE=cluster SPECULA_MOE_L2=ahead bench moon-l2 35 $MOON
+SPECULA_STAMPS=1 SPECULA_ROUTE_ONE=cluster bench v2-stamps 35 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1 --repeats 1 --max-new-tokens 32
+SPECULA_STAMPS=1 SPECULA_ROUTE_ONE=cluster SPECULA_MOE_L2=ahead bench v2-stamps-l2 35 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1 --repeats 1 --max-new-tokens 32
 for f in $R/decode_bandwidth_*.csv; do echo "$(basename $f) $(tail -n +2 $f | cut -d, -f1,7,17 | tr '\n' ' ')"; done
 for f in $R/scaling_v2*.csv $R/scaling_moon*.csv; do echo "$(basename $f) $(tail -n +2 $f | cut -d, -f1,15,16,20 | tr '\n' ' ')"; done
 if grep -q H200 "$R/card.txt"; then

@@ -6,11 +6,10 @@
 # forms and the ticket, three times, interleaved, and with SPECULA_MOE_L2=ahead (the grouped experts'
 # weights streamed evict-first, the shared slices' down asked of L2 while the routing runs);
 # Moonlight the same once; stamps of the default and of L2 ahead.
-# On an H200, issue 18's 8B table last, in what the time leaves.
 #
-#   run: timeout 560 bash results/h200/step-2026-12-06/call17/run.sh; cd $OUT && [ -d r ] && tar czf r.tgz r && rm -rf r
+#   run: timeout 380 bash results/h200/step-2026-12-06/call17/run.sh; cd $OUT && [ -d r ] && tar czf r.tgz r && rm -rf r
 set -u
-CALL_BUDGET_S=480
+CALL_BUDGET_S=300
 . scripts/gpu_call.sh
 cat devrun/bin/PACKED.txt
 # The first forms of the latent attention's tail and the ticket (a subshell's exports).
@@ -37,8 +36,3 @@ SPECULA_STAMPS=1 SPECULA_ROUTE_ONE=cluster bench v2-stamps 35 --config bench/con
 SPECULA_STAMPS=1 SPECULA_ROUTE_ONE=cluster SPECULA_MOE_L2=ahead bench v2-stamps-l2 35 --config bench/configs/deepseek-v2-lite.json --batch-sizes 1 --repeats 1 --max-new-tokens 32
 for f in $R/decode_bandwidth_*.csv; do echo "$(basename $f) $(tail -n +2 $f | cut -d, -f1,7,17 | tr '\n' ' ')"; done
 for f in $R/scaling_v2*.csv $R/scaling_moon*.csv; do echo "$(basename $f) $(tail -n +2 $f | cut -d, -f1,15,16,20 | tr '\n' ' ')"; done
-if grep -q H200 "$R/card.txt"; then
-  L8="--config bench/configs/llama-3.1-8b.json --repeats 1"
-  bench l8-two 260 $L8 --batch-sizes 1,8,16,32,64 --prompt-lens 128,8192 --max-new-tokens 32
-  for f in $R/scaling_l8*.csv; do echo "== $(basename $f)"; cut -d, -f1,2,4,7,9,10,11,15,16,20 $f; done
-fi

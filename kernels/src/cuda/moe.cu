@@ -269,10 +269,16 @@ __device__ __forceinline__ void moe_mma_tile(bf16* y, const bf16* x, const bf16*
 // j, rows in order, as moe_route_plan lays them out), which need nothing
 // the routing writes, so their blocks run before waiting on it, beside it
 // (and wait after their work: with SPECULA_STAMPS, block (0, 0)'s stamp is
-// then the later of the routing's end and its own slice's).
-extern "C" __global__ void moe_mma_bf16(bf16* y, const bf16* x, const bf16* w, const int4* slots,
+// then the later of the routing's end and its own slice's). With CS the
+// weights are loaded as streaming data (moe_mma_tile<true>), and given
+// `ahead` (the down product's stacked weights, [experts + shared, k, n / 2])
+// the early blocks then ask L2 for the shared slices' down weights, each
+// block a share, in one bulk prefetch: they stream while the routing runs,
+// and the down's shared slots read them from L2 (SPECULA_MOE_L2=ahead).
+template <bool CS>
+__device__ __forceinline__ void moe_mma(bf16* y, const bf16* x, const bf16* w, const int4* slots,
                                         const int* pair_row, const int* pair_route, int k, int n, int parts,
-                                        int flags, int shared, int rows, int chunk, int experts) {
+                                        int flags, int shared, int rows, int chunk, int experts, const bf16* ahead) {
     extern __shared__ float moe_partial[];
     pdl_launch_dependents();
     if (shared > 0) {
@@ -280,38 +286,9 @@ extern "C" __global__ void moe_mma_bf16(bf16* y, const bf16* x, const bf16* w, c
         if (j < shared) {
             // Slice j's pair r0 + i is row r0 + i, its gate|up row j * rows + r0 + i.
             int r0 = (blockIdx.y - j * per) * chunk;
-            moe_mma_tile(y + (size_t)j * rows * (n / 2), x, w + (size_t)(experts + j) * n * k, r0,
-                         min(chunk, rows - r0), nullptr, nullptr, k, n, parts, true, blockIdx.x * 16, moe_partial);
-            pdl_wait();
-            return;
-        }
-    }
-    pdl_wait();
-    int4 sl = __ldcg(&slots[blockIdx.y]);
-    if (sl.x < 0) return;
-    moe_mma_tile(y, x, w + (size_t)sl.x * n * k, sl.y, sl.z - sl.y, pair_row, pair_route, k, n, parts, flags & 1,
-                 blockIdx.x * 16, moe_partial);
-}
-
-// moe_mma_bf16 with the weights loaded as streaming data (moe_mma_tile<true>)
-// and, given `ahead` (the down product's stacked weights, [experts + shared,
-// k, n / 2]), the early blocks of the shared slices' gate|up then ask L2 for
-// the shared slices' down weights, each block a share, in one bulk prefetch:
-// they stream while the routing runs, and the down's shared slots then read
-// them from L2 (SPECULA_MOE_L2=ahead; the same bits as moe_mma_bf16).
-extern "C" __global__ void moe_mma_l2_bf16(bf16* y, const bf16* x, const bf16* w, const int4* slots,
-                                           const int* pair_row, const int* pair_route, int k, int n, int parts,
-                                           int flags, int shared, int rows, int chunk, int experts,
-                                           const bf16* ahead) {
-    extern __shared__ float moe_partial[];
-    pdl_launch_dependents();
-    if (shared > 0) {
-        int per = (rows + chunk - 1) / chunk, j = blockIdx.y / per;
-        if (j < shared) {
-            int r0 = (blockIdx.y - j * per) * chunk;
-            moe_mma_tile<true>(y + (size_t)j * rows * (n / 2), x, w + (size_t)(experts + j) * n * k, r0,
-                               min(chunk, rows - r0), nullptr, nullptr, k, n, parts, true, blockIdx.x * 16,
-                               moe_partial);
+            moe_mma_tile<CS>(y + (size_t)j * rows * (n / 2), x, w + (size_t)(experts + j) * n * k, r0,
+                             min(chunk, rows - r0), nullptr, nullptr, k, n, parts, true, blockIdx.x * 16,
+                             moe_partial);
             if (ahead && threadIdx.x == 0) {
                 // This block's share of the shared slices' down weights, in 16-byte units.
                 size_t units = (size_t)shared * k * (n / 2) * sizeof(bf16) / 16;
@@ -328,8 +305,23 @@ extern "C" __global__ void moe_mma_l2_bf16(bf16* y, const bf16* x, const bf16* w
     pdl_wait();
     int4 sl = __ldcg(&slots[blockIdx.y]);
     if (sl.x < 0) return;
-    moe_mma_tile<true>(y, x, w + (size_t)sl.x * n * k, sl.y, sl.z - sl.y, pair_row, pair_route, k, n, parts,
-                       flags & 1, blockIdx.x * 16, moe_partial);
+    moe_mma_tile<CS>(y, x, w + (size_t)sl.x * n * k, sl.y, sl.z - sl.y, pair_row, pair_route, k, n, parts,
+                     flags & 1, blockIdx.x * 16, moe_partial);
+}
+
+extern "C" __global__ void moe_mma_bf16(bf16* y, const bf16* x, const bf16* w, const int4* slots,
+                                        const int* pair_row, const int* pair_route, int k, int n, int parts,
+                                        int flags, int shared, int rows, int chunk, int experts) {
+    moe_mma<false>(y, x, w, slots, pair_row, pair_route, k, n, parts, flags, shared, rows, chunk, experts, nullptr);
+}
+
+// moe_mma with the weights streamed and the shared slices' down asked of L2
+// ahead (SPECULA_MOE_L2=ahead; the same bits as moe_mma_bf16).
+extern "C" __global__ void moe_mma_l2_bf16(bf16* y, const bf16* x, const bf16* w, const int4* slots,
+                                           const int* pair_row, const int* pair_route, int k, int n, int parts,
+                                           int flags, int shared, int rows, int chunk, int experts,
+                                           const bf16* ahead) {
+    moe_mma<true>(y, x, w, slots, pair_row, pair_route, k, n, parts, flags, shared, rows, chunk, experts, ahead);
 }
 
 // The grouped linear in FMA (f32, or bf16 whose k is not a multiple of 32):

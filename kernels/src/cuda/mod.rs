@@ -103,7 +103,7 @@ pub use mma_switches::{
     mma_eight_tiles, mma_in_order_tiles, mma_pipelined_groups, mma_pipelined_rows, EightTiles,
 };
 pub use moe::*;
-pub use moe_forms::{moe_l2_ahead, one_row_routing, OneRowRouting, MOE_ROUTE_CLUSTER};
+pub use moe_forms::{moe_l2, one_row_routing, MoeL2, OneRowRouting, MOE_ROUTE_CLUSTER};
 pub use moe_route::*;
 pub use norm::*;
 pub use random::*;

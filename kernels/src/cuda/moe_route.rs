@@ -7,7 +7,7 @@
 use super::device::{Gpu, GpuElement, GpuError};
 use super::launch::{cfg, launch, launch_cluster, name, need, RawArg, THREADS};
 use super::moe_forms::{
-    moe_l2_ahead, moe_slot_pairs, one_row_routing, routes_in_a_cluster, OneRowRouting,
+    moe_l2, moe_slot_pairs, one_row_routing, routes_in_a_cluster, OneRowRouting,
 };
 use super::norm::NORM_THREADS;
 use cudarc::driver::CudaSlice;
@@ -79,7 +79,7 @@ pub struct MoePlan {
     /// How a forward of one row gathers its logits ([`OneRowRouting`]).
     pub(crate) one_row: OneRowRouting,
     /// The grouped launches stream their weights past L2 and the shared
-    /// slices' gate|up asks L2 for their down weights ([`moe_l2_ahead`]).
+    /// slices' gate|up asks L2 for their down weights ([`MoeL2`](super::MoeL2)).
     pub(crate) l2_ahead: bool,
 }
 
@@ -117,7 +117,7 @@ impl MoePlan {
             chunk,
             routing_wrote_input: false,
             one_row: one_row_routing(),
-            l2_ahead: moe_l2_ahead(),
+            l2_ahead: moe_l2().applies(rows, chunk),
         })
     }
 

@@ -4,9 +4,9 @@
 # form), twice, interleaved, on V2-Lite; Moonlight once each; GPU = CPU greedy and lossless on
 # the sparse fixtures with the defaults; stamps of the default at batch 1.
 #
-#   run: timeout 300 bash results/h200/step-2026-12-06/call19/run.sh; cd $OUT && [ -d r ] && tar czf r.tgz r && rm -rf r
+#   run: timeout 170 bash results/h200/step-2026-12-06/call19/run.sh; cd $OUT && [ -d r ] && tar czf r.tgz r && rm -rf r
 set -u
-CALL_BUDGET_S=240
+CALL_BUDGET_S=120
 . scripts/gpu_call.sh
 cat devrun/bin/PACKED.txt
 old() { (export SPECULA_MLA_UV=apart SPECULA_MLA_DOTS=1 SPECULA_MLA_MERGE=last SPECULA_ROUTE_ONE=ticket SPECULA_MOE_L2=off; "$@"); }

@@ -81,8 +81,7 @@ KERNELS_ENTERED(moe_route, moe_route, T_ONLY, P_MOE_ROUTE, A_MOE_ROUTE, NO_ENTER
 // waits for); after a cluster barrier warp 0 of block 0 gathers them
 // (ld_cluster), and after a second, which lets the other blocks leave, routes
 // the row and lays out its plan exactly as moe_route_plan does for one row
-// (moe_route_row from the gathered logits, the shared slices, then
-// moe_plan_one_row): no logits round trip through L2 and no ticket. Dynamic
+// (moe_route_routes from the gathered logits, then moe_plan_one_row): no logits round trip through L2 and no ticket. Dynamic
 // shared memory: score, choice and the gathered logits (experts floats each),
 // then a float per warp of the block.
 template <typename T>
@@ -108,19 +107,8 @@ __device__ void moe_route_one(float* logits, const T* x, const T* gate, int k, i
         for (int i = lane; i < experts; i += 32) lg[i] = ld_cluster(&mine[i % per], i / per);
     cluster_sync();  // the logits are gathered: no block's shared memory is read after this
     if (blockIdx.x != 0 || warp != 0) return;
-    int npl = (experts + 31) >> 5;
-#define MOE_ONE(NPL) \
-    moe_route_row<NPL, true>(lg, bias, experts, top_k, n_group, topk_group, flags, scaling, score, choice, ids, wts, \
-                             nullptr, lane)
-    if (npl <= 2) MOE_ONE(2);
-    else if (npl <= 4) MOE_ONE(4);
-    else if (npl <= 8) MOE_ONE(8);
-    else MOE_ONE(16);
-#undef MOE_ONE
-    for (int j = lane; j < shared; j += 32) {
-        ids[top_k + j] = experts + j;
-        wts[top_k + j] = 1.f;
-    }
+    moe_route_routes<true>(lg, bias, experts, top_k, n_group, topk_group, flags, scaling, shared, score, choice, ids,
+                           wts, nullptr, lane);
     moe_plan_one_row(ids, top_k, shared, slot_cap, slots, pair_row, pair_route, stats, lane);
 }
 
@@ -274,7 +262,7 @@ __device__ __forceinline__ void moe_mma_tile(bf16* y, const bf16* x, const bf16*
 // `ahead` (the down product's stacked weights, [experts + shared, k, n / 2])
 // the early blocks then ask L2 for the shared slices' down weights, each
 // block a share, in one bulk prefetch: they stream while the routing runs,
-// and the down's shared slots read them from L2 (SPECULA_MOE_L2=ahead).
+// and the down's shared slots read them from L2 (MoeL2 in moe_forms.rs).
 template <bool CS>
 __device__ __forceinline__ void moe_mma(bf16* y, const bf16* x, const bf16* w, const int4* slots,
                                         const int* pair_row, const int* pair_route, int k, int n, int parts,
@@ -316,7 +304,7 @@ extern "C" __global__ void moe_mma_bf16(bf16* y, const bf16* x, const bf16* w, c
 }
 
 // moe_mma with the weights streamed and the shared slices' down asked of L2
-// ahead (SPECULA_MOE_L2=ahead; the same bits as moe_mma_bf16).
+// ahead (MoeL2 in moe_forms.rs; the same bits as moe_mma_bf16).
 extern "C" __global__ void moe_mma_l2_bf16(bf16* y, const bf16* x, const bf16* w, const int4* slots,
                                            const int* pair_row, const int* pair_route, int k, int n, int parts,
                                            int flags, int shared, int rows, int chunk, int experts,

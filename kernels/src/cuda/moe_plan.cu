@@ -36,6 +36,31 @@ __device__ void moe_plan_one_row(const int* ids, int top_k, int shared, int slot
     }
 }
 
+// One row's routes by this warp: moe_route_row at the register width its
+// experts need, then the `shared` always-routed slices (ids experts.., weight
+// 1) after its top_k, into rid, rw and (when not null) rs. The logits lg as
+// moe_route_row reads them (LG_SHARED: this block's shared memory).
+template <bool LG_SHARED = false>
+__device__ __forceinline__ void moe_route_routes(const float* lg, const float* bias, int experts, int top_k,
+                                                 int n_group, int topk_group, int flags, float scaling, int shared,
+                                                 float* score, float* choice, int* rid, float* rw, int* rs,
+                                                 int lane) {
+    int npl = (experts + 31) >> 5;
+#define MOE_ROW(NPL)                                                                                          \
+    moe_route_row<NPL, LG_SHARED>(lg, bias, experts, top_k, n_group, topk_group, flags, scaling, score, choice, \
+                                  rid, rw, rs, lane)
+    if (npl <= 2) MOE_ROW(2);
+    else if (npl <= 4) MOE_ROW(4);
+    else if (npl <= 8) MOE_ROW(8);
+    else MOE_ROW(16);
+#undef MOE_ROW
+    for (int j = lane; j < shared; j += 32) {
+        rid[top_k + j] = experts + j;
+        rw[top_k + j] = 1.f;
+        if (rs) rs[top_k + j] = experts + j;
+    }
+}
+
 // Routing settings (flags bit 0: sigmoid scores, else softmax; bit 1: a
 // group scores the sum of its two best, else its best; bit 2: norm_topk_prob).
 // Routes every row, one warp per row at a time (moe_route_row in
@@ -75,24 +100,13 @@ __device__ void moe_route_plan(const float* logits, const float* bias, int rows,
     int* sids = offs + total + 1;
     int pairs = rows * routes;
     bool staged = pairs <= MOE_SMEM_PAIRS;
-    int npl = (experts + 31) >> 5;
     for (int r = warp; r < rows && warp < nw; r += nw) {
         const float* lg = logits + (size_t)r * experts;
         int* rid = ids + (size_t)r * routes;
         float* rw = wts + (size_t)r * routes;
         int* rs = staged ? sids + r * routes : nullptr;
-#define MOE_ROW(NPL) \
-    moe_route_row<NPL>(lg, bias, experts, top_k, n_group, topk_group, flags, scaling, score, choice, rid, rw, rs, lane)
-        if (npl <= 2) MOE_ROW(2);
-        else if (npl <= 4) MOE_ROW(4);
-        else if (npl <= 8) MOE_ROW(8);
-        else MOE_ROW(16);
-#undef MOE_ROW
-        for (int j = lane; j < shared; j += 32) {
-            rid[top_k + j] = experts + j;
-            rw[top_k + j] = 1.f;
-            if (rs) rs[top_k + j] = experts + j;
-        }
+        moe_route_routes(lg, bias, experts, top_k, n_group, topk_group, flags, scaling, shared, score, choice, rid, rw,
+                         rs, lane);
     }
     if (rows == 1) {
         // Warp 0 routed the row: its plan without counting (the same table).

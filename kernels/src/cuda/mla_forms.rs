@@ -88,17 +88,11 @@ impl MlaAttentionForms {
         dots: 1,
     };
 
-    /// The defaults: `W_UV` in the merge, clusters at one row, four outputs
-    /// a warp (results/h200/step-2026-12-06, call 14: V2-Lite 1.7% faster at
-    /// batch 1, 1.5% at batch 8, 3.3% at 32 than [`MlaAttentionForms::PLAIN`]).
-    pub const DEFAULT: MlaAttentionForms = MlaAttentionForms {
-        uv: MlaUvPlace::InMerge,
-        merge: MlaMerge::ClusterAtOneRow,
-        dots: 4,
-    };
-
     /// This process's forms (`SPECULA_MLA_UV`, `SPECULA_MLA_MERGE`,
-    /// `SPECULA_MLA_DOTS`).
+    /// `SPECULA_MLA_DOTS`). Unset, `W_UV` in the merge, clusters at one row
+    /// and four outputs a warp (results/h200/step-2026-12-06, call 14:
+    /// V2-Lite 1.7% faster at batch 1, 1.5% at batch 8, 3.3% at 32 than
+    /// [`MlaAttentionForms::PLAIN`]).
     pub fn from_env() -> MlaAttentionForms {
         MlaAttentionForms {
             uv: mla_uv_place(),

@@ -6,7 +6,9 @@ use super::batch::BatchOnDevice;
 use super::forward::{dense_mlp, gqa_attention, post_attention_norm, Scratch, ScratchSizes};
 use super::kv_pool::KvPool;
 use super::profile::OpClock;
-use super::sparse_forward::{experts, latent_attention, PostNorm, SparseBuffers};
+use super::sparse_forward::{
+    experts, latent_attention, shared_slices_ahead, PostNorm, SparseBuffers,
+};
 use super::sparse_weights::{DeviceMla, DeviceMlaQuery, DeviceMoe};
 use super::weights::{DeviceGqa, DeviceMlp, DeviceNorm, Seeds};
 use crate::config::TargetConfig;
@@ -187,6 +189,12 @@ where
     CudaBlas: Gemm<T>,
 {
     let b = li.batch;
+    // What the latent attention asks L2 for ahead of this layer's experts.
+    let ahead = match (&l.attn, &l.ffn, &sp.moe) {
+        (LayerAttention::Latent(_), LayerFfn::Experts(m), Some(buf)) => shared_slices_ahead(m, buf),
+        _ => Vec::new(),
+    };
+    let down_asked = ahead.len() == 2;
     match &l.attn {
         LayerAttention::Gqa(a) => {
             gqa_attention(gpu, a, input, b, pool, li.layer, li.inv_freq, sc, clock)?
@@ -198,7 +206,7 @@ where
                 .expect("latent buffers exist for a latent layer");
             let (rope, scale) = li.mla_rope.expect("latent RoPE exists for a latent layer");
             latent_attention(
-                gpu, a, input, b, pool, li.layer, rope, scale, sc, buf, clock,
+                gpu, a, input, b, pool, li.layer, rope, scale, sc, buf, &ahead, clock,
             )?;
         }
     }
@@ -218,7 +226,7 @@ where
                 norm: &l.post_norm,
                 residual: x,
             };
-            experts(gpu, m, post, rows, sc, buf, stats, clock)
+            experts(gpu, m, post, rows, sc, buf, stats, down_asked, clock)
         }
     }
 }

@@ -15,8 +15,9 @@ use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cuda::{
     invariant_linear_rows, mla_attention_uv, mla_prep, mla_prep_uk, mla_uk, moe_grouped, moe_route,
-    moe_route_norm_fits, rms_norm_residual, ExpertProduct, ExpertWeights, ExpertsOutput, Gpu,
-    GpuElement, MlaAttentionForms, MlaPrepInputs, MlaRope, MlaScratch, MoePlan, RouteInput,
+    moe_route_norm_fits, rms_norm_residual, shared_ahead, ExpertProduct, ExpertWeights,
+    ExpertsOutput, Gpu, GpuElement, L2Span, MlaAttentionForms, MlaPrepInputs, MlaRope, MlaScratch,
+    MoePlan, RouteInput, SharedAhead,
 };
 use specula_kernels::switch::Switch;
 
@@ -102,9 +103,46 @@ impl<T: GpuElement> SparseBuffers<T> {
     }
 }
 
+/// The stacked shared slices' weights an experts layer `m`'s latent
+/// attention asks L2 for while it leaves DRAM idle ([`SharedAhead`]), in a
+/// forward of these buffers whose grouped launches take the L2 form: none
+/// with the shared experts apart or none at all, or where the preparation
+/// runs in two launches (the one launch asks).
+pub(super) fn shared_slices_ahead<'a, T: GpuElement>(
+    m: &'a DeviceMoe<T>,
+    buf: &MoeBuffers<T>,
+) -> Vec<L2Span<'a, T>> {
+    let (spec, h, inner) = (m.spec, m.hidden, m.inner);
+    let wanted = shared_ahead();
+    if spec.shared == 0
+        || !buf.plan.l2_ahead()
+        || !prep_in_one_launch()
+        || wanted == SharedAhead::Routing
+    {
+        return Vec::new();
+    }
+    // Gate|up [stacked, 2 * inner, hidden] and down [stacked, hidden,
+    // inner]: the shared slices after the routed experts.
+    let slice = inner * h;
+    let mut spans = vec![L2Span {
+        buf: &m.gate_up,
+        start: spec.experts * 2 * slice,
+        len: spec.shared * 2 * slice,
+    }];
+    if wanted == SharedAhead::All {
+        spans.push(L2Span {
+            buf: &m.down,
+            start: spec.experts * slice,
+            len: spec.shared * slice,
+        });
+    }
+    spans
+}
+
 /// Latent attention of `input` into `sc.o`: queries and the compressed
 /// row, the cache entry and the rotated query parts, `q_lat = W_UK^T
-/// q_nope`, attention over the compressed cache, `W_UV`, o projection.
+/// q_nope`, attention over the compressed cache, `W_UV`, o projection. Its
+/// preparation asks L2 for `ahead` (from [`shared_slices_ahead`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn latent_attention<T: GpuElement>(
     gpu: &Gpu,
@@ -117,6 +155,7 @@ pub(super) fn latent_attention<T: GpuElement>(
     scale: f32,
     sc: &mut Scratch<T>,
     buf: &mut MlaBuffers<T>,
+    ahead: &[L2Span<'_, T>],
     clock: &mut OpClock,
 ) -> Result<()>
 where
@@ -185,6 +224,7 @@ where
             sh,
             &a.w_ukt,
             forms.dots,
+            ahead,
         )?;
     } else {
         let fork = !clock.running();
@@ -251,7 +291,9 @@ fn prep_in_one_launch() -> bool {
 /// RMSNorm's ([`SparseBuffers::experts_output`]). With no shared experts
 /// apart, the routing can run the norm itself (`SPECULA_ROUTE_NORM=fused`:
 /// [`RouteInput::Norm`], the same bits), leaving the attention's output for
-/// the next norm to add.
+/// the next norm to add. `down_asked`: the attention asked L2 for the
+/// shared slices' down weights ([`shared_slices_ahead`]), so the gate|up's
+/// shared blocks do not.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn experts<T: GpuElement>(
     gpu: &Gpu,
@@ -261,6 +303,7 @@ pub(super) fn experts<T: GpuElement>(
     sc: &mut Scratch<T>,
     buf: &mut MoeBuffers<T>,
     stats: Option<&mut CudaSlice<u64>>,
+    down_asked: bool,
     clock: &mut OpClock,
 ) -> Result<()>
 where
@@ -326,7 +369,7 @@ where
         gu,
         &buf.plan,
         ExpertProduct::GateUp,
-        Some(&m.down),
+        (!down_asked).then_some(&m.down),
     )?;
     let dn = ExpertWeights {
         w: &m.down,

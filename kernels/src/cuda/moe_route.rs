@@ -220,8 +220,6 @@ pub fn moe_route<T: GpuElement>(
         return Ok(());
     }
     let vec = k.is_multiple_of(16 / T::BYTES);
-    let flags =
-        i32::from(sp.sigmoid) | i32::from(sp.top_two_sum) << 1 | i32::from(sp.norm_topk_prob) << 2;
     let (x, norm) = match input {
         RouteInput::Normed(x) => (RawArg::slice(gpu, x), None),
         RouteInput::Norm {
@@ -245,28 +243,16 @@ pub fn moe_route<T: GpuElement>(
     plan.routing_wrote_input = fused;
     let blocks = (sp.experts * 32).div_ceil(THREADS as usize) as u32;
     if rows == 1 && !fused && routes_in_a_cluster(plan.one_row, blocks as usize) {
-        let args = [
+        let mut args = vec![
             RawArg::slice(gpu, &plan.logits),
             x,
             RawArg::slice(gpu, gate),
             RawArg::I32(k as i32),
             RawArg::I32(i32::from(vec)),
             RawArg::opt(gpu, bias),
-            RawArg::I32(sp.experts as i32),
-            RawArg::I32(sp.top_k as i32),
-            RawArg::I32(sp.n_group as i32),
-            RawArg::I32(sp.topk_group as i32),
-            RawArg::I32(flags),
-            RawArg::F32(sp.scaling),
-            RawArg::I32(sp.shared as i32),
-            RawArg::I32(plan.slots() as i32),
-            RawArg::slice(gpu, &plan.ids),
-            RawArg::slice(gpu, &plan.weights),
-            RawArg::slice(gpu, &plan.slot_table),
-            RawArg::slice(gpu, &plan.pair_row),
-            RawArg::slice(gpu, &plan.pair_route),
-            RawArg::opt(gpu, stats.map(|s| &*s)),
         ];
+        args.extend(router_args(sp));
+        args.extend(plan_args(gpu, plan, stats));
         // Score, choice and the gathered logits, then a float per warp.
         let smem = (3 * sp.experts + THREADS as usize / 32) * 4;
         let grid = cfg((blocks, 1), THREADS, smem as u32);
@@ -292,22 +278,10 @@ pub fn moe_route<T: GpuElement>(
         RawArg::slice(gpu, &plan.ticket),
         RawArg::opt(gpu, bias),
         RawArg::I32(rows as i32),
-        RawArg::I32(sp.experts as i32),
-        RawArg::I32(sp.top_k as i32),
-        RawArg::I32(sp.n_group as i32),
-        RawArg::I32(sp.topk_group as i32),
-        RawArg::I32(flags),
-        RawArg::F32(sp.scaling),
-        RawArg::I32(sp.shared as i32),
-        RawArg::I32(plan.chunk as i32),
-        RawArg::I32(plan.slots() as i32),
-        RawArg::slice(gpu, &plan.ids),
-        RawArg::slice(gpu, &plan.weights),
-        RawArg::slice(gpu, &plan.slot_table),
-        RawArg::slice(gpu, &plan.pair_row),
-        RawArg::slice(gpu, &plan.pair_route),
-        RawArg::opt(gpu, stats.map(|s| &*s)),
     ];
+    args.extend(router_args(sp));
+    args.push(RawArg::I32(plan.chunk as i32));
+    args.extend(plan_args(gpu, plan, stats));
     args.extend(tail);
     // One warp per expert and row group for the logits; the last block to
     // finish routes every row (moe_route in moe.cu). With the norm, room for
@@ -325,6 +299,38 @@ pub fn moe_route<T: GpuElement>(
     );
     // SAFETY: the kernel's parameters in order; sizes checked above and in MoePlan::new.
     unsafe { launch(gpu, &name::<T>("moe_route"), grid, &args) }
+}
+
+/// The router's parameters as both routing kernels take them: experts,
+/// top-k, groups, groups kept, flags (bit 0 sigmoid scores, 1 a group's two
+/// best summed, 2 renormalised weights), scaling, shared slices.
+fn router_args(sp: RouterSpec) -> [RawArg; 7] {
+    let flags =
+        i32::from(sp.sigmoid) | i32::from(sp.top_two_sum) << 1 | i32::from(sp.norm_topk_prob) << 2;
+    [
+        RawArg::I32(sp.experts as i32),
+        RawArg::I32(sp.top_k as i32),
+        RawArg::I32(sp.n_group as i32),
+        RawArg::I32(sp.topk_group as i32),
+        RawArg::I32(flags),
+        RawArg::F32(sp.scaling),
+        RawArg::I32(sp.shared as i32),
+    ]
+}
+
+/// What both routing kernels write, as they take it: the slots a grouped
+/// launch covers, then the plan's routes, weights, slot table, pairs' rows
+/// and routes, and the optional counters.
+fn plan_args(gpu: &Gpu, plan: &MoePlan, stats: Option<&mut CudaSlice<u64>>) -> [RawArg; 7] {
+    [
+        RawArg::I32(plan.slots() as i32),
+        RawArg::slice(gpu, &plan.ids),
+        RawArg::slice(gpu, &plan.weights),
+        RawArg::slice(gpu, &plan.slot_table),
+        RawArg::slice(gpu, &plan.pair_row),
+        RawArg::slice(gpu, &plan.pair_route),
+        RawArg::opt(gpu, stats.map(|s| &*s)),
+    ]
 }
 
 /// Pairs up to which the routing keeps every row's experts in shared

@@ -202,11 +202,10 @@ __device__ __forceinline__ void warp_dots(float* acc, const T* w, int rows, cons
 // one-output form keeps its registers).
 // `vec`: k, xs and xh are multiples of 16 bytes (16-byte loads).
 // Block (bx, by) of a grid of gy row groups (any block size: a warp's
-// (head, c) is its index over the grid's x); `entered()` runs right after
-// the block's wait on the previous kernel.
-template <typename T, int D, typename Entered>
-__device__ __forceinline__ void mla_head_linear_at(int bx, int by, int gy, T* y, const T* x, const T* w, int rows, int heads, int n,
-                                   int k, int xs, int xh, int ys, int yh, int vec, Entered entered) {
+// (head, c) is its index over the grid's x).
+template <typename T, int D>
+__device__ void mla_head_linear_at(int bx, int by, int gy, T* y, const T* x, const T* w, int rows, int heads, int n,
+                                   int k, int xs, int xh, int ys, int yh, int vec) {
     int gw = (bx * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
     if (D > 1 && vec) {
         int per_head = (n + D - 1) / D;
@@ -214,7 +213,6 @@ __device__ __forceinline__ void mla_head_linear_at(int bx, int by, int gy, T* y,
         const T* wr = w + ((size_t)h * n + c0) * k;
         if (gw < heads * per_head && by == 0) prefetch_l2_span(wr, (size_t)valid * k * sizeof(T), lane, 32);
         pdl_enter();
-        entered();
         if (gw >= heads * per_head) return;
         for (int r = by; r < rows; r += gy) {
             float acc[D];
@@ -231,7 +229,6 @@ __device__ __forceinline__ void mla_head_linear_at(int bx, int by, int gy, T* y,
     // kernel (no kernel writes weights).
     if (gw < heads * n && by == 0) prefetch_l2_span(wr, (size_t)k * sizeof(T), lane, 32);
     pdl_enter();
-    entered();
     if (gw >= heads * n) return;
     for (int r = by; r < rows; r += gy) {
         float acc = warp_dot(wr, x + (size_t)r * xs + (size_t)h * xh, k, vec != 0, lane);
@@ -241,8 +238,7 @@ __device__ __forceinline__ void mla_head_linear_at(int bx, int by, int gy, T* y,
 template <typename T, int D>
 __device__ void mla_head_linear(T* y, const T* x, const T* w, int rows, int heads, int n, int k, int xs, int xh,
                                 int ys, int yh, int vec) {
-    mla_head_linear_at<T, D>(blockIdx.x, blockIdx.y, gridDim.y, y, x, w, rows, heads, n, k, xs, xh, ys, yh, vec,
-                             [] {});
+    mla_head_linear_at<T, D>(blockIdx.x, blockIdx.y, gridDim.y, y, x, w, rows, heads, n, k, xs, xh, ys, yh, vec);
 }
 
 #define P_MLA_HL(T) (T* y, const T* x, const T* w, int rows, int heads, int n, int k, int xs, int xh, int ys, int yh, int vec)
@@ -258,25 +254,16 @@ KERNELS_ENTERED(mla_head_linear_d4, mla_head_linear, MLA_D4, P_MLA_HL, A_MLA_HL,
 // uk_groups are the product's grid, (b % uk_blocks, b / uk_blocks); the rest
 // are mla_prep's (rows, heads + 1) grid. The same
 // arithmetic as the two launches, one launch and no fork instead of two.
-// Once past its wait each of the product's blocks asks L2 for its share
-// of [ahead0, + ahead0_bytes) and [ahead1, + ahead1_bytes) (weights a
-// later kernel of the layer reads: DRAM idles under the latent attention;
-// zero bytes for none).
 template <typename T, int D>
 __device__ void mla_prep_uk(T* qcat, T* pool, const T* q, const T* ckv, long ckv_offset, const T* kv_norm,
                             const int* positions, const float* inv_freq, const int* entry, long pool_offset, int heads,
                             int q_stride, int ckv_stride, int nope, int rd, int lora, int interleave, float factor,
                             float eps, T* y, const T* x, const T* w, int rows, int uk_heads, int n, int k, int xs,
-                            int xh, int ys, int yh, int vec, int uk_blocks, int uk_groups, const char* ahead0,
-                            long ahead0_bytes, const char* ahead1, long ahead1_bytes) {
+                            int xh, int ys, int yh, int vec, int uk_blocks, int uk_groups) {
     int b = blockIdx.x, nb = uk_blocks * uk_groups;
     if (b < nb) {
-        auto ask_ahead = [=] {
-            if (threadIdx.x == 0 && ahead0_bytes + ahead1_bytes > 0)
-                prefetch_l2_shares(ahead0, ahead0_bytes, ahead1, ahead1_bytes, b, nb);
-        };
         mla_head_linear_at<T, D>(b % uk_blocks, b / uk_blocks, uk_groups, y, x, w, rows, uk_heads, n, k, xs, xh, ys, yh,
-                                 vec, ask_ahead);
+                                 vec);
         return;
     }
     b -= nb;
@@ -286,8 +273,8 @@ __device__ void mla_prep_uk(T* qcat, T* pool, const T* q, const T* ckv, long ckv
                 heads, q_stride, ckv_stride, nope, rd, lora, interleave, factor, eps);
 }
 
-#define P_MLA_PREP_UK(T) (T* qcat, T* pool, const T* q, const T* ckv, long ckv_offset, const T* kv_norm, const int* positions, const float* inv_freq, const int* entry, long pool_offset, int heads, int q_stride, int ckv_stride, int nope, int rd, int lora, int interleave, float factor, float eps, T* y, const T* x, const T* w, int rows, int uk_heads, int n, int k, int xs, int xh, int ys, int yh, int vec, int uk_blocks, int uk_groups, const char* ahead0, long ahead0_bytes, const char* ahead1, long ahead1_bytes)
-#define A_MLA_PREP_UK (qcat, pool, q, ckv, ckv_offset, kv_norm, positions, inv_freq, entry, pool_offset, heads, q_stride, ckv_stride, nope, rd, lora, interleave, factor, eps, y, x, w, rows, uk_heads, n, k, xs, xh, ys, yh, vec, uk_blocks, uk_groups, ahead0, ahead0_bytes, ahead1, ahead1_bytes)
+#define P_MLA_PREP_UK(T) (T* qcat, T* pool, const T* q, const T* ckv, long ckv_offset, const T* kv_norm, const int* positions, const float* inv_freq, const int* entry, long pool_offset, int heads, int q_stride, int ckv_stride, int nope, int rd, int lora, int interleave, float factor, float eps, T* y, const T* x, const T* w, int rows, int uk_heads, int n, int k, int xs, int xh, int ys, int yh, int vec, int uk_blocks, int uk_groups)
+#define A_MLA_PREP_UK (qcat, pool, q, ckv, ckv_offset, kv_norm, positions, inv_freq, entry, pool_offset, heads, q_stride, ckv_stride, nope, rd, lora, interleave, factor, eps, y, x, w, rows, uk_heads, n, k, xs, xh, ys, yh, vec, uk_blocks, uk_groups)
 KERNELS_ENTERED(mla_prep_uk, mla_prep_uk, MLA_D1, P_MLA_PREP_UK, A_MLA_PREP_UK, NO_ENTER)
 KERNELS_ENTERED(mla_prep_uk_d4, mla_prep_uk, MLA_D4, P_MLA_PREP_UK, A_MLA_PREP_UK, NO_ENTER)
 

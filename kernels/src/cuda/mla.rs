@@ -3,7 +3,6 @@
 //! (`W_UK^T`, `W_UV`); the attention itself is in `mla_attention.rs`.
 
 use super::device::{Gpu, GpuElement, GpuError};
-use super::l2_span::{l2_span_args, L2Span};
 use super::launch::{cfg, launch, name, need, RawArg, THREADS};
 use crate::switch::Switch;
 use cudarc::driver::CudaSlice;
@@ -171,9 +170,7 @@ fn uk_strides<T>(inputs: &MlaPrepInputs<'_, T>, shape: MlaShape) -> (HeadStrides
 /// [`mla_prep`] and [`mla_uk`] in one launch: the same arithmetic as the
 /// two launches, which both read only the queries and the compressed rows;
 /// `dots` outputs a warp in its product (1 or [`MLA_HEAD_DOTS`], the
-/// engine's [`mla_head_dots`]; the same bits). Its blocks, once past their
-/// wait, ask L2 for the `ahead` spans (weights a later kernel reads,
-/// fetched while the latent attention leaves DRAM idle; none for `&[]`).
+/// engine's [`mla_head_dots`]; the same bits).
 #[allow(clippy::too_many_arguments)]
 pub fn mla_prep_uk<T: GpuElement>(
     gpu: &Gpu,
@@ -185,7 +182,6 @@ pub fn mla_prep_uk<T: GpuElement>(
     shape: MlaShape,
     w_ukt: &CudaSlice<T>,
     dots: usize,
-    ahead: &[L2Span<'_, T>],
 ) -> Result<(), GpuError> {
     let (rows, nh) = (inputs.positions.len(), shape.heads);
     let (cs, qs) = uk_strides(inputs, shape);
@@ -202,7 +198,6 @@ pub fn mla_prep_uk<T: GpuElement>(
     let uk_groups = head_linear_row_groups(rows);
     args.push(RawArg::I32(uk_blocks as i32));
     args.push(RawArg::I32(uk_groups as i32));
-    args.extend(l2_span_args(gpu, ahead)?);
     let blocks = uk_blocks * uk_groups + rows * (nh + 1);
     let grid = cfg((blocks as u32, 1), PREP_THREADS, 0);
     // SAFETY: the kernel's parameters in order (mla_prep's, the product's,

@@ -105,10 +105,11 @@ pub fn moe_l2() -> MoeL2 {
 }
 
 /// Which of the stacked shared slices' weights the layer's latent attention
-/// asks L2 for (its `mla_prep_uk` launch, while the attention leaves DRAM
-/// idle), where the grouped launches take the L2 form ([`MoeL2`]); the
-/// rest their own blocks load (the gate|up's beside the routing, which
-/// also ask for the down's). The same bits every way.
+/// asks L2 for (its blocks, once past their wait, where its merge runs
+/// `W_UV`: DRAM idles under the attention), where the grouped launches
+/// take the L2 form ([`MoeL2`]); the rest their own blocks load (the
+/// gate|up's beside the routing, which also ask for the down's). The same
+/// bits every way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SharedAhead {
     /// None (`SPECULA_SHARED_AHEAD=routing`).

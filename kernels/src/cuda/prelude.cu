@@ -167,6 +167,15 @@ __device__ __forceinline__ void prefetch_l2_shares(const char* a0, size_t n0, co
     if (lo1 < hi) prefetch_l2_bulk(a1 + 16 * (lo1 - first), (unsigned int)(16 * (hi - lo1)));
 }
 
+// prefetch_l2_shares over the launch's blocks (thread 0 of each; any grid
+// shape), for kernels that take two spans to ask L2 for ahead.
+__device__ __forceinline__ void ask_l2_ahead(const char* a0, long n0, const char* a1, long n1) {
+    if (threadIdx.x == 0 && n0 + n1 > 0) {
+        size_t b = ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+        prefetch_l2_shares(a0, n0, a1, n1, b, (size_t)gridDim.x * gridDim.y * gridDim.z);
+    }
+}
+
 // The 32-bit shared-memory address of p (a shared-memory pointer).
 __device__ __forceinline__ unsigned int smem_addr(const void* p) {
     unsigned int a;

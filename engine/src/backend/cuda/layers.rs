@@ -194,7 +194,7 @@ where
         (LayerAttention::Latent(_), LayerFfn::Experts(m), Some(buf)) => shared_slices_ahead(m, buf),
         _ => Vec::new(),
     };
-    let down_asked = ahead.len() == 2;
+    let mut asked = false;
     match &l.attn {
         LayerAttention::Gqa(a) => {
             gqa_attention(gpu, a, input, b, pool, li.layer, li.inv_freq, sc, clock)?
@@ -205,7 +205,7 @@ where
                 .as_mut()
                 .expect("latent buffers exist for a latent layer");
             let (rope, scale) = li.mla_rope.expect("latent RoPE exists for a latent layer");
-            latent_attention(
+            asked = latent_attention(
                 gpu, a, input, b, pool, li.layer, rope, scale, sc, buf, &ahead, clock,
             )?;
         }
@@ -226,6 +226,8 @@ where
                 norm: &l.post_norm,
                 residual: x,
             };
+            // The down's slices were asked for too where two spans were.
+            let down_asked = asked && ahead.len() == 2;
             experts(gpu, m, post, rows, sc, buf, stats, down_asked, clock)
         }
     }

@@ -105,20 +105,17 @@ impl<T: GpuElement> SparseBuffers<T> {
 
 /// The stacked shared slices' weights an experts layer `m`'s latent
 /// attention asks L2 for while it leaves DRAM idle ([`SharedAhead`]), in a
-/// forward of these buffers whose grouped launches take the L2 form: none
-/// with the shared experts apart or none at all, or where the preparation
-/// runs in two launches (the one launch asks).
+/// forward of these buffers whose grouped launches take the L2 form: the
+/// gate|up slices, then the down's with `SharedAhead::All`; none with the
+/// shared experts apart or none at all. (The attention asks only where its
+/// merge runs `W_UV`: [`latent_attention`] says whether it did.)
 pub(super) fn shared_slices_ahead<'a, T: GpuElement>(
     m: &'a DeviceMoe<T>,
     buf: &MoeBuffers<T>,
 ) -> Vec<L2Span<'a, T>> {
     let (spec, h, inner) = (m.spec, m.hidden, m.inner);
     let wanted = shared_ahead();
-    if spec.shared == 0
-        || !buf.plan.l2_ahead()
-        || !prep_in_one_launch()
-        || wanted == SharedAhead::Routing
-    {
+    if spec.shared == 0 || !buf.plan.l2_ahead() || wanted == SharedAhead::Routing {
         return Vec::new();
     }
     // Gate|up [stacked, 2 * inner, hidden] and down [stacked, hidden,
@@ -141,8 +138,9 @@ pub(super) fn shared_slices_ahead<'a, T: GpuElement>(
 
 /// Latent attention of `input` into `sc.o`: queries and the compressed
 /// row, the cache entry and the rotated query parts, `q_lat = W_UK^T
-/// q_nope`, attention over the compressed cache, `W_UV`, o projection. Its
-/// preparation asks L2 for `ahead` (from [`shared_slices_ahead`]).
+/// q_nope`, attention over the compressed cache, `W_UV`, o projection.
+/// Whether the attention asked L2 for `ahead` (from
+/// [`shared_slices_ahead`]; it does where its merge runs `W_UV`).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn latent_attention<T: GpuElement>(
     gpu: &Gpu,
@@ -157,7 +155,7 @@ pub(super) fn latent_attention<T: GpuElement>(
     buf: &mut MlaBuffers<T>,
     ahead: &[L2Span<'_, T>],
     clock: &mut OpClock,
-) -> Result<()>
+) -> Result<bool>
 where
     CudaBlas: Gemm<T>,
 {
@@ -224,7 +222,6 @@ where
             sh,
             &a.w_ukt,
             forms.dots,
-            ahead,
         )?;
     } else {
         let fork = !clock.running();
@@ -258,6 +255,7 @@ where
         sh,
         scale,
         forms,
+        ahead,
     )?;
     clock.mark(
         gpu,
@@ -269,7 +267,7 @@ where
     );
     a.o.forward(gpu, &mut sc.o, &buf.heads_out, rows)?;
     clock.mark(gpu, "linear o");
-    Ok(())
+    Ok(merged && !ahead.is_empty())
 }
 
 /// Whether the latent attention's preparation and `W_UK` run as one
@@ -293,7 +291,7 @@ fn prep_in_one_launch() -> bool {
 /// [`RouteInput::Norm`], the same bits), leaving the attention's output for
 /// the next norm to add. `down_asked`: the attention asked L2 for the
 /// shared slices' down weights ([`shared_slices_ahead`]), so the gate|up's
-/// shared blocks do not.
+/// shared blocks do not (where the L2 form applies, they otherwise do).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn experts<T: GpuElement>(
     gpu: &Gpu,

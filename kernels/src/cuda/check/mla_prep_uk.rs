@@ -8,9 +8,8 @@ use super::mla::{rope_inv_freq, MLA_ODD_SHAPE};
 use super::{differing, download, random, row_recorder, upload, CheckRow};
 use crate::cuda::{
     mla_head_linear, mla_prep, mla_prep_uk, Gpu, GpuElement, GpuError, HeadProduct, HeadStrides,
-    L2Span, MlaPrepInputs, MlaRope, MlaShape, MLA_HEAD_DOTS,
+    MlaPrepInputs, MlaRope, MlaShape, MLA_HEAD_DOTS,
 };
-use cudarc::driver::CudaSlice;
 use rand_chacha::ChaCha8Rng;
 
 /// DeepSeek-V2-Lite's latent widths and a small odd shape, at 1, 6 and 70
@@ -44,7 +43,7 @@ pub(super) fn check_mla_prep_uk<T: GpuElement>(
                 row(
                     "mla_prep_uk",
                     format!(
-                        "{rows} rows, {} heads, lora {} + rope {}, nope {}, {dots} outputs a warp, two spans asked of L2 ahead: differing values against mla_prep + W_UK",
+                        "{rows} rows, {} heads, lora {} + rope {}, nope {}, {dots} outputs a warp: differing values against mla_prep + W_UK",
                         sh.heads, sh.lora, sh.rope, sh.nope
                     ),
                     differ as f64,
@@ -120,22 +119,7 @@ fn compare<T: GpuElement>(
         k: sh.nope,
     };
     mla_head_linear(gpu, q0, cs, &q, qs, &w_ukt, product, 1)?;
-    // The one launch also asks L2 for two spans ahead (its own weights and
-    // the queries, in whole 16-byte units): that must change no output.
-    let units = |b: &CudaSlice<T>| b.len() / 16 * 16;
-    let ahead = [
-        L2Span {
-            buf: &w_ukt,
-            start: 0,
-            len: units(&w_ukt),
-        },
-        L2Span {
-            buf: &q,
-            start: 0,
-            len: units(&q),
-        },
-    ];
-    mla_prep_uk(gpu, q1, p1, 0, &inputs, rope, sh, &w_ukt, dots, &ahead)?;
+    mla_prep_uk(gpu, q1, p1, 0, &inputs, rope, sh, &w_ukt, dots)?;
     Ok(differing(&download(gpu, q0)?, &download(gpu, q1)?)
         + differing(&download(gpu, p0)?, &download(gpu, p1)?))
 }

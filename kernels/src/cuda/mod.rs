@@ -71,6 +71,7 @@ mod mla_scratch;
 mod mma_switches;
 mod moe;
 mod moe_forms;
+mod moe_plan;
 mod moe_route;
 mod norm;
 mod random;
@@ -108,6 +109,7 @@ pub use moe::*;
 pub use moe_forms::{
     moe_l2, one_row_routing, shared_ahead, MoeL2, OneRowRouting, SharedAhead, MOE_ROUTE_CLUSTER,
 };
+pub use moe_plan::{moe_routes, MoePlan, RouterSpec};
 pub use moe_route::*;
 pub use norm::*;
 pub use random::*;

@@ -4,7 +4,7 @@
 
 use super::device::{Gpu, GpuElement, GpuError, SmallRowLinear};
 use super::launch::{cfg, launch, name, need, RawArg, THREADS};
-use super::moe_route::MoePlan;
+use super::moe_plan::MoePlan;
 use super::norm::NORM_THREADS;
 use crate::mma_layout::{k_parts_for_warps, mma_k_parts};
 use crate::switch::Switch;

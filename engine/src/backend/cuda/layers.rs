@@ -3,12 +3,11 @@
 //! and added to the residual (the CPU model's `DecoderLayer`).
 
 use super::batch::BatchOnDevice;
+use super::experts_forward::{experts, shared_slices_ahead};
 use super::forward::{dense_mlp, gqa_attention, post_attention_norm, Scratch, ScratchSizes};
 use super::kv_pool::KvPool;
 use super::profile::OpClock;
-use super::sparse_forward::{
-    experts, latent_attention, shared_slices_ahead, PostNorm, SparseBuffers,
-};
+use super::sparse_forward::{latent_attention, PostNorm, SparseBuffers};
 use super::sparse_weights::{DeviceMla, DeviceMlaQuery, DeviceMoe};
 use super::weights::{DeviceGqa, DeviceMlp, DeviceNorm, Seeds};
 use crate::config::TargetConfig;

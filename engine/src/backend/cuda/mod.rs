@@ -8,6 +8,7 @@ mod batch;
 mod device_rows;
 mod draft;
 mod draft_forward;
+mod experts_forward;
 mod forward;
 mod graph;
 mod kv_pool;

@@ -4,7 +4,6 @@
 
 use super::attention::KeyLists;
 use super::device::{Gpu, GpuElement, GpuError};
-use super::l2_span::{l2_span_args, L2Span};
 use super::launch::{launch, launch_cluster_z, name, need, RawArg};
 use super::mla::{mla_head_linear, HeadProduct, HeadStrides, MlaShape};
 use super::mla_forms::{
@@ -126,10 +125,7 @@ struct MlaAttentionInput<'a, T> {
 /// blocks when `forms.uv` says so and the launch takes one head a block,
 /// else as [`mla_head_linear`] after it with `forms.dots` outputs a warp; the
 /// splits merged as `forms.merge` says where the launch allows (the same
-/// bits every way). Whether the merge ran `W_UV`: then its first launch's
-/// blocks, once past their wait, also asked L2 for the `ahead` spans
-/// (weights a later kernel reads, fetched while the attention leaves DRAM
-/// idle; none for `&[]`).
+/// bits every way). Whether the merge ran `W_UV`.
 #[allow(clippy::too_many_arguments)]
 pub fn mla_attention_uv<T: GpuElement>(
     gpu: &Gpu,
@@ -144,7 +140,6 @@ pub fn mla_attention_uv<T: GpuElement>(
     shape: MlaShape,
     scale: f32,
     forms: MlaAttentionForms,
-    ahead: &[L2Span<'_, T>],
 ) -> Result<bool, GpuError> {
     let (rows, nh, lora, v) = (keys.base.len(), shape.heads, shape.lora, shape.v_dim);
     let input = MlaAttentionInput {
@@ -158,7 +153,6 @@ pub fn mla_attention_uv<T: GpuElement>(
     let uv = (forms.uv == MlaUvPlace::InMerge).then_some(MlaUvOut {
         w: w_uv,
         y: &mut *heads_out,
-        ahead,
     });
     let merged = attention_launches(gpu, olat, &input, scratch, uv, forms.merge)?;
     if !merged {
@@ -183,12 +177,10 @@ pub fn mla_attention_uv<T: GpuElement>(
     Ok(merged)
 }
 
-/// `W_UV` for the merging blocks: its weights and output rows, and the
-/// spans the first launch asks L2 for ahead.
-struct MlaUvOut<'a, 's, T> {
+/// `W_UV` for the merging blocks: its weights and output rows.
+struct MlaUvOut<'a, T> {
     w: &'a CudaSlice<T>,
     y: &'a mut CudaSlice<T>,
-    ahead: &'a [L2Span<'s, T>],
 }
 
 /// The latent attention's launches (rows in groups the scratch holds), with
@@ -201,7 +193,7 @@ fn attention_launches<T: GpuElement>(
     out: &mut CudaSlice<T>,
     input: &MlaAttentionInput<'_, T>,
     scratch: &mut MlaScratch,
-    uv: Option<MlaUvOut<'_, '_, T>>,
+    uv: Option<MlaUvOut<'_, T>>,
     merge: MlaMerge,
 ) -> Result<bool, GpuError> {
     let MlaAttentionInput {
@@ -313,7 +305,6 @@ fn attention_launches<T: GpuElement>(
                 RawArg::I32(shape.v_dim as i32),
                 RawArg::I32((shape.heads * shape.v_dim) as i32),
             ]);
-            args.extend(l2_span_args(gpu, if row0 == 0 { uv.ahead } else { &[] })?);
         }
         let cluster = merges_in_clusters(merge, n, per_block, splits);
         let kernel = match per_block {

@@ -357,14 +357,11 @@ KERNELS_ENTERED(mla_attention_h1c, mla_attention, MLA_H1C, P_MLA_ATT, A_MLA_ATT,
 // One head a block, then W_UV by the block that merges a head (w_uv [heads,
 // uv_n, lora]): the latent attention and mla_head_linear's launch after it in
 // one, the same bits. Its blocks of the first row also ask L2 for their head's
-// W_UV rows before the wait, and once past it each block asks L2 for its
-// share of [ahead0, + ahead0_bytes) and [ahead1, + ahead1_bytes): weights a
-// later kernel of the layer reads, fetched while the attention leaves DRAM
-// idle (zero bytes for none).
-#define P_MLA_ATT_UV(T) (T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int lora, int rd, float scale, int chunk, long pool_offset, int row0, const T* w_uv, T* uv_out, int uv_n, int uv_ys, const char* ahead0, long ahead0_bytes, const char* ahead1, long ahead1_bytes)
+// W_UV rows before the wait.
+#define P_MLA_ATT_UV(T) (T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int lora, int rd, float scale, int chunk, long pool_offset, int row0, const T* w_uv, T* uv_out, int uv_n, int uv_ys)
 #define A_MLA_ATT_UV (out, part_out, part_ml, counters, qcat, pool, base, prefix, extra_off, extra, heads, lora, rd, scale, chunk, pool_offset, row0, w_uv, uv_out, uv_n, uv_ys)
 #define MLA_H1_UV(T) <T, 1, true, false>
 #define MLA_H1C_UV(T) <T, 1, true, true>
-#define MLA_UV_ENTER(T) mla_prefetch_chunk<T>(pool, base, prefix, extra_off, extra, lora + rd, chunk, pool_offset, row0); mla_prefetch_uv<T>(w_uv, uv_n, lora); pdl_enter(); ask_l2_ahead(ahead0, ahead0_bytes, ahead1, ahead1_bytes)
+#define MLA_UV_ENTER(T) mla_prefetch_chunk<T>(pool, base, prefix, extra_off, extra, lora + rd, chunk, pool_offset, row0); mla_prefetch_uv<T>(w_uv, uv_n, lora); pdl_enter()
 KERNELS_ENTERED(mla_attention_h1_uv, mla_attention, MLA_H1_UV, P_MLA_ATT_UV, A_MLA_ATT_UV, MLA_UV_ENTER)
 KERNELS_ENTERED(mla_attention_h1c_uv, mla_attention, MLA_H1C_UV, P_MLA_ATT_UV, A_MLA_ATT_UV, MLA_UV_ENTER)

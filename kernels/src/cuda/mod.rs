@@ -58,7 +58,6 @@ mod device;
 mod flash_attention;
 mod hold;
 pub mod kernel_cache;
-mod l2_span;
 mod launch;
 mod linear;
 mod linear_rope;
@@ -92,7 +91,6 @@ pub use copy::*;
 pub use device::{Gpu, GpuElement, GpuError, GpuTimer, SmallRowLinear, SOURCE};
 pub use flash_attention::{uses_tree_kernel, TreeStages};
 pub use hold::{hold_stream, launch_link};
-pub use l2_span::{L2Span, L2_SPANS};
 pub use linear::*;
 pub use linear_rope::{qkv_rope_fused, RopeAppend, QKV_ROPE_MAX_ROWS};
 pub use linear_wg::{linear_wg, wg_producer, LinearWg};
@@ -106,9 +104,7 @@ pub use mma_switches::{
     mma_eight_tiles, mma_in_order_tiles, mma_pipelined_groups, mma_pipelined_rows, EightTiles,
 };
 pub use moe::*;
-pub use moe_forms::{
-    moe_l2, one_row_routing, shared_ahead, MoeL2, OneRowRouting, SharedAhead, MOE_ROUTE_CLUSTER,
-};
+pub use moe_forms::{moe_l2, one_row_routing, MoeL2, OneRowRouting, MOE_ROUTE_CLUSTER};
 pub use moe_plan::{moe_routes, MoePlan, RouterSpec};
 pub use moe_route::*;
 pub use norm::*;

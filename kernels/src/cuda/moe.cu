@@ -277,11 +277,15 @@ __device__ __forceinline__ void moe_mma(bf16* y, const bf16* x, const bf16* w, c
             moe_mma_tile<CS>(y + (size_t)j * rows * (n / 2), x, w + (size_t)(experts + j) * n * k, r0,
                              min(chunk, rows - r0), nullptr, nullptr, k, n, parts, true, blockIdx.x * 16,
                              moe_partial);
-            if (ahead && threadIdx.x == 0)
-                // This block's share of the shared slices' down weights.
-                prefetch_l2_shares((const char*)(ahead + (size_t)experts * k * (n / 2)),
-                                   (size_t)shared * k * (n / 2) * sizeof(bf16), nullptr, 0,
-                                   (size_t)blockIdx.y * gridDim.x + blockIdx.x, (size_t)gridDim.x * shared * per);
+            if (ahead && threadIdx.x == 0) {
+                // This block's share of the shared slices' down weights, in 16-byte units.
+                size_t units = (size_t)shared * k * (n / 2) * sizeof(bf16) / 16;
+                size_t blocks = (size_t)gridDim.x * shared * per, b = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
+                size_t each = (units + blocks - 1) / blocks, u0 = b * each;
+                if (u0 < units)
+                    prefetch_l2_bulk((const char*)(ahead + (size_t)experts * k * (n / 2)) + 16 * u0,
+                                     (unsigned int)(16 * min(each, units - u0)));
+            }
             pdl_wait();
             return;
         }

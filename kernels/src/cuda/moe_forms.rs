@@ -1,8 +1,7 @@
 //! The forms of the mixture-of-experts launches the engine picks by switch:
 //! how a single row's routing gathers its logits, how many pairs a grouped
-//! block takes, where the grouped launches keep the shared slices' down
-//! weights in L2, and which kernel first asks for the shared slices'
-//! weights. Every form gives the same bits.
+//! block takes, and where the grouped launches keep the shared slices'
+//! down weights in L2. Every form gives the same bits.
 
 use crate::switch::Switch;
 
@@ -102,37 +101,6 @@ pub fn moe_l2() -> MoeL2 {
         "where every expert's pairs fit one slot",
     );
     L2.get()
-}
-
-/// Which of the stacked shared slices' weights the layer's latent attention
-/// asks L2 for (its blocks, once past their wait, where its merge runs
-/// `W_UV`: DRAM idles under the attention), where the grouped launches
-/// take the L2 form ([`MoeL2`]); the rest their own blocks load (the
-/// gate|up's beside the routing, which also ask for the down's). The same
-/// bits every way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SharedAhead {
-    /// None (`SPECULA_SHARED_AHEAD=routing`).
-    Routing,
-    /// The gate|up weights (`SPECULA_SHARED_AHEAD=gate-up`).
-    GateUp,
-    /// The gate|up and the down weights (`SPECULA_SHARED_AHEAD=all`).
-    All,
-}
-
-/// This process's [`SharedAhead`] (`SPECULA_SHARED_AHEAD`, read once).
-pub fn shared_ahead() -> SharedAhead {
-    static AHEAD: Switch<SharedAhead> = Switch::new(
-        "SPECULA_SHARED_AHEAD",
-        &[
-            ("routing", SharedAhead::Routing),
-            ("gate-up", SharedAhead::GateUp),
-            ("all", SharedAhead::All),
-        ],
-        SharedAhead::Routing,
-        "routing",
-    );
-    AHEAD.get()
 }
 
 #[cfg(test)]

@@ -123,13 +123,6 @@ impl MoePlan {
         self.rows * self.spec.routes()
     }
 
-    /// Whether the grouped launches of this plan's forwards take the L2
-    /// form ([`MoeL2`](super::MoeL2)): weights streamed, the shared slices'
-    /// down asked of L2 ahead.
-    pub fn l2_ahead(&self) -> bool {
-        self.l2_ahead
-    }
-
     /// Slots a grouped launch covers (its grid's y).
     pub(crate) fn slots(&self) -> usize {
         slot_cap(self.pairs(), self.spec.stacked(), self.chunk)

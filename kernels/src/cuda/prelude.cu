@@ -152,30 +152,6 @@ __device__ __forceinline__ void prefetch_l2_bulk(const void* p, unsigned int byt
 #endif
 }
 
-// Block b of `blocks` (its thread 0; every block calls it once) asks L2
-// for its share of two spans' bytes, [a0, a0 + n0) then [a1, a1 + n1)
-// (16-byte aligned, whole 16-byte units; n1 = 0 for one span), one bulk
-// prefetch for each span its share touches: together the blocks ask for
-// every byte once. Weights only (no kernel writes them): it may run
-// before pdl_wait, and nothing waits for it.
-__device__ __forceinline__ void prefetch_l2_shares(const char* a0, size_t n0, const char* a1, size_t n1, size_t b,
-                                                   size_t blocks) {
-    size_t first = n0 / 16, units = first + n1 / 16;
-    size_t each = (units + blocks - 1) / blocks, lo = b * each, hi = min(lo + each, units);
-    if (lo < min(hi, first)) prefetch_l2_bulk(a0 + 16 * lo, (unsigned int)(16 * (min(hi, first) - lo)));
-    size_t lo1 = max(lo, first);
-    if (lo1 < hi) prefetch_l2_bulk(a1 + 16 * (lo1 - first), (unsigned int)(16 * (hi - lo1)));
-}
-
-// prefetch_l2_shares over the launch's blocks (thread 0 of each; any grid
-// shape), for kernels that take two spans to ask L2 for ahead.
-__device__ __forceinline__ void ask_l2_ahead(const char* a0, long n0, const char* a1, long n1) {
-    if (threadIdx.x == 0 && n0 + n1 > 0) {
-        size_t b = ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
-        prefetch_l2_shares(a0, n0, a1, n1, b, (size_t)gridDim.x * gridDim.y * gridDim.z);
-    }
-}
-
 // The 32-bit shared-memory address of p (a shared-memory pointer).
 __device__ __forceinline__ unsigned int smem_addr(const void* p) {
     unsigned int a;

@@ -1,8 +1,7 @@
 //! The experts half of a sparse layer on the GPU (see `layers.rs` for the
 //! layer around it): the post-attention norm, routing, grouped gate|up and
 //! down with the shared experts stacked or apart, their combine left for
-//! the next norm, and which of the shared slices' weights the latent
-//! attention asks L2 for ahead of them.
+//! the next norm.
 
 use super::forward::{mlp_into, post_attention_norm, Scratch};
 use super::profile::OpClock;
@@ -13,43 +12,10 @@ use crate::error::Result;
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cuda::{
-    invariant_linear_rows, moe_grouped, moe_route, moe_route_norm_fits, shared_ahead,
-    ExpertProduct, ExpertWeights, ExpertsOutput, Gpu, GpuElement, L2Span, RouteInput, SharedAhead,
+    invariant_linear_rows, moe_grouped, moe_route, moe_route_norm_fits, ExpertProduct,
+    ExpertWeights, ExpertsOutput, Gpu, GpuElement, RouteInput,
 };
 use specula_kernels::switch::Switch;
-
-/// The stacked shared slices' weights an experts layer `m`'s latent
-/// attention asks L2 for while it leaves DRAM idle ([`SharedAhead`]), in a
-/// forward of these buffers whose grouped launches take the L2 form: the
-/// gate|up slices, then the down's with `SharedAhead::All`; none with the
-/// shared experts apart or none at all. (The attention asks only where its
-/// merge runs `W_UV`: [`latent_attention`] says whether it did.)
-pub(super) fn shared_slices_ahead<'a, T: GpuElement>(
-    m: &'a DeviceMoe<T>,
-    buf: &MoeBuffers<T>,
-) -> Vec<L2Span<'a, T>> {
-    let (spec, h, inner) = (m.spec, m.hidden, m.inner);
-    let wanted = shared_ahead();
-    if spec.shared == 0 || !buf.plan.l2_ahead() || wanted == SharedAhead::Routing {
-        return Vec::new();
-    }
-    // Gate|up [stacked, 2 * inner, hidden] and down [stacked, hidden,
-    // inner]: the shared slices after the routed experts.
-    let slice = inner * h;
-    let mut spans = vec![L2Span {
-        buf: &m.gate_up,
-        start: spec.experts * 2 * slice,
-        len: spec.shared * 2 * slice,
-    }];
-    if wanted == SharedAhead::All {
-        spans.push(L2Span {
-            buf: &m.down,
-            start: spec.experts * slice,
-            len: spec.shared * slice,
-        });
-    }
-    spans
-}
 
 /// The post-attention norm into `sc.normed` and the experts of it: routing,
 /// grouped gate|up with SiLU, grouped down (with the shared experts' slices
@@ -57,9 +23,7 @@ pub(super) fn shared_slices_ahead<'a, T: GpuElement>(
 /// RMSNorm's ([`SparseBuffers::experts_output`]). With no shared experts
 /// apart, the routing can run the norm itself (`SPECULA_ROUTE_NORM=fused`:
 /// [`RouteInput::Norm`], the same bits), leaving the attention's output for
-/// the next norm to add. `down_asked`: the attention asked L2 for the
-/// shared slices' down weights ([`shared_slices_ahead`]), so the gate|up's
-/// shared blocks do not (where the L2 form applies, they otherwise do).
+/// the next norm to add.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn experts<T: GpuElement>(
     gpu: &Gpu,
@@ -69,7 +33,6 @@ pub(super) fn experts<T: GpuElement>(
     sc: &mut Scratch<T>,
     buf: &mut MoeBuffers<T>,
     stats: Option<&mut CudaSlice<u64>>,
-    down_asked: bool,
     clock: &mut OpClock,
 ) -> Result<()>
 where
@@ -135,7 +98,7 @@ where
         gu,
         &buf.plan,
         ExpertProduct::GateUp,
-        (!down_asked).then_some(&m.down),
+        Some(&m.down),
     )?;
     let dn = ExpertWeights {
         w: &m.down,

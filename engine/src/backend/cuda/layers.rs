@@ -3,7 +3,7 @@
 //! and added to the residual (the CPU model's `DecoderLayer`).
 
 use super::batch::BatchOnDevice;
-use super::experts_forward::{experts, shared_slices_ahead};
+use super::experts_forward::experts;
 use super::forward::{dense_mlp, gqa_attention, post_attention_norm, Scratch, ScratchSizes};
 use super::kv_pool::KvPool;
 use super::profile::OpClock;
@@ -188,12 +188,6 @@ where
     CudaBlas: Gemm<T>,
 {
     let b = li.batch;
-    // What the latent attention asks L2 for ahead of this layer's experts.
-    let ahead = match (&l.attn, &l.ffn, &sp.moe) {
-        (LayerAttention::Latent(_), LayerFfn::Experts(m), Some(buf)) => shared_slices_ahead(m, buf),
-        _ => Vec::new(),
-    };
-    let mut asked = false;
     match &l.attn {
         LayerAttention::Gqa(a) => {
             gqa_attention(gpu, a, input, b, pool, li.layer, li.inv_freq, sc, clock)?
@@ -204,8 +198,8 @@ where
                 .as_mut()
                 .expect("latent buffers exist for a latent layer");
             let (rope, scale) = li.mla_rope.expect("latent RoPE exists for a latent layer");
-            asked = latent_attention(
-                gpu, a, input, b, pool, li.layer, rope, scale, sc, buf, &ahead, clock,
+            latent_attention(
+                gpu, a, input, b, pool, li.layer, rope, scale, sc, buf, clock,
             )?;
         }
     }
@@ -225,9 +219,7 @@ where
                 norm: &l.post_norm,
                 residual: x,
             };
-            // The down's slices were asked for too where two spans were.
-            let down_asked = asked && ahead.len() == 2;
-            experts(gpu, m, post, rows, sc, buf, stats, down_asked, clock)
+            experts(gpu, m, post, rows, sc, buf, stats, clock)
         }
     }
 }

@@ -13,7 +13,7 @@ use crate::error::Result;
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cuda::{
-    mla_attention_uv, mla_prep, mla_prep_uk, mla_uk, rms_norm_residual, Gpu, GpuElement, L2Span,
+    mla_attention_uv, mla_prep, mla_prep_uk, mla_uk, rms_norm_residual, Gpu, GpuElement,
     MlaAttentionForms, MlaPrepInputs, MlaRope, MlaScratch, MoePlan,
 };
 use specula_kernels::switch::Switch;
@@ -103,9 +103,6 @@ impl<T: GpuElement> SparseBuffers<T> {
 /// Latent attention of `input` into `sc.o`: queries and the compressed
 /// row, the cache entry and the rotated query parts, `q_lat = W_UK^T
 /// q_nope`, attention over the compressed cache, `W_UV`, o projection.
-/// Whether the attention asked L2 for `ahead` (from
-/// [`shared_slices_ahead`](super::experts_forward::shared_slices_ahead);
-/// it does where its merge runs `W_UV`).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn latent_attention<T: GpuElement>(
     gpu: &Gpu,
@@ -118,9 +115,8 @@ pub(super) fn latent_attention<T: GpuElement>(
     scale: f32,
     sc: &mut Scratch<T>,
     buf: &mut MlaBuffers<T>,
-    ahead: &[L2Span<'_, T>],
     clock: &mut OpClock,
-) -> Result<bool>
+) -> Result<()>
 where
     CudaBlas: Gemm<T>,
 {
@@ -220,7 +216,6 @@ where
         sh,
         scale,
         forms,
-        ahead,
     )?;
     clock.mark(
         gpu,
@@ -232,7 +227,7 @@ where
     );
     a.o.forward(gpu, &mut sc.o, &buf.heads_out, rows)?;
     clock.mark(gpu, "linear o");
-    Ok(merged && !ahead.is_empty())
+    Ok(())
 }
 
 /// Whether the latent attention's preparation and `W_UK` run as one

@@ -7,7 +7,7 @@ use super::mla::{Layer, QueryRow};
 use super::{differing, download, normwise_error, row_recorder, CheckRow};
 use crate::cuda::{
     mla_attention_uv, mla_chunk, mla_head_linear, mla_mma_fits, Gpu, GpuElement, GpuError,
-    HeadProduct, HeadStrides, KeyLists, L2Span, MlaAttentionForms, MlaMerge, MlaScratch, MlaShape,
+    HeadProduct, HeadStrides, KeyLists, MlaAttentionForms, MlaMerge, MlaScratch, MlaShape,
     MlaUvPlace, MLA_MMA_HEADS, MLA_SCRATCH_BYTES,
 };
 use crate::mla_layout::mla_launch_splits;
@@ -162,9 +162,8 @@ pub(super) fn check_forms<T: GpuElement>(
 }
 
 /// The absorbed attention of `queries` over `pool`: q_lat = W_UK^T q_nope
-/// into the rows' [q_lat | q_pe], attention, W_UV (in the `forms` given,
-/// a merge that runs W_UV asking L2 for two spans ahead); `[rows, heads *
-/// v]` and whether the attention's merge ran W_UV.
+/// into the rows' [q_lat | q_pe], attention, W_UV (in the `forms` given);
+/// `[rows, heads * v]` and whether the attention's merge ran W_UV.
 #[allow(clippy::too_many_arguments)]
 fn run_rows<T: GpuElement>(
     gpu: &Gpu,
@@ -228,22 +227,6 @@ fn run_rows<T: GpuElement>(
     scratch.set_heads_per_block(heads_per_block)?;
     let mut olat = s.alloc_zeros::<T>(rows * nh * sh.lora)?;
     let mut out = s.alloc_zeros::<T>(rows * nh * sh.v_dim)?;
-    // Where the merge runs W_UV its blocks also ask L2 for two spans
-    // ahead (the layer's weights, in whole 16-byte units): no output may
-    // change.
-    let units = |b: &CudaSlice<T>| b.len() / 16 * 16;
-    let ahead = [
-        L2Span {
-            buf: &layer.w_ukt,
-            start: 0,
-            len: units(&layer.w_ukt),
-        },
-        L2Span {
-            buf: &layer.w_uv,
-            start: 0,
-            len: units(&layer.w_uv),
-        },
-    ];
     let merged = mla_attention_uv(
         gpu,
         &mut olat,
@@ -257,7 +240,6 @@ fn run_rows<T: GpuElement>(
         sh,
         scale,
         forms,
-        &ahead,
     )?;
     Ok((download(gpu, &out)?, merged))
 }

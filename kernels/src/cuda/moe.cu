@@ -81,9 +81,10 @@ KERNELS_ENTERED(moe_route, moe_route, T_ONLY, P_MOE_ROUTE, A_MOE_ROUTE, NO_ENTER
 // waits for); after a cluster barrier warp 0 of block 0 gathers them
 // (ld_cluster), and after a second, which lets the other blocks leave, routes
 // the row and lays out its plan exactly as moe_route_plan does for one row
-// (moe_route_routes from the gathered logits, then moe_plan_one_row): no logits round trip through L2 and no ticket. Dynamic
-// shared memory: score, choice and the gathered logits (experts floats each),
-// then a float per warp of the block.
+// (moe_route_routes from the gathered logits, then moe_plan_one_row): no
+// logits round trip through L2 and no ticket. Dynamic shared memory: score,
+// choice and the gathered logits (experts floats each), then a float per warp
+// of the block.
 template <typename T>
 __device__ void moe_route_one(float* logits, const T* x, const T* gate, int k, int vec, const float* bias,
                               int experts, int top_k, int n_group, int topk_group, int flags, float scaling,

@@ -252,7 +252,7 @@ fn check_router<T: GpuElement>(
         weights: w,
         out,
         fused_diff,
-        l2_diff,
+        mut l2_diff,
     } = run(gpu, sp, &ex, &x, Some(&ex.shared), rows)?;
     let words = format!(
         "{rows} rows, {e} experts top {} + {} shared ({}, {} groups keep {}), hidden {h}, inner {inner}",
@@ -355,7 +355,7 @@ fn check_router<T: GpuElement>(
             .collect()
     };
     let sets: [Vec<usize>; 4] = [vec![7], vec![63], vec![40, 3, 22], (0..24).collect()];
-    let (mut plans_differ, mut l2_diff) = (0, l2_diff);
+    let mut plans_differ = 0;
     for idx in &sets {
         let (xs, _) = upload::<T>(gpu, &sub(idx))?;
         let sh: Vec<f32> = idx

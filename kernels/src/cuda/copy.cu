@@ -44,3 +44,17 @@ BOTH(embedding_gather, P_EMB, (out, table, ids, hidden))
 BOTH(copy_cols, P_COPYC, (dst, src, w, dst_w, off))
 #define P_KV(T) (T* kp, T* vp, const int* src, const int* dst, const int* off, int width, long layer_stride)
 BOTH(kv_commit, P_KV, (kp, vp, src, dst, off, width, layer_stride))
+
+// A forward's inputs staged as one array of 32-bit words (staged_words.rs),
+// spread over their buffers: block f copies field f, whose row of `table`
+// is (device address, first word in `src`, words). It triggers no early
+// launch: the next kernel starts once every field is written, so no kernel
+// after it can read an input before it is there.
+extern "C" __global__ void scatter_words(const unsigned int* src, const unsigned long long* table) {
+    pdl_wait();
+    const unsigned long long* f = table + 3 * blockIdx.x;
+    unsigned int* dst = (unsigned int*)f[0];
+    const unsigned int* from = src + f[1];
+    unsigned int n = (unsigned int)f[2];
+    for (unsigned int i = threadIdx.x; i < n; i += blockDim.x) dst[i] = from[i];
+}

@@ -6,7 +6,10 @@ use super::kv_pool::{GpuCache, KvPool};
 use crate::error::Result;
 use crate::model::ForwardBatch;
 use cudarc::driver::CudaSlice;
-use specula_kernels::cuda::{AttentionPlan, Gpu, GpuElement, KeyLists, PlanRow};
+use specula_kernels::cuda::{
+    AttentionPlan, Gpu, GpuElement, KeyLists, PlanRow, StagedWords, WordField,
+};
+use specula_kernels::switch::Switch;
 
 /// A forward batch as plain arrays, ready to copy to the device.
 pub(crate) struct HostBatch {
@@ -95,6 +98,9 @@ pub(crate) struct BatchOnDevice {
     /// Rows whose logits are wanted.
     pub(crate) logit_rows: CudaSlice<u32>,
     pub(crate) n_logits: usize,
+    /// The fields above staged as one word array (none with
+    /// `SPECULA_INPUTS=apart`: a copy per field).
+    staged: Option<StagedWords>,
 }
 
 impl BatchOnDevice {
@@ -131,7 +137,7 @@ impl BatchOnDevice {
         caps: (usize, usize),
     ) -> Result<BatchOnDevice> {
         let s = &gpu.stream;
-        Ok(BatchOnDevice {
+        let mut b = BatchOnDevice {
             rows,
             tokens: s.alloc_zeros(rows)?,
             positions: s.alloc_zeros(rows)?,
@@ -150,7 +156,27 @@ impl BatchOnDevice {
             },
             logit_rows: s.alloc_zeros(n_logits.max(1))?,
             n_logits,
-        })
+            staged: None,
+        };
+        if inputs_staged() {
+            let k = &b.keys;
+            let fields = [
+                WordField::of(gpu, &b.tokens)?,
+                WordField::of(gpu, &b.positions)?,
+                WordField::of(gpu, &b.entries)?,
+                WordField::of(gpu, &k.base)?,
+                WordField::of(gpu, &k.prefix)?,
+                WordField::of(gpu, &k.extra_off)?,
+                WordField::of(gpu, &k.extra)?,
+                WordField::of(gpu, &b.logit_rows)?,
+                WordField::of(gpu, &k.tiles)?,
+                WordField::of(gpu, &k.groups)?,
+            ];
+            // SAFETY: the staging lives in `b` beside the buffers it fills,
+            // which are never reallocated (moving `b` keeps their addresses).
+            b.staged = Some(unsafe { StagedWords::new(gpu, &fields)? });
+        }
+        Ok(b)
     }
 
     /// Buffers exactly the size of `h`.
@@ -171,26 +197,66 @@ impl BatchOnDevice {
             && 3 * h.plan.n_groups() <= self.keys.groups.len()
     }
 
-    /// Copies `h` in (stream-ordered).
+    /// Copies `h` in (stream-ordered): staged, one transfer, which
+    /// [`BatchOnDevice::unpack`] spreads over the fields; apart, a copy per
+    /// field.
     pub(crate) fn write(&mut self, gpu: &Gpu, h: &HostBatch) -> Result<()> {
         debug_assert!(self.fits(h));
+        let k = &mut self.keys;
+        (k.has_causal, k.has_tree) = h.attention_kinds();
+        if let Some(st) = &mut self.staged {
+            st.fill(0, h.tokens.iter().copied())?;
+            st.fill(1, h.positions.iter().copied())?;
+            st.fill(2, h.entries.iter().copied())?;
+            st.fill(3, h.base.iter().copied())?;
+            st.fill(4, h.prefix.iter().copied())?;
+            st.fill(5, h.extra_off.iter().copied())?;
+            st.fill(6, h.extra.iter().copied())?;
+            st.fill(7, h.logit_rows.iter().copied())?;
+            // Unused tiles and groups are zeros: empty, as the padded lists.
+            st.fill(8, h.plan.tiles.iter().copied())?;
+            st.fill(9, h.plan.groups.iter().copied())?;
+            st.upload(gpu)?;
+            return Ok(());
+        }
         let s = &gpu.stream;
         s.memcpy_htod(&h.tokens, &mut self.tokens)?;
         s.memcpy_htod(&h.positions, &mut self.positions)?;
         s.memcpy_htod(&h.entries, &mut self.entries)?;
-        s.memcpy_htod(&h.base, &mut self.keys.base)?;
-        s.memcpy_htod(&h.prefix, &mut self.keys.prefix)?;
-        s.memcpy_htod(&h.extra_off, &mut self.keys.extra_off)?;
+        s.memcpy_htod(&h.base, &mut k.base)?;
+        s.memcpy_htod(&h.prefix, &mut k.prefix)?;
+        s.memcpy_htod(&h.extra_off, &mut k.extra_off)?;
         if !h.extra.is_empty() {
-            s.memcpy_htod(&h.extra, &mut self.keys.extra.slice_mut(0..h.extra.len()))?;
+            s.memcpy_htod(&h.extra, &mut k.extra.slice_mut(0..h.extra.len()))?;
         }
         if !h.logit_rows.is_empty() {
             s.memcpy_htod(&h.logit_rows, &mut self.logit_rows)?;
         }
-        let k = &mut self.keys;
         s.memcpy_htod(&h.plan.tiles_padded(k.tiles.len() / 2), &mut k.tiles)?;
         s.memcpy_htod(&h.plan.groups_padded(k.groups.len() / 3), &mut k.groups)?;
-        (k.has_causal, k.has_tree) = h.attention_kinds();
         Ok(())
     }
+
+    /// Spreads the staged inputs over their fields: a forward's first
+    /// launch (inside its graph), after [`BatchOnDevice::write`]; nothing
+    /// when the inputs were copied apart.
+    pub(crate) fn unpack(&self, gpu: &Gpu) -> Result<()> {
+        match &self.staged {
+            Some(st) => Ok(st.scatter(gpu)?),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Whether a forward's inputs go to the device staged as one transfer and
+/// one scatter kernel (`SPECULA_INPUTS=staged`, the default) or as a copy
+/// per input (`apart`); read once.
+fn inputs_staged() -> bool {
+    static STAGED: Switch<bool> = Switch::new(
+        "SPECULA_INPUTS",
+        &[("staged", true), ("apart", false)],
+        true,
+        "staged",
+    );
+    STAGED.get()
 }

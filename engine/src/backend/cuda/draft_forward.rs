@@ -82,6 +82,7 @@ where
         let gpu = &*self.gpu;
         let h = self.config.hidden_size;
         let rows = st.batch.rows;
+        st.batch.unpack(gpu)?;
         let own = &mut st.own;
         if from_aux {
             self.fc.forward(gpu, &mut st.x, &own.hidden_in, rows)?;

@@ -194,6 +194,7 @@ where
         let h = self.config.hidden_size;
         let rows = st.batch.rows;
         let aux_w = capture.len() * h;
+        st.batch.unpack(gpu)?;
         let w = &self.weights;
         embedding_gather(gpu, &mut st.x, &w.embed, &st.batch.tokens, h)?;
         clock.mark(gpu, "upload + embed + buffers");

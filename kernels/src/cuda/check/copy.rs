@@ -1,9 +1,12 @@
-//! Checks of the row copies: the embedding gather, the KV compaction and
-//! column copies (exact: each must match its reference bit for bit).
+//! Checks of the row copies: the embedding gather, the KV compaction,
+//! column copies and the staged inputs' scatter (exact: each must match its
+//! reference bit for bit).
 
 use super::{download, normwise_error, random, row_recorder, upload, CheckRow};
 use crate::cpu;
-use crate::cuda::{copy_cols, embedding_gather, kv_commit, Gpu, GpuElement, GpuError};
+use crate::cuda::{
+    copy_cols, embedding_gather, kv_commit, Gpu, GpuElement, GpuError, StagedWords, WordField,
+};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
@@ -105,5 +108,63 @@ pub(super) fn check_copy_cols<T: GpuElement>(
         normwise_error(&download(gpu, &dst)?, &want),
         0.0,
     );
+    Ok(())
+}
+
+/// The staged inputs' scatter: seven fields of random lengths (one of them
+/// a single word) over buffers holding random words, each filled with
+/// random words, some short of their length (the rest must become zeros),
+/// then filled again and scattered again (a second step's inputs). The
+/// error counts the words that differ.
+pub(super) fn check_scatter_words(
+    gpu: &Gpu,
+    rng: &mut ChaCha8Rng,
+    rows_out: &mut Vec<CheckRow>,
+) -> Result<(), GpuError> {
+    let s = &gpu.stream;
+    let lens: Vec<usize> = (0..7)
+        .map(|f| if f == 3 { 1 } else { rng.random_range(2..3000) })
+        .collect();
+    let mut bufs = Vec::with_capacity(lens.len());
+    for &n in &lens {
+        let junk: Vec<u32> = (0..n).map(|_| rng.random()).collect();
+        bufs.push(s.clone_htod(&junk)?);
+    }
+    let fields = bufs
+        .iter()
+        .map(|b| WordField::of(gpu, b))
+        .collect::<Result<Vec<_>, _>>()?;
+    // SAFETY: `bufs` outlives `staged` (both dropped at the end, `staged` first).
+    let mut staged = unsafe { StagedWords::new(gpu, &fields)? };
+    let mut wrong = 0usize;
+    for _step in 0..2 {
+        let mut want = Vec::with_capacity(lens.len());
+        for (f, &n) in lens.iter().enumerate() {
+            let used = if rng.random_bool(0.5) {
+                n
+            } else {
+                rng.random_range(0..=n)
+            };
+            let vals: Vec<u32> = (0..used).map(|_| rng.random()).collect();
+            staged.fill(f, vals.iter().copied())?;
+            let mut w = vals;
+            w.resize(n, 0);
+            want.push(w);
+        }
+        staged.upload(gpu)?;
+        staged.scatter(gpu)?;
+        for (b, w) in bufs.iter().zip(&want) {
+            let got = s.clone_dtoh(b)?;
+            wrong += got.iter().zip(w).filter(|(g, w)| g != w).count();
+        }
+    }
+    drop(staged);
+    rows_out.push(CheckRow {
+        kernel: "scatter_words",
+        dtype: "-",
+        shape: format!("fields of {lens:?} words, two fills"),
+        error: wrong as f64,
+        tolerance: 0.0,
+    });
     Ok(())
 }

@@ -110,6 +110,7 @@ pub fn run_checks(gpu: &Gpu, seed: u64) -> Result<Vec<CheckRow>, GpuError> {
         .chain(float_checks::<bf16>())
         .chain([
             ceilings::check_timer_hold as Check,
+            copy::check_scatter_words,
             verify::check_verify_greedy_tree,
             attention::check_attention::<f32>,
             attention::check_attention::<bf16>,

@@ -4,6 +4,7 @@
 
 use super::device::{Gpu, GpuElement, GpuError};
 use super::launch::{cfg, launch, name, need, RawArg, THREADS};
+use crate::switch::Switch;
 use cudarc::driver::CudaSlice;
 
 /// `out[r] = argmax(x[r, :n])` (the lowest index on ties).
@@ -37,21 +38,34 @@ pub fn top_k_rows<T: GpuElement>(
     top_k(gpu, "top_k_rows", idx, val, x, (x.len() / n, n, k))
 }
 
-/// Elements of a row each block of the split argmax scans.
-pub const ARGMAX_CHUNK: usize = 4096;
+/// Elements of a row each block of the split argmax scans
+/// (`SPECULA_ARGMAX_CHUNK`: `1024`, the default, or `4096`; the same
+/// result either way; read once).
+pub fn argmax_chunk() -> usize {
+    static CHUNK: Switch<usize> = Switch::new(
+        "SPECULA_ARGMAX_CHUNK",
+        &[("1024", 1024), ("4096", 4096)],
+        1024,
+        "1024",
+    );
+    CHUNK.get()
+}
 
 /// Scratch of [`argmax_split`] for `rows` rows of `n`.
 pub struct ArgmaxScratch {
     vals: CudaSlice<f32>,
     idxs: CudaSlice<i32>,
     splits: usize,
+    chunk: usize,
 }
 
 impl ArgmaxScratch {
     /// Scratch for up to `rows` rows of `n` values.
     pub fn new(gpu: &Gpu, rows: usize, n: usize) -> Result<ArgmaxScratch, GpuError> {
-        let splits = n.div_ceil(ARGMAX_CHUNK).max(1);
+        let chunk = argmax_chunk();
+        let splits = n.div_ceil(chunk).max(1);
         Ok(ArgmaxScratch {
+            chunk,
             vals: gpu.stream.alloc_zeros(rows.max(1) * splits)?,
             idxs: gpu.stream.alloc_zeros(rows.max(1) * splits)?,
             splits,
@@ -73,7 +87,7 @@ pub fn argmax_split<T: GpuElement>(
         x.len() >= rows * n
             && out.len() >= rows
             && scratch.vals.len() >= rows * scratch.splits
-            && scratch.splits == n.div_ceil(ARGMAX_CHUNK).max(1),
+            && scratch.splits == n.div_ceil(scratch.chunk).max(1),
         || "argmax_split: sizes disagree".into(),
     )?;
     let args = [
@@ -81,7 +95,7 @@ pub fn argmax_split<T: GpuElement>(
         RawArg::slice(gpu, &scratch.idxs),
         RawArg::slice(gpu, x),
         RawArg::I32(n as i32),
-        RawArg::I32(ARGMAX_CHUNK as i32),
+        RawArg::I32(scratch.chunk as i32),
     ];
     let grid = cfg((rows as u32, scratch.splits as u32), THREADS, 0);
     // SAFETY: the kernel's parameters in order; sizes checked above.

@@ -5,7 +5,8 @@
 use super::{normwise_error, random, row_recorder, upload, CheckRow};
 use crate::cpu;
 use crate::cuda::{
-    argmax_rows, argmax_split, top_k_logprobs, top_k_rows, ArgmaxScratch, Gpu, GpuElement, GpuError,
+    argmax_chunk, argmax_rows, argmax_split, top_k_logprobs, top_k_rows, ArgmaxScratch, Gpu,
+    GpuElement, GpuError,
 };
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -73,7 +74,10 @@ pub(super) fn check_argmax_split<T: GpuElement>(
         .count();
     row(
         "argmax_split",
-        format!("{rows} rows of {n}, planted ties"),
+        format!(
+            "{rows} rows of {n} in chunks of {}, planted ties",
+            argmax_chunk()
+        ),
         wrong as f64,
         0.0,
     );

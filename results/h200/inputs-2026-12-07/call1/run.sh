@@ -1,7 +1,9 @@
-# Call 1 (packed at 2ad8cb1 with stamps): a forward's inputs staged as one word array (one
+# Call 1 (packed at HEAD with stamps): a forward's inputs staged as one word array (one
 # host-to-device transfer, then scatter_words inside the graph; SPECULA_INPUTS=staged, the
 # default) against a copy per input (apart: ten driver calls the GPU waits on between steps).
-# V2-Lite batch 1/8/32 three times each, interleaved; Moonlight batch 1/8 and the 8B at batch
+# Beside it, the split argmax's chunk: 1024 logits a block (the default now) or 4096 (as before:
+# 25 blocks for V2-Lite's 102400, 8 us of a batch-1 step in the stamps).
+# V2-Lite batch 1/8/32 three times each, interleaved (staged, apart, staged with chunks of 4096); Moonlight batch 1/8 and the 8B at batch
 # 1/8/64 once each; stamps of V2-Lite batch 1 both ways; GPU = CPU greedy and lossless on the
 # tiny DeepSeek-V3, V2 and Llama-3 fixtures (staged); the kernel checks (row scatter_words).
 #
@@ -14,6 +16,7 @@ V2="--config bench/configs/deepseek-v2-lite.json --batch-sizes 1,8,32 --repeats 
 for rep in 1 2 3; do
   SPECULA_INPUTS=staged bench v2-staged-$rep 35 $V2
   SPECULA_INPUTS=apart bench v2-apart-$rep 35 $V2
+  SPECULA_ARGMAX_CHUNK=4096 bench v2-chunk4096-$rep 35 $V2
 done
 MOON="--config bench/configs/moonlight-16b-a3b.json --batch-sizes 1,8 --repeats 1 --max-new-tokens 32"
 SPECULA_INPUTS=staged bench moon-staged 35 $MOON

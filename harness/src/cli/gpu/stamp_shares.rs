@@ -1,7 +1,10 @@
 //! Each kernel's share of a replayed decode step, from the wait-return
 //! stamps of a baseline run (`SPECULA_STAMPS=1`, docs/DESIGN.md 7.12): the
 //! decode steps are the longest run of repeats of one sequence of launch
-//! shapes, and the gap from a stamp to the next is its kernel's share.
+//! shapes, and the gap from a stamp to the next is its kernel's share. The
+//! step's last launch has a row of its own: its gap runs to the next step's
+//! first kernel, so it holds whatever the GPU waits for between two steps
+//! (the output's download, the host's work, the next inputs' transfer).
 
 use specula::sweep::measure::median;
 use specula_kernels::cuda::stamps::Stamp;
@@ -17,6 +20,9 @@ pub(super) struct KernelShare {
     pub(super) threads: u32,
     /// Launches of this shape in one step.
     pub(super) launches: usize,
+    /// Whether this is the step's last launch, whose gap runs to the next
+    /// step's first kernel (and so holds the time between steps).
+    pub(super) ends_step: bool,
     /// Microseconds a step (the median gap of each launch, summed).
     pub(super) us: f64,
     /// Fraction of the step's summed gaps.
@@ -84,9 +90,10 @@ pub(super) fn kernel_shares(
     for k in 0..per {
         let us = median(steps.iter().map(|&s| gap(s + k, s + k + 1)).collect()).unwrap_or(0.0);
         let s = &stamps[steps[0] + k];
+        let ends_step = k + 1 == per;
         match shares
             .iter_mut()
-            .find(|x| (x.blocks, x.threads) == (s.blocks, s.threads))
+            .find(|x| (x.blocks, x.threads, x.ends_step) == (s.blocks, s.threads, ends_step))
         {
             Some(x) => {
                 x.launches += 1;
@@ -94,15 +101,21 @@ pub(super) fn kernel_shares(
             }
             None => {
                 let named = name(s);
+                let named = if named.is_empty() {
+                    format!("{}x{}", s.blocks, s.threads)
+                } else {
+                    named
+                };
                 shares.push(KernelShare {
-                    kernel: if named.is_empty() {
-                        format!("{}x{}", s.blocks, s.threads)
+                    kernel: if ends_step {
+                        format!("{named} + the wait for the next step")
                     } else {
                         named
                     },
                     blocks: s.blocks,
                     threads: s.threads,
                     launches: 1,
+                    ends_step,
                     us,
                     share: 0.0,
                 });
@@ -162,12 +175,53 @@ mod tests {
         assert!((step - 25.0).abs() < 1.01, "{step}");
         assert_eq!(shares[0].kernel, "132x256");
         assert!((shares[0].us - 20.5).abs() < 0.51, "{:?}", shares[0]);
-        assert_eq!((shares[1].blocks, shares[1].launches), (1, 2));
-        assert!((shares[1].us - 5.0).abs() < 1e-9, "{:?}", shares[1]);
-        assert!((shares[1].us_each() - 2.5).abs() < 1e-9);
-        let total = shares[0].us + shares[1].us;
+        assert_eq!((shares[1].blocks, shares[1].launches), (1, 1));
+        assert!((shares[1].us - 3.0).abs() < 1e-9, "{:?}", shares[1]);
+        let total: f64 = shares.iter().map(|s| s.us).sum();
         assert!((shares[0].share - shares[0].us / total).abs() < 1e-12);
         assert!((shares.iter().map(|s| s.share).sum::<f64>() - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_launch_shape_shared_by_several_kernels_sums_their_gaps() {
+        // Launches 1 and 2 of a 4-launch step share a shape (1 x 512).
+        let mut stamps = Vec::new();
+        let mut t = 0;
+        for _ in 0..8 {
+            for (blocks, gap) in [(1, 3_000), (1, 2_000), (132, 20_000), (5, 7_000)] {
+                stamps.push(Stamp {
+                    ns: t,
+                    blocks,
+                    threads: 512,
+                });
+                t += gap;
+            }
+        }
+        let (_, shares) = kernel_shares(&stamps, 4, |_| String::new()).unwrap();
+        let norm = shares.iter().find(|s| s.blocks == 1).unwrap();
+        assert_eq!(norm.launches, 2);
+        assert!((norm.us - 5.0).abs() < 1e-9 && (norm.us_each() - 2.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_last_launch_has_its_own_row_holding_the_wait_between_steps() {
+        // The last launch (1 x 512, as the first) ends each step: its 2 us
+        // are its own row, not added to the first launch's 3 us.
+        let stamps = run(8, 0);
+        let (_, shares) = kernel_shares(&stamps, 3, |s| {
+            if s.blocks == 1 {
+                "rms_norm".into()
+            } else {
+                String::new()
+            }
+        })
+        .unwrap();
+        assert_eq!(shares.len(), 3, "{shares:?}");
+        let last = shares.iter().find(|s| s.ends_step).unwrap();
+        assert_eq!(last.kernel, "rms_norm + the wait for the next step");
+        assert!((last.us - 2.0).abs() < 1e-9, "{last:?}");
+        let first = shares.iter().find(|s| s.blocks == 1 && !s.ends_step).unwrap();
+        assert!((first.us - 3.0).abs() < 1e-9 && first.launches == 1, "{first:?}");
     }
 
     #[test]
@@ -181,7 +235,7 @@ mod tests {
             }
         })
         .unwrap();
-        assert_eq!(shares.len(), 2, "{shares:?}");
+        assert_eq!(shares.len(), 3, "{shares:?}");
         assert!(shares.iter().all(|s| s.blocks != 700 && s.blocks != 128));
         assert_eq!(shares[1].kernel, "rms_norm");
     }

@@ -220,8 +220,14 @@ mod tests {
         let last = shares.iter().find(|s| s.ends_step).unwrap();
         assert_eq!(last.kernel, "rms_norm + the wait for the next step");
         assert!((last.us - 2.0).abs() < 1e-9, "{last:?}");
-        let first = shares.iter().find(|s| s.blocks == 1 && !s.ends_step).unwrap();
-        assert!((first.us - 3.0).abs() < 1e-9 && first.launches == 1, "{first:?}");
+        let first = shares
+            .iter()
+            .find(|s| s.blocks == 1 && !s.ends_step)
+            .unwrap();
+        assert!(
+            (first.us - 3.0).abs() < 1e-9 && first.launches == 1,
+            "{first:?}"
+        );
     }
 
     #[test]

@@ -112,9 +112,6 @@ def main():
     else:
         names = [named.get(sh) for sh in shapes] if named else None
     label = [(names[k] if names else None) or f"{shapes[k][0]}x{shapes[k][1]}" for k in range(per)]
-    # The last launch's gap runs to the next step's first kernel: its own row
-    # (as the bench's kernel_shares), holding the wait between steps.
-    label[-1] += " + the wait for the next step"
     gaps = [statistics.median((s[k + 1][0] - s[k][0]) / 1e3 for s in steps) for k in range(per)]
     period = statistics.median((s[per][0] - s[0][0]) / 1e3 for s in steps)
     print(f"{a.stamps}: {len(steps)} steps of {per} launches from stamp {first}; "

@@ -40,8 +40,8 @@ pub(crate) struct Step<T, B> {
     pub(crate) own: B,
     /// The captured graph, once there is one.
     graph: Option<CudaGraph>,
-    /// Kernel launches in `graph` (0 before it is captured).
-    kernels: usize,
+    /// The launches one replay of `graph` makes (none before it is captured).
+    launches: Option<GraphLaunches>,
     /// Forwards run with this shape so far ([`EAGER_ONLY`]: never captured).
     runs: usize,
 }
@@ -68,7 +68,7 @@ impl<T: GpuElement, B> Step<T, B> {
             own,
             batch,
             graph: None,
-            kernels: 0,
+            launches: None,
             runs: 0,
         })
     }
@@ -103,15 +103,15 @@ impl<K: Eq + Hash, T, B> Replays<K, T, B> {
             && !profile::enabled()
     }
 
-    /// The kernel launches of a captured forward whose shape `matches`, the
-    /// most among several; none before one is captured.
-    pub(crate) fn kernels_where(&self, matches: impl Fn(&K) -> bool) -> Option<usize> {
+    /// The launches of a captured forward whose shape `matches`, the one
+    /// with the most kernels among several; none before one is captured.
+    pub(crate) fn launches_where(&self, matches: impl Fn(&K) -> bool) -> Option<GraphLaunches> {
         let steps = self.steps.borrow();
         steps
             .iter()
-            .filter(|(k, s)| matches(k) && s.kernels > 0)
-            .map(|(_, s)| s.kernels)
-            .max()
+            .filter(|(k, _)| matches(k))
+            .filter_map(|(_, s)| s.launches)
+            .max_by_key(|l| l.kernels)
     }
 
     /// Runs a graphable forward through the step of its shape `key`: makes
@@ -179,7 +179,7 @@ fn replay_or_capture<T, B>(
     match captured {
         Ok(graph) => {
             graph.launch()?;
-            step.kernels = kernel_nodes(&graph)?;
+            step.launches = Some(graph_launches(&graph)?);
             step.graph = Some(graph);
             Ok(())
         }
@@ -194,27 +194,67 @@ fn replay_or_capture<T, B>(
     }
 }
 
-/// The kernel nodes of `graph`: the launches one replay makes.
-fn kernel_nodes(graph: &CudaGraph) -> Result<usize> {
+/// The launches one replay of a captured graph makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GraphLaunches {
+    /// Its kernel nodes.
+    pub kernels: usize,
+    /// The launch shape (blocks, threads a block) of its first kernel (the
+    /// kernel node no other node precedes), where there is one: where a
+    /// replay's stamps begin.
+    pub first: Option<(u32, u32)>,
+}
+
+/// The kernel nodes of `graph` and the shape of its root kernel.
+fn graph_launches(graph: &CudaGraph) -> Result<GraphLaunches> {
     let g = graph.cu_graph();
-    let mut count = 0usize;
-    // SAFETY: a null node array asks only for the count; then an array of
-    // that many nodes is filled, and each node's type read.
-    unsafe {
-        sys::cuGraphGetNodes(g, std::ptr::null_mut(), &mut count).result()?;
-        let mut nodes: Vec<sys::CUgraphNode> = vec![std::ptr::null_mut(); count];
-        sys::cuGraphGetNodes(g, nodes.as_mut_ptr(), &mut count).result()?;
-        nodes.truncate(count);
-        let mut kernels = 0;
-        for n in nodes {
-            let mut kind = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY;
-            sys::cuGraphNodeGetType(n, &mut kind).result()?;
-            if kind == sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL {
-                kernels += 1;
-            }
+    let nodes_of = |roots: bool| -> Result<Vec<sys::CUgraphNode>> {
+        let mut count = 0usize;
+        // SAFETY: a null node array asks only for the count; then an array
+        // of that many nodes is filled.
+        unsafe {
+            let get = |nodes: *mut sys::CUgraphNode, count: &mut usize| {
+                if roots {
+                    sys::cuGraphGetRootNodes(g, nodes, count)
+                } else {
+                    sys::cuGraphGetNodes(g, nodes, count)
+                }
+            };
+            get(std::ptr::null_mut(), &mut count).result()?;
+            let mut nodes: Vec<sys::CUgraphNode> = vec![std::ptr::null_mut(); count];
+            get(nodes.as_mut_ptr(), &mut count).result()?;
+            nodes.truncate(count);
+            Ok(nodes)
         }
-        Ok(kernels)
+    };
+    let is_kernel = |n: sys::CUgraphNode| -> Result<bool> {
+        let mut kind = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY;
+        // SAFETY: `n` is a node of `graph`; its type is written to `kind`.
+        unsafe { sys::cuGraphNodeGetType(n, &mut kind) }.result()?;
+        Ok(kind == sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL)
+    };
+    let mut kernels = 0;
+    for n in nodes_of(false)? {
+        kernels += usize::from(is_kernel(n)?);
     }
+    let mut first = None;
+    for n in nodes_of(true)? {
+        if is_kernel(n)? {
+            // SAFETY: a kernel node's parameters, written into a zeroed
+            // struct of the driver's layout.
+            let p = unsafe {
+                let mut p: sys::CUDA_KERNEL_NODE_PARAMS = std::mem::zeroed();
+                sys::cuGraphKernelNodeGetParams_v2(n, &mut p).result()?;
+                p
+            };
+            first = Some((
+                p.gridDimX * p.gridDimY * p.gridDimZ,
+                p.blockDimX * p.blockDimY * p.blockDimZ,
+            ));
+            break;
+        }
+    }
+    Ok(GraphLaunches { kernels, first })
 }
 
 /// `runs` of a shape that is never captured.

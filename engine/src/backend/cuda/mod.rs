@@ -26,6 +26,7 @@ mod upload;
 mod weights;
 
 pub use draft::GpuDraft;
+pub use graph::GraphLaunches;
 pub use kv_pool::GpuCache;
 pub use pair::{GpuDtype, GpuModels, GpuPair};
 pub use profile::take_profile;

@@ -2,7 +2,7 @@
 //! built from a CPU-loaded [`ModelPair`] or from config shapes with random
 //! weights.
 
-use super::{GpuDraft, GpuOptions, GpuTarget};
+use super::{GpuDraft, GpuOptions, GpuTarget, GraphLaunches};
 use crate::capture::{CaptureChoice, CaptureSource};
 use crate::config::{DraftConfig, TargetConfig};
 use crate::error::{EngineError, Result};
@@ -260,12 +260,12 @@ impl GpuModels {
         }
     }
 
-    /// Kernel launches of the target's captured greedy decode forward of
-    /// `rows` sequences ([`GpuTarget::decode_graph_kernels`]).
-    pub fn decode_graph_kernels(&self, rows: usize) -> Option<usize> {
+    /// The launches of the target's captured greedy decode forward of
+    /// `rows` sequences ([`GpuTarget::decode_graph`]).
+    pub fn decode_graph(&self, rows: usize) -> Option<GraphLaunches> {
         match self {
-            GpuModels::Bf16(p) => p.target.decode_graph_kernels(rows),
-            GpuModels::F32(p) => p.target.decode_graph_kernels(rows),
+            GpuModels::Bf16(p) => p.target.decode_graph(rows),
+            GpuModels::F32(p) => p.target.decode_graph(rows),
         }
     }
 

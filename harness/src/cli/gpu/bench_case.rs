@@ -11,7 +11,7 @@ use crate::cli::CliError;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use specula::process_stats::{peak_rss_bytes, process_age_s};
-use specula_engine::backend::cuda::{Gpu, GpuModels, GpuRecorder, LoadStats};
+use specula_engine::backend::cuda::{Gpu, GpuModels, GpuRecorder, GraphLaunches, LoadStats};
 use specula_engine::config::{MoeConfig, TargetConfig};
 use specula_engine::generate::GenerateParams;
 use specula_engine::timing::{Span, SpanLog};
@@ -150,9 +150,10 @@ pub(super) fn run_case(
             reset_stamps(gpu).map_err(|e| CliError::Gpu(format!("stamps: {e}")))?;
         }
         let base = measure(models, gpu, prompts, base_params)?;
-        let kernels = models.decode_graph_kernels(batch);
+        let graph = models.decode_graph(batch);
+        let kernels = graph.map(|g| g.kernels);
         if stamp {
-            write_stamps(gpu, a, (batch, ctx.prompt_len), kernels)?;
+            write_stamps(gpu, a, (batch, ctx.prompt_len), graph)?;
         }
         print_profile(batch, "baseline");
         let (touched, moe_forwards) = models.expert_stats()?;
@@ -285,14 +286,15 @@ pub(super) fn first_token(
 /// The wait-return stamps of a case's first baseline run (prefill and
 /// decode steps; `SPECULA_STAMPS=1`) into `stamps_b{batch}_p{prompt}.csv`:
 /// one row a launch, the global timer in ns, blocks, threads a block and
-/// the kernels launched with that shape; with the decode graph's `per`
-/// launches, each kernel's share of a step into
+/// the kernels launched with that shape; with the decode graph's launches
+/// (how many, and its first's shape, where a step begins), each kernel's
+/// share of a step into
 /// `kernel_shares_b{batch}_p{prompt}.csv`, the largest printed.
 fn write_stamps(
     gpu: &Gpu,
     a: &BenchArgs,
     (batch, prompt_len): (usize, usize),
-    per: Option<usize>,
+    graph: Option<GraphLaunches>,
 ) -> Result<(), CliError> {
     let (stamps, dropped) = take_stamps(gpu).map_err(|e| CliError::Gpu(format!("stamps: {e}")))?;
     let mut csv = String::from("ns,blocks,threads,kernels\n");
@@ -318,7 +320,9 @@ fn write_stamps(
         stamps.len(),
         a.out.join(format!("stamps_{case}.csv")).display(),
     );
-    let Some((step, shares)) = per.and_then(|per| kernel_shares(&stamps, per, stamp_kernels))
+    let per = graph.map(|g| g.kernels);
+    let Some((step, shares)) =
+        graph.and_then(|g| kernel_shares(&stamps, g.kernels, g.first, stamp_kernels))
     else {
         eprintln!(
             "batch {batch} prompt {prompt_len}: no three repeats of the decode graph's {} launches in the stamps (no kernel shares)",

@@ -1,7 +1,8 @@
 //! Each kernel's share of a replayed decode step, from the wait-return
 //! stamps of a baseline run (`SPECULA_STAMPS=1`, docs/DESIGN.md 7.12): the
 //! decode steps are the longest run of repeats of one sequence of launch
-//! shapes, and the gap from a stamp to the next is its kernel's share. The
+//! shapes, and the gap from a stamp to the next is its kernel's share. Where
+//! the graph's first launch shape is known, the steps start there and the
 //! step's last launch has a row of its own: its gap runs to the next step's
 //! first kernel, so it holds whatever the GPU waits for between two steps
 //! (the output's download, the host's work, the next inputs' transfer).
@@ -65,18 +66,26 @@ fn find_steps(stamps: &[Stamp], per: usize) -> Option<(usize, usize)> {
 
 /// The step (median first stamp to the next step's first, us) and each
 /// kernel's share, largest first, over the decode steps of `stamps` (`per`
-/// launches each; the first repeat is a warm-up and the last has no next
-/// step, so both are left out); `name` names a stamp. None with fewer than
-/// three measured steps.
+/// launches each, beginning with a launch of shape `begins` (blocks, threads
+/// a block) where given and found; the first repeat is a warm-up and the
+/// last has no next step, so both are left out); `name` names a stamp. None
+/// with fewer than three measured steps.
 pub(super) fn kernel_shares(
     stamps: &[Stamp],
     per: usize,
+    begins: Option<(u32, u32)>,
     name: impl Fn(&Stamp) -> String,
 ) -> Option<(f64, Vec<KernelShare>)> {
     if per == 0 {
         return None;
     }
     let (first, reps) = find_steps(stamps, per)?;
+    // The repeats found may start anywhere in a step: moved to its first
+    // launch (a run of `reps` repeats holds `reps - 1` from any offset).
+    let offset = begins.and_then(|b| {
+        (0..per).find(|&k| (stamps[first + k].blocks, stamps[first + k].threads) == b)
+    });
+    let first = first + offset.unwrap_or(0);
     let steps: Vec<usize> = (1..reps.saturating_sub(1))
         .map(|i| first + i * per)
         .collect();
@@ -90,7 +99,7 @@ pub(super) fn kernel_shares(
     for k in 0..per {
         let us = median(steps.iter().map(|&s| gap(s + k, s + k + 1)).collect()).unwrap_or(0.0);
         let s = &stamps[steps[0] + k];
-        let ends_step = k + 1 == per;
+        let ends_step = offset.is_some() && k + 1 == per;
         match shares
             .iter_mut()
             .find(|x| (x.blocks, x.threads, x.ends_step) == (s.blocks, s.threads, ends_step))
@@ -171,69 +180,63 @@ mod tests {
     #[test]
     fn each_kernel_gets_the_median_gap_to_the_next_stamp_summed_over_its_launches() {
         let stamps = run(8, 1_000);
-        let (step, shares) = kernel_shares(&stamps, 3, |_| String::new()).unwrap();
+        let (step, shares) = kernel_shares(&stamps, 3, None, |_| String::new()).unwrap();
         assert!((step - 25.0).abs() < 1.01, "{step}");
         assert_eq!(shares[0].kernel, "132x256");
         assert!((shares[0].us - 20.5).abs() < 0.51, "{:?}", shares[0]);
-        assert_eq!((shares[1].blocks, shares[1].launches), (1, 1));
-        assert!((shares[1].us - 3.0).abs() < 1e-9, "{:?}", shares[1]);
-        let total: f64 = shares.iter().map(|s| s.us).sum();
+        assert_eq!((shares[1].blocks, shares[1].launches), (1, 2));
+        assert!((shares[1].us - 5.0).abs() < 1e-9, "{:?}", shares[1]);
+        assert!((shares[1].us_each() - 2.5).abs() < 1e-9);
+        assert!(shares.iter().all(|s| !s.ends_step));
+        let total = shares[0].us + shares[1].us;
         assert!((shares[0].share - shares[0].us / total).abs() < 1e-12);
         assert!((shares.iter().map(|s| s.share).sum::<f64>() - 1.0).abs() < 1e-12);
     }
 
     #[test]
-    fn a_launch_shape_shared_by_several_kernels_sums_their_gaps() {
-        // Launches 1 and 2 of a 4-launch step share a shape (1 x 512).
-        let mut stamps = Vec::new();
-        let mut t = 0;
+    fn steps_begin_at_the_graphs_first_launch_and_the_last_holds_the_wait_between_steps() {
+        // A prefill launch, then steps of a scatter (10 x 128, 1 us), a
+        // linear (132 x 256, 20 us), a norm (1 x 512, 2 us) and the host's
+        // 40 us before the next step's scatter; the repeats found start at
+        // the prefill's end, wherever that falls in a step.
+        let mut stamps = vec![Stamp {
+            ns: 0,
+            blocks: 700,
+            threads: 64,
+        }];
+        let mut t = 10_000;
         for _ in 0..8 {
-            for (blocks, gap) in [(1, 3_000), (1, 2_000), (132, 20_000), (5, 7_000)] {
+            for (blocks, threads, gap) in [(10, 128, 1_000), (132, 256, 20_000), (1, 512, 42_000)] {
                 stamps.push(Stamp {
                     ns: t,
                     blocks,
-                    threads: 512,
+                    threads,
                 });
                 t += gap;
             }
         }
-        let (_, shares) = kernel_shares(&stamps, 4, |_| String::new()).unwrap();
-        let norm = shares.iter().find(|s| s.blocks == 1).unwrap();
-        assert_eq!(norm.launches, 2);
-        assert!((norm.us - 5.0).abs() < 1e-9 && (norm.us_each() - 2.5).abs() < 1e-9);
-    }
-
-    #[test]
-    fn the_last_launch_has_its_own_row_holding_the_wait_between_steps() {
-        // The last launch (1 x 512, as the first) ends each step: its 2 us
-        // are its own row, not added to the first launch's 3 us.
-        let stamps = run(8, 0);
-        let (_, shares) = kernel_shares(&stamps, 3, |s| {
-            if s.blocks == 1 {
-                "rms_norm".into()
-            } else {
-                String::new()
-            }
-        })
-        .unwrap();
-        assert_eq!(shares.len(), 3, "{shares:?}");
+        let named = |s: &Stamp| match s.blocks {
+            10 => "scatter_words".to_string(),
+            1 => "rms_norm".to_string(),
+            _ => String::new(),
+        };
+        let (step, shares) = kernel_shares(&stamps, 3, Some((10, 128)), named).unwrap();
+        assert!((step - 63.0).abs() < 1e-9, "{step}");
         let last = shares.iter().find(|s| s.ends_step).unwrap();
         assert_eq!(last.kernel, "rms_norm + the wait for the next step");
-        assert!((last.us - 2.0).abs() < 1e-9, "{last:?}");
-        let first = shares
-            .iter()
-            .find(|s| s.blocks == 1 && !s.ends_step)
-            .unwrap();
-        assert!(
-            (first.us - 3.0).abs() < 1e-9 && first.launches == 1,
-            "{first:?}"
-        );
+        assert!((last.us - 42.0).abs() < 1e-9, "{last:?}");
+        assert_eq!(shares.iter().filter(|s| s.ends_step).count(), 1);
+        let scatter = shares.iter().find(|s| s.blocks == 10).unwrap();
+        assert!((scatter.us - 1.0).abs() < 1e-9 && !scatter.ends_step);
+        // A first shape the steps do not hold: no step end is claimed.
+        let (_, shares) = kernel_shares(&stamps, 3, Some((3, 3)), |_| String::new()).unwrap();
+        assert!(shares.iter().all(|s| !s.ends_step));
     }
 
     #[test]
     fn the_prefill_before_the_steps_is_left_out_and_names_come_from_the_caller() {
         let stamps = run(6, 0);
-        let (_, shares) = kernel_shares(&stamps, 3, |s| {
+        let (_, shares) = kernel_shares(&stamps, 3, None, |s| {
             if s.blocks == 1 {
                 "rms_norm".into()
             } else {
@@ -241,16 +244,16 @@ mod tests {
             }
         })
         .unwrap();
-        assert_eq!(shares.len(), 3, "{shares:?}");
+        assert_eq!(shares.len(), 2, "{shares:?}");
         assert!(shares.iter().all(|s| s.blocks != 700 && s.blocks != 128));
         assert_eq!(shares[1].kernel, "rms_norm");
     }
 
     #[test]
     fn too_few_repeats_or_a_wrong_step_length_give_none() {
-        assert!(kernel_shares(&run(3, 0), 3, |_| String::new()).is_none());
-        assert!(kernel_shares(&run(8, 0), 0, |_| String::new()).is_none());
+        assert!(kernel_shares(&run(3, 0), 3, None, |_| String::new()).is_none());
+        assert!(kernel_shares(&run(8, 0), 0, None, |_| String::new()).is_none());
         // A step length that does not repeat: 4 launches of a 3-launch cycle.
-        assert!(kernel_shares(&run(8, 0), 4, |_| String::new()).is_none());
+        assert!(kernel_shares(&run(8, 0), 4, None, |_| String::new()).is_none());
     }
 }

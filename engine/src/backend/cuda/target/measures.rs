@@ -3,6 +3,7 @@
 //! token's keys and values), the experts its forwards touch, and the
 //! kernel launches of a captured decode step.
 
+use super::super::graph::GraphLaunches;
 use super::super::layers::{LayerFfn, TargetLayer};
 use super::{GpuTarget, StepKey};
 use crate::backend::LogitsWanted;
@@ -52,11 +53,11 @@ where
         Ok((v[0], v[1]))
     }
 
-    /// Kernel launches of the captured greedy decode forward of `rows`
+    /// The launches of the captured greedy decode forward of `rows`
     /// sequences (`StepKey::is_greedy_decode`): what one baseline step
     /// replays; none before that forward is captured.
-    pub fn decode_graph_kernels(&self, rows: usize) -> Option<usize> {
-        self.replays.kernels_where(|k| k.is_greedy_decode(rows))
+    pub fn decode_graph(&self, rows: usize) -> Option<GraphLaunches> {
+        self.replays.launches_where(|k| k.is_greedy_decode(rows))
     }
 
     /// Zeroes the expert counters.

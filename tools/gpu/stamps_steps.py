@@ -15,14 +15,18 @@ before's end and that block's own work.
 
 The decode steps are found as the longest run of repeats of one sequence of
 `--kernels` launch shapes (the bench prints "N kernels a step"); the first
-repeat is skipped (warm-up). Names come from the CSV's `kernels` column (the
+repeat is skipped (warm-up). With `--begins BLOCKSxTHREADS` (the decode
+graph's first launch: `scatter_words`, 10x128, since the staged inputs; a
+shape one launch of the step has) the steps start at that launch and the last launch's row, "+ the wait for the
+next step", holds the time between steps, as the bench's kernel shares do;
+without it the steps start wherever the repeats found do. Names come from the CSV's `kernels` column (the
 kernels the bench launched with each shape), or from an Nsight Compute raw
 CSV of the same bench (`ncu --metrics gpu__time_duration.sum,launch__grid_size,
 launch__block_size --csv --page raw`, see results/h200/step-2026-12-06/call2)
 by launch shape (blocks, threads a block) where the shape is in ncu's list,
 else the shape stands for the name.
 
-    python3 tools/gpu/stamps_steps.py stamps_b1_p128.csv --kernels 327 [--ncu v2.csv] [--list 40]
+    python3 tools/gpu/stamps_steps.py stamps_b1_p128.csv --kernels 249 [--begins 10x128] [--ncu v2.csv] [--list 40]
 """
 import argparse
 import csv
@@ -99,12 +103,22 @@ def main():
                     help="launches a decode step (the bench's 'N kernels a step', less any cuBLAS launches: those do not stamp)")
     ap.add_argument("--ncu", help="an Nsight Compute raw CSV of the same bench, for the kernels' names")
     ap.add_argument("--list", type=int, default=0, help="also list the step's first N launches in order")
+    ap.add_argument("--begins", help="the launch shape BLOCKSxTHREADS a step begins with (the graph's first kernel)")
     a = ap.parse_args()
     stamps, named = read_stamps(a.stamps)
     per = a.kernels
     first, reps = find_steps(stamps, per)
     if reps < 3:
         raise SystemExit(f"{a.stamps}: no three repeats of a {per}-launch sequence in {len(stamps)} stamps")
+    aligned = False
+    if a.begins:
+        want = tuple(int(v) for v in a.begins.split("x"))
+        at = [k for k in range(per) if stamps[first + k][1:] == want]
+        offset = at[0] if len(at) == 1 else None
+        if offset is None:
+            print(f"{len(at)} {a.begins} launches in a step, not one: the steps start where the repeats found do")
+        else:
+            first, aligned = first + offset, True
     steps = [stamps[first + i * per : first + (i + 1) * per + 1] for i in range(1, reps - 1)]
     shapes = [(b, t) for _, b, t in steps[0][:per]]
     if a.ncu:
@@ -112,6 +126,8 @@ def main():
     else:
         names = [named.get(sh) for sh in shapes] if named else None
     label = [(names[k] if names else None) or f"{shapes[k][0]}x{shapes[k][1]}" for k in range(per)]
+    if aligned:
+        label[-1] += " + the wait for the next step"
     gaps = [statistics.median((s[k + 1][0] - s[k][0]) / 1e3 for s in steps) for k in range(per)]
     period = statistics.median((s[per][0] - s[0][0]) / 1e3 for s in steps)
     print(f"{a.stamps}: {len(steps)} steps of {per} launches from stamp {first}; "

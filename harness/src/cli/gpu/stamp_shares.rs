@@ -66,8 +66,8 @@ fn find_steps(stamps: &[Stamp], per: usize) -> Option<(usize, usize)> {
 
 /// The step (median first stamp to the next step's first, us) and each
 /// kernel's share, largest first, over the decode steps of `stamps` (`per`
-/// launches each, beginning with a launch of shape `begins` (blocks, threads
-/// a block) where given and found; the first repeat is a warm-up and the
+/// launches each, beginning with the launch of shape `begins` (blocks,
+/// threads a block) where given and held by one launch of a step; the first repeat is a warm-up and the
 /// last has no next step, so both are left out); `name` names a stamp. None
 /// with fewer than three measured steps.
 pub(super) fn kernel_shares(
@@ -82,8 +82,15 @@ pub(super) fn kernel_shares(
     let (first, reps) = find_steps(stamps, per)?;
     // The repeats found may start anywhere in a step: moved to its first
     // launch (a run of `reps` repeats holds `reps - 1` from any offset).
+    // A shape that more than one launch of the step has leaves the start
+    // unknown: no step end is claimed then.
     let offset = begins.and_then(|b| {
-        (0..per).find(|&k| (stamps[first + k].blocks, stamps[first + k].threads) == b)
+        let mut at =
+            (0..per).filter(|&k| (stamps[first + k].blocks, stamps[first + k].threads) == b);
+        match (at.next(), at.next()) {
+            (Some(k), None) => Some(k),
+            _ => None,
+        }
     });
     let first = first + offset.unwrap_or(0);
     let steps: Vec<usize> = (1..reps.saturating_sub(1))
@@ -228,8 +235,19 @@ mod tests {
         assert_eq!(shares.iter().filter(|s| s.ends_step).count(), 1);
         let scatter = shares.iter().find(|s| s.blocks == 10).unwrap();
         assert!((scatter.us - 1.0).abs() < 1e-9 && !scatter.ends_step);
-        // A first shape the steps do not hold: no step end is claimed.
+        // A first shape the steps do not hold, or hold twice: no step end
+        // is claimed.
         let (_, shares) = kernel_shares(&stamps, 3, Some((3, 3)), |_| String::new()).unwrap();
+        assert!(shares.iter().all(|s| !s.ends_step));
+        let twice: Vec<Stamp> = stamps
+            .iter()
+            .map(|s| Stamp {
+                blocks: if s.blocks == 132 { 10 } else { s.blocks },
+                threads: if s.blocks == 132 { 128 } else { s.threads },
+                ..*s
+            })
+            .collect();
+        let (_, shares) = kernel_shares(&twice, 3, Some((10, 128)), |_| String::new()).unwrap();
         assert!(shares.iter().all(|s| !s.ends_step));
     }
 

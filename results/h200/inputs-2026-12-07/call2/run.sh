@@ -1,4 +1,4 @@
-# Call 2 (packed at b2e21cb), asked for an H200 (needs_h200: the 8B at batch 64 and prompt 8192
+# Call 2 (packed at HEAD; PACKED.txt names it), asked for an H200 (needs_h200: the 8B at batch 64 and prompt 8192
 # needs ~87 GB, the Kimi-K2 4-layer shape's random bf16 weights ~105 GB): HEAD's defaults (the
 # staged inputs, the argmax in chunks of 1024) on the H200. Issue 16: V2-Lite batch 1/8/32
 # (with the ten-copy inputs beside it at batch 1, and its stamps at batch 1, whose shares now

@@ -159,19 +159,10 @@ impl BatchOnDevice {
             staged: None,
         };
         if inputs_staged() {
-            let k = &b.keys;
-            let fields = [
-                WordField::of(gpu, &b.tokens)?,
-                WordField::of(gpu, &b.positions)?,
-                WordField::of(gpu, &b.entries)?,
-                WordField::of(gpu, &k.base)?,
-                WordField::of(gpu, &k.prefix)?,
-                WordField::of(gpu, &k.extra_off)?,
-                WordField::of(gpu, &k.extra)?,
-                WordField::of(gpu, &b.logit_rows)?,
-                WordField::of(gpu, &k.tiles)?,
-                WordField::of(gpu, &k.groups)?,
-            ];
+            let fields = Input::ALL
+                .iter()
+                .map(|&i| b.field(gpu, i))
+                .collect::<Result<Vec<_>>>()?;
             // SAFETY: the staging lives in `b` beside the buffers it fills,
             // which are never reallocated (moving `b` keeps their addresses).
             b.staged = Some(unsafe { StagedWords::new(gpu, &fields)? });
@@ -205,17 +196,18 @@ impl BatchOnDevice {
         let k = &mut self.keys;
         (k.has_causal, k.has_tree) = h.attention_kinds();
         if let Some(st) = &mut self.staged {
-            st.fill(0, h.tokens.iter().copied())?;
-            st.fill(1, h.positions.iter().copied())?;
-            st.fill(2, h.entries.iter().copied())?;
-            st.fill(3, h.base.iter().copied())?;
-            st.fill(4, h.prefix.iter().copied())?;
-            st.fill(5, h.extra_off.iter().copied())?;
-            st.fill(6, h.extra.iter().copied())?;
-            st.fill(7, h.logit_rows.iter().copied())?;
+            use Input::*;
+            st.fill(Tokens as usize, h.tokens.iter().copied())?;
+            st.fill(Positions as usize, h.positions.iter().copied())?;
+            st.fill(Entries as usize, h.entries.iter().copied())?;
+            st.fill(Base as usize, h.base.iter().copied())?;
+            st.fill(Prefix as usize, h.prefix.iter().copied())?;
+            st.fill(ExtraOff as usize, h.extra_off.iter().copied())?;
+            st.fill(Extra as usize, h.extra.iter().copied())?;
+            st.fill(LogitRows as usize, h.logit_rows.iter().copied())?;
             // Unused tiles and groups are zeros: empty, as the padded lists.
-            st.fill(8, h.plan.tiles.iter().copied())?;
-            st.fill(9, h.plan.groups.iter().copied())?;
+            st.fill(Tiles as usize, h.plan.tiles.iter().copied())?;
+            st.fill(Groups as usize, h.plan.groups.iter().copied())?;
             st.upload(gpu)?;
             return Ok(());
         }
@@ -237,6 +229,23 @@ impl BatchOnDevice {
         Ok(())
     }
 
+    /// Where input `i` lives on the device.
+    fn field(&self, gpu: &Gpu, i: Input) -> Result<WordField> {
+        let k = &self.keys;
+        Ok(match i {
+            Input::Tokens => WordField::of(gpu, &self.tokens),
+            Input::Positions => WordField::of(gpu, &self.positions),
+            Input::Entries => WordField::of(gpu, &self.entries),
+            Input::Base => WordField::of(gpu, &k.base),
+            Input::Prefix => WordField::of(gpu, &k.prefix),
+            Input::ExtraOff => WordField::of(gpu, &k.extra_off),
+            Input::Extra => WordField::of(gpu, &k.extra),
+            Input::LogitRows => WordField::of(gpu, &self.logit_rows),
+            Input::Tiles => WordField::of(gpu, &k.tiles),
+            Input::Groups => WordField::of(gpu, &k.groups),
+        }?)
+    }
+
     /// Spreads the staged inputs over their fields: a forward's first
     /// launch (inside its graph), after [`BatchOnDevice::write`]; nothing
     /// when the inputs were copied apart.
@@ -246,6 +255,38 @@ impl BatchOnDevice {
             None => Ok(()),
         }
     }
+}
+
+/// A batch's inputs, as staged: `i as usize` is input `i`'s field in the
+/// [`StagedWords`] (the order of [`Input::ALL`]).
+#[derive(Debug, Clone, Copy)]
+enum Input {
+    Tokens,
+    Positions,
+    Entries,
+    Base,
+    Prefix,
+    ExtraOff,
+    Extra,
+    LogitRows,
+    Tiles,
+    Groups,
+}
+
+impl Input {
+    /// Every input, in field order.
+    const ALL: [Input; 10] = [
+        Input::Tokens,
+        Input::Positions,
+        Input::Entries,
+        Input::Base,
+        Input::Prefix,
+        Input::ExtraOff,
+        Input::Extra,
+        Input::LogitRows,
+        Input::Tiles,
+        Input::Groups,
+    ];
 }
 
 /// Whether a forward's inputs go to the device staged as one transfer and
@@ -259,4 +300,16 @@ fn inputs_staged() -> bool {
         "staged",
     );
     STAGED.get()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Input;
+
+    #[test]
+    fn every_input_is_listed_once_at_its_own_field() {
+        for (field, &i) in Input::ALL.iter().enumerate() {
+            assert_eq!(i as usize, field, "{i:?}");
+        }
+    }
 }

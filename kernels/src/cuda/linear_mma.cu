@@ -181,6 +181,13 @@ __device__ void linear_mma(bf16* y, const bf16* x, const bf16* w, const bf16* bi
     }
 }
 
+// The tokens as the kernel before stored them: x is ready once it has
+// finished.
+struct TokensStored {
+    __device__ void wait() { pdl_wait(); }
+    __device__ void finish() {}
+};
+
 // NT token tiles (m <= 8 NT), groups = 1: the same arithmetic as
 // linear_mma_block<NT, KU>, with the weight and token loads double-buffered
 // in registers (the next KU chunks in flight while the current ones
@@ -189,10 +196,12 @@ __device__ void linear_mma(bf16* y, const bf16* x, const bf16* w, const bf16* bi
 // it drains. One tile takes eight chunks a stage; two or four take four (the
 // registers of two stages of every tile). `out` names the weight rows (output
 // columns) of the lane's rows g and g + 8 (`out.col(g, hi)`) and stores the
-// sums (`out.store(acc, partial)`).
-template <int NT, int KU, class Out>
+// sums (`out.store(acc, partial)`); `in` makes x ready after the first
+// weights are asked for (`in.wait()`: TokensStored's is the wait on the kernel
+// before) and ends the kernel after the store (`in.finish()`).
+template <int NT, int KU, class Out, class In>
 __device__ __forceinline__ void linear_mma_pipelined(const bf16* x, const bf16* w, int m, int k, int n, int parts,
-                                                     float* partial, const Out& out) {
+                                                     float* partial, const Out& out, In& in) {
     constexpr int STAGE = 32 * KU;
     pdl_launch_dependents();
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
@@ -220,7 +229,7 @@ __device__ __forceinline__ void linear_mma_pipelined(const bf16* x, const bf16* 
             hi0[u] = ld_frag(whi + 32 * u);
         }
     }
-    pdl_wait();
+    in.wait();
     if (stages > 0) {
 #pragma unroll
         for (int tt = 0; tt < NT; tt++)
@@ -259,7 +268,9 @@ __device__ __forceinline__ void linear_mma_pipelined(const bf16* x, const bf16* 
         }
     }
     out.template store<NT>(acc, partial);
+    in.finish();
 }
+
 
 // A block's 16 consecutive output columns, stored as mma_store does.
 struct TileColumns {
@@ -278,7 +289,8 @@ struct TileColumns {
                                                           int m, int k, int n, int parts, int flags) {          \
         extern __shared__ float tile_partial[];                                                                 \
         TileColumns out{y, bias, m, n, parts, flags, (int)blockIdx.x * 16};                                     \
-        linear_mma_pipelined<NT, KU>(x, w, m, k, n, parts, tile_partial, out);                                  \
+        TokensStored in;                                                                                        \
+        linear_mma_pipelined<NT, KU>(x, w, m, k, n, parts, tile_partial, out, in);                              \
     }
 // One token tile (m <= 8): eight chunks a stage; two and four tiles (m <= 16,
 // 32): four.
@@ -299,7 +311,8 @@ LINEAR_MMA_TILES(8, 2)
         extern __shared__ float tile_partial[];                                                                 \
         int col0 = ((int)blockIdx.x * 2 + (int)(threadIdx.x >> 5) / parts) * 16;                                \
         TileColumns out{y, bias, m, n, parts, flags, col0};                                                     \
-        linear_mma_pipelined<NT, KU>(x, w, m, k, n, parts, tile_partial, out);                                  \
+        TokensStored in;                                                                                        \
+        linear_mma_pipelined<NT, KU>(x, w, m, k, n, parts, tile_partial, out, in);                              \
     }
 LINEAR_MMA_TILES_G2(1, 8)
 LINEAR_MMA_TILES_G2(2, 4)

@@ -133,10 +133,17 @@ __device__ float block_sum_as_norm(const float (&s)[V]) {
     return sh[0];
 }
 
-// rms_norm_row in a block of NORM_THREADS / V threads (see rms_norm_row).
-template <int V, typename T>
-__device__ void rms_norm_row_v(T* dst, T* keep, const T* x, const T* d, const T* w, float eps, int hidden) {
+// Row 0 of rms_norm_delta's register path, with the same delta kinds and
+// the same bits, in a block of NORM_THREADS / V threads: v = x, then
+// delta.pre, then + delta.vec rounded to T when delta.has(); `sum` gets v
+// (meanwhile, or to keep), then `out` = rmsnorm(v) * w (out may be sum) and,
+// when not null, `keep`. x is not written. Needs hidden % VEC == 0 and
+// hidden / VEC <= 4 * NORM_THREADS; every thread of the block calls it.
+template <int V, typename T, class D>
+__device__ void rms_norm_row_delta(T* sum, T* out, T* keep, const T* x, const D& delta, const T* w, float eps,
+                                   int hidden) {
     constexpr int VEC = 16 / sizeof(T);
+    bool d = delta.has();
     float ss[V];
 #pragma unroll
     for (int j = 0; j < V; j++) {
@@ -146,12 +153,16 @@ __device__ void rms_norm_row_v(T* dst, T* keep, const T* x, const T* d, const T*
         for (int u = 0; u < 4; u++) {
             int i = (vt + u * NORM_THREADS) * VEC;
             if (i < hidden) {
-                float v[VEC], dv[VEC];
+                float v[VEC];
                 ld16(x + i, v);
-                ld16(d + i, dv);
-                add_as_stored<T>(v, dv);
+                delta.pre(i, v);
+                if (d) {
+                    float dv[VEC];
+                    delta.vec(i, dv);
+                    add_as_stored<T>(v, dv);
+                }
                 // The sum as T (exact: each value is T's), read back below.
-                st16(dst + i, v);
+                st16(sum + i, v);
 #pragma unroll
                 for (int e = 0; e < VEC; e++) ss[j] += v[e] * v[e];
             }
@@ -166,11 +177,11 @@ __device__ void rms_norm_row_v(T* dst, T* keep, const T* x, const T* d, const T*
             int i = (vt + u * NORM_THREADS) * VEC;
             if (i < hidden) {
                 float v[VEC], wv[VEC], r[VEC];
-                ld16(dst + i, v);
+                ld16(sum + i, v);
                 ld16(w + i, wv);
 #pragma unroll
                 for (int e = 0; e < VEC; e++) r[e] = v[e] * inv * wv[e];
-                st16(dst + i, r);
+                st16(out + i, r);
                 if (keep) st16(keep + i, r);
             }
         }
@@ -186,8 +197,9 @@ __device__ void rms_norm_row_v(T* dst, T* keep, const T* x, const T* d, const T*
 // block calls it.
 template <typename T>
 __device__ void rms_norm_row(T* dst, T* keep, const T* x, const T* d, const T* w, float eps, int hidden) {
-    if (blockDim.x == NORM_THREADS) rms_norm_row_v<1>(dst, keep, x, d, w, eps, hidden);
-    else rms_norm_row_v<2>(dst, keep, x, d, w, eps, hidden);
+    StoredDelta<T> delta{d};
+    if (blockDim.x == NORM_THREADS) rms_norm_row_delta<1>(dst, dst, keep, x, delta, w, eps, hidden);
+    else rms_norm_row_delta<2>(dst, dst, keep, x, delta, w, eps, hidden);
 }
 
 // residual += delta; out = rmsnorm(residual) * w. grid: rows. Enters as a

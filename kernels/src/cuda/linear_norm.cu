@@ -7,7 +7,7 @@
 // its wait on the kernel before, a few loads, a reduction, a store the
 // projection then waits for. Here every block of the projection norms the row
 // itself into shared memory after asking for its first weights, in the norm
-// kernel's own reduction order (rms_norm_row_delta: the same bits), and reads
+// kernel's own reduction order (rms_norm_row_looped: the same bits), and reads
 // its tokens from there. The residual's new row (residual + the delta) is
 // written once, by the block that finished its norm last (every other block
 // has read the old row by then: the ticket is taken after the block's
@@ -30,13 +30,7 @@ struct NormedRow {
     unsigned int arrived;  // thread 0's ticket (issued in wait, read in finish)
     __device__ void wait() {
         pdl_wait();
-        switch (blockDim.x) {
-            case NORM_THREADS: rms_norm_row_delta<1>(vs, xs, (bf16*)nullptr, residual, delta, w, eps, hidden); break;
-            case NORM_THREADS / 2: rms_norm_row_delta<2>(vs, xs, (bf16*)nullptr, residual, delta, w, eps, hidden); break;
-            case NORM_THREADS / 4: rms_norm_row_delta<4>(vs, xs, (bf16*)nullptr, residual, delta, w, eps, hidden); break;
-            case NORM_THREADS / 8: rms_norm_row_delta<8>(vs, xs, (bf16*)nullptr, residual, delta, w, eps, hidden); break;
-            default: rms_norm_row_delta<16>(vs, xs, (bf16*)nullptr, residual, delta, w, eps, hidden); break;
-        }
+        rms_norm_row_looped(vs, xs, residual, delta, w, eps, hidden);
         __syncthreads();
         // Relaxed: only its order after this block's reads matters, and
         // those have returned (the reduction used them). The result is read

@@ -18,6 +18,10 @@ use cudarc::driver::CudaSlice;
 /// Shared memory a block may take without asking the driver for more.
 const DEFAULT_SHARED_BYTES: usize = 48 * 1024;
 
+/// The most 16-byte vectors of the row one thread norms (`linear_norm.cu`'s
+/// NORMED_ROW_VECTORS).
+const NORMED_ROW_VECTORS: usize = 4;
+
 /// What comes to the residual before the norm.
 #[derive(Clone, Copy)]
 pub enum NormDelta<'a, T> {
@@ -57,19 +61,20 @@ pub fn norm_in_linear() -> bool {
 impl<T: GpuElement> LinearLayer<'_, T> {
     /// Whether [`LinearLayer::rows_normed`] runs this projection at `m`
     /// rows: one row, in bf16, on the pipelined one-tile kernel
-    /// [`LinearLayer::rows`] would take, with the row and its norm in the
-    /// block's shared memory.
+    /// [`LinearLayer::rows`] would take, at most four 16-byte vectors of
+    /// the row a thread, and the row twice in the block's shared memory.
     pub fn takes_normed(&self, m: usize) -> bool {
         let Some(LinearForm::Mma(l)) = self.form(m) else {
             return false;
         };
         let (hidden, partial) = (self.k, normed_partial_bytes(l.groups, l.parts));
+        let threads = 32 * l.groups * l.parts;
         m == 1
             && T::SUFFIX == "bf16"
             && l.pipelined
             && l.groups <= 2
             && hidden.is_multiple_of(8)
-            && hidden / 8 <= 4 * 512
+            && hidden / 8 <= NORMED_ROW_VECTORS * threads
             && partial + 4 * hidden <= DEFAULT_SHARED_BYTES
     }
 

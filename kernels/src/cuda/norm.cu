@@ -11,7 +11,7 @@
 // registers, or asked of L2 on the scalar path) before the wait on the
 // previous kernel (no kernel writes them), then `make_delta()` (after the
 // wait) gives the delta: `has()`, `vec(i, v)` (its VEC values from column i,
-// i a multiple of VEC) and `one(i)`, and what comes to the residual before
+// i a multiple of VEC; `vecs<N>` the same at N columns) and `one(i)`, and what comes to the residual before
 // it: `pre(i, v)` and `pre_one(i, x)` (an addend not yet added to it, rounded
 // to T as a kernel would have stored the sum; StoredDelta's do nothing). Rows whose width is a multiple of 16
 // bytes and fits 4 vectors per thread stay in registers (one read of each
@@ -87,6 +87,11 @@ struct StoredDelta {
     const T* d;
     __device__ bool has() const { return d != nullptr; }
     __device__ void vec(int i, float* v) const { ld16(d + i, v); }
+    template <int N>
+    __device__ void vecs(const int (&is)[N], float* const (&vs)[N]) const {
+#pragma unroll
+        for (int c = 0; c < N; c++) ld16(d + is[c], vs[c]);
+    }
     __device__ float one(int i) const { return ld(&d[i]); }
     __device__ void pre(int, float*) const {}
     __device__ float pre_one(int, float x) const { return x; }
@@ -102,17 +107,6 @@ __device__ __forceinline__ void add_as_stored(float* v, const float* d) {
         st(&t, v[e] + d[e]);
         v[e] = ld(&t);
     }
-}
-
-// The last step of block_sum over NORM_THREADS threads: warp 0 adds the
-// virtual warps' sums in `sh` (NORM_THREADS / 32 of them) in its xor tree.
-__device__ __forceinline__ float norm_warps_sum(float* sh) {
-    int nw = NORM_THREADS >> 5;
-    float v = (threadIdx.x < nw) ? sh[threadIdx.x] : 0.f;
-    if ((threadIdx.x >> 5) == 0) for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    if (threadIdx.x == 0) sh[0] = v;
-    __syncthreads();
-    return sh[0];
 }
 
 // block_sum of a block of NORM_THREADS threads, in a block of NORM_THREADS
@@ -136,99 +130,56 @@ __device__ float block_sum_as_norm(const float (&s)[V]) {
         for (int j = 0; j < V; j++) sh[warp + j * real_warps] = r[j];
     }
     __syncthreads();
-    return norm_warps_sum(sh);
+    int nw = NORM_THREADS >> 5;
+    float v = (threadIdx.x < nw) ? sh[threadIdx.x] : 0.f;
+    if (warp == 0) for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (threadIdx.x == 0) sh[0] = v;
+    __syncthreads();
+    return sh[0];
 }
 
-// Virtual thread vt's part of a row's RMSNorm (rms_norm_delta's register
-// path: its vectors vt + u NORM_THREADS): v = x, then delta.pre, then +
-// delta.vec rounded to T when `d`; v into `sum`; returns the sum of its
-// squares in rms_norm_delta's order.
-template <typename T, class D>
-__device__ __forceinline__ float row_squares(T* sum, const T* x, const D& delta, bool d, int vt, int hidden) {
+// rms_norm_row in a block of NORM_THREADS / V threads (see rms_norm_row).
+template <int V, typename T>
+__device__ void rms_norm_row_v(T* dst, T* keep, const T* x, const T* d, const T* w, float eps, int hidden) {
     constexpr int VEC = 16 / sizeof(T);
-    float ss = 0.f;
-#pragma unroll
-    for (int u = 0; u < 4; u++) {
-        int i = (vt + u * NORM_THREADS) * VEC;
-        if (i < hidden) {
-            float v[VEC];
-            ld16(x + i, v);
-            delta.pre(i, v);
-            if (d) {
-                float dv[VEC];
-                delta.vec(i, dv);
-                add_as_stored<T>(v, dv);
-            }
-            // The sum as T (exact: each value is T's), read back to scale.
-            st16(sum + i, v);
-#pragma unroll
-            for (int e = 0; e < VEC; e++) ss += v[e] * v[e];
-        }
-    }
-    return ss;
-}
-
-// Virtual thread vt's scaled values: out (and keep, when not null) = sum *
-// inv * w.
-template <typename T>
-__device__ __forceinline__ void row_scaled(T* out, T* keep, const T* sum, const T* w, float inv, int vt, int hidden) {
-    constexpr int VEC = 16 / sizeof(T);
-#pragma unroll
-    for (int u = 0; u < 4; u++) {
-        int i = (vt + u * NORM_THREADS) * VEC;
-        if (i < hidden) {
-            float v[VEC], wv[VEC], r[VEC];
-            ld16(sum + i, v);
-            ld16(w + i, wv);
-#pragma unroll
-            for (int e = 0; e < VEC; e++) r[e] = v[e] * inv * wv[e];
-            st16(out + i, r);
-            if (keep) st16(keep + i, r);
-        }
-    }
-}
-
-// Row 0 of rms_norm_delta's register path, with the same delta kinds and
-// the same bits, in a block of NORM_THREADS / V threads: v = x, then
-// delta.pre, then + delta.vec rounded to T when delta.has(); `sum` gets v
-// (meanwhile, or to keep), then `out` = rmsnorm(v) * w (out may be sum) and,
-// when not null, `keep`. x is not written. Needs hidden % VEC == 0 and
-// hidden / VEC <= 4 * NORM_THREADS; every thread of the block calls it.
-template <int V, typename T, class D>
-__device__ void rms_norm_row_delta(T* sum, T* out, T* keep, const T* x, const D& delta, const T* w, float eps,
-                                   int hidden) {
-    bool d = delta.has();
     float ss[V];
 #pragma unroll
-    for (int j = 0; j < V; j++) ss[j] = row_squares(sum, x, delta, d, threadIdx.x + j * blockDim.x, hidden);
+    for (int j = 0; j < V; j++) {
+        ss[j] = 0.f;
+        int vt = threadIdx.x + j * blockDim.x;
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            int i = (vt + u * NORM_THREADS) * VEC;
+            if (i < hidden) {
+                float v[VEC], dv[VEC];
+                ld16(x + i, v);
+                ld16(d + i, dv);
+                add_as_stored<T>(v, dv);
+                // The sum as T (exact: each value is T's), read back below.
+                st16(dst + i, v);
+#pragma unroll
+                for (int e = 0; e < VEC; e++) ss[j] += v[e] * v[e];
+            }
+        }
+    }
     float inv = rsqrtf(block_sum_as_norm<V>(ss) / hidden + eps);
 #pragma unroll
-    for (int j = 0; j < V; j++) row_scaled(out, keep, sum, w, inv, threadIdx.x + j * blockDim.x, hidden);
-}
-
-// rms_norm_row_delta in any block of NORM_THREADS / V threads (V = 1, 2,
-// 4, 8 or 16, read from the block), the virtual threads in a loop rather
-// than unrolled: the same bits, in a few hundred instructions where a
-// kernel cannot afford the unrolled body's (the one-row projections that
-// run their norm in their prologue: linear_norm.cu).
-template <typename T, class D>
-__device__ void rms_norm_row_looped(T* sum, T* out, const T* x, const D& delta, const T* w, float eps, int hidden) {
-    __shared__ float sh[32];
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, real_warps = blockDim.x >> 5;
-    int v_count = NORM_THREADS / blockDim.x;
-    bool d = delta.has();
-    __syncthreads();
-#pragma unroll 1
-    for (int j = 0; j < v_count; j++) {
-        // Virtual warp warp + j real_warps: its xor tree, as block_sum_as_norm's.
-        float r = row_squares(sum, x, delta, d, threadIdx.x + j * blockDim.x, hidden);
-        for (int o = 16; o > 0; o >>= 1) r += __shfl_xor_sync(0xffffffffu, r, o);
-        if (lane == 0) sh[warp + j * real_warps] = r;
+    for (int j = 0; j < V; j++) {
+        int vt = threadIdx.x + j * blockDim.x;
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            int i = (vt + u * NORM_THREADS) * VEC;
+            if (i < hidden) {
+                float v[VEC], wv[VEC], r[VEC];
+                ld16(dst + i, v);
+                ld16(w + i, wv);
+#pragma unroll
+                for (int e = 0; e < VEC; e++) r[e] = v[e] * inv * wv[e];
+                st16(dst + i, r);
+                if (keep) st16(keep + i, r);
+            }
+        }
     }
-    __syncthreads();
-    float inv = rsqrtf(norm_warps_sum(sh) / hidden + eps);
-#pragma unroll 1
-    for (int j = 0; j < v_count; j++) row_scaled(out, (T*)nullptr, sum, w, inv, threadIdx.x + j * blockDim.x, hidden);
 }
 
 // Row `row`'s RMSNorm as rms_norm_delta's register path computes it in its
@@ -240,9 +191,8 @@ __device__ void rms_norm_row_looped(T* sum, T* out, const T* x, const D& delta, 
 // block calls it.
 template <typename T>
 __device__ void rms_norm_row(T* dst, T* keep, const T* x, const T* d, const T* w, float eps, int hidden) {
-    StoredDelta<T> delta{d};
-    if (blockDim.x == NORM_THREADS) rms_norm_row_delta<1>(dst, dst, keep, x, delta, w, eps, hidden);
-    else rms_norm_row_delta<2>(dst, dst, keep, x, delta, w, eps, hidden);
+    if (blockDim.x == NORM_THREADS) rms_norm_row_v<1>(dst, keep, x, d, w, eps, hidden);
+    else rms_norm_row_v<2>(dst, keep, x, d, w, eps, hidden);
 }
 
 // residual += delta; out = rmsnorm(residual) * w. grid: rows. Enters as a

@@ -182,8 +182,9 @@ __device__ void linear_mma(bf16* y, const bf16* x, const bf16* w, const bf16* bi
 }
 
 // The tokens as the kernel before stored them: x is ready once it has
-// finished.
+// finished; the first weights are asked for before the wait.
 struct TokensStored {
+    __device__ bool first_weights_early() const { return true; }
     __device__ void wait() { pdl_wait(); }
     __device__ void finish() {}
 };
@@ -196,9 +197,10 @@ struct TokensStored {
 // it drains. One tile takes eight chunks a stage; two or four take four (the
 // registers of two stages of every tile). `out` names the weight rows (output
 // columns) of the lane's rows g and g + 8 (`out.col(g, hi)`) and stores the
-// sums (`out.store(acc, partial)`); `in` makes x ready after the first
-// weights are asked for (`in.wait()`: TokensStored's is the wait on the kernel
-// before) and ends the kernel after the store (`in.finish()`).
+// sums (`out.store(acc, partial)`); `in` makes x ready (`in.wait()`:
+// TokensStored's is the wait on the kernel before), after the first stage's
+// weights are asked for when `in.first_weights_early()` (else just after),
+// and ends the kernel after the store (`in.finish()`).
 template <int NT, int KU, class Out, class In>
 __device__ __forceinline__ void linear_mma_pipelined(const bf16* x, const bf16* w, int m, int k, int n, int parts,
                                                      float* partial, const Out& out, In& in) {
@@ -222,15 +224,18 @@ __device__ __forceinline__ void linear_mma_pipelined(const bf16* x, const bf16* 
     const Frag zero{0u, 0u, 0u, 0u};
     int stages = span / STAGE;
     Frag lo0[KU], hi0[KU], x0[NT][KU], lo1[KU], hi1[KU], x1[NT][KU];
-    if (stages > 0) {
+    auto load_first_weights = [&]() {
 #pragma unroll
         for (int u = 0; u < KU; u++) {
             lo0[u] = ld_frag(wlo + 32 * u);
             hi0[u] = ld_frag(whi + 32 * u);
         }
-    }
+    };
+    bool early = in.first_weights_early();
+    if (stages > 0 && early) load_first_weights();
     in.wait();
     if (stages > 0) {
+        if (!early) load_first_weights();
 #pragma unroll
         for (int tt = 0; tt < NT; tt++)
 #pragma unroll

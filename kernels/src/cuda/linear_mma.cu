@@ -184,7 +184,7 @@ __device__ void linear_mma(bf16* y, const bf16* x, const bf16* w, const bf16* bi
 // The tokens as the kernel before stored them: x is ready once it has
 // finished; the first weights are asked for before the wait.
 struct TokensStored {
-    __device__ bool first_weights_early() const { return true; }
+    static constexpr int STAGES_EARLY = 1;
     __device__ void wait() { pdl_wait(); }
     __device__ void finish() {}
 };
@@ -198,9 +198,9 @@ struct TokensStored {
 // registers of two stages of every tile). `out` names the weight rows (output
 // columns) of the lane's rows g and g + 8 (`out.col(g, hi)`) and stores the
 // sums (`out.store(acc, partial)`); `in` makes x ready (`in.wait()`:
-// TokensStored's is the wait on the kernel before), after the first stage's
-// weights are asked for when `in.first_weights_early()` (else just after),
-// and ends the kernel after the store (`in.finish()`).
+// TokensStored's is the wait on the kernel before) after the weights of the
+// first In::STAGES_EARLY stages (1 or 2) are asked for, and ends the kernel
+// after the store (`in.finish()`).
 template <int NT, int KU, class Out, class In>
 __device__ __forceinline__ void linear_mma_pipelined(const bf16* x, const bf16* w, int m, int k, int n, int parts,
                                                      float* partial, const Out& out, In& in) {
@@ -224,23 +224,26 @@ __device__ __forceinline__ void linear_mma_pipelined(const bf16* x, const bf16* 
     const Frag zero{0u, 0u, 0u, 0u};
     int stages = span / STAGE;
     Frag lo0[KU], hi0[KU], x0[NT][KU], lo1[KU], hi1[KU], x1[NT][KU];
-    auto load_first_weights = [&]() {
+    auto load_weights = [&](Frag (&lo)[KU], Frag (&hi)[KU], int o) {
 #pragma unroll
         for (int u = 0; u < KU; u++) {
-            lo0[u] = ld_frag(wlo + 32 * u);
-            hi0[u] = ld_frag(whi + 32 * u);
+            lo[u] = ld_frag(wlo + o + 32 * u);
+            hi[u] = ld_frag(whi + o + 32 * u);
         }
     };
-    bool early = in.first_weights_early();
-    if (stages > 0 && early) load_first_weights();
-    in.wait();
-    if (stages > 0) {
-        if (!early) load_first_weights();
+    auto load_tokens = [&](Frag (&xs)[NT][KU], int o) {
 #pragma unroll
         for (int tt = 0; tt < NT; tt++)
 #pragma unroll
-            for (int u = 0; u < KU; u++) x0[tt][u] = live[tt] ? ld_frag(xr[tt] + 32 * u) : zero;
-    }
+            for (int u = 0; u < KU; u++) xs[tt][u] = live[tt] ? ld_frag(xr[tt] + o + 32 * u) : zero;
+    };
+    // The second stage's weights too before the wait where `in` asks for it.
+    bool second_early = In::STAGES_EARLY > 1 && stages > 1;
+    if (stages > 0) load_weights(lo0, hi0, 0);
+    if (second_early) load_weights(lo1, hi1, STAGE);
+    in.wait();
+    if (stages > 0) load_tokens(x0, 0);
+    if (second_early) load_tokens(x1, STAGE);
     // Issues the loads of the stage at offset o into one of the two buffers.
     auto load_stage = [&](Frag (&lo)[KU], Frag (&hi)[KU], Frag (&xs)[NT][KU], int o) {
 #pragma unroll
@@ -259,7 +262,7 @@ __device__ __forceinline__ void linear_mma_pipelined(const bf16* x, const bf16* 
     };
     for (int s = 0; s < stages; s += 2) {
         int o1 = (s + 1) * STAGE, o2 = (s + 2) * STAGE;
-        if (s + 1 < stages) load_stage(lo1, hi1, x1, o1);
+        if (s + 1 < stages && (s > 0 || !second_early)) load_stage(lo1, hi1, x1, o1);
         multiply(lo0, hi0, x0);
         if (s + 2 < stages) load_stage(lo0, hi0, x0, o2);
         if (s + 1 < stages) multiply(lo1, hi1, x1);

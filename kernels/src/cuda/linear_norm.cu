@@ -49,19 +49,14 @@ struct NormedRow {
     unsigned int* ticket;
     bf16* xs;
     bf16* vs;
-    // The block's projection weights (contiguous rows), asked of L2 in one
-    // bulk prefetch before the wait when `ahead`; the first stage's weights
-    // then wait in L2 rather than in registers, so that the norm's few loads
-    // do not return behind them.
-    const bf16* slab;
-    unsigned int slab_bytes;
-    bool ahead;
     unsigned int arrived;  // thread 0's ticket (issued in wait, read in finish)
-    __device__ bool first_weights_early() const { return !ahead; }
+    // Two weight stages asked for before the wait: a one-tile block of k <=
+    // 2 x 256 x parts (V2-Lite's q + kv_a) has every weight in flight while
+    // it waits and norms.
+    static constexpr int STAGES_EARLY = 2;
     __device__ void wait() {
         constexpr int VEC = 8;
         int nvec = hidden / VEC, bd = blockDim.x, tid = threadIdx.x;
-        if (ahead && tid == 0) prefetch_l2_bulk(slab, slab_bytes);
         uint4 wq[NORMED_ROW_VECTORS];
 #pragma unroll
         for (int k = 0; k < NORMED_ROW_VECTORS; k++)
@@ -139,7 +134,7 @@ struct NormedRow {
 
 // y = norm(residual + delta) W^T at one row on tensor cores (the pipelined
 // one-tile kernel, GROUPS column tiles a block), residual += delta. flags:
-// bit 0 the SiLU epilogue, bit 1 the weights asked of L2 ahead. Dynamic
+// bit 0 the SiLU epilogue. Dynamic
 // shared memory: the k slices' partial sums (as the tile kernels', when
 // parts > 1), then the normed row and the new residual row (k values each).
 template <int GROUPS, class D>
@@ -149,10 +144,7 @@ __device__ void linear_mma_normed(bf16* y, bf16* residual, const D& delta, const
     bf16* xs = (bf16*)(tile_partial + (parts > 1 ? GROUPS * parts * 4 * 32 : 0));
     int col0 = ((int)blockIdx.x * GROUPS + (int)(threadIdx.x >> 5) / parts) * 16;
     TileColumns out{y, bias, 1, n, parts, flags & 1, col0};
-    int row0 = (int)blockIdx.x * GROUPS * 16, rows = min(GROUPS * 16, n - row0);
-    const bf16* slab = w + (size_t)row0 * k;
-    NormedRow<D> in{residual, delta, norm_w, eps, k, ticket, xs, xs + k, slab, (unsigned int)(rows * k * 2),
-                    (flags & 2) != 0, 0u};
+    NormedRow<D> in{residual, delta, norm_w, eps, k, ticket, xs, xs + k, 0u};
     linear_mma_pipelined<1, 8>(xs, w, 1, k, n, parts, tile_partial, out, in);
 }
 

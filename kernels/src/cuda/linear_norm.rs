@@ -48,41 +48,15 @@ pub struct NormedInput<'a, T> {
     /// A counter of the device, zero between launches (the launch leaves it
     /// zero): which block finished its norm last, and writes the residual.
     pub ticket: &'a mut CudaSlice<u32>,
-    /// The block's weights asked of L2 before the wait
-    /// ([`NormInLinear::L2Ahead`]), else the first stage's into registers.
-    pub weights_ahead: bool,
 }
 
 /// Whether projections take their norm into their prologue where they can
-/// ([`LinearLayer::takes_normed`]), and how they stream their weights then,
-/// from `SPECULA_NORM_IN_LINEAR`: `0` keeps the norm's own launch,
-/// `registers` asks for the first stage's weights into registers before
-/// the wait (as the plain kernel does), unset or `1` (the default) asks L2
-/// for the block's weights in one bulk prefetch instead. The same bits
-/// every way; read once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NormInLinear {
-    /// The norm's own launch.
-    Off,
-    /// In the prologue, the first weights in registers before the wait.
-    Registers,
-    /// In the prologue, the block's weights asked of L2 before the wait.
-    L2Ahead,
-}
-
-/// The [`NormInLinear`] choice of this process (read once).
-pub fn norm_in_linear() -> NormInLinear {
-    static FORM: Switch<NormInLinear> = Switch::new(
-        "SPECULA_NORM_IN_LINEAR",
-        &[
-            ("0", NormInLinear::Off),
-            ("registers", NormInLinear::Registers),
-            ("1", NormInLinear::L2Ahead),
-        ],
-        NormInLinear::L2Ahead,
-        "1",
-    );
-    FORM.get()
+/// ([`LinearLayer::takes_normed`]): `SPECULA_NORM_IN_LINEAR=1`; unset or `0`
+/// (the default) keeps the norm's own launch. The same bits either way;
+/// read once.
+pub fn norm_in_linear() -> bool {
+    static ON: Switch<bool> = Switch::on_off("SPECULA_NORM_IN_LINEAR", false);
+    ON.get()
 }
 
 impl<T: GpuElement> LinearLayer<'_, T> {
@@ -129,7 +103,6 @@ impl<T: GpuElement> LinearLayer<'_, T> {
             w,
             eps,
             ticket,
-            weights_ahead,
         } = input;
         need(
             residual.len() == k && w.len() == k && y.len() >= n && !ticket.is_empty(),
@@ -174,7 +147,7 @@ impl<T: GpuElement> LinearLayer<'_, T> {
             RawArg::I32(k as i32),
             RawArg::I32(n as i32),
             RawArg::I32(layout.parts as i32),
-            RawArg::I32(if weights_ahead { 2 } else { 0 }),
+            RawArg::I32(0),
             RawArg::slice(gpu, w),
             RawArg::F32(eps),
             RawArg::slice(gpu, ticket),

@@ -94,7 +94,7 @@ pub use device::{Gpu, GpuElement, GpuError, GpuTimer, SmallRowLinear, SOURCE};
 pub use flash_attention::{uses_tree_kernel, TreeStages};
 pub use hold::{hold_stream, launch_link};
 pub use linear::*;
-pub use linear_norm::{norm_in_linear, NormDelta, NormInLinear, NormedInput};
+pub use linear_norm::{norm_in_linear, NormDelta, NormedInput};
 pub use linear_rope::{qkv_rope_fused, RopeAppend, QKV_ROPE_MAX_ROWS};
 pub use linear_wg::{linear_wg, wg_producer, LinearWg};
 pub use mla::*;

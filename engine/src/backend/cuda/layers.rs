@@ -18,7 +18,7 @@ use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::AttentionShape;
 use specula_kernels::cuda::{
     moe_combine_norm, norm_in_linear, rms_norm_residual, Gpu, GpuElement, MlaRope, NormDelta,
-    NormInLinear, NormedInput, QkvLayout, INVARIANT_MAX_ROWS,
+    NormedInput, QkvLayout, INVARIANT_MAX_ROWS,
 };
 
 /// A layer's attention (a few per model: the variants' sizes do not matter).
@@ -291,9 +291,7 @@ where
     pub(crate) fn takes_norm_in_prologue(&self, gpu: &Gpu, rows: usize) -> bool {
         match &self.attn {
             LayerAttention::Latent(a) => match &a.q {
-                DeviceMlaQuery::Plain(q) => {
-                    norm_in_linear() != NormInLinear::Off && q.on(gpu).takes_normed(rows)
-                }
+                DeviceMlaQuery::Plain(q) => norm_in_linear() && q.on(gpu).takes_normed(rows),
                 DeviceMlaQuery::Lora { .. } => false,
             },
             LayerAttention::Gqa(_) => false,
@@ -334,7 +332,6 @@ where
         w: &norm.w,
         eps: norm.eps,
         ticket,
-        weights_ahead: norm_in_linear() == NormInLinear::L2Ahead,
     };
     q.on(gpu).rows_normed(&mut sc.qkv, input)?;
     Ok(())

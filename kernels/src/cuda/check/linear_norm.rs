@@ -5,8 +5,7 @@
 //! for every delta (none, a stored row, an experts' combine with and
 //! without the attention output its routing left out) and every block size
 //! the layouts give (32 to 256 threads, one and two column tiles), each
-//! launched twice in each weight form (asked of L2 ahead, or into
-//! registers) on fresh copies (the block that writes the residual leaves
+//! launched twice on fresh copies (the block that writes the residual leaves
 //! its counter at zero for the next launch).
 
 use super::moe::grouped_experts;
@@ -38,29 +37,27 @@ struct Outcome {
     residual: Vec<f32>,
 }
 
-/// The norm apart then the projection (`fused` none), or the projection
-/// with the norm in its prologue (its weights asked of L2 ahead or not), on
-/// a fresh copy of `residual`.
+/// The norm apart then the projection (`fused` false), or the projection
+/// with the norm in its prologue, on a fresh copy of `residual`.
 fn norm_then_project(
     gpu: &Gpu,
     lin: LinearLayer<'_, bf16>,
     residual: &CudaSlice<bf16>,
     delta: NormDelta<'_, bf16>,
     (w, ticket): (&CudaSlice<bf16>, &mut CudaSlice<u32>),
-    fused: Option<bool>,
+    fused: bool,
 ) -> Result<Outcome, GpuError> {
     let s = &gpu.stream;
     let (k, n) = (lin.k, lin.n);
     let mut res = s.clone_dtod(residual)?;
     let mut y = s.alloc_zeros::<bf16>(n)?;
-    if let Some(weights_ahead) = fused {
+    if fused {
         let input = NormedInput {
             residual: &mut res,
             delta,
             w,
             eps: 1e-6,
             ticket,
-            weights_ahead,
         };
         lin.rows_normed(&mut y, input)?;
     } else {
@@ -174,16 +171,16 @@ pub(super) fn check_linear_normed(
         ];
         for (what, delta) in deltas {
             let apart =
-                norm_then_project(gpu, lin, &residual, delta, (&norm_w, &mut ticket), None)?;
+                norm_then_project(gpu, lin, &residual, delta, (&norm_w, &mut ticket), false)?;
             let mut diff = 0;
-            for ahead in [true, true, false, false] {
+            for _ in 0..2 {
                 let norm = (&norm_w, &mut ticket);
-                let fused = norm_then_project(gpu, lin, &residual, delta, norm, Some(ahead))?;
+                let fused = norm_then_project(gpu, lin, &residual, delta, norm, true)?;
                 diff += differing(&apart.y, &fused.y) + differing(&apart.residual, &fused.residual);
             }
             row(
                 "linear_mma_normed",
-                format!("[{n}, {k}] at one row, {what}: in the prologue (weights to L2 ahead or not, twice each) vs apart, differing values of y and the residual"),
+                format!("[{n}, {k}] at one row, {what}: in the prologue (twice) vs apart, differing values of y and the residual"),
                 diff as f64,
                 0.0,
             );

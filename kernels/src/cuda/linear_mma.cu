@@ -182,12 +182,15 @@ __device__ void linear_mma(bf16* y, const bf16* x, const bf16* w, const bf16* bi
 }
 
 // The tokens as the kernel before stored them: x is ready once it has
-// finished; the first weights are asked for before the wait.
-struct TokensStored {
-    static constexpr int STAGES_EARLY = 1;
+// finished; the first S stages' weights (1 or 2) are asked for before the
+// wait.
+template <int S>
+struct TokensStoredAfter {
+    static constexpr int STAGES_EARLY = S;
     __device__ void wait() { pdl_wait(); }
     __device__ void finish() {}
 };
+using TokensStored = TokensStoredAfter<1>;
 
 // NT token tiles (m <= 8 NT), groups = 1: the same arithmetic as
 // linear_mma_block<NT, KU>, with the weight and token loads double-buffered
@@ -326,6 +329,25 @@ LINEAR_MMA_TILES_G2(1, 8)
 LINEAR_MMA_TILES_G2(2, 4)
 LINEAR_MMA_TILES_G2(4, 4)
 LINEAR_MMA_TILES_G2(8, 2)
+
+// One token tile with two weight stages asked for before the wait (a block
+// of k <= 2 x 256 x parts has every weight in flight while the kernel before
+// finishes; SPECULA_MMA_EARLY=2); the same bits.
+extern "C" __global__ void linear_mma_tile1_early2_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
+                                                        int k, int n, int parts, int flags) {
+    extern __shared__ float tile_partial[];
+    TileColumns out{y, bias, m, n, parts, flags, (int)blockIdx.x * 16};
+    TokensStoredAfter<2> in;
+    linear_mma_pipelined<1, 8>(x, w, m, k, n, parts, tile_partial, out, in);
+}
+extern "C" __global__ void linear_mma_tile1_g2_early2_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias,
+                                                           int m, int k, int n, int parts, int flags) {
+    extern __shared__ float tile_partial[];
+    int col0 = ((int)blockIdx.x * 2 + (int)(threadIdx.x >> 5) / parts) * 16;
+    TileColumns out{y, bias, m, n, parts, flags, col0};
+    TokensStoredAfter<2> in;
+    linear_mma_pipelined<1, 8>(x, w, m, k, n, parts, tile_partial, out, in);
+}
 
 #define LINEAR_MMA(KU)                                                                                         \
     extern "C" __global__ void linear_mma_ku##KU##_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, \

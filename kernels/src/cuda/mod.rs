@@ -104,7 +104,8 @@ pub use mla_forms::{
 };
 pub use mla_scratch::{MlaScratch, MLA_SCRATCH_BYTES};
 pub use mma_switches::{
-    mma_eight_tiles, mma_in_order_tiles, mma_pipelined_groups, mma_pipelined_rows, EightTiles,
+    mma_early_stages, mma_eight_tiles, mma_in_order_tiles, mma_pipelined_groups,
+    mma_pipelined_rows, EightTiles,
 };
 pub use moe::*;
 pub use moe_forms::{moe_l2, one_row_routing, MoeL2, OneRowRouting, MOE_ROUTE_CLUSTER};

@@ -41,8 +41,7 @@ pub const SOURCE: &str = concat!(
     include_str!("moe_route.cu"),
     include_str!("moe_plan.cu"),
     include_str!("moe.cu"),
-    include_str!("moe_combine.cu"),
-    include_str!("linear_norm.cu")
+    include_str!("moe_combine.cu")
 );
 
 /// Why the GPU path cannot run.

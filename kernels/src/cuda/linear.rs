@@ -9,9 +9,7 @@
 
 use super::device::{Gpu, GpuElement, GpuError, SmallRowLinear};
 use super::launch::{cfg, grid_for, launch, launch_ordered, name, need, RawArg, THREADS};
-use super::mma_switches::{
-    mma_early_stages, mma_eight_tiles, mma_grouped, mma_in_order_tiles, mma_pipelined_rows,
-};
+use super::mma_switches::{mma_eight_tiles, mma_grouped, mma_in_order_tiles, mma_pipelined_rows};
 use super::LinearWg;
 pub use crate::mma_layout::{
     mma_k_parts, pipelined_tiles, MmaLaunch, MMA_PIPELINED_MAX_ROWS, MMA_PIPELINED_TILES_MAX_ROWS,
@@ -309,13 +307,8 @@ impl<'a, T: GpuElement> LinearLayer<'a, T> {
         let (kernel, token_tiles, in_order) = match pipelined_tiles(m) {
             Some(tiles) if pipelined => (
                 format!(
-                    "linear_mma_tile{tiles}{}{}_bf16",
-                    if groups == 2 { "_g2" } else { "" },
-                    if tiles == 1 && mma_early_stages() == 2 {
-                        "_early2"
-                    } else {
-                        ""
-                    }
+                    "linear_mma_tile{tiles}{}_bf16",
+                    if groups == 2 { "_g2" } else { "" }
                 ),
                 tiles,
                 mma_in_order_tiles().is_some_and(|t| tiles >= t),

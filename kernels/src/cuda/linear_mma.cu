@@ -181,17 +181,6 @@ __device__ void linear_mma(bf16* y, const bf16* x, const bf16* w, const bf16* bi
     }
 }
 
-// The tokens as the kernel before stored them: x is ready once it has
-// finished; the first S stages' weights (1 or 2) are asked for before the
-// wait.
-template <int S>
-struct TokensStoredAfter {
-    static constexpr int STAGES_EARLY = S;
-    __device__ void wait() { pdl_wait(); }
-    __device__ void finish() {}
-};
-using TokensStored = TokensStoredAfter<1>;
-
 // NT token tiles (m <= 8 NT), groups = 1: the same arithmetic as
 // linear_mma_block<NT, KU>, with the weight and token loads double-buffered
 // in registers (the next KU chunks in flight while the current ones
@@ -200,13 +189,10 @@ using TokensStored = TokensStoredAfter<1>;
 // it drains. One tile takes eight chunks a stage; two or four take four (the
 // registers of two stages of every tile). `out` names the weight rows (output
 // columns) of the lane's rows g and g + 8 (`out.col(g, hi)`) and stores the
-// sums (`out.store(acc, partial)`); `in` makes x ready (`in.wait()`:
-// TokensStored's is the wait on the kernel before) after the weights of the
-// first In::STAGES_EARLY stages (1 or 2) are asked for, and ends the kernel
-// after the store (`in.finish()`).
-template <int NT, int KU, class Out, class In>
+// sums (`out.store(acc, partial)`).
+template <int NT, int KU, class Out>
 __device__ __forceinline__ void linear_mma_pipelined(const bf16* x, const bf16* w, int m, int k, int n, int parts,
-                                                     float* partial, const Out& out, In& in) {
+                                                     float* partial, const Out& out) {
     constexpr int STAGE = 32 * KU;
     pdl_launch_dependents();
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
@@ -227,26 +213,20 @@ __device__ __forceinline__ void linear_mma_pipelined(const bf16* x, const bf16* 
     const Frag zero{0u, 0u, 0u, 0u};
     int stages = span / STAGE;
     Frag lo0[KU], hi0[KU], x0[NT][KU], lo1[KU], hi1[KU], x1[NT][KU];
-    auto load_weights = [&](Frag (&lo)[KU], Frag (&hi)[KU], int o) {
+    if (stages > 0) {
 #pragma unroll
         for (int u = 0; u < KU; u++) {
-            lo[u] = ld_frag(wlo + o + 32 * u);
-            hi[u] = ld_frag(whi + o + 32 * u);
+            lo0[u] = ld_frag(wlo + 32 * u);
+            hi0[u] = ld_frag(whi + 32 * u);
         }
-    };
-    auto load_tokens = [&](Frag (&xs)[NT][KU], int o) {
+    }
+    pdl_wait();
+    if (stages > 0) {
 #pragma unroll
         for (int tt = 0; tt < NT; tt++)
 #pragma unroll
-            for (int u = 0; u < KU; u++) xs[tt][u] = live[tt] ? ld_frag(xr[tt] + o + 32 * u) : zero;
-    };
-    // The second stage's weights too before the wait where `in` asks for it.
-    bool second_early = In::STAGES_EARLY > 1 && stages > 1;
-    if (stages > 0) load_weights(lo0, hi0, 0);
-    if (second_early) load_weights(lo1, hi1, STAGE);
-    in.wait();
-    if (stages > 0) load_tokens(x0, 0);
-    if (second_early) load_tokens(x1, STAGE);
+            for (int u = 0; u < KU; u++) x0[tt][u] = live[tt] ? ld_frag(xr[tt] + 32 * u) : zero;
+    }
     // Issues the loads of the stage at offset o into one of the two buffers.
     auto load_stage = [&](Frag (&lo)[KU], Frag (&hi)[KU], Frag (&xs)[NT][KU], int o) {
 #pragma unroll
@@ -265,7 +245,7 @@ __device__ __forceinline__ void linear_mma_pipelined(const bf16* x, const bf16* 
     };
     for (int s = 0; s < stages; s += 2) {
         int o1 = (s + 1) * STAGE, o2 = (s + 2) * STAGE;
-        if (s + 1 < stages && (s > 0 || !second_early)) load_stage(lo1, hi1, x1, o1);
+        if (s + 1 < stages) load_stage(lo1, hi1, x1, o1);
         multiply(lo0, hi0, x0);
         if (s + 2 < stages) load_stage(lo0, hi0, x0, o2);
         if (s + 1 < stages) multiply(lo1, hi1, x1);
@@ -279,9 +259,7 @@ __device__ __forceinline__ void linear_mma_pipelined(const bf16* x, const bf16* 
         }
     }
     out.template store<NT>(acc, partial);
-    in.finish();
 }
-
 
 // A block's 16 consecutive output columns, stored as mma_store does.
 struct TileColumns {
@@ -300,8 +278,7 @@ struct TileColumns {
                                                           int m, int k, int n, int parts, int flags) {          \
         extern __shared__ float tile_partial[];                                                                 \
         TileColumns out{y, bias, m, n, parts, flags, (int)blockIdx.x * 16};                                     \
-        TokensStored in;                                                                                        \
-        linear_mma_pipelined<NT, KU>(x, w, m, k, n, parts, tile_partial, out, in);                              \
+        linear_mma_pipelined<NT, KU>(x, w, m, k, n, parts, tile_partial, out);                                  \
     }
 // One token tile (m <= 8): eight chunks a stage; two and four tiles (m <= 16,
 // 32): four.
@@ -322,32 +299,12 @@ LINEAR_MMA_TILES(8, 2)
         extern __shared__ float tile_partial[];                                                                 \
         int col0 = ((int)blockIdx.x * 2 + (int)(threadIdx.x >> 5) / parts) * 16;                                \
         TileColumns out{y, bias, m, n, parts, flags, col0};                                                     \
-        TokensStored in;                                                                                        \
-        linear_mma_pipelined<NT, KU>(x, w, m, k, n, parts, tile_partial, out, in);                              \
+        linear_mma_pipelined<NT, KU>(x, w, m, k, n, parts, tile_partial, out);                                  \
     }
 LINEAR_MMA_TILES_G2(1, 8)
 LINEAR_MMA_TILES_G2(2, 4)
 LINEAR_MMA_TILES_G2(4, 4)
 LINEAR_MMA_TILES_G2(8, 2)
-
-// One token tile with two weight stages asked for before the wait (a block
-// of k <= 2 x 256 x parts has every weight in flight while the kernel before
-// finishes; SPECULA_MMA_EARLY=2); the same bits.
-extern "C" __global__ void linear_mma_tile1_early2_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, int m,
-                                                        int k, int n, int parts, int flags) {
-    extern __shared__ float tile_partial[];
-    TileColumns out{y, bias, m, n, parts, flags, (int)blockIdx.x * 16};
-    TokensStoredAfter<2> in;
-    linear_mma_pipelined<1, 8>(x, w, m, k, n, parts, tile_partial, out, in);
-}
-extern "C" __global__ void linear_mma_tile1_g2_early2_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias,
-                                                           int m, int k, int n, int parts, int flags) {
-    extern __shared__ float tile_partial[];
-    int col0 = ((int)blockIdx.x * 2 + (int)(threadIdx.x >> 5) / parts) * 16;
-    TileColumns out{y, bias, m, n, parts, flags, col0};
-    TokensStoredAfter<2> in;
-    linear_mma_pipelined<1, 8>(x, w, m, k, n, parts, tile_partial, out, in);
-}
 
 #define LINEAR_MMA(KU)                                                                                         \
     extern "C" __global__ void linear_mma_ku##KU##_bf16(bf16* y, const bf16* x, const bf16* w, const bf16* bias, \

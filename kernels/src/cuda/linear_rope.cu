@@ -74,8 +74,7 @@ struct QkvRopeColumns {
         extern __shared__ float rope_partial[];                                                              \
         QkvRopeColumns out{bias, q_out, kp, vp, positions, inv_freq, entry, pool_offset,                     \
                            m, parts, heads, kv_heads, hd, (int)blockIdx.x};                                  \
-        TokensStored in;                                                                                        \
-        linear_mma_pipelined<NT, KU>(x, w, m, k, (heads + 2 * kv_heads) * hd, parts, rope_partial, out, in); \
+        linear_mma_pipelined<NT, KU>(x, w, m, k, (heads + 2 * kv_heads) * hd, parts, rope_partial, out);     \
     }
 LINEAR_QKV_ROPE(1, 8)
 LINEAR_QKV_ROPE(2, 4)

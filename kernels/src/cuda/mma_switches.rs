@@ -39,16 +39,6 @@ pub fn mma_pipelined_groups() -> Option<usize> {
     GROUPS.get()
 }
 
-/// Weight stages the one-token-tile pipelined kernel asks for before
-/// waiting on the kernel before it (`SPECULA_MMA_EARLY`): 1 (the default)
-/// or 2 (`linear_mma_tile1*_early2`: every weight of a block whose k slice
-/// spans two stages in flight while the kernel before finishes); read once.
-/// Both give the same bits.
-pub fn mma_early_stages() -> usize {
-    static EARLY: Switch<usize> = Switch::new("SPECULA_MMA_EARLY", &[("1", 1), ("2", 2)], 1, "1");
-    EARLY.get()
-}
-
 /// `layout` with the column tiles a block `SPECULA_MMA_GROUPS` asks for, or
 /// as its rule gave them where unset ([`mma_pipelined_groups`]).
 pub fn mma_grouped(layout: MmaLaunch) -> MmaLaunch {

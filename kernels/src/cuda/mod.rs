@@ -60,7 +60,6 @@ mod hold;
 pub mod kernel_cache;
 mod launch;
 mod linear;
-mod linear_norm;
 mod linear_rope;
 mod linear_tiles;
 mod linear_wg;
@@ -94,7 +93,6 @@ pub use device::{Gpu, GpuElement, GpuError, GpuTimer, SmallRowLinear, SOURCE};
 pub use flash_attention::{uses_tree_kernel, TreeStages};
 pub use hold::{hold_stream, launch_link};
 pub use linear::*;
-pub use linear_norm::{norm_in_linear, NormDelta, NormedInput};
 pub use linear_rope::{qkv_rope_fused, RopeAppend, QKV_ROPE_MAX_ROWS};
 pub use linear_wg::{linear_wg, wg_producer, LinearWg};
 pub use mla::*;
@@ -104,8 +102,7 @@ pub use mla_forms::{
 };
 pub use mla_scratch::{MlaScratch, MLA_SCRATCH_BYTES};
 pub use mma_switches::{
-    mma_early_stages, mma_eight_tiles, mma_in_order_tiles, mma_pipelined_groups,
-    mma_pipelined_rows, EightTiles,
+    mma_eight_tiles, mma_in_order_tiles, mma_pipelined_groups, mma_pipelined_rows, EightTiles,
 };
 pub use moe::*;
 pub use moe_forms::{moe_l2, one_row_routing, MoeL2, OneRowRouting, MOE_ROUTE_CLUSTER};

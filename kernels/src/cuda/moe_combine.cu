@@ -33,61 +33,41 @@ struct ExpertsDelta {
         return ld(&t);
     }
     __device__ void vec(int i, float* v) const {
-        const int is[1] = {i};
-        float* vs[1] = {v};
-        vecs<1>(is, vs);
-    }
-    // vec at N columns, every column's loads of a chunk of routes in flight
-    // together (each column's sums as vec's).
-    template <int N>
-    __device__ void vecs(const int (&is)[N], float* const (&vs)[N]) const {
         constexpr int VEC = 16 / sizeof(T);
-        float acc[N][VEC];
+        float acc[VEC];
 #pragma unroll
-        for (int c = 0; c < N; c++)
-#pragma unroll
-            for (int e = 0; e < VEC; e++) acc[c][e] = 0.f;
-        float sv[N][VEC];
-        if (shared) {
-#pragma unroll
-            for (int c = 0; c < N; c++) ld16(shared + is[c], sv[c]);
-        }
+        for (int e = 0; e < VEC; e++) acc[e] = 0.f;
+        float sv[VEC];
+        if (shared) ld16(shared + i, sv);
         // Eight routes' loads in flight together, then added in order (a loop
         // of one load a route waited on memory once a route past the
         // compiler's unrolling).
         for (int j0 = 0; j0 < top_k; j0 += 8) {
-            uint4 y[N][8];
+            uint4 y[8];
             float w[8];
 #pragma unroll
             for (int u = 0; u < 8; u++) {
                 if (j0 + u < top_k) {
-#pragma unroll
-                    for (int c = 0; c < N; c++) y[c][u] = *(const uint4*)(yexp + (size_t)(j0 + u) * hidden + is[c]);
+                    y[u] = *(const uint4*)(yexp + (size_t)(j0 + u) * hidden + i);
                     w[u] = wt[j0 + u];
                 }
             }
 #pragma unroll
-            for (int c = 0; c < N; c++) {
+            for (int u = 0; u < 8; u++) {
+                if (j0 + u < top_k) {
+                    float yv[VEC];
+                    unpack16<T>(y[u], yv);
 #pragma unroll
-                for (int u = 0; u < 8; u++) {
-                    if (j0 + u < top_k) {
-                        float yv[VEC];
-                        unpack16<T>(y[c][u], yv);
-#pragma unroll
-                        for (int e = 0; e < VEC; e++) acc[c][e] = __fadd_rn(acc[c][e], __fmul_rn(yv[e], w[u]));
-                    }
+                    for (int e = 0; e < VEC; e++) acc[e] = __fadd_rn(acc[e], __fmul_rn(yv[e], w[u]));
                 }
             }
         }
 #pragma unroll
-        for (int c = 0; c < N; c++) {
-#pragma unroll
-            for (int e = 0; e < VEC; e++) {
-                if (shared) acc[c][e] = __fadd_rn(acc[c][e], sv[c][e]);
-                T t;
-                st(&t, acc[c][e]);
-                vs[c][e] = ld(&t);
-            }
+        for (int e = 0; e < VEC; e++) {
+            if (shared) acc[e] = __fadd_rn(acc[e], sv[e]);
+            T t;
+            st(&t, acc[e]);
+            v[e] = ld(&t);
         }
     }
     __device__ float one(int i) const {

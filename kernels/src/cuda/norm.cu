@@ -11,7 +11,7 @@
 // registers, or asked of L2 on the scalar path) before the wait on the
 // previous kernel (no kernel writes them), then `make_delta()` (after the
 // wait) gives the delta: `has()`, `vec(i, v)` (its VEC values from column i,
-// i a multiple of VEC; `vecs<N>` the same at N columns) and `one(i)`, and what comes to the residual before
+// i a multiple of VEC) and `one(i)`, and what comes to the residual before
 // it: `pre(i, v)` and `pre_one(i, x)` (an addend not yet added to it, rounded
 // to T as a kernel would have stored the sum; StoredDelta's do nothing). Rows whose width is a multiple of 16
 // bytes and fits 4 vectors per thread stay in registers (one read of each
@@ -87,11 +87,6 @@ struct StoredDelta {
     const T* d;
     __device__ bool has() const { return d != nullptr; }
     __device__ void vec(int i, float* v) const { ld16(d + i, v); }
-    template <int N>
-    __device__ void vecs(const int (&is)[N], float* const (&vs)[N]) const {
-#pragma unroll
-        for (int c = 0; c < N; c++) ld16(d + is[c], vs[c]);
-    }
     __device__ float one(int i) const { return ld(&d[i]); }
     __device__ void pre(int, float*) const {}
     __device__ float pre_one(int, float x) const { return x; }

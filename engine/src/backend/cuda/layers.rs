@@ -17,8 +17,7 @@ use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::AttentionShape;
 use specula_kernels::cuda::{
-    moe_combine_norm, norm_in_linear, rms_norm_residual, Gpu, GpuElement, MlaRope, NormDelta,
-    NormedInput, QkvLayout, INVARIANT_MAX_ROWS,
+    moe_combine_norm, rms_norm_residual, Gpu, GpuElement, MlaRope, QkvLayout, INVARIANT_MAX_ROWS,
 };
 
 /// A layer's attention (a few per model: the variants' sizes do not matter).
@@ -169,18 +168,7 @@ pub(crate) struct LayerInputs<'a> {
     pub(crate) stats: Option<&'a mut CudaSlice<u64>>,
 }
 
-/// Where a layer's attention starts.
-#[derive(Clone, Copy)]
-pub(crate) enum AttentionStart<'a, T> {
-    /// From its input norm's output.
-    Normed(&'a CudaSlice<T>),
-    /// With its first projection already run, the input norm in that
-    /// projection's prologue ([`project_with_norm`]).
-    Projected,
-}
-
-/// Runs one layer from `input` (its input norm's output, or its first
-/// projection's): `x += attention`,
+/// Runs one layer on `input` (its input norm's output): `x += attention`,
 /// `sc.normed = post_norm(x)`, then the feed-forward of `sc.normed`, added to
 /// `x` by the next norm ([`norm_after`]): a dense MLP's into `sc.mlp`, an
 /// experts layer's left uncombined in `sp`.
@@ -189,7 +177,7 @@ pub(crate) fn layer_forward<T: GpuElement>(
     gpu: &Gpu,
     l: &TargetLayer<T>,
     x: &mut CudaSlice<T>,
-    input: AttentionStart<'_, T>,
+    input: &CudaSlice<T>,
     pool: &mut KvPool<T>,
     li: LayerInputs<'_>,
     sc: &mut Scratch<T>,
@@ -202,9 +190,6 @@ where
     let b = li.batch;
     match &l.attn {
         LayerAttention::Gqa(a) => {
-            let AttentionStart::Normed(input) = input else {
-                unreachable!("takes_norm_in_prologue holds only for latent attention")
-            };
             gqa_attention(gpu, a, input, b, pool, li.layer, li.inv_freq, sc, clock)?
         }
         LayerAttention::Latent(a) => {
@@ -239,29 +224,10 @@ where
     }
 }
 
-/// What the RMSNorm after layer `prev` (none: the first layer's, on the
-/// embeddings) adds to the residual first: `sc.mlp` for a dense MLP, an
-/// experts layer's combine (after `sc.o` when its routing ran the
-/// post-attention norm).
-fn norm_delta<'a, T: GpuElement>(
-    prev: Option<&TargetLayer<T>>,
-    mlp: &'a CudaSlice<T>,
-    o: &'a CudaSlice<T>,
-    sp: &'a SparseBuffers<T>,
-) -> NormDelta<'a, T> {
-    match prev.map(|l| &l.ffn) {
-        Some(LayerFfn::Experts(m)) => NormDelta::Experts(
-            sp.experts_output(m, o)
-                .expect("expert buffers exist for an expert layer"),
-        ),
-        Some(LayerFfn::Dense(_)) => NormDelta::Stored(mlp),
-        None => NormDelta::Nothing,
-    }
-}
-
 /// The RMSNorm that follows layer `prev` (none: the first layer's, on the
-/// embeddings): `x +=` what `prev`'s feed-forward made ([`norm_delta`]; an
-/// experts layer's combine fused into this launch), then `out = norm(x)`.
+/// embeddings): `x +=` what `prev`'s feed-forward made (`sc.mlp` for a dense
+/// MLP; an experts layer's combine, fused into this launch, after `sc.o`
+/// when its routing ran the post-attention norm), then `out = norm(x)`.
 pub(crate) fn norm_after<T: GpuElement>(
     gpu: &Gpu,
     out: &mut CudaSlice<T>,
@@ -272,67 +238,18 @@ pub(crate) fn norm_after<T: GpuElement>(
     norm: &DeviceNorm<T>,
 ) -> Result<()> {
     let h = norm.w.len();
-    match norm_delta(prev, &sc.mlp, &sc.o, sp) {
-        NormDelta::Experts(yo) => moe_combine_norm(gpu, out, x, yo, &norm.w, norm.eps)?,
-        NormDelta::Stored(mlp) => rms_norm_residual(gpu, out, x, Some(mlp), &norm.w, norm.eps, h)?,
-        NormDelta::Nothing => rms_norm_residual(gpu, out, x, None, &norm.w, norm.eps, h)?,
-    }
-    Ok(())
-}
-
-impl<T: GpuElement> TargetLayer<T>
-where
-    CudaBlas: Gemm<T>,
-{
-    /// Whether this layer's input norm runs in its first projection's
-    /// prologue at `rows` rows ([`project_with_norm`]): one row, latent
-    /// attention whose query and kv_a share one projection that takes it,
-    /// and the switch on (`SPECULA_NORM_IN_LINEAR`).
-    pub(crate) fn takes_norm_in_prologue(&self, gpu: &Gpu, rows: usize) -> bool {
-        match &self.attn {
-            LayerAttention::Latent(a) => match &a.q {
-                DeviceMlaQuery::Plain(q) => norm_in_linear() && q.on(gpu).takes_normed(rows),
-                DeviceMlaQuery::Lora { .. } => false,
-            },
-            LayerAttention::Gqa(_) => false,
+    let mlp = &sc.mlp;
+    match prev.map(|l| &l.ffn) {
+        Some(LayerFfn::Experts(m)) => {
+            let yo = sp
+                .experts_output(m, &sc.o)
+                .expect("expert buffers exist for an expert layer");
+            moe_combine_norm(gpu, out, x, yo, &norm.w, norm.eps)?
         }
+        Some(LayerFfn::Dense(_)) => {
+            rms_norm_residual(gpu, out, x, Some(mlp), &norm.w, norm.eps, h)?
+        }
+        None => rms_norm_residual(gpu, out, x, None, &norm.w, norm.eps, h)?,
     }
-}
-
-/// Layer `l`'s input norm (after layer `prev`, as [`norm_after`]) in the
-/// prologue of its first projection (latent attention's q + kv_a into
-/// `sc.qkv`), for one row: `x +=` the delta, the projection of `norm(x)`,
-/// the same bits as the norm's launch and the projection. Only where
-/// [`TargetLayer::takes_norm_in_prologue`] holds; `ticket` is a device
-/// counter left at zero between launches.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn project_with_norm<T: GpuElement>(
-    gpu: &Gpu,
-    l: &TargetLayer<T>,
-    x: &mut CudaSlice<T>,
-    prev: Option<&TargetLayer<T>>,
-    sc: &mut Scratch<T>,
-    sp: &SparseBuffers<T>,
-    norm: &DeviceNorm<T>,
-    ticket: &mut CudaSlice<u32>,
-) -> Result<()>
-where
-    CudaBlas: Gemm<T>,
-{
-    let LayerAttention::Latent(DeviceMla {
-        q: DeviceMlaQuery::Plain(q),
-        ..
-    }) = &l.attn
-    else {
-        unreachable!("takes_norm_in_prologue holds only for a latent layer's one projection")
-    };
-    let input = NormedInput {
-        residual: x,
-        delta: norm_delta(prev, &sc.mlp, &sc.o, sp),
-        w: &norm.w,
-        eps: norm.eps,
-        ticket,
-    };
-    q.on(gpu).rows_normed(&mut sc.qkv, input)?;
     Ok(())
 }

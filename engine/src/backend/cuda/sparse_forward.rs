@@ -5,7 +5,7 @@
 use super::batch::BatchOnDevice;
 use super::forward::Scratch;
 use super::kv_pool::KvPool;
-use super::layers::{AttentionStart, LayerAttention, LayerFfn, TargetLayer};
+use super::layers::{LayerAttention, LayerFfn, TargetLayer};
 use super::profile::OpClock;
 use super::sparse_weights::{DeviceMla, DeviceMlaQuery};
 use super::weights::DeviceNorm;
@@ -100,15 +100,14 @@ impl<T: GpuElement> SparseBuffers<T> {
     }
 }
 
-/// Latent attention from `input` (the normed rows, or the q + kv_a
-/// projection already in `sc.qkv`) into `sc.o`: queries and the compressed
+/// Latent attention of `input` into `sc.o`: queries and the compressed
 /// row, the cache entry and the rotated query parts, `q_lat = W_UK^T
 /// q_nope`, attention over the compressed cache, `W_UV`, o projection.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn latent_attention<T: GpuElement>(
     gpu: &Gpu,
     a: &DeviceMla<T>,
-    input: AttentionStart<'_, T>,
+    input: &CudaSlice<T>,
     b: &BatchOnDevice,
     pool: &mut KvPool<T>,
     layer: usize,
@@ -126,9 +125,7 @@ where
     let (qk, d, nh) = (sh.nope + sh.rope, sh.entry(), sh.heads);
     let (q, q_stride, ckv, ckv_offset, ckv_stride) = match &a.q {
         DeviceMlaQuery::Plain(fused) => {
-            if let AttentionStart::Normed(input) = input {
-                fused.forward(gpu, &mut sc.qkv, input, rows)?;
-            }
+            fused.forward(gpu, &mut sc.qkv, input, rows)?;
             let w = fused.out_dim;
             (&sc.qkv, w, &sc.qkv, nh * qk, w)
         }
@@ -138,9 +135,6 @@ where
             q_b,
             kv_a,
         } => {
-            let AttentionStart::Normed(input) = input else {
-                unreachable!("takes_norm_in_prologue holds only for one q + kv_a projection")
-            };
             q_a.forward(gpu, &mut buf.qa, input, rows)?;
             let r = q_a.out_dim;
             rms_norm_residual(

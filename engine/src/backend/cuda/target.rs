@@ -8,10 +8,7 @@ use super::device_rows::{DeviceRows, SharedRows};
 use super::forward::logits_forward;
 use super::graph::{Replays, Step};
 use super::kv_pool::{GpuCache, KvPool};
-use super::layers::{
-    layer_forward, norm_after, project_with_norm, scratch_sizes, AttentionStart, LayerInputs,
-    TargetLayer,
-};
+use super::layers::{layer_forward, norm_after, scratch_sizes, LayerInputs, TargetLayer};
 use super::profile::OpClock;
 use super::sparse_forward::SparseBuffers;
 use super::weights::{download, upload, DeviceLinear, DeviceNorm, Seeds};
@@ -74,9 +71,6 @@ struct TargetBuffers<T> {
     idx: CudaSlice<i32>,
     argmax: ArgmaxScratch,
     sparse: SparseBuffers<T>,
-    /// The counter of the projections that run their input norm in their
-    /// prologue (zero between launches).
-    norm_ticket: CudaSlice<u32>,
 }
 
 /// Every buffer one target forward shape uses.
@@ -182,7 +176,6 @@ where
             idx: s.alloc_zeros(nl)?,
             argmax: ArgmaxScratch::new(gpu, nl, vocab)?,
             sparse: SparseBuffers::new(gpu, &batch, &self.weights.layers)?,
-            norm_ticket: s.alloc_zeros(1)?,
         };
         let sizes = scratch_sizes(&self.weights.layers, h);
         Step::new(gpu, batch, sizes, vocab, own)
@@ -207,20 +200,11 @@ where
         clock.mark(gpu, "upload + embed + buffers");
         for (li, layer) in w.layers.iter().enumerate() {
             let prev = li.checked_sub(1).map(|p| &w.layers[p]);
+            let (sc, sparse) = (&st.sc, &st.own.sparse);
             let n = &layer.input_norm;
-            // The norm in the first projection's prologue where it can run
-            // there, unless this layer's input is captured (the capture
-            // reads the residual the norm writes, before the projection).
-            let in_prologue = !capture.contains(&li) && layer.takes_norm_in_prologue(gpu, rows);
-            let sparse = &st.own.sparse;
-            if in_prologue {
-                let ticket = &mut st.own.norm_ticket;
-                project_with_norm(gpu, layer, &mut st.x, prev, &mut st.sc, sparse, n, ticket)?;
-            } else {
-                norm_after(gpu, &mut st.norm_out, &mut st.x, prev, &st.sc, sparse, n)?;
-                for (slot, _) in capture.iter().enumerate().filter(|(_, &p)| p == li) {
-                    copy_cols(gpu, &mut st.own.aux, &st.x, rows, h, aux_w, slot * h)?;
-                }
+            norm_after(gpu, &mut st.norm_out, &mut st.x, prev, sc, sparse, n)?;
+            for (slot, _) in capture.iter().enumerate().filter(|(_, &p)| p == li) {
+                copy_cols(gpu, &mut st.own.aux, &st.x, rows, h, aux_w, slot * h)?;
             }
             clock.mark(gpu, "rms_norm_residual");
             let mut stats = self.expert_stats.borrow_mut();
@@ -232,13 +216,16 @@ where
                 stats: Some(&mut *stats),
             };
             let sparse = &mut st.own.sparse;
-            let start = if in_prologue {
-                AttentionStart::Projected
-            } else {
-                AttentionStart::Normed(&st.norm_out)
-            };
             layer_forward(
-                gpu, layer, &mut st.x, start, pool, inputs, &mut st.sc, sparse, clock,
+                gpu,
+                layer,
+                &mut st.x,
+                &st.norm_out,
+                pool,
+                inputs,
+                &mut st.sc,
+                sparse,
+                clock,
             )?;
         }
         let (sc, sparse) = (&st.sc, &st.own.sparse);

@@ -4,7 +4,7 @@
 //!
 //! One file per op family, as the kernels are: `copy.rs`, `norm.rs`,
 //! `rope.rs`, `activation.rs`, `select.rs`, `verify.rs`, `random.rs`,
-//! `linear.rs`, `linear_norm.rs`, `linear_tiles.rs`, `attention.rs`, `mla.rs`, `mla_prep_uk.rs`, `moe.rs`, `moe_route_norm.rs`; `ceilings.rs` the ceilings and the event
+//! `linear.rs`, `linear_tiles.rs`, `attention.rs`, `mla.rs`, `mla_prep_uk.rs`, `moe.rs`, `moe_route_norm.rs`; `ceilings.rs` the ceilings and the event
 //! timer; this file the shared recorder and helpers.
 //!
 //! Error measure: the norm-wise relative error `max|gpu - cpu| / max|cpu|`.
@@ -15,7 +15,6 @@ mod attention;
 mod ceilings;
 mod copy;
 mod linear;
-mod linear_norm;
 mod linear_rope;
 mod linear_tiles;
 mod mla;
@@ -123,7 +122,6 @@ pub fn run_checks(gpu: &Gpu, seed: u64) -> Result<Vec<CheckRow>, GpuError> {
             moe::check_moe::<bf16>,
             moe_route_norm::check_moe_route_norm::<f32>,
             moe_route_norm::check_moe_route_norm::<bf16>,
-            linear_norm::check_linear_normed,
         ])
         .chain(model_checks::<f32>())
         .chain(model_checks::<bf16>())

@@ -10,7 +10,9 @@
 //! marked synthetic. scaling.csv holds one row per (batch, prompt length).
 
 use super::bench_case::{first_token, run_case, CaseContext};
-use super::bench_memory::{fitting_beside, out_of_memory, ModelSizes, ModelSource};
+use super::bench_memory::{
+    check_prompt_lens, fitting_beside, out_of_memory, ModelSizes, ModelSource,
+};
 use super::bench_rows::{
     decode_row, scaling_rows, synthetic_row, CaseRepeat, Ceilings, DecodeContext, SyntheticContext,
     DECODE_HEADER, SCALING_HEADER, SYNTHETIC_HEADER,
@@ -124,6 +126,11 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         Some(t) => TargetConfig::load(t)?,
         None => TargetConfig::load_file(a.config.as_deref().expect("checked above"))?,
     };
+    check_prompt_lens(
+        &a.prompt_lens,
+        a.max_new_tokens,
+        target.max_position_embeddings,
+    )?;
     let random_draft = match &a.draft_config {
         Some(path) => DraftConfig::load_file(path)?,
         None => default_draft_config(&target),
@@ -299,6 +306,10 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
                         }
                     }
                     all.extend(repeats.rows);
+                    // Every finished case on disk: a later case that fails
+                    // (or a kill) loses none of them.
+                    let synthetic_rows = synthetic.then_some(sp.as_str());
+                    write_tables(&a.out, (&bw, synthetic_rows, &spans), &all, ceil)?;
                 }
                 Err(e) if out_of_memory(&e) => {
                     let why = format!("out of device memory: {e}");
@@ -312,13 +323,8 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         }
         drop(models);
     }
-    write(&a.out, "decode_bandwidth.csv", &bw)?;
-    if synthetic {
-        write(&a.out, "synthetic_speedup.csv", &sp)?;
-    }
-    let scaling = format!("{SCALING_HEADER}\n{}", scaling_rows(&all, ceil));
-    write(&a.out, "scaling.csv", &scaling)?;
-    write(&a.out, "spans.csv", &spans)?;
+    let synthetic_rows = synthetic.then_some(sp.as_str());
+    write_tables(&a.out, (&bw, synthetic_rows, &spans), &all, ceil)?;
     let (load, first_token_s, rss_after_load) = first_load.unwrap_or((None, None, 0));
     let meta = serde_json::json!({
         "target": a.target.as_ref().map(|p| p.display().to_string()),
@@ -347,8 +353,26 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         "peak host memory {:.2} GB (meta.json)",
         peak_rss_bytes() as f64 / 1e9
     );
-    outln!("{scaling}");
+    outln!("{SCALING_HEADER}\n{}", scaling_rows(&all, ceil));
     Ok(())
+}
+
+/// Writes the bench's tables as they stand: decode_bandwidth.csv,
+/// synthetic_speedup.csv (when the run has synthetic rows), scaling.csv
+/// (from `all`) and spans.csv.
+fn write_tables(
+    out: &std::path::Path,
+    (bw, sp, spans): (&str, Option<&str>, &str),
+    all: &[CaseRepeat],
+    ceil: Ceilings,
+) -> Result<(), CliError> {
+    write(out, "decode_bandwidth.csv", bw)?;
+    if let Some(sp) = sp {
+        write(out, "synthetic_speedup.csv", sp)?;
+    }
+    let scaling = format!("{SCALING_HEADER}\n{}", scaling_rows(all, ceil));
+    write(out, "scaling.csv", &scaling)?;
+    write(out, "spans.csv", spans)
 }
 
 /// Prints the per-operation breakdown of the target forwards when

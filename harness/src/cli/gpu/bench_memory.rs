@@ -1,6 +1,7 @@
 //! What the models of `specula gpu bench` take of device memory: building
 //! them (a checkpoint or random weights) with a KV cache for the largest
-//! batch that fits, and which batches of a prompt length fit at all.
+//! batch that fits, and which batches of a prompt length fit at all; and
+//! which prompt lengths fit the target's positions.
 
 use super::bench::BenchArgs;
 use crate::cli::CliError;
@@ -232,9 +233,45 @@ fn fitting(batches: &[usize], capacity: usize, kv_per_token: f64, budget: Option
     (fit, skipped)
 }
 
+/// Refuses, before any device work, a prompt length whose tokens and
+/// `max_new_tokens` would run past the target's `max_position_embeddings`
+/// (the decode loop refuses such a request: found only when its case came
+/// up, it ended the bench after the earlier cases' device time).
+pub(super) fn check_prompt_lens(
+    lens: &[usize],
+    max_new_tokens: usize,
+    max_positions: Option<usize>,
+) -> Result<(), CliError> {
+    let Some(limit) = max_positions else {
+        return Ok(());
+    };
+    match lens.iter().find(|&&p| p + max_new_tokens > limit) {
+        Some(&p) => Err(CliError::Usage(format!(
+            "--prompt-lens {p} with --max-new-tokens {max_new_tokens} reaches position {}, past the target's max_position_embeddings of {limit}: give prompts of at most {} tokens",
+            p + max_new_tokens,
+            limit.saturating_sub(max_new_tokens)
+        ))),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::fitting;
+    use super::{check_prompt_lens, fitting};
+
+    #[test]
+    fn regression_a_prompt_length_past_the_positions_ended_the_bench_after_earlier_cases() {
+        // Moonlight-16B-A3B: 8192 positions (--prompt-lens 2048,8192 ran the 2048
+        // cases, then stopped at 8192 and wrote none of their rows); now refused
+        // before any case runs, with the longest prompt that fits.
+        let err = check_prompt_lens(&[2048, 8192], 32, Some(8192)).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("--prompt-lens 8192"), "{text}");
+        assert!(text.contains("position 8224"), "{text}");
+        assert!(text.contains("at most 8160 tokens"), "{text}");
+        assert!(check_prompt_lens(&[2048, 8160], 32, Some(8192)).is_ok());
+        assert!(check_prompt_lens(&[1 << 20], 32, None).is_ok());
+    }
 
     #[test]
     fn batches_whose_cache_outgrows_the_budget_are_cut_with_their_size() {

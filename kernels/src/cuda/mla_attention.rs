@@ -53,6 +53,23 @@ fn mla_mma_use() -> MlaMmaUse {
     USE.get()
 }
 
+/// Heads a block of the FMA latent attention covers, where set
+/// (`SPECULA_MLA_HEADS`: 1 or 4; unset: one while the launch has at most
+/// 1024 one-head blocks, else four); read once. A head's sums are the same
+/// either way (check rows `mla_batch_invariant`: four heads a block against
+/// one, 0 differing values), so every choice keeps the lossless invariant.
+/// For measuring long rows, whose one-head blocks each read the whole cache
+/// for their head alone.
+pub fn mla_heads_per_block() -> Option<usize> {
+    static HEADS: Switch<Option<usize>> = Switch::new(
+        "SPECULA_MLA_HEADS",
+        &[("1", Some(1)), ("4", Some(MLA_HEADS))],
+        None,
+        "one head a block up to 1024 such blocks, else four",
+    );
+    HEADS.get()
+}
+
 /// Whether a latent attention of `shape` in `T` over `keys` runs on tensor
 /// cores (`mla_attention_mma_bf16`): where the shape fits
 /// ([`mla_mma_fits`]) and, by default, only for a forward of causal rows
@@ -224,6 +241,8 @@ fn attention_launches<T: GpuElement>(
             .heads_per_block
             .unwrap_or(if mla_uses_mma::<T>(gpu, shape, keys) {
                 MLA_MMA_HEADS
+            } else if let Some(heads) = mla_heads_per_block() {
+                heads
             } else if n * shape.heads * fma_splits <= MLA_FEW_BLOCKS {
                 1
             } else {

@@ -20,7 +20,7 @@ mod head;
 mod params;
 mod prefill;
 mod sequence;
-pub use params::GenerateParams;
+pub use params::{past_positions, GenerateParams};
 pub(crate) use prefill::chunks as prefill_chunks;
 pub use prefill::PREFILL_CHUNK_TOKENS;
 use rand::SeedableRng;

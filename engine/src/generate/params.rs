@@ -69,6 +69,19 @@ fn check_prompts(prompts: &[Vec<u32>], vocab: usize) -> Result<()> {
     Ok(())
 }
 
+/// Whether a prompt of `prompt_tokens` generating `new_tokens` needs more
+/// positions than `max_positions` (a target's `max_position_embeddings`;
+/// none: no limit): the one rule every refusal of a request past the
+/// trained context follows (this engine's, `specula serve`'s, the sweep's
+/// and `specula gpu bench`'s).
+pub fn past_positions(
+    prompt_tokens: usize,
+    new_tokens: usize,
+    max_positions: Option<usize>,
+) -> bool {
+    max_positions.is_some_and(|limit| prompt_tokens.saturating_add(new_tokens) > limit)
+}
+
 /// Refuses a prompt whose tokens and `max_new_tokens` would run past the
 /// target's `max_position_embeddings` (positions it was never trained on;
 /// serving engines refuse such a request too), unless
@@ -84,7 +97,7 @@ fn check_positions(
     match prompts
         .iter()
         .enumerate()
-        .find(|(_, p)| p.len() + max_new_tokens > limit)
+        .find(|(_, p)| past_positions(p.len(), max_new_tokens, Some(limit)))
     {
         Some((i, p)) => Err(EngineError::setting(
             "max_position_embeddings",

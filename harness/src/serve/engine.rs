@@ -5,7 +5,7 @@
 
 use super::limits::ServeLimits;
 use super::metrics::Counters;
-use specula_engine::generate::GenerateParams;
+use specula_engine::generate::{past_positions, GenerateParams};
 use specula_engine::generation::{FinishReason, SequenceResult};
 use specula_engine::pair::ModelPair;
 use specula_engine::speculative::SpeculativeConfig;
@@ -215,7 +215,7 @@ impl Engine {
         }
         if let Some(limit) = self.max_positions {
             let (p, n) = (job.prompt.len(), job.max_new_tokens);
-            if p.saturating_add(n) > limit {
+            if past_positions(p, n, Some(limit)) {
                 return Err((
                     400,
                     format!(

@@ -16,6 +16,7 @@ use crate::remote::prompts::prompt_inputs;
 use crate::remote::PromptInput;
 use crate::run_folder::{PastContextSet, SkippedConfig};
 use specula_datasets::PromptSet;
+use specula_engine::generate::past_positions;
 
 /// How a prompt set sits in a model's trained context.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,7 +77,7 @@ pub fn fit(
         })
         .max()
         .unwrap_or(0);
-    if longest + max_new_tokens <= limit {
+    if !past_positions(longest, max_new_tokens, Some(limit)) {
         return Ok(ContextFit::Fits);
     }
     Ok(ContextFit::Past(PastContextSet {
@@ -96,7 +97,7 @@ pub fn request_past(
     prompt_tokens: Option<usize>,
     output_tokens: usize,
 ) -> Option<bool> {
-    Some(prompt_tokens? + output_tokens > limit?)
+    Some(past_positions(prompt_tokens?, output_tokens, Some(limit?)))
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use crate::cli::CliError;
 use specula_engine::backend::cuda::{Gpu, GpuDtype, GpuModels, GpuOptions, LoadOptions, LoadStats};
 use specula_engine::capture::CaptureChoice;
 use specula_engine::config::{DraftConfig, TargetConfig};
+use specula_engine::generate::past_positions;
 use std::sync::Arc;
 
 /// What `specula gpu bench` builds its models from: a checkpoint (and its
@@ -245,7 +246,10 @@ pub(super) fn check_prompt_lens(
     let Some(limit) = max_positions else {
         return Ok(());
     };
-    match lens.iter().find(|&&p| p + max_new_tokens > limit) {
+    match lens
+        .iter()
+        .find(|&&p| past_positions(p, max_new_tokens, Some(limit)))
+    {
         Some(&p) => Err(CliError::Usage(format!(
             "--prompt-lens {p} with --max-new-tokens {max_new_tokens} reaches position {}, past the target's max_position_embeddings of {limit}: give prompts of at most {} tokens",
             p + max_new_tokens,

@@ -308,8 +308,7 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
                     all.extend(repeats.rows);
                     // Every finished case on disk: a later case that fails
                     // (or a kill) loses none of them.
-                    let synthetic_rows = synthetic.then_some(sp.as_str());
-                    write_tables(&a.out, (&bw, synthetic_rows, &spans), &all, ceil)?;
+                    write_tables(&a.out, (&bw, synthetic.then_some(&sp), &spans), &all, ceil)?;
                 }
                 Err(e) if out_of_memory(&e) => {
                     let why = format!("out of device memory: {e}");
@@ -323,8 +322,7 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         }
         drop(models);
     }
-    let synthetic_rows = synthetic.then_some(sp.as_str());
-    write_tables(&a.out, (&bw, synthetic_rows, &spans), &all, ceil)?;
+    let scaling = write_tables(&a.out, (&bw, synthetic.then_some(&sp), &spans), &all, ceil)?;
     let (load, first_token_s, rss_after_load) = first_load.unwrap_or((None, None, 0));
     let meta = serde_json::json!({
         "target": a.target.as_ref().map(|p| p.display().to_string()),
@@ -353,26 +351,27 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         "peak host memory {:.2} GB (meta.json)",
         peak_rss_bytes() as f64 / 1e9
     );
-    outln!("{SCALING_HEADER}\n{}", scaling_rows(&all, ceil));
+    outln!("{scaling}");
     Ok(())
 }
 
 /// Writes the bench's tables as they stand: decode_bandwidth.csv,
 /// synthetic_speedup.csv (when the run has synthetic rows), scaling.csv
-/// (from `all`) and spans.csv.
+/// (from `all`, returned) and spans.csv.
 fn write_tables(
     out: &std::path::Path,
-    (bw, sp, spans): (&str, Option<&str>, &str),
+    (bw, sp, spans): (&str, Option<&String>, &str),
     all: &[CaseRepeat],
     ceil: Ceilings,
-) -> Result<(), CliError> {
+) -> Result<String, CliError> {
     write(out, "decode_bandwidth.csv", bw)?;
     if let Some(sp) = sp {
         write(out, "synthetic_speedup.csv", sp)?;
     }
     let scaling = format!("{SCALING_HEADER}\n{}", scaling_rows(all, ceil));
     write(out, "scaling.csv", &scaling)?;
-    write(out, "spans.csv", spans)
+    write(out, "spans.csv", spans)?;
+    Ok(scaling)
 }
 
 /// Prints the per-operation breakdown of the target forwards when

@@ -4,15 +4,14 @@
 
 use super::attention::KeyLists;
 use super::device::{Gpu, GpuElement, GpuError};
-use super::launch::{launch, launch_cluster_z, name, need, RawArg};
+use super::launch::need;
 use super::mla::{mla_head_linear, HeadProduct, HeadStrides, MlaShape};
-use super::mla_forms::{
-    merges_in_clusters, uv_fits_merge, MlaAttentionForms, MlaMerge, MlaUvPlace,
-};
+use super::mla_forms::{uv_fits_merge, MlaAttentionForms, MlaMerge, MlaUvPlace};
+use super::mla_launch::{launch_rows, RowsLaunch};
 use super::mla_scratch::MlaScratch;
 use crate::mla_layout::mla_launch_splits;
 use crate::switch::Switch;
-use cudarc::driver::{CudaSlice, LaunchConfig};
+use cudarc::driver::CudaSlice;
 
 /// Heads one block of the latent attention covers (`MLA_HEADS` in `mla.cu`)
 /// when its launch has more than [`MLA_FEW_BLOCKS`] blocks of one head.
@@ -32,11 +31,14 @@ pub const MLA_MMA_HEADS: usize = 16;
 /// Where the tensor-core latent attention runs (`SPECULA_MLA`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum MlaMmaUse {
-    /// Forwards of causal rows only (prefill chunks; the default): decode
-    /// and verification rows keep the FMA kernel, whose split-K form is
-    /// faster for the few blocks of a small batch, so that a sequence's
-    /// decode and verify rows always share one kernel's bits.
-    Prefill,
+    /// Every row of a forward of causal rows (prefill chunks), and the
+    /// decode and verification rows of at least [`mla_long_from`] keys (the
+    /// default): the FMA kernel's split-K form is faster for the few blocks
+    /// of a short row, the tensor-core form reads a long row's cache once
+    /// for 16 heads. A row's form follows its own key count, so a
+    /// sequence's decode and verify rows at one position share one form's
+    /// bits.
+    PrefillAndLong,
     /// Every forward it fits (`SPECULA_MLA=mma`).
     Always,
     /// None (`SPECULA_MLA=fma`).
@@ -47,10 +49,31 @@ fn mla_mma_use() -> MlaMmaUse {
     static USE: Switch<MlaMmaUse> = Switch::new(
         "SPECULA_MLA",
         &[("mma", MlaMmaUse::Always), ("fma", MlaMmaUse::Never)],
-        MlaMmaUse::Prefill,
-        "tensor cores for a prefill",
+        MlaMmaUse::PrefillAndLong,
+        "tensor cores for a prefill and for long rows",
     );
     USE.get()
+}
+
+/// Keys from which a decode or verification row takes the tensor-core
+/// latent attention (`SPECULA_MLA_LONG`: 64, 256, 512, 1024, 2048, 4096 or
+/// `off`; unset 1024); read once.
+pub fn mla_long_from() -> Option<usize> {
+    static FROM: Switch<Option<usize>> = Switch::new(
+        "SPECULA_MLA_LONG",
+        &[
+            ("64", Some(64)),
+            ("256", Some(256)),
+            ("512", Some(512)),
+            ("1024", Some(1024)),
+            ("2048", Some(2048)),
+            ("4096", Some(4096)),
+            ("off", None),
+        ],
+        Some(1024),
+        "1024",
+    );
+    FROM.get()
 }
 
 /// Heads a block of the FMA latent attention covers, where set
@@ -70,24 +93,29 @@ pub fn mla_heads_per_block() -> Option<usize> {
     HEADS.get()
 }
 
-/// Whether a latent attention of `shape` in `T` over `keys` runs on tensor
-/// cores (`mla_attention_mma_bf16`): where the shape fits
-/// ([`mla_mma_fits`]) and, by default, only for a forward of causal rows
-/// (see `MlaMmaUse`). Its bits differ from the FMA kernel's in the last
-/// places (p is rounded to bf16 for the output product); each form is
-/// batch-invariant on its own, and a forward's rows all take one form.
-pub fn mla_uses_mma<T: GpuElement>(gpu: &Gpu, shape: MlaShape, keys: &KeyLists) -> bool {
-    mla_mma_fits::<T>(gpu, shape)
-        && match mla_mma_use() {
-            MlaMmaUse::Always => true,
-            MlaMmaUse::Never => false,
-            MlaMmaUse::Prefill => !keys.has_tree,
-        }
+/// The key count from which a row of a latent attention of `shape` in `T`
+/// over `keys` runs on tensor cores (`mla_attention_mma_bf16`), or `None`
+/// for none: where the shape fits ([`mla_mma_fits`]), every row of a
+/// forward of causal rows and, in a forward with tree rows, the rows of at
+/// least [`mla_long_from`] keys (see `MlaMmaUse`). The tensor-core form's
+/// bits differ from the FMA kernel's in the last places (p is rounded to
+/// bf16 for the output product); each form is batch-invariant on its own,
+/// and a row's form follows its own key count alone.
+pub fn mla_mma_from<T: GpuElement>(gpu: &Gpu, shape: MlaShape, keys: &KeyLists) -> Option<usize> {
+    if !mla_mma_fits::<T>(gpu, shape) {
+        return None;
+    }
+    match mla_mma_use() {
+        MlaMmaUse::Always => Some(0),
+        MlaMmaUse::Never => None,
+        MlaMmaUse::PrefillAndLong if !keys.has_tree => Some(0),
+        MlaMmaUse::PrefillAndLong => mla_long_from(),
+    }
 }
 
 /// Whether `shape` in `T` can take the tensor-core latent attention: bf16
 /// on sm_80+, heads a multiple of 16, an entry of at most 768 values in
-/// 32-wide chunks, a latent of 64-column warp slices.
+/// 32-wide chunks, a latent of at most 512 values in 64-column warp slices.
 pub fn mla_mma_fits<T: GpuElement>(gpu: &Gpu, shape: MlaShape) -> bool {
     let d = shape.entry();
     T::SUFFIX == "bf16"
@@ -96,23 +124,7 @@ pub fn mla_mma_fits<T: GpuElement>(gpu: &Gpu, shape: MlaShape) -> bool {
         && d.is_multiple_of(32)
         && d <= 768
         && shape.lora.is_multiple_of(64)
-}
-
-/// Whether a forward of `shape` in `T` may take the tensor-core form (it
-/// fits and `SPECULA_MLA` is not `fma`): a scratch makes room for its splits.
-pub(super) fn mla_mma_may_run<T: GpuElement>(gpu: &Gpu, shape: MlaShape) -> bool {
-    mla_mma_fits::<T>(gpu, shape) && mla_mma_use() != MlaMmaUse::Never
-}
-
-/// Dynamic shared memory of the tensor-core latent attention for `splits`
-/// splits: the chunk's keys and the 16 query rows (8 values of padding
-/// each), two parities of scores, p in bf16; the merge's per-split weights.
-fn mla_mma_smem(shape: MlaShape, splits: usize) -> usize {
-    let (keys, dp) = (32, shape.entry() + 8);
-    let stage = (keys + MLA_MMA_HEADS) * dp * 2
-        + 2 * MLA_MMA_HEADS * keys * 4
-        + MLA_MMA_HEADS * (keys + 8) * 2;
-    stage.max(MLA_MMA_HEADS * (splits + 1) * 4)
+        && shape.lora <= 512
 }
 
 /// Keys one block of the latent attention covers: 16-byte-per-key slices
@@ -125,13 +137,13 @@ pub fn mla_chunk<T: GpuElement>() -> usize {
 /// The latent attention's inputs: the rows' `[q_lat | q_pe]` (`qcat: [rows,
 /// heads, lora + rope]`), the layer's pool (`[entries, lora + rope]`,
 /// starting `pool_offset` elements in) and each row's key list.
-struct MlaAttentionInput<'a, T> {
-    qcat: &'a CudaSlice<T>,
-    pool: &'a CudaSlice<T>,
-    pool_offset: usize,
-    keys: &'a KeyLists,
-    shape: MlaShape,
-    scale: f32,
+pub(super) struct MlaAttentionInput<'a, T> {
+    pub(super) qcat: &'a CudaSlice<T>,
+    pub(super) pool: &'a CudaSlice<T>,
+    pub(super) pool_offset: usize,
+    pub(super) keys: &'a KeyLists,
+    pub(super) shape: MlaShape,
+    pub(super) scale: f32,
 }
 
 /// Latent attention, `olat[r, h] = sum_e softmax_e(qcat[r, h] . entry_e *
@@ -195,9 +207,9 @@ pub fn mla_attention_uv<T: GpuElement>(
 }
 
 /// `W_UV` for the merging blocks: its weights and output rows.
-struct MlaUvOut<'a, T> {
-    w: &'a CudaSlice<T>,
-    y: &'a mut CudaSlice<T>,
+pub(super) struct MlaUvOut<'a, T> {
+    pub(super) w: &'a CudaSlice<T>,
+    pub(super) y: &'a mut CudaSlice<T>,
 }
 
 /// The latent attention's launches (rows in groups the scratch holds), with
@@ -214,12 +226,7 @@ fn attention_launches<T: GpuElement>(
     merge: MlaMerge,
 ) -> Result<bool, GpuError> {
     let MlaAttentionInput {
-        qcat,
-        pool,
-        pool_offset,
-        keys,
-        shape,
-        scale,
+        qcat, keys, shape, ..
     } = *input;
     let rows = keys.base.len();
     let d = shape.entry();
@@ -235,21 +242,48 @@ fn attention_launches<T: GpuElement>(
             && scratch.counters.len() >= lr * shape.heads,
         || "mla_attention: scratch made for other key lists".into(),
     )?;
-    let fma_splits = mla_launch_splits(keys.max_keys, chunk, false);
-    let per_block_for = |n: usize| {
-        scratch
-            .heads_per_block
-            .unwrap_or(if mla_uses_mma::<T>(gpu, shape, keys) {
-                MLA_MMA_HEADS
-            } else if let Some(heads) = mla_heads_per_block() {
-                heads
-            } else if n * shape.heads * fma_splits <= MLA_FEW_BLOCKS {
-                1
-            } else {
-                MLA_HEADS
-            })
+    // One split count for both forms (a row's own splits are at most it),
+    // so that their partials share the scratch's slots.
+    let splits = mla_launch_splits(keys.max_keys, chunk);
+    need(splits <= scratch.splits, || {
+        format!(
+            "mla_attention: scratch of {} splits for {splits} (key lists of {} keys)",
+            scratch.splits, keys.max_keys
+        )
+    })?;
+    // The key count from which a row takes tensor cores: a check's forced
+    // form, else the forward's (mla_mma_from). Rows below it take the FMA
+    // launch, rows at or above it the tensor-core launch; a forward whose
+    // key lists (for a graph, the longest they may grow to) cannot reach it
+    // has only the first.
+    let mma_from = match scratch.heads_per_block {
+        Some(MLA_MMA_HEADS) => Some(0),
+        Some(_) => scratch.mma_from,
+        None => scratch
+            .mma_from
+            .or_else(|| mla_mma_from::<T>(gpu, shape, keys)),
     };
-    let uv = uv.filter(|_| uv_fits_merge(rows, lr, per_block_for(rows), shape.lora, T::BYTES));
+    let mma_rows = mma_from.is_some_and(|from| keys.max_keys >= from);
+    let fma_rows = mma_from != Some(0);
+    need(!mma_rows || mla_mma_fits::<T>(gpu, shape), || {
+        format!(
+            "mla_attention: no tensor-core form for {shape:?} in {}",
+            T::SUFFIX
+        )
+    })?;
+    let cut = mma_from.map_or(i32::MAX, |from| from.min(i32::MAX as usize) as i32);
+    let fma_per_block = |n: usize| match scratch.heads_per_block {
+        Some(heads) if heads != MLA_MMA_HEADS => heads,
+        _ => mla_heads_per_block().unwrap_or(if n * shape.heads * splits <= MLA_FEW_BLOCKS {
+            1
+        } else {
+            MLA_HEADS
+        }),
+    };
+    // W_UV in the merge only where every row takes the FMA launch.
+    let uv = uv.filter(|_| {
+        !mma_rows && uv_fits_merge(rows, lr, fma_per_block(rows), shape.lora, T::BYTES)
+    });
     if let Some(uv) = &uv {
         let (nh, v) = (shape.heads, shape.v_dim);
         need(
@@ -266,84 +300,23 @@ fn attention_launches<T: GpuElement>(
     }
     for row0 in (0..rows).step_by(lr.max(1)) {
         let n = lr.min(rows - row0);
-        let per_block = per_block_for(n);
-        let mma = per_block == MLA_MMA_HEADS;
-        let splits = mla_launch_splits(keys.max_keys, chunk, mma);
-        need(splits <= scratch.splits, || {
-            format!(
-                "mla_attention: scratch of {} splits for {splits} (key lists of {} keys)",
-                scratch.splits, keys.max_keys
-            )
-        })?;
-        need(!mma || mla_mma_fits::<T>(gpu, shape), || {
-            format!(
-                "mla_attention: no tensor-core form for {shape:?} in {}",
-                T::SUFFIX
-            )
-        })?;
-        let groups = shape.heads.div_ceil(per_block);
-        // Query heads, scores and the chunk's entries; the merge reuses it for
-        // its per-split weights.
-        let smem = if mma {
-            mla_mma_smem(shape, splits)
-        } else {
-            (per_block * (d + chunk + shape.lora) * 4 + chunk * d * T::BYTES)
-                .max(MLA_HEADS * (splits + 1) * 4)
-        };
-        need(smem <= 227 * 1024 && pool_offset < pool.len(), || {
-            format!("mla_attention: an entry of {d} values ({splits} splits) does not fit the kernel's shared memory")
-        })?;
-        let mut args = vec![
-            RawArg::slice(gpu, out),
-            RawArg::slice(gpu, &scratch.part_out),
-            RawArg::slice(gpu, &scratch.part_ml),
-            RawArg::slice(gpu, &scratch.counters),
-            RawArg::slice(gpu, qcat),
-            RawArg::slice(gpu, pool),
-            RawArg::slice(gpu, &keys.base),
-            RawArg::slice(gpu, &keys.prefix),
-            RawArg::slice(gpu, &keys.extra_off),
-            RawArg::slice(gpu, &keys.extra),
-            RawArg::I32(shape.heads as i32),
-            RawArg::I32(shape.lora as i32),
-            RawArg::I32(shape.rope as i32),
-            RawArg::F32(scale),
-            RawArg::I32(chunk as i32),
-            RawArg::I64(pool_offset as i64),
-            RawArg::I32(row0 as i32),
-        ];
-        let grid = LaunchConfig {
-            grid_dim: (n as u32, groups as u32, splits as u32),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: smem as u32,
-        };
-        if let Some(uv) = &uv {
-            args.extend([
-                RawArg::slice(gpu, uv.w),
-                RawArg::slice(gpu, &*uv.y),
-                RawArg::I32(shape.v_dim as i32),
-                RawArg::I32((shape.heads * shape.v_dim) as i32),
-            ]);
+        let mut forms = Vec::with_capacity(2);
+        if fma_rows {
+            forms.push(fma_per_block(n));
         }
-        let cluster = merges_in_clusters(merge, n, per_block, splits);
-        let kernel = match per_block {
-            1 if cluster && uv.is_some() => name::<T>("mla_attention_h1c_uv"),
-            1 if cluster => name::<T>("mla_attention_h1c"),
-            1 if uv.is_some() => name::<T>("mla_attention_h1_uv"),
-            1 => name::<T>("mla_attention_h1"),
-            MLA_MMA_HEADS => "mla_attention_mma_bf16".to_string(),
-            _ => name::<T>("mla_attention"),
-        };
-        // SAFETY: the kernel's parameters in order; sizes checked above
-        // (the tensor-core form's shape by mla_mma_fits); a cluster is one
-        // (row, head)'s splits, the whole of the grid's z.
-        unsafe {
-            if cluster {
-                launch_cluster_z(gpu, &kernel, grid, splits as u32, &args)
-            } else {
-                launch(gpu, &kernel, grid, &args)
-            }
-        }?;
+        if mma_rows {
+            forms.push(MLA_MMA_HEADS);
+        }
+        for per_block in forms {
+            let launch = RowsLaunch {
+                row0,
+                rows: n,
+                per_block,
+                splits,
+                cut,
+            };
+            launch_rows(gpu, out, input, scratch, &launch, uv.as_ref(), merge)?;
+        }
     }
     Ok(uv.is_some())
 }

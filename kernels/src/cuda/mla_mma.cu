@@ -1,37 +1,47 @@
 
 // ---------------------------------------------------------------------------
 // Latent attention on tensor cores (bf16, sm_80+): the split-K latent
-// attention of mla.cu with a block's 16 query heads as the 16 rows of
+// attention of mla_split.cu with a block's 16 query heads as the 16 rows of
 // mma.m16n8k16, so that one block scores a chunk of keys against 16 heads
 // and sums their outputs at once (the FMA kernel takes one or four heads a
-// block). Block (row r, group g of 16 heads, split s) takes the keys [s *
-// MLA_MMA_KEYS, (s + 1) * MLA_MMA_KEYS) of row r's key list:
+// block). Block (row r, group g of 16 heads, split s) takes a run of `tiles`
+// chunks of MLA_MMA_KEYS keys of row r's key list, tiles and splits by the
+// FMA kernel's rule (mla_split_tiles: one chunk a split up to MLA_MAX_SPLITS
+// chunks, so a row's splits follow its own key count alone). Per chunk:
 //
-// 1. The chunk's cache rows (zeros past the row's last key) and the 16 heads'
-//    query rows are staged in shared memory, rows MLA_MMA_PAD values longer
-//    than D so that the fragment loads below spread over the banks.
+// 1. The chunk's cache rows (zeros past the split's last key), and in the
+//    first chunk the 16 heads' query rows, are stored to shared memory from
+//    registers, rows MLA_MMA_PAD values longer than D so that the fragment
+//    loads below spread over the banks; then the next chunk's rows are
+//    loaded into those registers, in flight while this chunk is computed.
 // 2. Scores: warp w takes the 8 keys of tile w % 4 and the 32-wide chunks of
 //    D of parity w / 4 in ascending order (lane (g, t) holds 8 contiguous
 //    values of heads g, g + 8 and of key g: the same k map for both operands,
 //    so the products are exact dot products); the two parities' sums are
 //    added in that order, times the scale.
-// 3. Softmax over the chunk: warp w takes heads 2w, 2w + 1, a lane per key:
-//    the max, p = e^(s - max) rounded to bf16 (the operand of the output
-//    product), and the sum of the rounded p (lanes' values, xor tree).
+// 3. Softmax: warp w takes heads 2w, 2w + 1, a lane per key: the chunk's
+//    max, the running max m, p = e^(s - m) rounded to bf16 (the operand of
+//    the output product), the sum of the rounded p (xor tree), the factor
+//    a = e^(m_old - m) that rescales the running sum and output.
 // 4. Output: warp w the columns [w * lora / 8, (w + 1) * lora / 8) of
-//    sum_e p_e c_e, keys in two 16-key steps in order, the cache rows as the
-//    B operand through ldmatrix.trans.
-// 5. As the FMA kernel: each block writes its unnormalised partial output
-//    and (max, sum) per head; the last block of (row, group) merges the
-//    splits in split order (mla_merge_t).
+//    sum_e p_e c_e in registers across the chunks: each chunk multiplies them
+//    by a and adds the chunk's keys in two 16-key steps in order (the cache
+//    rows as the B operand through ldmatrix.trans).
 //
-// Nothing in a row's arithmetic depends on another row, the batch or the
-// launch's shape: decode and verification rows with the same keys give the
-// same bits. Needs heads % 16 == 0, D % 32 == 0, D <= 768, lora % 64 == 0
-// (the launcher checks). Dynamic shared memory: mla_mma_smem in mla_attention.rs.
+// As the FMA kernel: each block writes its unnormalised partial output and
+// (max, sum) per head; the last block of (row, group) merges the splits in
+// split order (mla_merge_t). Rows of fewer than `mma_from` keys are the FMA
+// launch's (a forward's long rows take tensor cores: mla_attention.rs), so
+// their blocks leave at once. Nothing in a row's arithmetic depends on
+// another row, the batch or the launch's shape: decode and verification rows
+// with the same keys give the same bits. Needs heads % 16 == 0, D % 32 == 0,
+// D <= 768, lora % 64 == 0 and lora <= 512 (the launcher checks). Dynamic
+// shared memory: mla_mma_smem in mla_attention.rs.
 
 #define MLA_MMA_KEYS 32
 #define MLA_MMA_PAD 8
+// 8-column output tiles a warp holds at most (lora / 64 <= 8).
+#define MLA_MMA_OUT_TILES 8
 
 // B operand of mma.m16n8k16 for the 16 x 8 block at `p` of a row-major
 // [k][n] bf16 array in shared memory whose rows are `stride` values apart:
@@ -48,46 +58,56 @@ extern "C" __global__ void mla_attention_mma_bf16(bf16* out, float* part_out, fl
                                                   const bf16* qcat, const bf16* pool, const int* base,
                                                   const int* prefix, const int* extra_off, const int* extra,
                                                   int heads, int lora, int rd, float scale, int chunk,
-                                                  long pool_offset, int row0) {
+                                                  long pool_offset, int row0, int mma_from) {
     // Its own name: an extern "C" kernel's dynamic shared array would
     // clash in linkage with the templates' `smem`.
     extern __shared__ float mma_smem[];
-    pdl_enter();
     constexpr int H = 16, NK = MLA_MMA_KEYS;
+    __shared__ float run_m[H], run_l[H], rescale[H];
     int d = lora + rd, dp = d + MLA_MMA_PAD, per = d / 8;
     int rl = blockIdx.x, r = row0 + rl, g0 = blockIdx.y, s = blockIdx.z, splits = gridDim.z;
+    MlaRowKeys rk = mla_row_keys(base, prefix, extra_off, r);
+    if (rk.n >= mma_from)
+        mla_prefetch_chunk<bf16>(pool, base, prefix, extra_off, extra, d, NK, pool_offset, row0);
+    pdl_enter();
+    // After the wait: a block that leaves has still waited for the kernel
+    // before, so this launch's end implies that kernel's.
+    if (rk.n < mma_from) return;
     int h0 = g0 * H;
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    MlaRowKeys rk = mla_row_keys(base, prefix, extra_off, r);
-    int start = s * NK, n = min(rk.n, start + NK) - start;
+    int tiles = mla_split_tiles(rk.n, NK);
+    int start = s * tiles * NK, end = min(rk.n, start + tiles * NK);
     size_t first = ((size_t)rl * heads + h0) * splits;  // slot of (rl, h0, split 0)
     bf16* ks = (bf16*)mma_smem;                          // [NK][dp]
     bf16* qs = ks + NK * dp;                             // [H][dp]
     float* ps = (float*)(qs + H * dp);                   // [2][H][NK]: the two parities' scores
     bf16* pb = (bf16*)(ps + 2 * H * NK);                 // [H][NK + 8]: p in bf16
     constexpr int PBS = NK + 8;
-    if (n <= 0) {
+    if (end <= start) {
         mla_empty_split(part_out, part_ml, first, H, lora, splits, s);
     } else {
-        // 1. Warp w stages keys w, w + 8, w + 16, w + 24 and heads w, w + 8,
-        // every 16-byte slice of them loaded before any is stored.
         const bf16* kp = pool + pool_offset;
         const bf16* qh = qcat + ((size_t)r * heads + h0) * d;
         const uint4 zero4 = make_uint4(0u, 0u, 0u, 0u);
+        // Warp w holds keys w, w + 8, w + 16, w + 24 of a chunk (zeros past
+        // the split's end) and heads w, w + 8, every 16-byte slice.
         uint4 kv[4][3], qv[2][3];
+        auto load_keys = [&](int t0) {
 #pragma unroll
-        for (int u = 0; u < 4; u++) {
-            int j = warp + 8 * u, jj = start + j;
-            if (j >= n) {
+            for (int u = 0; u < 4; u++) {
+                int jj = t0 + warp + 8 * u;
+                if (jj >= end) {
 #pragma unroll
-                for (int sl = 0; sl < 3; sl++) kv[u][sl] = zero4;
-                continue;
+                    for (int sl = 0; sl < 3; sl++) kv[u][sl] = zero4;
+                    continue;
+                }
+                const uint4* row = (const uint4*)(kp + (size_t)rk.entry(extra, jj) * d);
+#pragma unroll
+                for (int sl = 0; sl < 3; sl++)
+                    if (lane + 32 * sl < per) kv[u][sl] = row[lane + 32 * sl];
             }
-            const uint4* row = (const uint4*)(kp + (size_t)rk.entry(extra, jj) * d);
-#pragma unroll
-            for (int sl = 0; sl < 3; sl++)
-                if (lane + 32 * sl < per) kv[u][sl] = row[lane + 32 * sl];
-        }
+        };
+        load_keys(start);
 #pragma unroll
         for (int u = 0; u < 2; u++) {
             const uint4* row = (const uint4*)(qh + (size_t)(warp + 8 * u) * d);
@@ -95,79 +115,114 @@ extern "C" __global__ void mla_attention_mma_bf16(bf16* out, float* part_out, fl
             for (int sl = 0; sl < 3; sl++)
                 if (lane + 32 * sl < per) qv[u][sl] = row[lane + 32 * sl];
         }
-#pragma unroll
-        for (int u = 0; u < 4; u++)
-#pragma unroll
-            for (int sl = 0; sl < 3; sl++)
-                if (lane + 32 * sl < per) *(uint4*)(ks + (size_t)(warp + 8 * u) * dp + 8 * (lane + 32 * sl)) = kv[u][sl];
-#pragma unroll
-        for (int u = 0; u < 2; u++)
-#pragma unroll
-            for (int sl = 0; sl < 3; sl++)
-                if (lane + 32 * sl < per) *(uint4*)(qs + (size_t)(warp + 8 * u) * dp + 8 * (lane + 32 * sl)) = qv[u][sl];
-        __syncthreads();
-        // 2. Scores of key tile w % 4 over the chunks of parity w / 4.
-        {
-            int tile = warp & 3, par = warp >> 2;
-            const bf16* qlo = qs + (size_t)g * dp + 8 * t;
-            const bf16* qhi = qs + (size_t)(g + 8) * dp + 8 * t;
-            const bf16* kr = ks + (size_t)(8 * tile + g) * dp + 8 * t;
-            float acc[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll 5
-            for (int c = 32 * par; c < d; c += 64) mma_chunk(acc, ld_frag(qlo + c), ld_frag(qhi + c), ld_frag(kr + c));
-            float* sp = ps + par * H * NK;
-            int key = 8 * tile + 2 * t;
-            sp[g * NK + key] = acc[0];
-            sp[g * NK + key + 1] = acc[1];
-            sp[(g + 8) * NK + key] = acc[2];
-            sp[(g + 8) * NK + key + 1] = acc[3];
+        if (threadIdx.x < H) {
+            run_m[threadIdx.x] = -INFINITY;
+            run_l[threadIdx.x] = 0.f;
         }
-        __syncthreads();
-        // 3. Softmax of heads 2w, 2w + 1, lane j the chunk's key j.
+        int cols = lora / 8, c0 = warp * cols, ntiles = cols / 8;
+        float o[MLA_MMA_OUT_TILES][4];
 #pragma unroll
-        for (int u = 0; u < 2; u++) {
-            int hh = 2 * warp + u;
-            bool live = lane < n;
-            float v = live ? (ps[hh * NK + lane] + ps[H * NK + hh * NK + lane]) * scale : -INFINITY;
-            float mx = v;
+        for (int i = 0; i < MLA_MMA_OUT_TILES; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
+        for (int t0 = start; t0 < end; t0 += NK) {
+            int n = min(NK, end - t0);
+            // 1. Store the chunk (and the queries), then load the next one.
 #pragma unroll
-            for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-            bf16 pv;
-            st(&pv, live ? expf(v - mx) : 0.f);
-            pb[hh * PBS + lane] = pv;
-            float sum = ld(&pv);
+            for (int u = 0; u < 4; u++)
 #pragma unroll
-            for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-            if (lane == 0) {
-                size_t slot = first + (size_t)hh * splits + s;
-                part_ml[2 * slot] = mx;
-                part_ml[2 * slot + 1] = sum;
+                for (int sl = 0; sl < 3; sl++)
+                    if (lane + 32 * sl < per) *(uint4*)(ks + (size_t)(warp + 8 * u) * dp + 8 * (lane + 32 * sl)) = kv[u][sl];
+            if (t0 == start) {
+#pragma unroll
+                for (int u = 0; u < 2; u++)
+#pragma unroll
+                    for (int sl = 0; sl < 3; sl++)
+                        if (lane + 32 * sl < per)
+                            *(uint4*)(qs + (size_t)(warp + 8 * u) * dp + 8 * (lane + 32 * sl)) = qv[u][sl];
             }
-        }
-        __syncthreads();
-        // 4. Output columns of warp w: two 16-key steps, 8-column tiles.
-        int cols = lora / 8, c0 = warp * cols;
-        unsigned int a[2][4];
+            __syncthreads();
+            if (t0 + NK < end) load_keys(t0 + NK);
+            // 2. Scores of key tile w % 4 over the chunks of parity w / 4.
+            {
+                int tile = warp & 3, par = warp >> 2;
+                const bf16* qlo = qs + (size_t)g * dp + 8 * t;
+                const bf16* qhi = qs + (size_t)(g + 8) * dp + 8 * t;
+                const bf16* kr = ks + (size_t)(8 * tile + g) * dp + 8 * t;
+                float acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll 5
+                for (int c = 32 * par; c < d; c += 64) mma_chunk(acc, ld_frag(qlo + c), ld_frag(qhi + c), ld_frag(kr + c));
+                float* sp = ps + par * H * NK;
+                int key = 8 * tile + 2 * t;
+                sp[g * NK + key] = acc[0];
+                sp[g * NK + key + 1] = acc[1];
+                sp[(g + 8) * NK + key] = acc[2];
+                sp[(g + 8) * NK + key + 1] = acc[3];
+            }
+            __syncthreads();
+            // 3. Softmax of heads 2w, 2w + 1, lane j the chunk's key j.
 #pragma unroll
-        for (int k = 0; k < 2; k++) {
-            const bf16* plo = pb + (size_t)g * PBS + 16 * k + 2 * t;
-            const bf16* phi = pb + (size_t)(g + 8) * PBS + 16 * k + 2 * t;
-            a[k][0] = *(const unsigned int*)plo;
-            a[k][1] = *(const unsigned int*)phi;
-            a[k][2] = *(const unsigned int*)(plo + 8);
-            a[k][3] = *(const unsigned int*)(phi + 8);
-        }
-        for (int nt = 0; nt < cols; nt += 8) {
-            float acc[4] = {0.f, 0.f, 0.f, 0.f};
+            for (int u = 0; u < 2; u++) {
+                int hh = 2 * warp + u;
+                bool live = lane < n;
+                float m_old = run_m[hh];
+                float v = live ? (ps[hh * NK + lane] + ps[H * NK + hh * NK + lane]) * scale : -INFINITY;
+                float mx = v;
+#pragma unroll
+                for (int o2 = 16; o2 > 0; o2 >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o2));
+                float m = fmaxf(m_old, mx);
+                bf16 pv;
+                st(&pv, live ? expf(v - m) : 0.f);
+                pb[hh * PBS + lane] = pv;
+                float sum = ld(&pv);
+#pragma unroll
+                for (int o2 = 16; o2 > 0; o2 >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o2);
+                if (lane == 0) {
+                    float a = expf(m_old - m);
+                    rescale[hh] = a;
+                    run_l[hh] = run_l[hh] * a + sum;
+                    run_m[hh] = m;
+                }
+            }
+            __syncthreads();
+            // 4. The running output of warp w's columns: times a, plus the
+            // chunk's two 16-key steps.
+            unsigned int a[2][4];
 #pragma unroll
             for (int k = 0; k < 2; k++) {
-                unsigned int b0, b1;
-                ldsm_b_trans(b0, b1, ks + (size_t)(16 * k) * dp + c0 + nt, dp, lane);
-                mma_bf16(acc, a[k][0], a[k][1], a[k][2], a[k][3], b0, b1);
+                const bf16* plo = pb + (size_t)g * PBS + 16 * k + 2 * t;
+                const bf16* phi = pb + (size_t)(g + 8) * PBS + 16 * k + 2 * t;
+                a[k][0] = *(const unsigned int*)plo;
+                a[k][1] = *(const unsigned int*)phi;
+                a[k][2] = *(const unsigned int*)(plo + 8);
+                a[k][3] = *(const unsigned int*)(phi + 8);
             }
-            int col = c0 + nt + 2 * t;
-            *(float2*)&part_out[(first + (size_t)g * splits + s) * lora + col] = make_float2(acc[0], acc[1]);
-            *(float2*)&part_out[(first + (size_t)(g + 8) * splits + s) * lora + col] = make_float2(acc[2], acc[3]);
+            float f_lo = rescale[g], f_hi = rescale[g + 8];
+#pragma unroll
+            for (int i = 0; i < MLA_MMA_OUT_TILES; i++) {
+                if (i >= ntiles) continue;
+                o[i][0] *= f_lo;
+                o[i][1] *= f_lo;
+                o[i][2] *= f_hi;
+                o[i][3] *= f_hi;
+#pragma unroll
+                for (int k = 0; k < 2; k++) {
+                    unsigned int b0, b1;
+                    ldsm_b_trans(b0, b1, ks + (size_t)(16 * k) * dp + c0 + 8 * i, dp, lane);
+                    mma_bf16(o[i], a[k][0], a[k][1], a[k][2], a[k][3], b0, b1);
+                }
+            }
+            __syncthreads();  // the chunk's keys, p and factors are no longer read
+        }
+        if (threadIdx.x < H) {
+            size_t slot = first + (size_t)threadIdx.x * splits + s;
+            part_ml[2 * slot] = run_m[threadIdx.x];
+            part_ml[2 * slot + 1] = run_l[threadIdx.x];
+        }
+#pragma unroll
+        for (int i = 0; i < MLA_MMA_OUT_TILES; i++) {
+            if (i >= ntiles) continue;
+            int col = c0 + 8 * i + 2 * t;
+            *(float2*)&part_out[(first + (size_t)g * splits + s) * lora + col] = make_float2(o[i][0], o[i][1]);
+            *(float2*)&part_out[(first + (size_t)(g + 8) * splits + s) * lora + col] = make_float2(o[i][2], o[i][3]);
         }
     }
     mla_finish_split(out + ((size_t)r * heads + h0) * lora, part_out + first * lora, part_ml + 2 * first, counters, H, lora,

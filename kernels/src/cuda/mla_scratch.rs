@@ -5,7 +5,7 @@ use super::attention::KeyLists;
 use super::device::{Gpu, GpuElement, GpuError};
 use super::launch::need;
 use super::mla::MlaShape;
-use super::mla_attention::{mla_chunk, mla_mma_may_run, MLA_HEADS, MLA_MMA_HEADS};
+use super::mla_attention::{mla_chunk, MLA_HEADS, MLA_MMA_HEADS};
 use crate::mla_layout::mla_launch_splits;
 use cudarc::driver::CudaSlice;
 
@@ -27,6 +27,7 @@ pub struct MlaScratch {
     /// Rows one launch covers (the scratch's rows).
     pub(super) launch_rows: usize,
     pub(super) heads_per_block: Option<usize>,
+    pub(super) mma_from: Option<usize>,
 }
 
 impl MlaScratch {
@@ -49,9 +50,7 @@ impl MlaScratch {
         bytes: usize,
     ) -> Result<MlaScratch, GpuError> {
         let rows = keys.base.len();
-        // Room for either form's splits (the tensor-core form's are more).
-        let mma = mla_mma_may_run::<T>(gpu, shape);
-        let splits = mla_launch_splits(keys.max_keys, mla_chunk::<T>(), mma);
+        let splits = mla_launch_splits(keys.max_keys, mla_chunk::<T>());
         let row_bytes = shape.heads * splits * (shape.lora + 2) * 4;
         let launch_rows = rows.min((bytes / row_bytes).max(1)).max(1);
         let slots = launch_rows * shape.heads * splits;
@@ -63,13 +62,14 @@ impl MlaScratch {
             splits,
             launch_rows,
             heads_per_block: None,
+            mma_from: None,
         })
     }
 
     /// Heads per block of the launches on this scratch: 1 or `MLA_HEADS`
     /// (4) forced in FMA, [`MLA_MMA_HEADS`] (16) on tensor cores (where
     /// [`mla_mma_fits`](super::mla_mma_fits)), or `None` for the launch's own choice
-    /// ([`mla_uses_mma`](super::mla_uses_mma), `MLA_FEW_BLOCKS`).
+    /// ([`mla_mma_from`](super::mla_mma_from), `MLA_FEW_BLOCKS`).
     /// For checks: 1 and 4 give the same bits; the tensor-core form its own.
     pub fn set_heads_per_block(&mut self, heads: Option<usize>) -> Result<(), GpuError> {
         need(
@@ -82,5 +82,15 @@ impl MlaScratch {
         )?;
         self.heads_per_block = heads;
         Ok(())
+    }
+
+    /// The key count from which the rows of the launches on this scratch
+    /// take tensor cores, the shorter rows the FMA form (as
+    /// [`MlaScratch::set_heads_per_block`] says, else the launch's choice),
+    /// or `None` for the forward's own rule
+    /// ([`mla_mma_from`](super::mla_mma_from)). For checks that a row's
+    /// form and bits follow its own key count.
+    pub fn set_mma_from(&mut self, from: Option<usize>) {
+        self.mma_from = from;
     }
 }

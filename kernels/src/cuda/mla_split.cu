@@ -105,8 +105,8 @@ __device__ void mla_cluster_merge(T* o, const float* os, const float* run_m, con
 template <typename T, int H, bool UV, bool CL>
 __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool,
                               const int* base, const int* prefix, const int* extra_off, const int* extra, int heads,
-                              int lora, int rd, float scale, int chunk, long pool_offset, int row0, const T* w_uv,
-                              T* uv_out, int uv_n, int uv_ys) {
+                              int lora, int rd, float scale, int chunk, long pool_offset, int row0, int mma_from,
+                              const T* w_uv, T* uv_out, int uv_n, int uv_ys) {
     extern __shared__ float smem[];
     __shared__ float run_m[H], run_l[H], rescale[H];
     constexpr int VEC = 16 / sizeof(T);
@@ -116,6 +116,9 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
     int h0 = g * H, nh = min(H, heads - h0);
     const T* kp = pool + pool_offset;
     MlaRowKeys rk = mla_row_keys(base, prefix, extra_off, r);
+    // A row of at least mma_from keys is the tensor-core launch's (entered
+    // before this: the launch's end still implies the kernel's before).
+    if (rk.n >= mma_from) return;
     int tiles = mla_split_tiles(rk.n, chunk);
     int start = s * tiles * chunk, end = min(rk.n, start + tiles * chunk);
     float* qs = smem;
@@ -343,13 +346,14 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
                      lora, CL ? s : 0, CL ? splits : 1);
 }
 
-#define P_MLA_ATT(T) (T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int lora, int rd, float scale, int chunk, long pool_offset, int row0)
-#define A_MLA_ATT (out, part_out, part_ml, counters, qcat, pool, base, prefix, extra_off, extra, heads, lora, rd, scale, chunk, pool_offset, row0, nullptr, nullptr, 0, 0)
+#define P_MLA_ATT(T) (T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int lora, int rd, float scale, int chunk, long pool_offset, int row0, int mma_from)
+#define A_MLA_ATT (out, part_out, part_ml, counters, qcat, pool, base, prefix, extra_off, extra, heads, lora, rd, scale, chunk, pool_offset, row0, mma_from, nullptr, nullptr, 0, 0)
 #define MLA_H4(T) <T, MLA_HEADS, false, false>
 #define MLA_H1(T) <T, 1, false, false>
 #define MLA_H1C(T) <T, 1, false, true>
 // The kernels enter as programmatic dependents after their prefetch.
-#define MLA_ENTER(T) mla_prefetch_chunk<T>(pool, base, prefix, extra_off, extra, lora + rd, chunk, pool_offset, row0); pdl_enter()
+#define MLA_PREFETCH(T) if (mla_row_keys(base, prefix, extra_off, row0 + blockIdx.x).n < mma_from) mla_prefetch_chunk<T>(pool, base, prefix, extra_off, extra, lora + rd, chunk, pool_offset, row0)
+#define MLA_ENTER(T) MLA_PREFETCH(T); pdl_enter()
 KERNELS_ENTERED(mla_attention, mla_attention, MLA_H4, P_MLA_ATT, A_MLA_ATT, MLA_ENTER)
 KERNELS_ENTERED(mla_attention_h1, mla_attention, MLA_H1, P_MLA_ATT, A_MLA_ATT, MLA_ENTER)
 KERNELS_ENTERED(mla_attention_h1c, mla_attention, MLA_H1C, P_MLA_ATT, A_MLA_ATT, MLA_ENTER)
@@ -358,10 +362,10 @@ KERNELS_ENTERED(mla_attention_h1c, mla_attention, MLA_H1C, P_MLA_ATT, A_MLA_ATT,
 // uv_n, lora]): the latent attention and mla_head_linear's launch after it in
 // one, the same bits. Its blocks of the first row also ask L2 for their head's
 // W_UV rows before the wait.
-#define P_MLA_ATT_UV(T) (T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int lora, int rd, float scale, int chunk, long pool_offset, int row0, const T* w_uv, T* uv_out, int uv_n, int uv_ys)
-#define A_MLA_ATT_UV (out, part_out, part_ml, counters, qcat, pool, base, prefix, extra_off, extra, heads, lora, rd, scale, chunk, pool_offset, row0, w_uv, uv_out, uv_n, uv_ys)
+#define P_MLA_ATT_UV(T) (T* out, float* part_out, float* part_ml, int* counters, const T* qcat, const T* pool, const int* base, const int* prefix, const int* extra_off, const int* extra, int heads, int lora, int rd, float scale, int chunk, long pool_offset, int row0, int mma_from, const T* w_uv, T* uv_out, int uv_n, int uv_ys)
+#define A_MLA_ATT_UV (out, part_out, part_ml, counters, qcat, pool, base, prefix, extra_off, extra, heads, lora, rd, scale, chunk, pool_offset, row0, mma_from, w_uv, uv_out, uv_n, uv_ys)
 #define MLA_H1_UV(T) <T, 1, true, false>
 #define MLA_H1C_UV(T) <T, 1, true, true>
-#define MLA_UV_ENTER(T) mla_prefetch_chunk<T>(pool, base, prefix, extra_off, extra, lora + rd, chunk, pool_offset, row0); mla_prefetch_uv<T>(w_uv, uv_n, lora); pdl_enter()
+#define MLA_UV_ENTER(T) MLA_PREFETCH(T); mla_prefetch_uv<T>(w_uv, uv_n, lora); pdl_enter()
 KERNELS_ENTERED(mla_attention_h1_uv, mla_attention, MLA_H1_UV, P_MLA_ATT_UV, A_MLA_ATT_UV, MLA_UV_ENTER)
 KERNELS_ENTERED(mla_attention_h1c_uv, mla_attention, MLA_H1C_UV, P_MLA_ATT_UV, A_MLA_ATT_UV, MLA_UV_ENTER)

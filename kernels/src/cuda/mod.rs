@@ -66,6 +66,7 @@ mod linear_wg;
 mod mla;
 mod mla_attention;
 mod mla_forms;
+mod mla_launch;
 mod mla_scratch;
 mod mma_switches;
 mod moe;

@@ -50,17 +50,26 @@ pub(super) fn check_forms<T: GpuElement>(
     if mla_mma_fits::<T>(gpu, sh) {
         forms.push((MLA_MMA_HEADS, MLA_MMA_HEADS, "tensor cores"));
     }
+    let mut by_form = Vec::new();
     for (per_block, shuffled_per_block, form) in forms {
         let words = format!("{nh} heads, latent {lora} + rope {rd}, nope {nope}, v {vd}, {form}");
         // A row's output: its heads' W_UV outputs.
         let width = nh * vd;
         let run_at = |queries: &[QueryRow], per_block: usize, scratch_bytes: usize, forms| {
-            run_rows::<T>(gpu, case, queries, Some(per_block), scratch_bytes, forms)
+            run_rows::<T>(
+                gpu,
+                case,
+                queries,
+                (Some(per_block), None),
+                scratch_bytes,
+                forms,
+            )
         };
         let run = |queries: &[QueryRow], per_block: usize, scratch_bytes: usize| {
             run_at(queries, per_block, scratch_bytes, MlaAttentionForms::PLAIN).map(|(out, _)| out)
         };
         let got = run(queries, per_block, MLA_SCRATCH_BYTES)?;
+        by_form.push(got.clone());
         row(
             "mla_absorbed",
             format!("7 rows (decode, tree, prefill; 2 over 1100 keys) vs the decompressed form; {words}"),
@@ -120,7 +129,7 @@ pub(super) fn check_forms<T: GpuElement>(
                 "mla_cluster_merge",
                 format!(
                     "5 rows of up to 70 keys ({} splits a cluster), each alone, and all 7, W_UV apart and in the merge, vs the last block's merge: differing values; {words}",
-                    mla_launch_splits(70, mla_chunk::<T>(), false)
+                    mla_launch_splits(70, mla_chunk::<T>())
                 ),
                 diff as f64,
                 0.0,
@@ -158,7 +167,68 @@ pub(super) fn check_forms<T: GpuElement>(
             0.0,
         );
     }
+    if let [fma, mma] = &by_form[..] {
+        // Rows of 1093 and 1100 keys on tensor cores, the five short ones in FMA.
+        let from = 100;
+        row(
+            "mla_long_rows",
+            format!(
+                "7 rows, those of at least {from} keys on tensor cores, the rest FMA (one launch; a launch per row, four heads a block; each long row alone) vs each form's batch: differing values; {nh} heads, latent {lora} + rope {rd}"
+            ),
+            mixed_rows_differ(gpu, case, from, fma, mma)? as f64,
+            0.0,
+        );
+    }
     Ok(())
+}
+
+/// A forward whose rows of at least `from` keys take tensor cores and the
+/// shorter ones FMA (one head a block; four with a launch per row): each
+/// row's bits must be those of its own form's launch over the whole batch
+/// (`fma`, `mma`), each long row alone too. Differing values.
+fn mixed_rows_differ<T: GpuElement>(
+    gpu: &Gpu,
+    case: &AbsorbedCase<'_, T>,
+    from: usize,
+    fma: &[f32],
+    mma: &[f32],
+) -> Result<usize, GpuError> {
+    let queries = case.queries;
+    let width = case.sh.heads * case.sh.v_dim;
+    let keys = |q: &QueryRow| q.prefix + q.extra.len();
+    let want = |i: usize| {
+        let form = if keys(&queries[i]) >= from { mma } else { fma };
+        &form[i * width..(i + 1) * width]
+    };
+    let mut diff = 0;
+    for (per_block, bytes) in [(1, MLA_SCRATCH_BYTES), (MLA_HEADS_FMA, 1)] {
+        let plain = MlaAttentionForms::PLAIN;
+        let (all, _) = run_rows(
+            gpu,
+            case,
+            queries,
+            (Some(per_block), Some(from)),
+            bytes,
+            plain,
+        )?;
+        for i in 0..queries.len() {
+            diff += differing(&all[i * width..(i + 1) * width], want(i));
+        }
+    }
+    for (i, q) in queries.iter().enumerate().filter(|(_, q)| keys(q) >= from) {
+        let one = std::slice::from_ref(q);
+        let plain = MlaAttentionForms::PLAIN;
+        let (alone, _) = run_rows(
+            gpu,
+            case,
+            one,
+            (Some(1), Some(from)),
+            MLA_SCRATCH_BYTES,
+            plain,
+        )?;
+        diff += differing(&alone, want(i));
+    }
+    Ok(diff)
 }
 
 /// The absorbed attention of `queries` over `pool`: q_lat = W_UK^T q_nope
@@ -169,7 +239,7 @@ fn run_rows<T: GpuElement>(
     gpu: &Gpu,
     case: &AbsorbedCase<'_, T>,
     queries: &[QueryRow],
-    heads_per_block: Option<usize>,
+    (heads_per_block, mma_from): (Option<usize>, Option<usize>),
     scratch_bytes: usize,
     forms: MlaAttentionForms,
 ) -> Result<(Vec<f32>, bool), GpuError> {
@@ -225,6 +295,7 @@ fn run_rows<T: GpuElement>(
     let keys = KeyLists::upload(gpu, &lists)?;
     let mut scratch = MlaScratch::with_budget::<T>(gpu, &keys, sh, scratch_bytes)?;
     scratch.set_heads_per_block(heads_per_block)?;
+    scratch.set_mma_from(mma_from);
     let mut olat = s.alloc_zeros::<T>(rows * nh * sh.lora)?;
     let mut out = s.alloc_zeros::<T>(rows * nh * sh.v_dim)?;
     let merged = mla_attention_uv(

@@ -1,0 +1,126 @@
+//! One launch of the latent attention: a group of rows in one form (FMA
+//! with one or four heads a block, or tensor cores with sixteen), the rows
+//! of the other form leaving at once (`mla_attention.rs` picks the forms).
+
+use super::device::{Gpu, GpuElement, GpuError};
+use super::launch::{launch, launch_cluster_z, name, need, RawArg};
+use super::mla::MlaShape;
+use super::mla_attention::{mla_chunk, MlaAttentionInput, MlaUvOut, MLA_HEADS, MLA_MMA_HEADS};
+use super::mla_forms::{merges_in_clusters, MlaMerge};
+use super::mla_scratch::MlaScratch;
+use cudarc::driver::{CudaSlice, LaunchConfig};
+
+/// The rows one launch covers and its form.
+pub(super) struct RowsLaunch {
+    /// First row of the batch (its partials at the scratch's row 0).
+    pub(super) row0: usize,
+    /// Rows from `row0`.
+    pub(super) rows: usize,
+    /// Heads a block: 1 or [`MLA_HEADS`] in FMA, [`MLA_MMA_HEADS`] on
+    /// tensor cores.
+    pub(super) per_block: usize,
+    /// Splits a row (the grid's z).
+    pub(super) splits: usize,
+    /// Keys from which a row is the tensor-core launch's (`i32::MAX`: none).
+    pub(super) cut: i32,
+}
+
+/// Dynamic shared memory of the tensor-core latent attention for `splits`
+/// splits: the chunk's keys and the 16 query rows (8 values of padding
+/// each), two parities of scores, p in bf16; the merge's per-split weights.
+pub(super) fn mla_mma_smem(shape: MlaShape, splits: usize) -> usize {
+    let (keys, dp) = (32, shape.entry() + 8);
+    let stage = (keys + MLA_MMA_HEADS) * dp * 2
+        + 2 * MLA_MMA_HEADS * keys * 4
+        + MLA_MMA_HEADS * (keys + 8) * 2;
+    stage.max(MLA_MMA_HEADS * (splits + 1) * 4)
+}
+
+/// Launches `l` over `input` into `out` (the latent outputs), `W_UV` in the
+/// merging blocks when `uv` is given (one head a block only), the splits
+/// merged in clusters where `merge` allows it.
+pub(super) fn launch_rows<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<T>,
+    input: &MlaAttentionInput<'_, T>,
+    scratch: &MlaScratch,
+    l: &RowsLaunch,
+    uv: Option<&MlaUvOut<'_, T>>,
+    merge: MlaMerge,
+) -> Result<(), GpuError> {
+    let MlaAttentionInput {
+        qcat,
+        pool,
+        pool_offset,
+        keys,
+        shape,
+        scale,
+    } = *input;
+    let (d, chunk, splits, per_block) = (shape.entry(), mla_chunk::<T>(), l.splits, l.per_block);
+    let mma = per_block == MLA_MMA_HEADS;
+    let uv = uv.filter(|_| !mma);
+    let groups = shape.heads.div_ceil(per_block);
+    // Query heads, scores and the chunk's entries; the merge reuses it for
+    // its per-split weights.
+    let smem = if mma {
+        mla_mma_smem(shape, splits)
+    } else {
+        (per_block * (d + chunk + shape.lora) * 4 + chunk * d * T::BYTES)
+            .max(MLA_HEADS * (splits + 1) * 4)
+    };
+    need(smem <= 227 * 1024 && pool_offset < pool.len(), || {
+        format!("mla_attention: an entry of {d} values ({splits} splits) does not fit the kernel's shared memory")
+    })?;
+    let mut args = vec![
+        RawArg::slice(gpu, out),
+        RawArg::slice(gpu, &scratch.part_out),
+        RawArg::slice(gpu, &scratch.part_ml),
+        RawArg::slice(gpu, &scratch.counters),
+        RawArg::slice(gpu, qcat),
+        RawArg::slice(gpu, pool),
+        RawArg::slice(gpu, &keys.base),
+        RawArg::slice(gpu, &keys.prefix),
+        RawArg::slice(gpu, &keys.extra_off),
+        RawArg::slice(gpu, &keys.extra),
+        RawArg::I32(shape.heads as i32),
+        RawArg::I32(shape.lora as i32),
+        RawArg::I32(shape.rope as i32),
+        RawArg::F32(scale),
+        RawArg::I32(chunk as i32),
+        RawArg::I64(pool_offset as i64),
+        RawArg::I32(l.row0 as i32),
+        RawArg::I32(l.cut),
+    ];
+    let grid = LaunchConfig {
+        grid_dim: (l.rows as u32, groups as u32, splits as u32),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: smem as u32,
+    };
+    if let Some(uv) = uv {
+        args.extend([
+            RawArg::slice(gpu, uv.w),
+            RawArg::slice(gpu, &*uv.y),
+            RawArg::I32(shape.v_dim as i32),
+            RawArg::I32((shape.heads * shape.v_dim) as i32),
+        ]);
+    }
+    let cluster = merges_in_clusters(merge, l.rows, per_block, splits);
+    let kernel = match per_block {
+        1 if cluster && uv.is_some() => name::<T>("mla_attention_h1c_uv"),
+        1 if cluster => name::<T>("mla_attention_h1c"),
+        1 if uv.is_some() => name::<T>("mla_attention_h1_uv"),
+        1 => name::<T>("mla_attention_h1"),
+        MLA_MMA_HEADS => "mla_attention_mma_bf16".to_string(),
+        _ => name::<T>("mla_attention"),
+    };
+    // SAFETY: the kernel's parameters in order; sizes checked by the caller
+    // (the tensor-core form's shape by mla_mma_fits) and above; a cluster is
+    // one (row, head)'s splits, the whole of the grid's z.
+    unsafe {
+        if cluster {
+            launch_cluster_z(gpu, &kernel, grid, splits as u32, &args)
+        } else {
+            launch(gpu, &kernel, grid, &args)
+        }
+    }
+}

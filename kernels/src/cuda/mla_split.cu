@@ -1,7 +1,8 @@
 
 // ---------------------------------------------------------------------------
 // Split-K latent attention in FMA (f32, and bf16 decode and verification
-// rows; mla_mma.cu has the tensor-core form). Block (row r, head group g,
+// rows of fewer than `mma_from` keys; mla_mma.cu has the tensor-core form,
+// which takes the longer ones: their blocks here leave after the wait). Block (row r, head group g,
 // split s) takes the H heads from g * H (H = MLA_HEADS, or 1 for launches of
 // few blocks: a head's sums are the same for any H) and a run of `tiles`
 // chunks of `chunk` keys of row r's key list (as the attention kernel:

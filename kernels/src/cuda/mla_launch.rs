@@ -1,6 +1,8 @@
 //! One launch of the latent attention: a group of rows in one form (FMA
 //! with one or four heads a block, or tensor cores with sixteen), the rows
-//! of the other form leaving at once (`mla_attention.rs` picks the forms).
+//! of the other form leaving at once (`mla_attention.rs` picks the forms);
+//! the tensor-core form's splits merge in a launch of their own, a block a
+//! (row, head).
 
 use super::device::{Gpu, GpuElement, GpuError};
 use super::launch::{launch, launch_cluster_z, name, need, RawArg};
@@ -25,15 +27,12 @@ pub(super) struct RowsLaunch {
     pub(super) cut: i32,
 }
 
-/// Dynamic shared memory of the tensor-core latent attention for `splits`
-/// splits: the chunk's keys and the 16 query rows (8 values of padding
-/// each), two parities of scores, p in bf16; the merge's per-split weights.
-pub(super) fn mla_mma_smem(shape: MlaShape, splits: usize) -> usize {
+/// Dynamic shared memory of the tensor-core latent attention: the chunk's
+/// keys and the 16 query rows (8 values of padding each), two parities of
+/// scores, p in bf16.
+fn mla_mma_smem(shape: MlaShape) -> usize {
     let (keys, dp) = (32, shape.entry() + 8);
-    let stage = (keys + MLA_MMA_HEADS) * dp * 2
-        + 2 * MLA_MMA_HEADS * keys * 4
-        + MLA_MMA_HEADS * (keys + 8) * 2;
-    stage.max(MLA_MMA_HEADS * (splits + 1) * 4)
+    (keys + MLA_MMA_HEADS) * dp * 2 + 2 * MLA_MMA_HEADS * keys * 4 + MLA_MMA_HEADS * (keys + 8) * 2
 }
 
 /// Launches `l` over `input` into `out` (the latent outputs), `W_UV` in the
@@ -57,17 +56,14 @@ pub(super) fn launch_rows<T: GpuElement>(
         scale,
     } = *input;
     let (d, chunk, splits, per_block) = (shape.entry(), mla_chunk::<T>(), l.splits, l.per_block);
-    let mma = per_block == MLA_MMA_HEADS;
-    let uv = uv.filter(|_| !mma);
+    if per_block == MLA_MMA_HEADS {
+        return launch_mma(gpu, out, input, scratch, l);
+    }
     let groups = shape.heads.div_ceil(per_block);
     // Query heads, scores and the chunk's entries; the merge reuses it for
     // its per-split weights.
-    let smem = if mma {
-        mla_mma_smem(shape, splits)
-    } else {
-        (per_block * (d + chunk + shape.lora) * 4 + chunk * d * T::BYTES)
-            .max(MLA_HEADS * (splits + 1) * 4)
-    };
+    let smem = (per_block * (d + chunk + shape.lora) * 4 + chunk * d * T::BYTES)
+        .max(MLA_HEADS * (splits + 1) * 4);
     need(smem <= 227 * 1024 && pool_offset < pool.len(), || {
         format!("mla_attention: an entry of {d} values ({splits} splits) does not fit the kernel's shared memory")
     })?;
@@ -110,12 +106,11 @@ pub(super) fn launch_rows<T: GpuElement>(
         1 if cluster => name::<T>("mla_attention_h1c"),
         1 if uv.is_some() => name::<T>("mla_attention_h1_uv"),
         1 => name::<T>("mla_attention_h1"),
-        MLA_MMA_HEADS => "mla_attention_mma_bf16".to_string(),
         _ => name::<T>("mla_attention"),
     };
     // SAFETY: the kernel's parameters in order; sizes checked by the caller
-    // (the tensor-core form's shape by mla_mma_fits) and above; a cluster is
-    // one (row, head)'s splits, the whole of the grid's z.
+    // and above; a cluster is one (row, head)'s splits, the whole of the
+    // grid's z.
     unsafe {
         if cluster {
             launch_cluster_z(gpu, &kernel, grid, splits as u32, &args)
@@ -123,4 +118,84 @@ pub(super) fn launch_rows<T: GpuElement>(
             launch(gpu, &kernel, grid, &args)
         }
     }
+}
+
+/// The tensor-core launch of `l` (its blocks write every split's partials),
+/// then the merge of each (row, head) of its rows in a block of its own
+/// (`mla_merge_heads_bf16`).
+fn launch_mma<T: GpuElement>(
+    gpu: &Gpu,
+    out: &mut CudaSlice<T>,
+    input: &MlaAttentionInput<'_, T>,
+    scratch: &MlaScratch,
+    l: &RowsLaunch,
+) -> Result<(), GpuError> {
+    let MlaAttentionInput {
+        qcat,
+        pool,
+        pool_offset,
+        keys,
+        shape,
+        scale,
+    } = *input;
+    let smem = mla_mma_smem(shape);
+    need(smem <= 227 * 1024 && pool_offset < pool.len(), || {
+        format!(
+            "mla_attention: an entry of {} values does not fit the tensor-core kernel's shared memory",
+            shape.entry()
+        )
+    })?;
+    let (row0, heads) = (l.row0 as i32, shape.heads as i32);
+    let args = [
+        RawArg::slice(gpu, &scratch.part_out),
+        RawArg::slice(gpu, &scratch.part_ml),
+        RawArg::slice(gpu, qcat),
+        RawArg::slice(gpu, pool),
+        RawArg::slice(gpu, &keys.base),
+        RawArg::slice(gpu, &keys.prefix),
+        RawArg::slice(gpu, &keys.extra_off),
+        RawArg::slice(gpu, &keys.extra),
+        RawArg::I32(heads),
+        RawArg::I32(shape.lora as i32),
+        RawArg::I32(shape.rope as i32),
+        RawArg::F32(scale),
+        RawArg::I32(mla_chunk::<T>() as i32),
+        RawArg::I64(pool_offset as i64),
+        RawArg::I32(row0),
+        RawArg::I32(l.cut),
+    ];
+    let grid = LaunchConfig {
+        grid_dim: (
+            l.rows as u32,
+            (shape.heads / MLA_MMA_HEADS) as u32,
+            l.splits as u32,
+        ),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: smem as u32,
+    };
+    // SAFETY: the kernel's parameters in order; the shape checked by the
+    // caller (mla_mma_fits), the scratch's sizes and the smem above.
+    unsafe { launch(gpu, "mla_attention_mma_bf16", grid, &args) }?;
+    let args = [
+        RawArg::slice(gpu, out),
+        RawArg::slice(gpu, &scratch.part_out),
+        RawArg::slice(gpu, &scratch.part_ml),
+        RawArg::slice(gpu, &keys.base),
+        RawArg::slice(gpu, &keys.prefix),
+        RawArg::slice(gpu, &keys.extra_off),
+        RawArg::I32(heads),
+        RawArg::I32(shape.lora as i32),
+        RawArg::I32(l.splits as i32),
+        RawArg::I32(row0),
+        RawArg::I32(l.cut),
+    ];
+    let grid = LaunchConfig {
+        grid_dim: (l.rows as u32, shape.heads as u32, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the merge's parameters in order; the partials are the
+    // launch's just written, `out` holds every row's heads (checked by the
+    // caller).
+    unsafe { launch(gpu, "mla_merge_heads_bf16", grid, &args) }
 }

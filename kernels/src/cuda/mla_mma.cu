@@ -28,9 +28,8 @@
 //    by a and adds the chunk's keys in two 16-key steps in order (the cache
 //    rows as the B operand through ldmatrix.trans).
 //
-// As the FMA kernel: each block writes its unnormalised partial output and
-// (max, sum) per head; the last block of (row, group) merges the splits in
-// split order (mla_merge_t). Rows of fewer than `mma_from` keys are the FMA
+// Each block writes its unnormalised partial output and (max, sum) per head;
+// mla_merge_heads_bf16, launched after it, merges them. Rows of fewer than `mma_from` keys are the FMA
 // launch's (a forward's long rows take tensor cores: mla_attention.rs), so
 // their blocks leave at once. Nothing in a row's arithmetic depends on
 // another row, the batch or the launch's shape: decode and verification rows
@@ -54,8 +53,7 @@ __device__ __forceinline__ void ldsm_b_trans(unsigned int& b0, unsigned int& b1,
 #endif
 }
 
-extern "C" __global__ void mla_attention_mma_bf16(bf16* out, float* part_out, float* part_ml, int* counters,
-                                                  const bf16* qcat, const bf16* pool, const int* base,
+extern "C" __global__ void mla_attention_mma_bf16(float* part_out, float* part_ml, const bf16* qcat, const bf16* pool, const int* base,
                                                   const int* prefix, const int* extra_off, const int* extra,
                                                   int heads, int lora, int rd, float scale, int chunk,
                                                   long pool_offset, int row0, int mma_from) {
@@ -225,6 +223,23 @@ extern "C" __global__ void mla_attention_mma_bf16(bf16* out, float* part_out, fl
             *(float2*)&part_out[(first + (size_t)(g + 8) * splits + s) * lora + col] = make_float2(o[i][2], o[i][3]);
         }
     }
-    mla_finish_split(out + ((size_t)r * heads + h0) * lora, part_out + first * lora, part_ml + 2 * first, counters, H, lora,
-                     splits, mma_smem, H);
+}
+
+// The merge of the tensor-core launch's splits (mla_merge_heads_bf16 after
+// it): block (row r, head h) merges (r, h)'s partials in split order with
+// mla_merge_t's arithmetic (the same bits as a block merging all 16 heads: a
+// head's sums never involve another's), so a row's 16 heads merge in 16
+// blocks side by side rather than in the last split's block alone (16 x
+// splits x lora floats read by one block: the tail of a long row at batch
+// 1). Rows of fewer than mma_from keys are the FMA launch's.
+extern "C" __global__ void mla_merge_heads_bf16(bf16* out, const float* part_out, const float* part_ml, const int* base,
+                                                const int* prefix, const int* extra_off, int heads, int lora,
+                                                int splits, int row0, int mma_from) {
+    __shared__ float weights[MLA_MAX_SPLITS + 1];
+    pdl_enter();
+    int rl = blockIdx.x, r = row0 + rl, h = blockIdx.y;
+    if (mla_row_keys(base, prefix, extra_off, r).n < mma_from) return;
+    size_t first = ((size_t)rl * heads + h) * splits;
+    mla_merge_t(out + ((size_t)r * heads + h) * lora, part_out + first * lora, part_ml + 2 * first, 1, lora, splits,
+                weights, 1);
 }

@@ -1,6 +1,7 @@
 # Call 1 (packed at the commit PACKED.txt names): long decode and verification rows of the latent
 # attention on tensor cores. The tensor-core kernel now walks a split's chunks with a running max
-# (the FMA kernel's split rule: at most 32 splits a row), and a forward with tree rows takes it
+# (the FMA kernel's split rule: at most 32 splits a row; the splits merged in a launch of their
+# own, a block a (row, head)), and a forward with tree rows takes it
 # for its rows of at least SPECULA_MLA_LONG keys (default 1024; `off`: FMA as before), the other
 # rows FMA, a row's form by its own key count. Kernel checks (mla_long_rows: mixed forms against
 # each form's batch, bit for bit); `gpu agree` on a 16-head latent fixture (mla16.json: the

@@ -28,8 +28,13 @@ pub struct KeyLists {
     pub extra_off: CudaSlice<i32>,
     /// Further visible entries (relative to `base`).
     pub extra: CudaSlice<i32>,
-    /// The longest key list of any row.
+    /// The longest key list of any row these buffers are sized for (sizes
+    /// the split-K attentions' splits).
     pub max_keys: usize,
+    /// The longest key list of the current batch (at most `max_keys`):
+    /// whether any row is long enough for the latent attention's
+    /// tensor-core form (`mla_mma_from`).
+    pub longest: usize,
     /// Prefill tiles `(first row, rows)` (see [`AttentionPlan`]).
     pub tiles: CudaSlice<i32>,
     /// Tree groups `(first row, rows, prefix)` (see [`AttentionPlan`]).
@@ -55,6 +60,7 @@ impl KeyLists {
             extra.push(0); // cudarc refuses empty allocations
         }
         let s = &gpu.stream;
+        let longest = rows.iter().map(|r| r.1 + r.2.len()).max().unwrap_or(0);
         let plan = AttentionPlan::new(rows.iter().map(|r| PlanRow {
             base: r.0,
             prefix: r.1,
@@ -65,7 +71,8 @@ impl KeyLists {
             prefix: s.clone_htod(&rows.iter().map(|r| r.1 as i32).collect::<Vec<_>>())?,
             extra_off: s.clone_htod(&off)?,
             extra: s.clone_htod(&extra)?,
-            max_keys: rows.iter().map(|r| r.1 + r.2.len()).max().unwrap_or(0),
+            max_keys: longest,
+            longest,
             tiles: s.clone_htod(&plan.tiles_padded(plan.n_tiles()))?,
             groups: s.clone_htod(&plan.groups_padded(plan.n_groups()))?,
             max_tree_keys: plan.max_tree_keys,

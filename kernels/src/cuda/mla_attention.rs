@@ -93,6 +93,14 @@ pub fn mla_heads_per_block() -> Option<usize> {
     HEADS.get()
 }
 
+/// Whether a forward whose longest key list has `longest` keys has rows
+/// that take the tensor-core latent attention as long rows (at least
+/// [`mla_long_from`] keys): part of a CUDA graph's shape, since it adds that
+/// form's launches.
+pub fn mla_long_rows(longest: usize) -> bool {
+    mla_long_from().is_some_and(|from| longest >= from)
+}
+
 /// The key count from which a row of a latent attention of `shape` in `T`
 /// over `keys` runs on tensor cores (`mla_attention_mma_bf16`), or `None`
 /// for none: where the shape fits ([`mla_mma_fits`]), every row of a
@@ -254,8 +262,8 @@ fn attention_launches<T: GpuElement>(
     // The key count from which a row takes tensor cores: a check's forced
     // form, else the forward's (mla_mma_from). Rows below it take the FMA
     // launch, rows at or above it the tensor-core launch; a forward whose
-    // key lists (for a graph, the longest they may grow to) cannot reach it
-    // has only the first.
+    // longest key list is shorter has only the first (a CUDA graph's key
+    // says whether its batch reached the cut: mla_long_rows).
     let mma_from = match scratch.heads_per_block {
         Some(MLA_MMA_HEADS) => Some(0),
         Some(_) => scratch.mma_from,
@@ -263,7 +271,7 @@ fn attention_launches<T: GpuElement>(
             .mma_from
             .or_else(|| mla_mma_from::<T>(gpu, shape, keys)),
     };
-    let mma_rows = mma_from.is_some_and(|from| keys.max_keys >= from);
+    let mma_rows = mma_from.is_some_and(|from| keys.longest >= from);
     let fma_rows = mma_from != Some(0);
     need(!mma_rows || mla_mma_fits::<T>(gpu, shape), || {
         format!(

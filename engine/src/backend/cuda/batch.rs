@@ -148,6 +148,7 @@ impl BatchOnDevice {
                 extra_off: s.alloc_zeros(rows + 1)?,
                 extra: s.alloc_zeros(extra_cap.max(1))?,
                 max_keys,
+                longest: 0,
                 tiles: s.alloc_zeros(2 * caps.0.max(1))?,
                 groups: s.alloc_zeros(3 * caps.1.max(1))?,
                 max_tree_keys,
@@ -195,6 +196,7 @@ impl BatchOnDevice {
         debug_assert!(self.fits(h));
         let k = &mut self.keys;
         (k.has_causal, k.has_tree) = h.attention_kinds();
+        k.longest = h.max_keys;
         if let Some(st) = &mut self.staged {
             use Input::*;
             st.fill(Tokens as usize, h.tokens.iter().copied())?;

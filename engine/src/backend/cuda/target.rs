@@ -21,7 +21,8 @@ use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cpu::Rope;
 use specula_kernels::cuda::{
-    argmax_split, copy_cols, embedding_gather, ArgmaxScratch, Gpu, GpuElement, MlaRope,
+    argmax_split, copy_cols, embedding_gather, mla_long_rows, ArgmaxScratch, Gpu, GpuElement,
+    MlaRope,
 };
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -63,6 +64,9 @@ struct StepKey {
     wanted: LogitsWanted,
     /// (causal rows, tree rows): which attention kernels the graph launches.
     attention_kinds: (bool, bool),
+    /// Whether a latent-attention target's batch has rows long enough for
+    /// the tensor-core form (`mla_long_rows`), which adds its launches.
+    long_rows: bool,
 }
 
 /// The target's own buffers of one forward shape.
@@ -360,6 +364,7 @@ where
             capture: capture.to_vec(),
             wanted,
             attention_kinds: host.attention_kinds(),
+            long_rows: self.config.mla.is_some() && mla_long_rows(host.max_keys),
         };
         self.replays.replay(
             gpu,

@@ -93,6 +93,7 @@ mod tests {
             capture,
             wanted: LogitsWanted::Argmax,
             attention_kinds: (!tree, tree),
+            long_rows: false,
         }
     }
 

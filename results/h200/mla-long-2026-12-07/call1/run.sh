@@ -9,12 +9,12 @@
 # off, and the tiny V2; V2-Lite at 2048 / 8192 with the default against `off`, at 512 with
 # the cut at 256 against `off`, and at prompt 128 (no row reaches 1024: unchanged).
 #
-#   run: timeout 420 bash results/h200/mla-long-2026-12-07/call1/run.sh; cd $OUT && [ -d r ] && tar czf r.tgz r && rm -rf r
+#   run: timeout 330 bash results/h200/mla-long-2026-12-07/call1/run.sh; cd $OUT && [ -d r ] && tar czf r.tgz r && rm -rf r
 set -u
-CALL_BUDGET_S=330
+CALL_BUDGET_S=250
 . scripts/gpu_call.sh
 cat devrun/bin/PACKED.txt
-kernel_checks 120 "mla_long_rows|mla_absorbed|mla_batch_invariant"
+kernel_checks 100 "mla_long_rows|mla_absorbed|mla_batch_invariant"
 M16=results/h200/mla-long-2026-12-07/mla16.json
 SPECULA_MLA_LONG=64 agree $M16 mla16-from64
 V2="--config bench/configs/deepseek-v2-lite.json --repeats 1 --max-new-tokens 32 --batch-sizes 1,8"

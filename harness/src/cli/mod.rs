@@ -205,7 +205,7 @@ enum Command {
             SPECULA_MLA=mma|fma         latent attention on tensor cores always / never (default: prefill\n                              \
             and decode or verify rows of at least SPECULA_MLA_LONG keys)\n  \
             SPECULA_MLA_LONG=64|256|512|1024|2048|4096|off  keys from which such a row takes tensor cores\n                              \
-            (default 1024)\n  \
+            (default 512)\n  \
             SPECULA_MLA_PREP=two        the latent preparation and W_UK as two forked launches\n  \
             SPECULA_FORK=0              no side stream: every launch in order\n  \
             SPECULA_PDL=0|late          no programmatic dependent launches / the next one only as this ends\n  \

@@ -57,7 +57,10 @@ fn mla_mma_use() -> MlaMmaUse {
 
 /// Keys from which a decode or verification row takes the tensor-core
 /// latent attention (`SPECULA_MLA_LONG`: 64, 256, 512, 1024, 2048, 4096 or
-/// `off`; unset 1024); read once.
+/// `off`; unset 512); read once. V2-Lite on an H100 with rows of 512 keys
+/// and more on tensor cores against none: batch 1 the same at prompt 512
+/// (2553 / 2546 us), 9% faster at 2048 and 25% at 8192; batch 8 6%, 18%
+/// and 43% faster (results/h200/mla-long-2026-12-07, call 1).
 pub fn mla_long_from() -> Option<usize> {
     static FROM: Switch<Option<usize>> = Switch::new(
         "SPECULA_MLA_LONG",
@@ -70,8 +73,8 @@ pub fn mla_long_from() -> Option<usize> {
             ("4096", Some(4096)),
             ("off", None),
         ],
-        Some(1024),
-        "1024",
+        Some(512),
+        "512",
     );
     FROM.get()
 }

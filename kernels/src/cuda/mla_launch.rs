@@ -48,12 +48,10 @@ pub(super) fn launch_rows<T: GpuElement>(
     merge: MlaMerge,
 ) -> Result<(), GpuError> {
     let MlaAttentionInput {
-        qcat,
         pool,
         pool_offset,
-        keys,
         shape,
-        scale,
+        ..
     } = *input;
     let (d, chunk, splits, per_block) = (shape.entry(), mla_chunk::<T>(), l.splits, l.per_block);
     if per_block == MLA_MMA_HEADS {
@@ -72,21 +70,8 @@ pub(super) fn launch_rows<T: GpuElement>(
         RawArg::slice(gpu, &scratch.part_out),
         RawArg::slice(gpu, &scratch.part_ml),
         RawArg::slice(gpu, &scratch.counters),
-        RawArg::slice(gpu, qcat),
-        RawArg::slice(gpu, pool),
-        RawArg::slice(gpu, &keys.base),
-        RawArg::slice(gpu, &keys.prefix),
-        RawArg::slice(gpu, &keys.extra_off),
-        RawArg::slice(gpu, &keys.extra),
-        RawArg::I32(shape.heads as i32),
-        RawArg::I32(shape.lora as i32),
-        RawArg::I32(shape.rope as i32),
-        RawArg::F32(scale),
-        RawArg::I32(chunk as i32),
-        RawArg::I64(pool_offset as i64),
-        RawArg::I32(l.row0 as i32),
-        RawArg::I32(l.cut),
     ];
+    args.extend(input_args(gpu, input, l));
     let grid = LaunchConfig {
         grid_dim: (l.rows as u32, groups as u32, splits as u32),
         block_dim: (256, 1, 1),
@@ -131,12 +116,11 @@ fn launch_mma<T: GpuElement>(
     l: &RowsLaunch,
 ) -> Result<(), GpuError> {
     let MlaAttentionInput {
-        qcat,
         pool,
         pool_offset,
         keys,
         shape,
-        scale,
+        ..
     } = *input;
     let smem = mla_mma_smem(shape);
     need(smem <= 227 * 1024 && pool_offset < pool.len(), || {
@@ -146,24 +130,11 @@ fn launch_mma<T: GpuElement>(
         )
     })?;
     let (row0, heads) = (l.row0 as i32, shape.heads as i32);
-    let args = [
+    let mut args = vec![
         RawArg::slice(gpu, &scratch.part_out),
         RawArg::slice(gpu, &scratch.part_ml),
-        RawArg::slice(gpu, qcat),
-        RawArg::slice(gpu, pool),
-        RawArg::slice(gpu, &keys.base),
-        RawArg::slice(gpu, &keys.prefix),
-        RawArg::slice(gpu, &keys.extra_off),
-        RawArg::slice(gpu, &keys.extra),
-        RawArg::I32(heads),
-        RawArg::I32(shape.lora as i32),
-        RawArg::I32(shape.rope as i32),
-        RawArg::F32(scale),
-        RawArg::I32(mla_chunk::<T>() as i32),
-        RawArg::I64(pool_offset as i64),
-        RawArg::I32(row0),
-        RawArg::I32(l.cut),
     ];
+    args.extend(input_args(gpu, input, l));
     let grid = LaunchConfig {
         grid_dim: (
             l.rows as u32,
@@ -198,4 +169,38 @@ fn launch_mma<T: GpuElement>(
     // launch's just written, `out` holds every row's heads (checked by the
     // caller).
     unsafe { launch(gpu, "mla_merge_heads_bf16", grid, &args) }
+}
+
+/// The attention kernels' parameters after their outputs: the queries, the
+/// pool and the key lists, the shape, the scale, the chunk, and `l`'s first
+/// row and cut.
+fn input_args<T: GpuElement>(
+    gpu: &Gpu,
+    input: &MlaAttentionInput<'_, T>,
+    l: &RowsLaunch,
+) -> Vec<RawArg> {
+    let MlaAttentionInput {
+        qcat,
+        pool,
+        pool_offset,
+        keys,
+        shape,
+        scale,
+    } = *input;
+    vec![
+        RawArg::slice(gpu, qcat),
+        RawArg::slice(gpu, pool),
+        RawArg::slice(gpu, &keys.base),
+        RawArg::slice(gpu, &keys.prefix),
+        RawArg::slice(gpu, &keys.extra_off),
+        RawArg::slice(gpu, &keys.extra),
+        RawArg::I32(shape.heads as i32),
+        RawArg::I32(shape.lora as i32),
+        RawArg::I32(shape.rope as i32),
+        RawArg::F32(scale),
+        RawArg::I32(mla_chunk::<T>() as i32),
+        RawArg::I64(pool_offset as i64),
+        RawArg::I32(l.row0 as i32),
+        RawArg::I32(l.cut),
+    ]
 }

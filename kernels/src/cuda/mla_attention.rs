@@ -6,7 +6,7 @@ use super::attention::KeyLists;
 use super::device::{Gpu, GpuElement, GpuError};
 use super::launch::need;
 use super::mla::{mla_head_linear, HeadProduct, HeadStrides, MlaShape};
-use super::mla_forms::{uv_fits_merge, MlaAttentionForms, MlaMerge, MlaUvPlace};
+use super::mla_forms::{row_forms, uv_fits_merge, MlaAttentionForms, MlaMerge, MlaUvPlace};
 use super::mla_launch::{launch_rows, RowsLaunch};
 use super::mla_scratch::MlaScratch;
 use crate::mla_layout::mla_launch_splits;
@@ -274,15 +274,13 @@ fn attention_launches<T: GpuElement>(
             .mma_from
             .or_else(|| mla_mma_from::<T>(gpu, shape, keys)),
     };
-    let mma_rows = mma_from.is_some_and(|from| keys.longest >= from);
-    let fma_rows = mma_from != Some(0);
+    let (fma_rows, mma_rows, cut) = row_forms(mma_from, keys.longest);
     need(!mma_rows || mla_mma_fits::<T>(gpu, shape), || {
         format!(
             "mla_attention: no tensor-core form for {shape:?} in {}",
             T::SUFFIX
         )
     })?;
-    let cut = mma_from.map_or(i32::MAX, |from| from.min(i32::MAX as usize) as i32);
     let fma_per_block = |n: usize| match scratch.heads_per_block {
         Some(heads) if heads != MLA_MMA_HEADS => heads,
         _ => mla_heads_per_block().unwrap_or(if n * shape.heads * splits <= MLA_FEW_BLOCKS {

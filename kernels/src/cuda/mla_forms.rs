@@ -132,9 +132,37 @@ pub(super) fn merges_in_clusters(
     asked && per_block == 1 && (1..=MLA_CLUSTER_SPLITS).contains(&splits)
 }
 
+/// The launches of a latent attention whose rows of at least `mma_from`
+/// keys take tensor cores (`None`: no row) and whose longest key list has
+/// `longest` keys: `(FMA, tensor cores)`. The FMA launch runs unless every
+/// row takes tensor cores; the tensor-core launch where some row reaches the
+/// cut. And the cut as the kernels read it (`i32::MAX`: no row).
+pub(super) fn row_forms(mma_from: Option<usize>, longest: usize) -> (bool, bool, i32) {
+    let cut = mma_from.map_or(i32::MAX, |from| from.min(i32::MAX as usize) as i32);
+    (
+        mma_from != Some(0),
+        mma_from.is_some_and(|from| longest >= from),
+        cut,
+    )
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{merges_in_clusters, uv_fits_merge, MlaMerge};
+    use super::{merges_in_clusters, row_forms, uv_fits_merge, MlaMerge};
+
+    #[test]
+    fn a_row_takes_tensor_cores_from_the_cut_and_short_batches_launch_fma_alone() {
+        // A prefill forward: every row on tensor cores, one launch.
+        assert_eq!(row_forms(Some(0), 0), (false, true, 0));
+        assert_eq!(row_forms(Some(0), 8192), (false, true, 0));
+        // No tensor cores (f32, SPECULA_MLA=fma): FMA alone, no row past the cut.
+        assert_eq!(row_forms(None, 8192), (true, false, i32::MAX));
+        // Decode and verify at the cut of 512: FMA alone below it, both from it.
+        assert_eq!(row_forms(Some(512), 511), (true, false, 512));
+        assert_eq!(row_forms(Some(512), 512), (true, true, 512));
+        // A cut past what the kernels' int holds: no row reaches it there either.
+        assert_eq!(row_forms(Some(usize::MAX), 1 << 20).2, i32::MAX);
+    }
 
     #[test]
     fn w_uv_runs_in_the_merge_only_for_one_launch_of_one_head_blocks_over_whole_slices() {

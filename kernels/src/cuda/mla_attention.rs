@@ -227,7 +227,9 @@ pub(super) struct MlaUvOut<'a, T> {
 /// `W_UV` in the merge when `uv` is given and the rows fit one launch of
 /// one head a block with whole 16-byte slices of latent (as
 /// `mla_head_linear` reads them); whether it ran there. Each launch's
-/// splits merge as `merge` says where it allows ([`merges_in_clusters`]).
+/// splits merge as `merge` says where it allows ([`merges_in_clusters`](super::mla_forms::merges_in_clusters)).
+/// Each group of rows takes the FMA launch, the tensor-core launch or both
+/// ([`row_forms`]), every row's blocks in one of them.
 fn attention_launches<T: GpuElement>(
     gpu: &Gpu,
     out: &mut CudaSlice<T>,
@@ -309,14 +311,11 @@ fn attention_launches<T: GpuElement>(
     }
     for row0 in (0..rows).step_by(lr.max(1)) {
         let n = lr.min(rows - row0);
-        let mut forms = Vec::with_capacity(2);
-        if fma_rows {
-            forms.push(fma_per_block(n));
-        }
-        if mma_rows {
-            forms.push(MLA_MMA_HEADS);
-        }
-        for per_block in forms {
+        let forms = [
+            fma_rows.then(|| fma_per_block(n)),
+            mma_rows.then_some(MLA_MMA_HEADS),
+        ];
+        for per_block in forms.into_iter().flatten() {
             let launch = RowsLaunch {
                 row0,
                 rows: n,

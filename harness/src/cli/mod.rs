@@ -206,6 +206,8 @@ enum Command {
             and decode or verify rows of at least SPECULA_MLA_LONG keys)\n  \
             SPECULA_MLA_LONG=64|256|512|1024|2048|4096|off  keys from which such a row takes tensor cores\n                              \
             (default 512)\n  \
+            SPECULA_MLA_SPLITS=32|64|128|64x2|128x2|128x4  splits a row of the tensor-core latent attention\n                              \
+            at most (xN: of at least N 32-key chunks; default 32, one chunk a split)\n  \
             SPECULA_MLA_PREP=two        the latent preparation and W_UK as two forked launches\n  \
             SPECULA_FORK=0              no side stream: every launch in order\n  \
             SPECULA_PDL=0|late          no programmatic dependent launches / the next one only as this ends\n  \

@@ -9,7 +9,7 @@ use super::mla::{mla_head_linear, HeadProduct, HeadStrides, MlaShape};
 use super::mla_forms::{row_forms, uv_fits_merge, MlaAttentionForms, MlaMerge, MlaUvPlace};
 use super::mla_launch::{launch_rows, RowsLaunch};
 use super::mla_scratch::MlaScratch;
-use crate::mla_layout::mla_launch_splits;
+use crate::mla_layout::{MlaSplits, MLA_MMA_MAX_SPLITS};
 use crate::switch::Switch;
 use cudarc::driver::CudaSlice;
 
@@ -77,6 +77,34 @@ pub fn mla_long_from() -> Option<usize> {
         "512",
     );
     FROM.get()
+}
+
+/// How the tensor-core latent attention splits a row's keys
+/// (`SPECULA_MLA_SPLITS`: `32` (unset: the FMA form's rule, one 32-key
+/// chunk a split up to 32 splits), `64`, `128`: at most that many splits;
+/// `64x2`, `128x2`, `128x4`: at most that many of at least 2 or 4 chunks);
+/// read once. Every rule is batch-invariant (a row's splits follow its own
+/// key count), but the rules' sums differ in the last places, so one
+/// process keeps one. For measuring long rows at small batches, which the
+/// default gives 32 blocks a group of 16 heads.
+pub fn mla_mma_splits() -> MlaSplits {
+    const fn rule(cap: usize, min_chunks: usize) -> MlaSplits {
+        MlaSplits { cap, min_chunks }
+    }
+    static SPLITS: Switch<MlaSplits> = Switch::new(
+        "SPECULA_MLA_SPLITS",
+        &[
+            ("32", MlaSplits::FMA),
+            ("64", rule(64, 1)),
+            ("128", rule(MLA_MMA_MAX_SPLITS, 1)),
+            ("64x2", rule(64, 2)),
+            ("128x2", rule(MLA_MMA_MAX_SPLITS, 2)),
+            ("128x4", rule(MLA_MMA_MAX_SPLITS, 4)),
+        ],
+        MlaSplits::FMA,
+        "32",
+    );
+    SPLITS.get()
 }
 
 /// Heads a block of the FMA latent attention covers, where set
@@ -255,13 +283,19 @@ fn attention_launches<T: GpuElement>(
             && scratch.counters.len() >= lr * shape.heads,
         || "mla_attention: scratch made for other key lists".into(),
     )?;
-    // One split count for both forms (a row's own splits are at most it),
-    // so that their partials share the scratch's slots.
-    let splits = mla_launch_splits(keys.max_keys, chunk);
-    need(splits <= scratch.splits, || {
+    // Each form's launch has as many splits as its rule gives the longest
+    // row (a row's own splits are at most it) and strides the scratch's
+    // slots by them: the launches run one after the other (each one's
+    // partials merged before the next writes), so their slots may overlap.
+    let (fma_splits, mma_rule) = (MlaSplits::FMA, scratch.mma_rule());
+    let fma = fma_splits.launch(keys.max_keys, chunk);
+    let mma = mma_rule.launch(keys.max_keys, chunk);
+    need(fma.max(mma) <= scratch.splits, || {
         format!(
-            "mla_attention: scratch of {} splits for {splits} (key lists of {} keys)",
-            scratch.splits, keys.max_keys
+            "mla_attention: scratch of {} splits for {} (key lists of {} keys)",
+            scratch.splits,
+            fma.max(mma),
+            keys.max_keys
         )
     })?;
     // The key count from which a row takes tensor cores: a check's forced
@@ -285,7 +319,7 @@ fn attention_launches<T: GpuElement>(
     })?;
     let fma_per_block = |n: usize| match scratch.heads_per_block {
         Some(heads) if heads != MLA_MMA_HEADS => heads,
-        _ => mla_heads_per_block().unwrap_or(if n * shape.heads * splits <= MLA_FEW_BLOCKS {
+        _ => mla_heads_per_block().unwrap_or(if n * shape.heads * fma <= MLA_FEW_BLOCKS {
             1
         } else {
             MLA_HEADS
@@ -312,14 +346,15 @@ fn attention_launches<T: GpuElement>(
     for row0 in (0..rows).step_by(lr.max(1)) {
         let n = lr.min(rows - row0);
         let forms = [
-            fma_rows.then(|| fma_per_block(n)),
-            mma_rows.then_some(MLA_MMA_HEADS),
+            fma_rows.then(|| (fma_per_block(n), fma_splits, fma)),
+            mma_rows.then_some((MLA_MMA_HEADS, mma_rule, mma)),
         ];
-        for per_block in forms.into_iter().flatten() {
+        for (per_block, rule, splits) in forms.into_iter().flatten() {
             let launch = RowsLaunch {
                 row0,
                 rows: n,
                 per_block,
+                rule,
                 splits,
                 cut,
             };

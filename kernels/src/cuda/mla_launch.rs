@@ -10,6 +10,7 @@ use super::mla::MlaShape;
 use super::mla_attention::{mla_chunk, MlaAttentionInput, MlaUvOut, MLA_HEADS, MLA_MMA_HEADS};
 use super::mla_forms::{merges_in_clusters, MlaMerge};
 use super::mla_scratch::MlaScratch;
+use crate::mla_layout::MlaSplits;
 use cudarc::driver::{CudaSlice, LaunchConfig};
 
 /// The rows one launch covers and its form.
@@ -21,7 +22,10 @@ pub(super) struct RowsLaunch {
     /// Heads a block: 1 or [`MLA_HEADS`] in FMA, [`MLA_MMA_HEADS`] on
     /// tensor cores.
     pub(super) per_block: usize,
-    /// Splits a row (the grid's z).
+    /// How the form splits a row's keys (the tensor-core kernel takes it
+    /// as arguments; the FMA kernels' is their own, [`MlaSplits::FMA`]).
+    pub(super) rule: MlaSplits,
+    /// Splits of the launch (the grid's z): the most its rule gives a row.
     pub(super) splits: usize,
     /// Keys from which a row is the tensor-core launch's (`i32::MAX`: none).
     pub(super) cut: i32,
@@ -135,6 +139,10 @@ fn launch_mma<T: GpuElement>(
         RawArg::slice(gpu, &scratch.part_ml),
     ];
     args.extend(input_args(gpu, input, l));
+    args.extend([
+        RawArg::I32(l.rule.cap as i32),
+        RawArg::I32(l.rule.min_chunks as i32),
+    ]);
     let grid = LaunchConfig {
         grid_dim: (
             l.rows as u32,

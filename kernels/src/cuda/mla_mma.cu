@@ -6,8 +6,9 @@
 // and sums their outputs at once (the FMA kernel takes one or four heads a
 // block). Block (row r, group g of 16 heads, split s) takes a run of `tiles`
 // chunks of MLA_MMA_KEYS keys of row r's key list, tiles and splits by the
-// FMA kernel's rule (mla_split_tiles: one chunk a split up to MLA_MAX_SPLITS
-// chunks, so a row's splits follow its own key count alone). Per chunk:
+// rule (split_cap, min_chunks) the launch passes (mla_split_tiles; the
+// FMA kernel's rule by default, at most MLA_MMA_MAX_SPLITS splits), so a
+// row's splits follow its own key count alone. Per chunk:
 //
 // 1. The chunk's cache rows (zeros past the split's last key), and in the
 //    first chunk the 16 heads' query rows, are stored to shared memory from
@@ -38,6 +39,8 @@
 // shared memory: mla_mma_smem in mla_attention.rs.
 
 #define MLA_MMA_KEYS 32
+// Splits of a row at most (mla_layout.rs: MLA_MMA_MAX_SPLITS).
+#define MLA_MMA_MAX_SPLITS 128
 #define MLA_MMA_PAD 8
 // 8-column output tiles a warp holds at most (lora / 64 <= 8).
 #define MLA_MMA_OUT_TILES 8
@@ -56,7 +59,8 @@ __device__ __forceinline__ void ldsm_b_trans(unsigned int& b0, unsigned int& b1,
 extern "C" __global__ void mla_attention_mma_bf16(float* part_out, float* part_ml, const bf16* qcat, const bf16* pool, const int* base,
                                                   const int* prefix, const int* extra_off, const int* extra,
                                                   int heads, int lora, int rd, float scale, int chunk,
-                                                  long pool_offset, int row0, int mma_from) {
+                                                  long pool_offset, int row0, int mma_from, int split_cap,
+                                                  int min_chunks) {
     // Its own name: an extern "C" kernel's dynamic shared array would
     // clash in linkage with the templates' `smem`.
     extern __shared__ float mma_smem[];
@@ -66,14 +70,14 @@ extern "C" __global__ void mla_attention_mma_bf16(float* part_out, float* part_m
     int rl = blockIdx.x, r = row0 + rl, g0 = blockIdx.y, s = blockIdx.z, splits = gridDim.z;
     MlaRowKeys rk = mla_row_keys(base, prefix, extra_off, r);
     if (rk.n >= mma_from)
-        mla_prefetch_chunk<bf16>(pool, base, prefix, extra_off, extra, d, NK, pool_offset, row0);
+        mla_prefetch_chunk<bf16>(pool, base, prefix, extra_off, extra, d, NK, pool_offset, row0, split_cap, min_chunks);
     pdl_enter();
     // After the wait: a block that leaves has still waited for the kernel
     // before, so this launch's end implies that kernel's.
     if (rk.n < mma_from) return;
     int h0 = g0 * H;
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    int tiles = mla_split_tiles(rk.n, NK);
+    int tiles = mla_split_tiles(rk.n, NK, split_cap, min_chunks);
     int start = s * tiles * NK, end = min(rk.n, start + tiles * NK);
     size_t first = ((size_t)rl * heads + h0) * splits;  // slot of (rl, h0, split 0)
     bf16* ks = (bf16*)mma_smem;                          // [NK][dp]
@@ -235,7 +239,7 @@ extern "C" __global__ void mla_attention_mma_bf16(float* part_out, float* part_m
 extern "C" __global__ void mla_merge_heads_bf16(bf16* out, const float* part_out, const float* part_ml, const int* base,
                                                 const int* prefix, const int* extra_off, int heads, int lora,
                                                 int splits, int row0, int mma_from) {
-    __shared__ float weights[MLA_MAX_SPLITS + 1];
+    __shared__ float weights[MLA_MMA_MAX_SPLITS + 1];
     pdl_enter();
     int rl = blockIdx.x, r = row0 + rl, h = blockIdx.y;
     if (mla_row_keys(base, prefix, extra_off, r).n < mma_from) return;

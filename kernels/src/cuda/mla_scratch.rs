@@ -5,8 +5,8 @@ use super::attention::KeyLists;
 use super::device::{Gpu, GpuElement, GpuError};
 use super::launch::need;
 use super::mla::MlaShape;
-use super::mla_attention::{mla_chunk, MLA_HEADS, MLA_MMA_HEADS};
-use crate::mla_layout::mla_launch_splits;
+use super::mla_attention::{mla_chunk, mla_mma_fits, mla_mma_splits, MLA_HEADS, MLA_MMA_HEADS};
+use crate::mla_layout::{MlaSplits, MLA_MMA_MAX_SPLITS};
 use cudarc::driver::CudaSlice;
 
 /// Bytes of split partials (outputs and (max, sum)) one latent attention
@@ -28,6 +28,8 @@ pub struct MlaScratch {
     pub(super) launch_rows: usize,
     pub(super) heads_per_block: Option<usize>,
     pub(super) mma_from: Option<usize>,
+    /// The tensor-core form's split rule, where a check sets it.
+    mma_splits: Option<MlaSplits>,
 }
 
 impl MlaScratch {
@@ -49,8 +51,36 @@ impl MlaScratch {
         shape: MlaShape,
         bytes: usize,
     ) -> Result<MlaScratch, GpuError> {
+        Self::with_rule::<T>(gpu, keys, shape, bytes, None)
+    }
+
+    /// [`MlaScratch::with_budget`] whose tensor-core launches split rows
+    /// by `rule` where given (else by [`mla_mma_splits`]); for checks that
+    /// each rule is batch-invariant and close to the CPU's form.
+    pub fn with_rule<T: GpuElement>(
+        gpu: &Gpu,
+        keys: &KeyLists,
+        shape: MlaShape,
+        bytes: usize,
+        rule: Option<MlaSplits>,
+    ) -> Result<MlaScratch, GpuError> {
+        if let Some(rule) = rule {
+            need(
+                (1..=MLA_MMA_MAX_SPLITS).contains(&rule.cap) && rule.min_chunks >= 1,
+                || {
+                    format!("mla_attention: split rule {rule:?} (1 to {MLA_MMA_MAX_SPLITS} splits of at least one chunk)")
+                },
+            )?;
+        }
         let rows = keys.base.len();
-        let splits = mla_launch_splits(keys.max_keys, mla_chunk::<T>());
+        // Slots for either form's launch (the tensor-core one's where the
+        // shape fits: its rule may give more splits).
+        let chunk = mla_chunk::<T>();
+        let mut splits = MlaSplits::FMA.launch(keys.max_keys, chunk);
+        if mla_mma_fits::<T>(gpu, shape) {
+            let mma = rule.unwrap_or_else(mla_mma_splits);
+            splits = splits.max(mma.launch(keys.max_keys, chunk));
+        }
         let row_bytes = shape.heads * splits * (shape.lora + 2) * 4;
         let launch_rows = rows.min((bytes / row_bytes).max(1)).max(1);
         let slots = launch_rows * shape.heads * splits;
@@ -63,7 +93,13 @@ impl MlaScratch {
             launch_rows,
             heads_per_block: None,
             mma_from: None,
+            mma_splits: rule,
         })
+    }
+
+    /// The tensor-core form's split rule on this scratch.
+    pub(super) fn mma_rule(&self) -> MlaSplits {
+        self.mma_splits.unwrap_or_else(mla_mma_splits)
     }
 
     /// Heads per block of the launches on this scratch: 1 or `MLA_HEADS`

@@ -33,9 +33,12 @@
 // Splits of a row at most (mla_layout.rs: MLA_MAX_SPLITS, mla_row_splits).
 #define MLA_MAX_SPLITS 32
 
-// Chunks per split of a row of nk keys (mla_layout.rs: mla_row_splits).
-__device__ __forceinline__ int mla_split_tiles(int nk, int chunk) {
-    return max(1, (nk + chunk * MLA_MAX_SPLITS - 1) / (chunk * MLA_MAX_SPLITS));
+// Chunks per split of a row of nk keys with at most `cap` splits of at
+// least `min_chunks` chunks (mla_layout.rs: MlaSplits::row; the FMA form's
+// rule is (MLA_MAX_SPLITS, 1)).
+__device__ __forceinline__ int mla_split_tiles(int nk, int chunk, int cap, int min_chunks) {
+    int chunks = (nk + chunk - 1) / chunk;
+    return max(max(1, min_chunks), (chunks + cap - 1) / cap);
 }
 
 // Before the wait on the previous kernel: the cache rows of the block's
@@ -43,9 +46,10 @@ __device__ __forceinline__ int mla_split_tiles(int nk, int chunk) {
 // key lists were uploaded before the forward's first kernel).
 template <typename T>
 __device__ void mla_prefetch_chunk(const T* pool, const int* base, const int* prefix, const int* extra_off,
-                                   const int* extra, int d, int chunk, long pool_offset, int row0) {
+                                   const int* extra, int d, int chunk, long pool_offset, int row0, int cap,
+                                   int min_chunks) {
     MlaRowKeys rk = mla_row_keys(base, prefix, extra_off, row0 + blockIdx.x);
-    int start = (int)blockIdx.z * mla_split_tiles(rk.n, chunk) * chunk, n = min(rk.n - start, chunk);
+    int start = (int)blockIdx.z * mla_split_tiles(rk.n, chunk, cap, min_chunks) * chunk, n = min(rk.n - start, chunk);
     int lines = (d * (int)sizeof(T) + 127) / 128;
     for (int i = threadIdx.x; i < n * lines; i += blockDim.x) {
         long key = rk.entry(extra, start + i / lines);
@@ -120,7 +124,7 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
     // A row of at least mma_from keys is the tensor-core launch's (entered
     // before this: the launch's end still implies the kernel's before).
     if (rk.n >= mma_from) return;
-    int tiles = mla_split_tiles(rk.n, chunk);
+    int tiles = mla_split_tiles(rk.n, chunk, MLA_MAX_SPLITS, 1);
     int start = s * tiles * chunk, end = min(rk.n, start + tiles * chunk);
     float* qs = smem;
     float* ps = qs + H * d;
@@ -353,7 +357,7 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
 #define MLA_H1(T) <T, 1, false, false>
 #define MLA_H1C(T) <T, 1, false, true>
 // The kernels enter as programmatic dependents after their prefetch.
-#define MLA_PREFETCH(T) if (mla_row_keys(base, prefix, extra_off, row0 + blockIdx.x).n < mma_from) mla_prefetch_chunk<T>(pool, base, prefix, extra_off, extra, lora + rd, chunk, pool_offset, row0)
+#define MLA_PREFETCH(T) if (mla_row_keys(base, prefix, extra_off, row0 + blockIdx.x).n < mma_from) mla_prefetch_chunk<T>(pool, base, prefix, extra_off, extra, lora + rd, chunk, pool_offset, row0, MLA_MAX_SPLITS, 1)
 #define MLA_ENTER(T) MLA_PREFETCH(T); pdl_enter()
 KERNELS_ENTERED(mla_attention, mla_attention, MLA_H4, P_MLA_ATT, A_MLA_ATT, MLA_ENTER)
 KERNELS_ENTERED(mla_attention_h1, mla_attention, MLA_H1, P_MLA_ATT, A_MLA_ATT, MLA_ENTER)

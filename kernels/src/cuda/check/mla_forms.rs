@@ -10,7 +10,7 @@ use crate::cuda::{
     HeadProduct, HeadStrides, KeyLists, MlaAttentionForms, MlaMerge, MlaScratch, MlaShape,
     MlaUvPlace, MLA_MMA_HEADS, MLA_SCRATCH_BYTES,
 };
-use crate::mla_layout::mla_launch_splits;
+use crate::mla_layout::{MlaSplits, MLA_MMA_MAX_SPLITS};
 use cudarc::driver::CudaSlice;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -60,7 +60,7 @@ pub(super) fn check_forms<T: GpuElement>(
                 gpu,
                 case,
                 queries,
-                (Some(per_block), None),
+                (Some(per_block), None, None),
                 scratch_bytes,
                 forms,
             )
@@ -129,7 +129,7 @@ pub(super) fn check_forms<T: GpuElement>(
                 "mla_cluster_merge",
                 format!(
                     "5 rows of up to 70 keys ({} splits a cluster), each alone, and all 7, W_UV apart and in the merge, vs the last block's merge: differing values; {words}",
-                    mla_launch_splits(70, mla_chunk::<T>())
+                    MlaSplits::FMA.launch(70, mla_chunk::<T>())
                 ),
                 diff as f64,
                 0.0,
@@ -178,6 +178,59 @@ pub(super) fn check_forms<T: GpuElement>(
             mixed_rows_differ(gpu, case, from, fma, mma)? as f64,
             0.0,
         );
+        split_rules(gpu, &mut row, case, want)?;
+    }
+    Ok(())
+}
+
+/// The tensor-core form under split rules other than the default: many
+/// one-chunk splits (the 1100-key rows' 35 chunks, 35 splits) and few
+/// splits of several chunks (cap 8, at least 2 chunks: five a split), each
+/// against the decompressed form, and each row alone against the batch,
+/// bit for bit.
+fn split_rules<T: GpuElement>(
+    gpu: &Gpu,
+    row: &mut impl FnMut(&'static str, String, f64, f64),
+    case: &AbsorbedCase<'_, T>,
+    want: &[f32],
+) -> Result<(), GpuError> {
+    let (queries, sh) = (case.queries, case.sh);
+    let width = sh.heads * sh.v_dim;
+    let plain = MlaAttentionForms::PLAIN;
+    for rule in [
+        MlaSplits {
+            cap: MLA_MMA_MAX_SPLITS,
+            min_chunks: 1,
+        },
+        MlaSplits {
+            cap: 8,
+            min_chunks: 2,
+        },
+    ] {
+        let forced = (Some(MLA_MMA_HEADS), None, Some(rule));
+        let (got, _) = run_rows(gpu, case, queries, forced, MLA_SCRATCH_BYTES, plain)?;
+        let mut diff = 0;
+        for (i, qr) in queries.iter().enumerate() {
+            let one = std::slice::from_ref(qr);
+            let (alone, _) = run_rows(gpu, case, one, forced, MLA_SCRATCH_BYTES, plain)?;
+            diff += differing(&alone, &got[i * width..(i + 1) * width]);
+        }
+        let words = format!(
+            "at most {} splits of at least {} chunks; {} heads, latent {} + rope {}",
+            rule.cap, rule.min_chunks, sh.heads, sh.lora, sh.rope
+        );
+        row(
+            "mla_split_rule",
+            format!("7 rows on tensor cores vs the decompressed form; {words}"),
+            normwise_error(&got, want),
+            2e-2,
+        );
+        row(
+            "mla_split_rule_invariant",
+            format!("each row alone vs the batch, on tensor cores: differing values; {words}"),
+            diff as f64,
+            0.0,
+        );
     }
     Ok(())
 }
@@ -207,7 +260,7 @@ fn mixed_rows_differ<T: GpuElement>(
             gpu,
             case,
             queries,
-            (Some(per_block), Some(from)),
+            (Some(per_block), Some(from), None),
             bytes,
             plain,
         )?;
@@ -222,7 +275,7 @@ fn mixed_rows_differ<T: GpuElement>(
             gpu,
             case,
             one,
-            (Some(1), Some(from)),
+            (Some(1), Some(from), None),
             MLA_SCRATCH_BYTES,
             plain,
         )?;
@@ -239,7 +292,7 @@ fn run_rows<T: GpuElement>(
     gpu: &Gpu,
     case: &AbsorbedCase<'_, T>,
     queries: &[QueryRow],
-    (heads_per_block, mma_from): (Option<usize>, Option<usize>),
+    (heads_per_block, mma_from, rule): (Option<usize>, Option<usize>, Option<MlaSplits>),
     scratch_bytes: usize,
     forms: MlaAttentionForms,
 ) -> Result<(Vec<f32>, bool), GpuError> {
@@ -293,7 +346,7 @@ fn run_rows<T: GpuElement>(
         .map(|qr| (bases[qr.seq], qr.prefix, qr.extra.clone()))
         .collect();
     let keys = KeyLists::upload(gpu, &lists)?;
-    let mut scratch = MlaScratch::with_budget::<T>(gpu, &keys, sh, scratch_bytes)?;
+    let mut scratch = MlaScratch::with_rule::<T>(gpu, &keys, sh, scratch_bytes, rule)?;
     scratch.set_heads_per_block(heads_per_block)?;
     scratch.set_mma_from(mma_from);
     let mut olat = s.alloc_zeros::<T>(rows * nh * sh.lora)?;

@@ -2,7 +2,7 @@
 //! with one or four heads a block, or tensor cores with sixteen), the rows
 //! of the other form leaving at once (`mla_attention.rs` picks the forms);
 //! the tensor-core form's splits merge in a launch of their own, a block a
-//! (row, head).
+//! (row, head, 64 latent columns).
 
 use super::device::{Gpu, GpuElement, GpuError};
 use super::launch::{launch, launch_cluster_z, name, need, RawArg};
@@ -30,6 +30,10 @@ pub(super) struct RowsLaunch {
     /// Keys from which a row is the tensor-core launch's (`i32::MAX`: none).
     pub(super) cut: i32,
 }
+
+/// Latent columns one block of the tensor-core form's merge takes
+/// (`MLA_MERGE_COLS` in `mla_mma.cu`).
+const MLA_MERGE_COLS: usize = 64;
 
 /// Dynamic shared memory of the tensor-core latent attention: the chunk's
 /// keys and the 16 query rows (8 values of padding each), two parities of
@@ -110,8 +114,8 @@ pub(super) fn launch_rows<T: GpuElement>(
 }
 
 /// The tensor-core launch of `l` (its blocks write every split's partials),
-/// then the merge of each (row, head) of its rows in a block of its own
-/// (`mla_merge_heads_bf16`).
+/// then the merge of each (row, head) of its rows in blocks of
+/// [`MLA_MERGE_COLS`] columns (`mla_merge_heads_bf16`).
 fn launch_mma<T: GpuElement>(
     gpu: &Gpu,
     out: &mut CudaSlice<T>,
@@ -169,7 +173,11 @@ fn launch_mma<T: GpuElement>(
         RawArg::I32(l.cut),
     ];
     let grid = LaunchConfig {
-        grid_dim: (l.rows as u32, shape.heads as u32, 1),
+        grid_dim: (
+            l.rows as u32,
+            shape.heads as u32,
+            shape.lora.div_ceil(MLA_MERGE_COLS) as u32,
+        ),
         block_dim: (256, 1, 1),
         shared_mem_bytes: 0,
     };

@@ -230,20 +230,62 @@ extern "C" __global__ void mla_attention_mma_bf16(float* part_out, float* part_m
 }
 
 // The merge of the tensor-core launch's splits (mla_merge_heads_bf16 after
-// it): block (row r, head h) merges (r, h)'s partials in split order with
-// mla_merge_t's arithmetic (the same bits as a block merging all 16 heads: a
-// head's sums never involve another's), so a row's 16 heads merge in 16
-// blocks side by side rather than in the last split's block alone (16 x
-// splits x lora floats read by one block: the tail of a long row at batch
-// 1). Rows of fewer than mma_from keys are the FMA launch's.
+// it): block (row r, head h, slice c) merges the MLA_MERGE_COLS columns
+// from c * MLA_MERGE_COLS of (r, h)'s partials, so that a long row's many
+// splits are read by many blocks side by side (a block a (row, head)
+// walked 16 x splits x lora floats in 16 blocks: 14 us a layer at 32 splits,
+// 51 at 128, V2-Lite batch 1 at 8192 keys). Warp 0 takes the splits' max m
+// (lane l the splits l, l + 32, ..., then the xor tree), each split's weight
+// e^(m_s - m) and l = sum_s l_s e^(m_s - m) (lane sums in split order, then
+// the xor tree); warp w then sums its column group's partials times the
+// weights over the splits s = w / 2 (mod 4) in order, and the four phases
+// add as (0 + 1) + (2 + 3). Every order is fixed by the split index alone,
+// and splits past the row's own are empty (weight 0, partial 0: exact zeros
+// added), so a row's bits do not depend on the launch's split count, the
+// batch, or the other rows. Rows of fewer than mma_from keys are the FMA
+// launch's.
+#define MLA_MERGE_COLS 64
 extern "C" __global__ void mla_merge_heads_bf16(bf16* out, const float* part_out, const float* part_ml, const int* base,
                                                 const int* prefix, const int* extra_off, int heads, int lora,
                                                 int splits, int row0, int mma_from) {
-    __shared__ float weights[MLA_MMA_MAX_SPLITS + 1];
+    __shared__ float weights[MLA_MMA_MAX_SPLITS];
+    __shared__ float phase_sum[4][MLA_MERGE_COLS];
+    __shared__ float total;
     pdl_enter();
     int rl = blockIdx.x, r = row0 + rl, h = blockIdx.y;
     if (mla_row_keys(base, prefix, extra_off, r).n < mma_from) return;
     size_t first = ((size_t)rl * heads + h) * splits;
-    mla_merge_t(out + ((size_t)r * heads + h) * lora, part_out + first * lora, part_ml + 2 * first, 1, lora, splits,
-                weights, 1);
+    const float* ml = part_ml + 2 * first;
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (warp == 0) {
+        float m = -INFINITY;
+        for (int s = lane; s < splits; s += 32) m = fmaxf(m, __ldcg(&ml[2 * s]));
+#pragma unroll
+        for (int o2 = 16; o2 > 0; o2 >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o2));
+        float l = 0.f;
+        for (int s = lane; s < splits; s += 32) {
+            float e = expf(__ldcg(&ml[2 * s]) - m);
+            weights[s] = e;
+            l += __ldcg(&ml[2 * s + 1]) * e;
+        }
+#pragma unroll
+        for (int o2 = 16; o2 > 0; o2 >>= 1) l += __shfl_xor_sync(0xffffffffu, l, o2);
+        if (lane == 0) total = l;
+    }
+    __syncthreads();
+    int group = warp & 1, phase = warp >> 1;
+    int col = blockIdx.z * MLA_MERGE_COLS + 32 * group + lane;
+    float acc = 0.f;
+    if (col < lora) {
+        const float* po = part_out + first * lora + col;
+#pragma unroll 8
+        for (int s = phase; s < splits; s += 4) acc += __ldcg(&po[(size_t)s * lora]) * weights[s];
+    }
+    phase_sum[phase][32 * group + lane] = acc;
+    __syncthreads();
+    if (phase == 0 && col < lora) {
+        int c = 32 * group + lane;
+        float o = (phase_sum[0][c] + phase_sum[1][c]) + (phase_sum[2][c] + phase_sum[3][c]);
+        st(&out[((size_t)r * heads + h) * lora + col], o / total);
+    }
 }

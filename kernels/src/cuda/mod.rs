@@ -42,7 +42,8 @@
 //! kernel against its CPU reference, the device's ceilings), [`timing`]
 //! (per-kernel timings on a model shape), [`split_sweep`] (the small-row
 //! linear in every form), [`attention_timing`] (decode and verify
-//! attention at long contexts, each kernel), [`wgmma_bits`] (whether
+//! attention at long contexts, each kernel), [`mla_timing`] (the latent
+//! attention alone, each form and split rule), [`wgmma_bits`] (whether
 //! warpgroup mma gives the small-row linear's bits: its own sm_90a source)
 //! and [`wg_timing`] (the warpgroup-mma linear in every layout timed against
 //! the engine's other forms).
@@ -68,6 +69,7 @@ mod mla_attention;
 mod mla_forms;
 mod mla_launch;
 mod mla_scratch;
+pub mod mla_timing;
 mod mma_switches;
 mod moe;
 mod moe_forms;

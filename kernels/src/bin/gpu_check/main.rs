@@ -7,10 +7,13 @@
 //! linear's bits (`wgmma_bits.rs`; exit 1 if its outputs are wrong, whatever
 //! the bits say). `--wgmma-timing` alone: the warpgroup-mma linear in every
 //! layout against the engine's other forms at 16-384 rows (`wg_timing.rs`;
-//! exit 1 if a layout's bits differ from theirs). `--compile-only OUT_DIR
+//! exit 1 if a layout's bits differ from theirs). `--mla-timing` alone: the
+//! latent attention by itself at long contexts in each form and split rule
+//! (`mla_timing.rs`). `--compile-only OUT_DIR
 //! [--arch=sm_90a]`, no GPU needed: the kernels compiled into the cubin that
 //! `SPECULA_KERNEL_CACHE=OUT_DIR` loads (`kernel_cache.rs`).
 
+use mla::mla_timing_report;
 use specula_kernels::cuda::attention_timing::time_attention;
 use specula_kernels::cuda::check::{measure_ceilings, run_checks};
 use specula_kernels::cuda::split_sweep::time_linear_splits;
@@ -19,6 +22,7 @@ use specula_kernels::cuda::Gpu;
 use std::process::ExitCode;
 use wgmma::{wgmma_report, wgmma_timing_report};
 
+mod mla;
 mod wgmma;
 
 fn main() -> ExitCode {
@@ -31,11 +35,12 @@ fn main() -> ExitCode {
         std::env::set_var("SPECULA_LINEAR_TILES", "1");
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
-    const FLAGS: [&str; 5] = [
+    const FLAGS: [&str; 6] = [
         "--checks-only",
         "--attention-timing",
         "--wgmma-bits",
         "--wgmma-timing",
+        "--mla-timing",
         "--compile-only",
     ];
     let usage = format!(
@@ -43,7 +48,7 @@ fn main() -> ExitCode {
         FLAGS.join("] [")
     );
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{usage}\n\nEvery CUDA kernel against its CPU reference on fresh random inputs, the\ndevice ceilings and per-kernel timings (not with --checks-only; the long-context\nattention timings also with --attention-timing); CSV into OUT_DIR. Alone:\n--wgmma-bits (whether warpgroup mma gives the small-row linear's bits) or\n--wgmma-timing (the wgmma linear in every layout against the engine's other\nforms, cold weights; --only=o:64,down:32 times those projections at those rows\nonly). --compile-only OUT_DIR [--arch=sm_90a]: no GPU needed,\nthe kernels compiled by NVRTC into the cubin that SPECULA_KERNEL_CACHE=OUT_DIR\nloads instead of compiling (a minute saved on a fresh machine). Exit 1 on any\nfailure, 2 on bad arguments or no GPU.");
+        println!("{usage}\n\nEvery CUDA kernel against its CPU reference on fresh random inputs, the\ndevice ceilings and per-kernel timings (not with --checks-only; the long-context\nattention timings also with --attention-timing); CSV into OUT_DIR. Alone:\n--wgmma-bits (whether warpgroup mma gives the small-row linear's bits) or\n--wgmma-timing (the wgmma linear in every layout against the engine's other\nforms, cold weights; --only=o:64,down:32 times those projections at those rows\nonly) or --mla-timing (the latent attention alone at long contexts, each form\nand split rule). --compile-only OUT_DIR [--arch=sm_90a]: no GPU needed,\nthe kernels compiled by NVRTC into the cubin that SPECULA_KERNEL_CACHE=OUT_DIR\nloads instead of compiling (a minute saved on a fresh machine). Exit 1 on any\nfailure, 2 on bad arguments or no GPU.");
         return ExitCode::SUCCESS;
     }
     let bad: Vec<&String> = args
@@ -107,6 +112,9 @@ fn main() -> ExitCode {
     }
     if args.iter().any(|a| a == "--wgmma-timing") {
         return wgmma_timing_report(&gpu, out.as_deref(), &only);
+    }
+    if args.iter().any(|a| a == "--mla-timing") {
+        return mla_timing_report(&gpu, out.as_deref());
     }
     let rows = match run_checks(&gpu, seed) {
         Ok(r) => r,

@@ -283,21 +283,6 @@ fn attention_launches<T: GpuElement>(
             && scratch.counters.len() >= lr * shape.heads,
         || "mla_attention: scratch made for other key lists".into(),
     )?;
-    // Each form's launch has as many splits as its rule gives the longest
-    // row (a row's own splits are at most it) and strides the scratch's
-    // slots by them: the launches run one after the other (each one's
-    // partials merged before the next writes), so their slots may overlap.
-    let (fma_splits, mma_rule) = (MlaSplits::FMA, scratch.mma_rule());
-    let fma = fma_splits.launch(keys.max_keys, chunk);
-    let mma = mma_rule.launch(keys.max_keys, chunk);
-    need(fma.max(mma) <= scratch.splits, || {
-        format!(
-            "mla_attention: scratch of {} splits for {} (key lists of {} keys)",
-            scratch.splits,
-            fma.max(mma),
-            keys.max_keys
-        )
-    })?;
     // The key count from which a row takes tensor cores: a check's forced
     // form, else the forward's (mla_mma_from). Rows below it take the FMA
     // launch, rows at or above it the tensor-core launch; a forward whose
@@ -315,6 +300,20 @@ fn attention_launches<T: GpuElement>(
         format!(
             "mla_attention: no tensor-core form for {shape:?} in {}",
             T::SUFFIX
+        )
+    })?;
+    // Each form's launch has as many splits as its rule gives the longest
+    // row (a row's own splits are at most it) and strides the scratch's
+    // slots by them: the launches run one after the other (each one's
+    // partials merged before the next writes), so their slots may overlap.
+    let (fma_splits, mma_rule) = (MlaSplits::FMA, scratch.mma_rule());
+    let fma = fma_splits.launch(keys.max_keys, chunk);
+    let mma = mma_rule.launch(keys.max_keys, chunk);
+    let most = if mma_rows { fma.max(mma) } else { fma };
+    need(most <= scratch.splits, || {
+        format!(
+            "mla_attention: scratch of {} splits for {most} (key lists of {} keys)",
+            scratch.splits, keys.max_keys
         )
     })?;
     let fma_per_block = |n: usize| match scratch.heads_per_block {

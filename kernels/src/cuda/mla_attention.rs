@@ -79,14 +79,17 @@ pub fn mla_long_from() -> Option<usize> {
     FROM.get()
 }
 
-/// How the tensor-core latent attention splits a row's keys
-/// (`SPECULA_MLA_SPLITS`: `32` (unset: the FMA form's rule, one 32-key
-/// chunk a split up to 32 splits), `64`, `128`: at most that many splits;
-/// `64x2`, `128x2`, `128x4`: at most that many of at least 2 or 4 chunks);
-/// read once. Every rule is batch-invariant (a row's splits follow its own
-/// key count), but the rules' sums differ in the last places, so one
-/// process keeps one. For measuring long rows at small batches, which the
-/// default gives 32 blocks a group of 16 heads.
+/// How the tensor-core latent attention splits the keys of a decode or
+/// verification row (`SPECULA_MLA_SPLITS`: `32`, `64`, `128`: at most that
+/// many splits of one 32-key chunk or more; `64x2`, `128x2` (unset),
+/// `128x4`: at most that many of at least 2 or 4 chunks); read once. A
+/// prefill's causal rows keep the FMA form's rule ([`MlaSplits::FMA`]: its
+/// many rows fill the GPU, and more splits only add partials). Every rule
+/// is batch-invariant (a row's splits follow its own key count), but the
+/// rules' sums differ in the last places, so one process keeps one.
+/// V2-Lite on an H100, decode step at prompt 8192: batch 1 2797 us at
+/// `128x2` against 3411 at `32`, batch 8 within the run-to-run spread
+/// (results/h200/mla-splits-2026-12-07, call 2).
 pub fn mla_mma_splits() -> MlaSplits {
     const fn rule(cap: usize, min_chunks: usize) -> MlaSplits {
         MlaSplits { cap, min_chunks }
@@ -101,10 +104,21 @@ pub fn mla_mma_splits() -> MlaSplits {
             ("128x2", rule(MLA_MMA_MAX_SPLITS, 2)),
             ("128x4", rule(MLA_MMA_MAX_SPLITS, 4)),
         ],
-        MlaSplits::FMA,
-        "32",
+        rule(MLA_MMA_MAX_SPLITS, 2),
+        "128x2",
     );
     SPLITS.get()
+}
+
+/// The tensor-core form's split rule for a forward over `keys`: a forward
+/// with tree rows (decode, verification) takes [`mla_mma_splits`], a
+/// prefill's causal rows the FMA form's rule.
+pub fn mla_mma_rule(keys: &KeyLists) -> MlaSplits {
+    if keys.has_tree {
+        mla_mma_splits()
+    } else {
+        MlaSplits::FMA
+    }
 }
 
 /// Heads a block of the FMA latent attention covers, where set
@@ -276,13 +290,6 @@ fn attention_launches<T: GpuElement>(
         qcat.len() >= rows * shape.heads * d && out.len() >= rows * shape.heads * shape.lora,
         || "mla_attention: q/out sizes disagree".into(),
     )?;
-    let lr = scratch.launch_rows;
-    need(
-        scratch.part_ml.len() >= 2 * lr * shape.heads * scratch.splits
-            && scratch.part_out.len() >= lr * shape.heads * scratch.splits * shape.lora
-            && scratch.counters.len() >= lr * shape.heads,
-        || "mla_attention: scratch made for other key lists".into(),
-    )?;
     // The key count from which a row takes tensor cores: a check's forced
     // form, else the forward's (mla_mma_from). Rows below it take the FMA
     // launch, rows at or above it the tensor-core launch; a forward whose
@@ -302,18 +309,25 @@ fn attention_launches<T: GpuElement>(
             T::SUFFIX
         )
     })?;
-    // Each form's launch has as many splits as its rule gives the longest
-    // row (a row's own splits are at most it) and strides the scratch's
-    // slots by them: the launches run one after the other (each one's
-    // partials merged before the next writes), so their slots may overlap.
-    let (fma_splits, mma_rule) = (MlaSplits::FMA, scratch.mma_rule());
+    // Each form's launches have as many splits as its rule gives the
+    // longest row (a row's own splits are at most it) and as many rows as
+    // the scratch holds at that count; they stride the scratch's slots by
+    // their own splits and run one after the other (each one's partials
+    // merged before the next writes), so their slots may overlap.
+    let (fma_splits, mma_rule) = (MlaSplits::FMA, scratch.mma_rule(keys));
     let fma = fma_splits.launch(keys.max_keys, chunk);
     let mma = mma_rule.launch(keys.max_keys, chunk);
-    let most = if mma_rows { fma.max(mma) } else { fma };
-    need(most <= scratch.splits, || {
+    let (heads, lora) = (shape.heads, shape.lora);
+    let (fma_lr, mma_lr) = (
+        scratch.launch_rows(heads, lora, fma),
+        scratch.launch_rows(heads, lora, mma),
+    );
+    let fits = (!fma_rows || scratch.holds(fma_lr, heads, fma))
+        && (!mma_rows || scratch.holds(mma_lr, heads, mma));
+    need(fits, || {
         format!(
-            "mla_attention: scratch of {} splits for {most} (key lists of {} keys)",
-            scratch.splits, keys.max_keys
+            "mla_attention: scratch made for other key lists ({} keys, {fma} / {mma} splits)",
+            keys.max_keys
         )
     })?;
     let fma_per_block = |n: usize| match scratch.heads_per_block {
@@ -326,7 +340,7 @@ fn attention_launches<T: GpuElement>(
     };
     // W_UV in the merge only where every row takes the FMA launch.
     let uv = uv.filter(|_| {
-        !mma_rows && uv_fits_merge(rows, lr, fma_per_block(rows), shape.lora, T::BYTES)
+        !mma_rows && uv_fits_merge(rows, fma_lr, fma_per_block(rows), shape.lora, T::BYTES)
     });
     if let Some(uv) = &uv {
         let (nh, v) = (shape.heads, shape.v_dim);
@@ -342,17 +356,18 @@ fn attention_launches<T: GpuElement>(
             },
         )?;
     }
-    for row0 in (0..rows).step_by(lr.max(1)) {
-        let n = lr.min(rows - row0);
-        let forms = [
-            fma_rows.then(|| (fma_per_block(n), fma_splits, fma)),
-            mma_rows.then_some((MLA_MMA_HEADS, mma_rule, mma)),
-        ];
-        for (per_block, rule, splits) in forms.into_iter().flatten() {
+    // The FMA launches, then the tensor-core ones (each with its merge).
+    let forms = [
+        fma_rows.then_some((None, fma_splits, fma, fma_lr)),
+        mma_rows.then_some((Some(MLA_MMA_HEADS), mma_rule, mma, mma_lr)),
+    ];
+    for (heads_per_block, rule, splits, lr) in forms.into_iter().flatten() {
+        for row0 in (0..rows).step_by(lr) {
+            let n = lr.min(rows - row0);
             let launch = RowsLaunch {
                 row0,
                 rows: n,
-                per_block,
+                per_block: heads_per_block.unwrap_or_else(|| fma_per_block(n)),
                 rule,
                 splits,
                 cut,

@@ -5,7 +5,9 @@ use super::attention::KeyLists;
 use super::device::{Gpu, GpuElement, GpuError};
 use super::launch::need;
 use super::mla::MlaShape;
-use super::mla_attention::{mla_chunk, mla_mma_fits, mla_mma_splits, MLA_HEADS, MLA_MMA_HEADS};
+use super::mla_attention::{
+    mla_chunk, mla_mma_fits, mla_mma_rule, mla_mma_splits, MLA_HEADS, MLA_MMA_HEADS,
+};
 use crate::mla_layout::{MlaSplits, MLA_MMA_MAX_SPLITS};
 use cudarc::driver::CudaSlice;
 
@@ -17,15 +19,19 @@ use cudarc::driver::CudaSlice;
 pub const MLA_SCRATCH_BYTES: usize = 1 << 30;
 
 /// Scratch of the split-K latent attention for a batch's key lists:
-/// partial outputs and (max, sum) `[launch rows, heads, splits]`, and a
+/// partial outputs and (max, sum) `[launch rows, heads, splits]` for either
+/// form's launches (each strides its slots by its own split count), and a
 /// counter of finished splits per (row, head group), zero between launches.
 pub struct MlaScratch {
     pub(super) part_out: CudaSlice<f32>,
     pub(super) part_ml: CudaSlice<f32>,
     pub(super) counters: CudaSlice<i32>,
-    pub(super) splits: usize,
-    /// Rows one launch covers (the scratch's rows).
-    pub(super) launch_rows: usize,
+    /// Partial slots, (row, head, split) triples.
+    slots: usize,
+    /// Rows of the key lists it was made for.
+    rows: usize,
+    /// Bytes of partials a launch may use (at least one row's).
+    bytes: usize,
     pub(super) heads_per_block: Option<usize>,
     pub(super) mma_from: Option<usize>,
     /// The tensor-core form's split rule, where a check sets it.
@@ -55,7 +61,7 @@ impl MlaScratch {
     }
 
     /// [`MlaScratch::with_budget`] whose tensor-core launches split rows
-    /// by `rule` where given (else by [`mla_mma_splits`]); for checks that
+    /// by `rule` where given (else by [`mla_mma_rule`]); for checks that
     /// each rule is batch-invariant and close to the CPU's form.
     pub fn with_rule<T: GpuElement>(
         gpu: &Gpu,
@@ -72,34 +78,62 @@ impl MlaScratch {
                 },
             )?;
         }
-        let rows = keys.base.len();
-        // Slots for either form's launch (the tensor-core one's where the
-        // shape fits: its rule may give more splits).
-        let chunk = mla_chunk::<T>();
-        let mut splits = MlaSplits::FMA.launch(keys.max_keys, chunk);
-        if mla_mma_fits::<T>(gpu, shape) {
-            let mma = rule.unwrap_or_else(mla_mma_splits);
-            splits = splits.max(mma.launch(keys.max_keys, chunk));
-        }
-        let row_bytes = shape.heads * splits * (shape.lora + 2) * 4;
-        let launch_rows = rows.min((bytes / row_bytes).max(1)).max(1);
-        let slots = launch_rows * shape.heads * splits;
-        let s = &gpu.stream;
-        Ok(MlaScratch {
-            part_out: s.alloc_zeros(slots * shape.lora)?,
-            part_ml: s.alloc_zeros(2 * slots)?,
-            counters: s.alloc_zeros(launch_rows * shape.heads)?,
-            splits,
-            launch_rows,
+        let mut scratch = MlaScratch {
+            part_out: gpu.stream.alloc_zeros(1)?,
+            part_ml: gpu.stream.alloc_zeros(1)?,
+            counters: gpu.stream.alloc_zeros(1)?,
+            slots: 0,
+            rows: keys.base.len(),
+            bytes,
             heads_per_block: None,
             mma_from: None,
             mma_splits: rule,
-        })
+        };
+        // Slots for the FMA launches and, where the shape fits, the
+        // tensor-core ones of either kind of forward (the key lists'
+        // buffers take causal and tree rows alike).
+        let chunk = mla_chunk::<T>();
+        let mut splits = vec![MlaSplits::FMA.launch(keys.max_keys, chunk)];
+        if mla_mma_fits::<T>(gpu, shape) {
+            let tree = rule.unwrap_or_else(mla_mma_splits);
+            splits.push(tree.launch(keys.max_keys, chunk));
+        }
+        let (heads, lora) = (shape.heads, shape.lora);
+        let slots = splits
+            .iter()
+            .map(|&s| scratch.launch_rows(heads, lora, s) * heads * s)
+            .max()
+            .unwrap_or(1);
+        let most_rows = splits
+            .iter()
+            .map(|&s| scratch.launch_rows(heads, lora, s))
+            .max()
+            .unwrap_or(1);
+        let s = &gpu.stream;
+        scratch.part_out = s.alloc_zeros(slots * lora)?;
+        scratch.part_ml = s.alloc_zeros(2 * slots)?;
+        scratch.counters = s.alloc_zeros(most_rows * heads)?;
+        scratch.slots = slots;
+        Ok(scratch)
     }
 
-    /// The tensor-core form's split rule on this scratch.
-    pub(super) fn mma_rule(&self) -> MlaSplits {
-        self.mma_splits.unwrap_or_else(mla_mma_splits)
+    /// Rows one launch of `splits` splits a row takes on this scratch: as
+    /// many as the byte budget holds (at least one), at most the key lists'.
+    pub(super) fn launch_rows(&self, heads: usize, lora: usize, splits: usize) -> usize {
+        let row_bytes = heads * splits * (lora + 2) * 4;
+        self.rows.min(self.bytes / row_bytes).max(1)
+    }
+
+    /// Whether a launch of `rows` rows, `heads` heads and `splits` splits a
+    /// row fits the scratch's slots and counters.
+    pub(super) fn holds(&self, rows: usize, heads: usize, splits: usize) -> bool {
+        rows * heads * splits <= self.slots && rows * heads <= self.counters.len()
+    }
+
+    /// The tensor-core form's split rule on this scratch for `keys` (those
+    /// it was made for).
+    pub(super) fn mma_rule(&self, keys: &KeyLists) -> MlaSplits {
+        self.mma_splits.unwrap_or_else(|| mla_mma_rule(keys))
     }
 
     /// Heads per block of the launches on this scratch: 1 or `MLA_HEADS`

@@ -29,7 +29,7 @@ pub struct MlaSplits {
 }
 
 impl MlaSplits {
-    /// The FMA form's rule (and the tensor-core form's default): one chunk
+    /// The FMA form's rule (and a prefill's on tensor cores): one chunk
     /// a split up to [`MLA_MAX_SPLITS`] chunks.
     pub const FMA: MlaSplits = MlaSplits {
         cap: MLA_MAX_SPLITS,

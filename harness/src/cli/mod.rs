@@ -207,7 +207,7 @@ enum Command {
             SPECULA_MLA_LONG=64|256|512|1024|2048|4096|off  keys from which such a row takes tensor cores\n                              \
             (default 512)\n  \
             SPECULA_MLA_SPLITS=32|64|128|64x2|128x2|128x4  splits a row of the tensor-core latent attention\n                              \
-            at most (xN: of at least N 32-key chunks; default 32, one chunk a split)\n  \
+            at most, one 32-key chunk a split or more (xN: at least N chunks; default 128)\n  \
             SPECULA_MLA_PREP=two        the latent preparation and W_UK as two forked launches\n  \
             SPECULA_FORK=0              no side stream: every launch in order\n  \
             SPECULA_PDL=0|late          no programmatic dependent launches / the next one only as this ends\n  \

@@ -80,16 +80,17 @@ pub fn mla_long_from() -> Option<usize> {
 }
 
 /// How the tensor-core latent attention splits the keys of a decode or
-/// verification row (`SPECULA_MLA_SPLITS`: `32`, `64`, `128`: at most that
-/// many splits of one 32-key chunk or more; `64x2`, `128x2` (unset),
+/// verification row (`SPECULA_MLA_SPLITS`: `32`, `64`, `128` (unset): at
+/// most that many splits of one 32-key chunk or more; `64x2`, `128x2`,
 /// `128x4`: at most that many of at least 2 or 4 chunks); read once. A
 /// prefill's causal rows keep the FMA form's rule ([`MlaSplits::FMA`]: its
 /// many rows fill the GPU, and more splits only add partials). Every rule
 /// is batch-invariant (a row's splits follow its own key count), but the
 /// rules' sums differ in the last places, so one process keeps one.
-/// V2-Lite on an H100, decode step at prompt 8192: batch 1 2797 us at
-/// `128x2` against 3411 at `32`, batch 8 within the run-to-run spread
-/// (results/h200/mla-splits-2026-12-07, call 2).
+/// V2-Lite decode step on an H100 (results/h200/mla-splits-2026-12-07,
+/// calls 3 and 3b), `128` against `32`: batch 1 2370 / 2369 us at prompt
+/// 512, 2413 / 2616 at 2048, 2758 / 3384 at 8192; batch 8 7551 / 7554,
+/// 8123 / 8146 and 10230 / 9766 (128 partials a row cost 5% there).
 pub fn mla_mma_splits() -> MlaSplits {
     const fn rule(cap: usize, min_chunks: usize) -> MlaSplits {
         MlaSplits { cap, min_chunks }
@@ -104,8 +105,8 @@ pub fn mla_mma_splits() -> MlaSplits {
             ("128x2", rule(MLA_MMA_MAX_SPLITS, 2)),
             ("128x4", rule(MLA_MMA_MAX_SPLITS, 4)),
         ],
-        rule(MLA_MMA_MAX_SPLITS, 2),
-        "128x2",
+        rule(MLA_MMA_MAX_SPLITS, 1),
+        "128",
     );
     SPLITS.get()
 }

@@ -46,6 +46,23 @@ impl AttentionTiming {
 /// split-K kernel's scratch grows with rows x keys).
 pub const MAX_TIMED_KEYS: usize = 8 * 32768;
 
+/// Key lists `(base, prefix, extra)` of `chain` rows a sequence for
+/// `sequences` sequences `per_seq` entries apart: each row sees the
+/// `context` cached entries and the chain's entries up to its own (one row:
+/// a decode row).
+pub(crate) fn chain_key_lists(
+    sequences: usize,
+    per_seq: usize,
+    context: usize,
+    chain: usize,
+) -> Vec<(usize, usize, Vec<usize>)> {
+    (0..sequences)
+        .flat_map(|s| {
+            (0..chain).map(move |i| (s * per_seq, context, (context..=context + i).collect()))
+        })
+        .collect()
+}
+
 /// Median bf16 times of `shape`'s attention for every kernel, case, batch
 /// in `sequences` and context in `contexts`.
 pub fn time_attention(
@@ -74,11 +91,7 @@ pub fn time_attention(
             fill_uniform(gpu, &mut vp, 12, 1.0, 0.0)?;
             let kv_bytes = (2 * n_seq * per_seq * width * 2) as f64;
             for (case, chain) in [("decode", 1usize), ("verify6", 6)] {
-                let lists: Vec<(usize, usize, Vec<usize>)> = (0..n_seq)
-                    .flat_map(|s| {
-                        (0..chain).map(move |i| (s * per_seq, ctx, (ctx..=ctx + i).collect()))
-                    })
-                    .collect();
+                let lists = chain_key_lists(n_seq, per_seq, ctx, chain);
                 let rows = lists.len();
                 let mut q = gpu.stream.alloc_zeros::<bf16>(rows * qd)?;
                 fill_uniform(gpu, &mut q, 13, 1.0, 0.0)?;

@@ -5,6 +5,7 @@
 //! chain's verify rows per sequence over a random compressed cache, read
 //! from memory (copies taken in turn, more than L2 holds).
 
+use super::attention_timing::chain_key_lists;
 use super::check::time_ms;
 use super::{
     fill_uniform, mla_attention_uv, Gpu, GpuError, KeyLists, MlaAttentionForms, MlaScratch,
@@ -71,11 +72,7 @@ pub fn time_mla_attention(
             fill_uniform(gpu, &mut pool, 22, 1.0, 0.0)?;
             let cache_bytes = (pool_len * 2) as f64;
             for (case, chain) in [("decode", 1usize), ("verify6", 6)] {
-                let lists: Vec<(usize, usize, Vec<usize>)> = (0..n_seq)
-                    .flat_map(|s| {
-                        (0..chain).map(move |i| (s * per_seq, ctx, (ctx..=ctx + i).collect()))
-                    })
-                    .collect();
+                let lists = chain_key_lists(n_seq, per_seq, ctx, chain);
                 let rows = lists.len();
                 let keys = KeyLists::upload(gpu, &lists)?;
                 let mut qcat = gpu.stream.alloc_zeros::<bf16>(rows * nh * d)?;

@@ -30,7 +30,7 @@ unsafe fn silu_and_mul_avx2(gate: &mut [f32], up: &[f32]) {
 }
 
 /// [`silu_and_mul`] with AVX-512: sixteen elements at a time, their
-/// exponentials as [`expf_in_range`] computes them (eight f64 lanes twice,
+/// exponentials as `expf_in_range` (`expf.rs`) computes them (eight f64 lanes twice,
 /// the table read by two-register permutes), blocks with an input outside
 /// its range element by element through [`expf`].
 #[cfg(target_arch = "x86_64")]

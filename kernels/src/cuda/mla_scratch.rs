@@ -138,7 +138,7 @@ impl MlaScratch {
 
     /// Heads per block of the launches on this scratch: 1 or `MLA_HEADS`
     /// (4) forced in FMA, [`MLA_MMA_HEADS`] (16) on tensor cores (where
-    /// [`mla_mma_fits`](super::mla_mma_fits)), or `None` for the launch's own choice
+    /// [`mla_mma_fits`]), or `None` for the launch's own choice
     /// ([`mla_mma_from`](super::mla_mma_from), `MLA_FEW_BLOCKS`).
     /// For checks: 1 and 4 give the same bits; the tensor-core form its own.
     pub fn set_heads_per_block(&mut self, heads: Option<usize>) -> Result<(), GpuError> {

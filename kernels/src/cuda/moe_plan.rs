@@ -70,7 +70,7 @@ pub struct MoePlan {
     pub(crate) spec: RouterSpec,
     /// Pairs a grouped block takes at most (a slot's share of an expert).
     pub(crate) chunk: usize,
-    /// The last routing wrote the rows it routed ([`RouteInput::Norm`]): the
+    /// The last routing wrote the rows it routed ([`RouteInput::Norm`](super::moe_route::RouteInput::Norm)): the
     /// gate|up must wait on it for every slot, the shared slices' too.
     pub(crate) routing_wrote_input: bool,
     /// How a forward of one row gathers its logits ([`OneRowRouting`]).

@@ -208,6 +208,8 @@ enum Command {
             (default 512)\n  \
             SPECULA_MLA_SPLITS=32|64|128|64x2|128x2|128x4  splits a row of the tensor-core latent attention\n                              \
             at most, one 32-key chunk a split or more (xN: at least N chunks; default 128)\n  \
+            SPECULA_MLA_PAIRS=0         one row a block of the tensor-core latent attention (default two:\n                              \
+            a verify's rows of one sequence read their cached prefix once a pair)\n  \
             SPECULA_MLA_PREP=two        the latent preparation and W_UK as two forked launches\n  \
             SPECULA_FORK=0              no side stream: every launch in order\n  \
             SPECULA_PDL=0|late          no programmatic dependent launches / the next one only as this ends\n  \

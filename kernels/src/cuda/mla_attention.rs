@@ -111,6 +111,22 @@ pub fn mla_mma_splits() -> MlaSplits {
     SPLITS.get()
 }
 
+/// Whether the tensor-core latent attention takes a launch's rows two a
+/// block (`SPECULA_MLA_PAIRS`: `1` (unset) or `0`: one a block); read once.
+/// Two rows of one sequence's tree stage each chunk of their shared cached
+/// prefix once, so a verify's rows read the cache once a pair; rows that
+/// share nothing walk their keys one after the other in the block. A row's
+/// bits are the same either way (check rows `mla_pairs`).
+pub fn mla_mma_pairs() -> bool {
+    static PAIRS: Switch<bool> = Switch::new(
+        "SPECULA_MLA_PAIRS",
+        &[("0", false), ("1", true)],
+        true,
+        "on: two rows a block",
+    );
+    PAIRS.get()
+}
+
 /// The tensor-core form's split rule for a forward over `keys`: a forward
 /// with tree rows (decode, verification) takes [`mla_mma_splits`], a
 /// prefill's causal rows the FMA form's rule.

@@ -7,7 +7,9 @@
 use super::device::{Gpu, GpuElement, GpuError};
 use super::launch::{launch, launch_cluster_z, name, need, RawArg};
 use super::mla::MlaShape;
-use super::mla_attention::{mla_chunk, MlaAttentionInput, MlaUvOut, MLA_HEADS, MLA_MMA_HEADS};
+use super::mla_attention::{
+    mla_chunk, mla_mma_pairs, MlaAttentionInput, MlaUvOut, MLA_HEADS, MLA_MMA_HEADS,
+};
 use super::mla_forms::{merges_in_clusters, MlaMerge};
 use super::mla_scratch::MlaScratch;
 use crate::mla_layout::MlaSplits;
@@ -35,12 +37,14 @@ pub(super) struct RowsLaunch {
 /// (`MLA_MERGE_COLS` in `mla_mma.cu`).
 const MLA_MERGE_COLS: usize = 64;
 
-/// Dynamic shared memory of the tensor-core latent attention: the chunk's
-/// keys and the 16 query rows (8 values of padding each), two parities of
-/// scores, p in bf16.
-fn mla_mma_smem(shape: MlaShape) -> usize {
+/// Dynamic shared memory of the tensor-core latent attention with
+/// `rows_a_block` rows a block: the chunk's keys and each row's 16 query
+/// rows (8 values of padding each), two parities of scores, p in bf16.
+fn mla_mma_smem(shape: MlaShape, rows_a_block: usize) -> usize {
     let (keys, dp) = (32, shape.entry() + 8);
-    (keys + MLA_MMA_HEADS) * dp * 2 + 2 * MLA_MMA_HEADS * keys * 4 + MLA_MMA_HEADS * (keys + 8) * 2
+    (keys + rows_a_block * MLA_MMA_HEADS) * dp * 2
+        + 2 * MLA_MMA_HEADS * keys * 4
+        + MLA_MMA_HEADS * (keys + 8) * 2
 }
 
 /// Launches `l` over `input` into `out` (the latent outputs), `W_UV` in the
@@ -130,7 +134,11 @@ fn launch_mma<T: GpuElement>(
         shape,
         ..
     } = *input;
-    let smem = mla_mma_smem(shape);
+    // Rows in pairs where the launch has two or more (a verify's rows of one
+    // sequence then read their cached prefix once; the same bits a row).
+    let pair = mla_mma_pairs() && l.rows >= 2;
+    let rows_a_block = if pair { 2 } else { 1 };
+    let smem = mla_mma_smem(shape, rows_a_block);
     need(smem <= 227 * 1024 && pool_offset < pool.len(), || {
         format!(
             "mla_attention: an entry of {} values does not fit the tensor-core kernel's shared memory",
@@ -144,12 +152,13 @@ fn launch_mma<T: GpuElement>(
     ];
     args.extend(input_args(gpu, input, l));
     args.extend([
+        RawArg::I32(l.rows as i32),
         RawArg::I32(l.rule.cap as i32),
         RawArg::I32(l.rule.min_chunks as i32),
     ]);
     let grid = LaunchConfig {
         grid_dim: (
-            l.rows as u32,
+            l.rows.div_ceil(rows_a_block) as u32,
             (shape.heads / MLA_MMA_HEADS) as u32,
             l.splits as u32,
         ),
@@ -158,7 +167,12 @@ fn launch_mma<T: GpuElement>(
     };
     // SAFETY: the kernel's parameters in order; the shape checked by the
     // caller (mla_mma_fits), the scratch's sizes and the smem above.
-    unsafe { launch(gpu, "mla_attention_mma_bf16", grid, &args) }?;
+    let kernel = if pair {
+        "mla_attention_mma2_bf16"
+    } else {
+        "mla_attention_mma_bf16"
+    };
+    unsafe { launch(gpu, kernel, grid, &args) }?;
     let args = [
         RawArg::slice(gpu, out),
         RawArg::slice(gpu, &scratch.part_out),

@@ -41,14 +41,14 @@ __device__ __forceinline__ int mla_split_tiles(int nk, int chunk, int cap, int m
     return max(max(1, min_chunks), (chunks + cap - 1) / cap);
 }
 
-// Before the wait on the previous kernel: the cache rows of the block's
-// first chunk asked of L2 (a prefetch reads nothing into registers, and the
+// Before the wait on the previous kernel: the cache rows of row r's first
+// chunk of the block's split asked of L2 (a prefetch reads nothing into registers, and the
 // key lists were uploaded before the forward's first kernel).
 template <typename T>
 __device__ void mla_prefetch_chunk(const T* pool, const int* base, const int* prefix, const int* extra_off,
-                                   const int* extra, int d, int chunk, long pool_offset, int row0, int cap,
+                                   const int* extra, int d, int chunk, long pool_offset, int r, int cap,
                                    int min_chunks) {
-    MlaRowKeys rk = mla_row_keys(base, prefix, extra_off, row0 + blockIdx.x);
+    MlaRowKeys rk = mla_row_keys(base, prefix, extra_off, r);
     int start = (int)blockIdx.z * mla_split_tiles(rk.n, chunk, cap, min_chunks) * chunk, n = min(rk.n - start, chunk);
     int lines = (d * (int)sizeof(T) + 127) / 128;
     for (int i = threadIdx.x; i < n * lines; i += blockDim.x) {
@@ -357,7 +357,7 @@ __device__ void mla_attention(T* out, float* part_out, float* part_ml, int* coun
 #define MLA_H1(T) <T, 1, false, false>
 #define MLA_H1C(T) <T, 1, false, true>
 // The kernels enter as programmatic dependents after their prefetch.
-#define MLA_PREFETCH(T) if (mla_row_keys(base, prefix, extra_off, row0 + blockIdx.x).n < mma_from) mla_prefetch_chunk<T>(pool, base, prefix, extra_off, extra, lora + rd, chunk, pool_offset, row0, MLA_MAX_SPLITS, 1)
+#define MLA_PREFETCH(T) if (mla_row_keys(base, prefix, extra_off, row0 + blockIdx.x).n < mma_from) mla_prefetch_chunk<T>(pool, base, prefix, extra_off, extra, lora + rd, chunk, pool_offset, row0 + blockIdx.x, MLA_MAX_SPLITS, 1)
 #define MLA_ENTER(T) MLA_PREFETCH(T); pdl_enter()
 KERNELS_ENTERED(mla_attention, mla_attention, MLA_H4, P_MLA_ATT, A_MLA_ATT, MLA_ENTER)
 KERNELS_ENTERED(mla_attention_h1, mla_attention, MLA_H1, P_MLA_ATT, A_MLA_ATT, MLA_ENTER)

@@ -4,6 +4,7 @@
 //! and bit for bit against itself by batch.
 
 use super::mla::{Layer, QueryRow};
+use super::mla_pairs::check_pairs;
 use super::{differing, download, normwise_error, row_recorder, CheckRow};
 use crate::cuda::{
     mla_attention_uv, mla_chunk, mla_head_linear, mla_mma_fits, Gpu, GpuElement, GpuError,
@@ -179,6 +180,7 @@ pub(super) fn check_forms<T: GpuElement>(
             0.0,
         );
         split_rules(gpu, &mut row, case, want)?;
+        check_pairs(gpu, &mut row, case)?;
     }
     Ok(())
 }
@@ -288,7 +290,7 @@ fn mixed_rows_differ<T: GpuElement>(
 /// into the rows' [q_lat | q_pe], attention, W_UV (in the `forms` given);
 /// `[rows, heads * v]` and whether the attention's merge ran W_UV.
 #[allow(clippy::too_many_arguments)]
-fn run_rows<T: GpuElement>(
+pub(super) fn run_rows<T: GpuElement>(
     gpu: &Gpu,
     case: &AbsorbedCase<'_, T>,
     queries: &[QueryRow],

@@ -19,6 +19,7 @@ mod linear_rope;
 mod linear_tiles;
 mod mla;
 mod mla_forms;
+mod mla_pairs;
 mod mla_prep_uk;
 mod moe;
 mod moe_route_norm;

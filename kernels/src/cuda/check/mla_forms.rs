@@ -7,9 +7,9 @@ use super::mla::{Layer, QueryRow};
 use super::mla_pairs::check_pairs;
 use super::{differing, download, normwise_error, row_recorder, CheckRow};
 use crate::cuda::{
-    mla_attention_uv, mla_chunk, mla_head_linear, mla_mma_fits, Gpu, GpuElement, GpuError,
-    HeadProduct, HeadStrides, KeyLists, MlaAttentionForms, MlaMerge, MlaScratch, MlaShape,
-    MlaUvPlace, MLA_MMA_HEADS, MLA_SCRATCH_BYTES,
+    mla_attention_uv, mla_chunk, mla_head_linear, mla_mma_fits, mla_mma_rule, Gpu, GpuElement,
+    GpuError, HeadProduct, HeadStrides, KeyLists, MlaAttentionForms, MlaMerge, MlaScratch,
+    MlaShape, MlaUvPlace, MLA_MMA_HEADS, MLA_SCRATCH_BYTES,
 };
 use crate::mla_layout::{MlaSplits, MLA_MMA_MAX_SPLITS};
 use cudarc::driver::CudaSlice;
@@ -343,12 +343,24 @@ pub(super) fn run_rows<T: GpuElement>(
         },
         1,
     )?;
-    let lists: Vec<(usize, usize, Vec<usize>)> = queries
-        .iter()
-        .map(|qr| (bases[qr.seq], qr.prefix, qr.extra.clone()))
-        .collect();
-    let keys = KeyLists::upload(gpu, &lists)?;
-    let mut scratch = MlaScratch::with_rule::<T>(gpu, &keys, sh, scratch_bytes, rule)?;
+    let lists_of = |queries: &[QueryRow]| -> Vec<(usize, usize, Vec<usize>)> {
+        queries
+            .iter()
+            .map(|qr| (bases[qr.seq], qr.prefix, qr.extra.clone()))
+            .collect()
+    };
+    let keys = KeyLists::upload(gpu, &lists_of(queries))?;
+    // The tensor-core split rule of the case's whole batch (a forward with
+    // tree rows takes its own): a row alone, whose lists may read as a
+    // prefill's, is compared in the batch's kind of forward, as the engine's
+    // decode and verify forwards share theirs (mla-splits call 4: 650
+    // values differed under the `128` rule, a lone row of 1100 keys taking
+    // the prefill's 18 splits).
+    let rule = match rule {
+        Some(rule) => rule,
+        None => mla_mma_rule(&KeyLists::upload(gpu, &lists_of(case.queries))?),
+    };
+    let mut scratch = MlaScratch::with_rule::<T>(gpu, &keys, sh, scratch_bytes, Some(rule))?;
     scratch.set_heads_per_block(heads_per_block)?;
     scratch.set_mma_from(mma_from);
     let mut olat = s.alloc_zeros::<T>(rows * nh * sh.lora)?;

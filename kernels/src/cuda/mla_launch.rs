@@ -165,13 +165,13 @@ fn launch_mma<T: GpuElement>(
         block_dim: (256, 1, 1),
         shared_mem_bytes: smem as u32,
     };
-    // SAFETY: the kernel's parameters in order; the shape checked by the
-    // caller (mla_mma_fits), the scratch's sizes and the smem above.
     let kernel = if pair {
         "mla_attention_mma2_bf16"
     } else {
         "mla_attention_mma_bf16"
     };
+    // SAFETY: the kernel's parameters in order; the shape checked by the
+    // caller (mla_mma_fits), the scratch's sizes and the smem above.
     unsafe { launch(gpu, kernel, grid, &args) }?;
     let args = [
         RawArg::slice(gpu, out),

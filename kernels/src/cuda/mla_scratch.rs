@@ -78,17 +78,6 @@ impl MlaScratch {
                 },
             )?;
         }
-        let mut scratch = MlaScratch {
-            part_out: gpu.stream.alloc_zeros(1)?,
-            part_ml: gpu.stream.alloc_zeros(1)?,
-            counters: gpu.stream.alloc_zeros(1)?,
-            slots: 0,
-            rows: keys.base.len(),
-            bytes,
-            heads_per_block: None,
-            mma_from: None,
-            mma_splits: rule,
-        };
         // Slots for the FMA launches and, where the shape fits, the
         // tensor-core ones of either kind of forward (the key lists'
         // buffers take causal and tree rows alike).
@@ -98,30 +87,29 @@ impl MlaScratch {
             let tree = rule.unwrap_or_else(mla_mma_splits);
             splits.push(tree.launch(keys.max_keys, chunk));
         }
-        let (heads, lora) = (shape.heads, shape.lora);
-        let slots = splits
-            .iter()
-            .map(|&s| scratch.launch_rows(heads, lora, s) * heads * s)
-            .max()
-            .unwrap_or(1);
-        let most_rows = splits
-            .iter()
-            .map(|&s| scratch.launch_rows(heads, lora, s))
-            .max()
-            .unwrap_or(1);
-        let s = &gpu.stream;
-        scratch.part_out = s.alloc_zeros(slots * lora)?;
-        scratch.part_ml = s.alloc_zeros(2 * slots)?;
-        scratch.counters = s.alloc_zeros(most_rows * heads)?;
-        scratch.slots = slots;
-        Ok(scratch)
+        let (rows, heads, lora) = (keys.base.len(), shape.heads, shape.lora);
+        let (slots, most_rows) = splits.iter().fold((0, 0), |(slots, most), &s| {
+            let lr = rows_within(rows, bytes, heads, lora, s);
+            (slots.max(lr * heads * s), most.max(lr))
+        });
+        let st = &gpu.stream;
+        Ok(MlaScratch {
+            part_out: st.alloc_zeros(slots * lora)?,
+            part_ml: st.alloc_zeros(2 * slots)?,
+            counters: st.alloc_zeros(most_rows * heads)?,
+            slots,
+            rows,
+            bytes,
+            heads_per_block: None,
+            mma_from: None,
+            mma_splits: rule,
+        })
     }
 
     /// Rows one launch of `splits` splits a row takes on this scratch: as
     /// many as the byte budget holds (at least one), at most the key lists'.
     pub(super) fn launch_rows(&self, heads: usize, lora: usize, splits: usize) -> usize {
-        let row_bytes = heads * splits * (lora + 2) * 4;
-        self.rows.min(self.bytes / row_bytes).max(1)
+        rows_within(self.rows, self.bytes, heads, lora, splits)
     }
 
     /// Whether a launch of `rows` rows, `heads` heads and `splits` splits a
@@ -163,4 +151,11 @@ impl MlaScratch {
     pub fn set_mma_from(&mut self, from: Option<usize>) {
         self.mma_from = from;
     }
+}
+
+/// Rows of `rows` whose partials (`heads x splits` slots of `lora + 2`
+/// floats a row) fit `bytes`: at least one.
+fn rows_within(rows: usize, bytes: usize, heads: usize, lora: usize, splits: usize) -> usize {
+    let row_bytes = heads * splits * (lora + 2) * 4;
+    rows.min(bytes / row_bytes).max(1)
 }

@@ -15,7 +15,7 @@ use specula_engine::backend::cuda::{Gpu, GpuModels, GpuRecorder, GraphLaunches, 
 use specula_engine::config::{MoeConfig, TargetConfig};
 use specula_engine::generate::GenerateParams;
 use specula_engine::timing::{Span, SpanLog};
-use specula_kernels::cuda::stamps::{reset_stamps, stamp_kernels, stamps_on, take_stamps};
+use specula_kernels::cuda::stamps::{reset_stamps, stamp_kernels, stamps_on, take_stamps, Stamp};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -201,7 +201,14 @@ pub(super) fn run_case(
         }
         if ctx.synthetic {
             models.reset_expert_stats()?;
+            if stamp {
+                reset_stamps(gpu).map_err(|e| CliError::Gpu(format!("stamps: {e}")))?;
+            }
             let syn = measure(models, gpu, prompts, spec_params)?;
+            if stamp {
+                let (b, p) = (batch, ctx.prompt_len);
+                write_stamp_rows(gpu, a, &format!("stamps_spec_b{b}_p{p}.csv"))?;
+            }
             print_profile(batch, "synthetic (target forwards)");
             let (touched, moe_forwards) = models.expert_stats()?;
             let s = SyntheticRepeat {
@@ -283,6 +290,36 @@ pub(super) fn first_token(
     Ok((first_token_s, rss))
 }
 
+/// Takes the device's stamps and writes them, one row a launch (the global
+/// timer in ns, blocks, threads a block and the kernels launched with that
+/// shape), into `name` under the bench's output folder; returns them.
+fn write_stamp_rows(gpu: &Gpu, a: &BenchArgs, name: &str) -> Result<Vec<Stamp>, CliError> {
+    let (stamps, dropped) = take_stamps(gpu).map_err(|e| CliError::Gpu(format!("stamps: {e}")))?;
+    let mut csv = String::from("ns,blocks,threads,kernels\n");
+    for s in &stamps {
+        let _ = writeln!(
+            csv,
+            "{},{},{},{}",
+            s.ns,
+            s.blocks,
+            s.threads,
+            stamp_kernels(s)
+        );
+    }
+    super::write(&a.out, name, &csv)?;
+    let dropped = if dropped > 0 {
+        format!(" ({dropped} past the cap dropped)")
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "{} wait-return stamps in {}{dropped}",
+        stamps.len(),
+        a.out.join(name).display(),
+    );
+    Ok(stamps)
+}
+
 /// The wait-return stamps of a case's first baseline run (prefill and
 /// decode steps; `SPECULA_STAMPS=1`) into `stamps_b{batch}_p{prompt}.csv`:
 /// one row a launch, the global timer in ns, blocks, threads a block and
@@ -296,30 +333,8 @@ fn write_stamps(
     (batch, prompt_len): (usize, usize),
     graph: Option<GraphLaunches>,
 ) -> Result<(), CliError> {
-    let (stamps, dropped) = take_stamps(gpu).map_err(|e| CliError::Gpu(format!("stamps: {e}")))?;
-    let mut csv = String::from("ns,blocks,threads,kernels\n");
-    for s in &stamps {
-        let _ = writeln!(
-            csv,
-            "{},{},{},{}",
-            s.ns,
-            s.blocks,
-            s.threads,
-            stamp_kernels(s)
-        );
-    }
     let case = format!("b{batch}_p{prompt_len}");
-    super::write(&a.out, &format!("stamps_{case}.csv"), &csv)?;
-    let dropped = if dropped > 0 {
-        format!(" ({dropped} past the cap dropped)")
-    } else {
-        String::new()
-    };
-    eprintln!(
-        "batch {batch} prompt {prompt_len}: {} wait-return stamps in {}{dropped}",
-        stamps.len(),
-        a.out.join(format!("stamps_{case}.csv")).display(),
-    );
+    let stamps = write_stamp_rows(gpu, a, &format!("stamps_{case}.csv"))?;
     let per = graph.map(|g| g.kernels);
     let Some((step, shares)) =
         graph.and_then(|g| kernel_shares(&stamps, g.kernels, g.first, stamp_kernels))

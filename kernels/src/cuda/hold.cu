@@ -24,3 +24,9 @@ extern "C" __global__ void launch_link(unsigned int* v) {
     pdl_enter();
     if (blockIdx.x == 0 && threadIdx.x == 0) *v += 1u;
 }
+
+// A mark of the host's progress in the stamps (SPECULA_STAMPS=1): it does
+// nothing but wait on the kernel before, so its stamp is when the host
+// launched it where the GPU was idle, or when the work queued before it
+// finished. Its block count names the mark (stamps.rs, host_mark).
+extern "C" __global__ void host_mark() { pdl_enter(); }

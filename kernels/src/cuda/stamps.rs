@@ -73,6 +73,33 @@ pub fn stamp_kernels(stamp: &Stamp) -> String {
         .unwrap_or_default()
 }
 
+/// Block counts of the host's marks start here (one thread a block: no
+/// engine kernel has that shape).
+pub const HOST_MARK_BASE: u32 = 900;
+
+/// Marks the host's progress in the stamps (while stamps are on; else
+/// nothing): a launch of `host_mark` (`hold.cu`), [`HOST_MARK_BASE`] + `code`
+/// blocks of one thread, named `label` in [`stamp_kernels`]. Where the GPU
+/// is idle its stamp is (a launch's latency after) when the host got here,
+/// so the gaps between marks and kernels show where a step waits for the
+/// host. Never inside a graph capture (it would be captured).
+pub fn host_mark(gpu: &Gpu, code: u32, label: &str) -> Result<(), GpuError> {
+    if !stamps_on() {
+        return Ok(());
+    }
+    let blocks = HOST_MARK_BASE + code;
+    let f = gpu.function("host_mark")?;
+    let one = LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (1, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: host_mark takes no arguments.
+    unsafe { gpu.stream.launch_builder(&f).launch(one) }?;
+    note_shape(label, (blocks, 1));
+    Ok(())
+}
+
 /// Forgets the stamps taken so far (after the stream's work is done).
 pub fn reset_stamps(gpu: &Gpu) -> Result<(), GpuError> {
     gpu.sync()?;

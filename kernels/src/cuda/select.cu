@@ -48,9 +48,10 @@ __device__ void argmax_rows(int* out, const T* x, int n) {
 
 // The k <= 32 largest of row[:n], largest first (ties to the lower index), in
 // k rounds of a block argmax over the values not picked yet: the index of
-// each goes to out_idx[blockIdx.x * k + round], value(v) to out_val there.
+// each (+ base) goes to out_idx[round], value(v) to out_val[round]. Fewer
+// than k values leave (-inf, index 0x7fffffff) in the rounds past them.
 template <typename T, typename F>
-__device__ __forceinline__ void top_k_pick(int* out_idx, float* out_val, const T* row, int n, int k, F value) {
+__device__ __forceinline__ void top_k_pick(int* out_idx, float* out_val, const T* row, int n, int k, int base, F value) {
     __shared__ int picked[32];
     for (int round = 0; round < k; round++) {
         float bv = -INFINITY;
@@ -64,8 +65,8 @@ __device__ __forceinline__ void top_k_pick(int* out_idx, float* out_val, const T
         block_argmax(bv, bi);
         if (threadIdx.x == 0) {
             picked[round] = bi;
-            out_idx[blockIdx.x * k + round] = bi;
-            out_val[blockIdx.x * k + round] = value(bv);
+            out_idx[round] = bi == 0x7fffffff ? bi : bi + base;
+            out_val[round] = value(bv);
         }
         __syncthreads();
     }
@@ -75,7 +76,7 @@ __device__ __forceinline__ void top_k_pick(int* out_idx, float* out_val, const T
 template <typename T>
 __device__ void top_k_rows(int* out_idx, float* out_val, const T* x, int n, int k) {
     const T* row = x + (size_t)blockIdx.x * n;
-    top_k_pick(out_idx, out_val, row, n, k, [](float v) { return v; });
+    top_k_pick(out_idx + blockIdx.x * k, out_val + blockIdx.x * k, row, n, k, 0, [](float v) { return v; });
 }
 
 // Split argmax, pass 1: block (row, split) finds the largest of its chunk.
@@ -126,7 +127,76 @@ __device__ void top_k_logprobs(int* out_idx, float* out_logp, const T* x, int n,
     float sum = 0.f;
     for (int i = threadIdx.x; i < n; i += blockDim.x) sum += expf(ld(&row[i]) - mx);
     float log_sum = logf(block_sum(sum));
-    top_k_pick(out_idx, out_logp, row, n, k, [=](float v) { return v - mx - log_sum; });
+    top_k_pick(out_idx + blockIdx.x * k, out_logp + blockIdx.x * k, row, n, k, 0,
+               [=](float v) { return v - mx - log_sum; });
+}
+
+// Split top-k log-probabilities, pass 1: block (row, split) over its chunk
+// of the row: the chunk's max m, its sum of exp(x - m) (stats[2 * slot],
+// stats[2 * slot + 1]) and its k largest logits with their row indices
+// (cand_*[slot * k ..]), slot = row * splits + split. grid: (rows, splits).
+template <typename T>
+__device__ void top_k_logprobs_partial(float* cand_val, int* cand_idx, float* stats, const T* x, int n,
+                                       int chunk, int k) {
+    const int start = blockIdx.y * chunk, len = min(n, start + chunk) - start;
+    const T* part = x + (size_t)blockIdx.x * n + start;
+    float mx = -INFINITY;
+    for (int i = threadIdx.x; i < len; i += blockDim.x) mx = fmaxf(mx, ld(&part[i]));
+    mx = block_max(mx);
+    float sum = 0.f;
+    for (int i = threadIdx.x; i < len; i += blockDim.x) sum += expf(ld(&part[i]) - mx);
+    sum = block_sum(sum);
+    const int slot = blockIdx.x * gridDim.y + blockIdx.y;
+    if (threadIdx.x == 0) {
+        stats[2 * slot] = mx;
+        stats[2 * slot + 1] = sum;
+    }
+    top_k_pick(cand_idx + slot * k, cand_val + slot * k, part, len, k, start, [](float v) { return v; });
+}
+
+// Split top-k log-probabilities, pass 2: one warp a row. The row's max M
+// and log of its sum of exp(x - M) from the splits' stats (lanes over the
+// splits, a fixed xor tree: one order whatever the batch), then k rounds
+// of a warp argmax over the splits' candidates not picked yet (ties to
+// the lower index): out_idx / out_logp [row * k + round] = (index, x - M -
+// log sum). grid: rows; 32 threads.
+extern "C" __global__ void top_k_logprobs_final(int* out_idx, float* out_logp, const float* cand_val,
+                                                const int* cand_idx, const float* stats, int splits, int k) {
+    pdl_enter();
+    const float* st = stats + 2 * (size_t)blockIdx.x * splits;
+    float m = -INFINITY;
+    for (int s = threadIdx.x; s < splits; s += 32) m = fmaxf(m, st[2 * s]);
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    float sum = 0.f;
+    for (int s = threadIdx.x; s < splits; s += 32) sum += st[2 * s + 1] * expf(st[2 * s] - m);
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    const float log_sum = logf(sum);
+    const int cands = splits * k;
+    const float* cv = cand_val + (size_t)blockIdx.x * cands;
+    const int* ci = cand_idx + (size_t)blockIdx.x * cands;
+    __shared__ int picked[32];
+    for (int round = 0; round < k; round++) {
+        float bv = -INFINITY;
+        int bi = 0x7fffffff;
+        for (int c = threadIdx.x; c < cands; c += 32) {
+            const int i = ci[c];
+            bool taken = false;
+            for (int p = 0; p < round; p++) taken |= picked[p] == i;
+            const float v = cv[c];
+            if (!taken && i != 0x7fffffff && (v > bv || (v == bv && i < bi))) { bv = v; bi = i; }
+        }
+        for (int o = 16; o > 0; o >>= 1) {
+            const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
+            const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+            if (ov > bv || (ov == bv && oi < bi)) { bv = ov; bi = oi; }
+        }
+        if (threadIdx.x == 0) {
+            picked[round] = bi;
+            out_idx[blockIdx.x * k + round] = bi;
+            out_logp[blockIdx.x * k + round] = bv - m - log_sum;
+        }
+        __syncwarp();
+    }
 }
 
 #define P_ARGMAX(T) (int* out, const T* x, int n)
@@ -137,3 +207,5 @@ BOTH(top_k_rows, P_TOPK, (out_idx, out_val, x, n, k))
 BOTH(argmax_partial, P_ARGMAX_PART, (vals, idxs, x, n, chunk))
 #define P_TOPK_LOGP(T) (int* out_idx, float* out_logp, const T* x, int n, int k)
 BOTH(top_k_logprobs, P_TOPK_LOGP, (out_idx, out_logp, x, n, k))
+#define P_TOPK_LOGP_PART(T) (float* cand_val, int* cand_idx, float* stats, const T* x, int n, int chunk, int k)
+BOTH(top_k_logprobs_partial, P_TOPK_LOGP_PART, (cand_val, cand_idx, stats, x, n, chunk, k))

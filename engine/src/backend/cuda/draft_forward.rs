@@ -17,7 +17,7 @@ use crate::model::{DraftOutput, ForwardBatch, HiddenInput};
 use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cuda::{
-    copy_cols, embedding_gather, rms_norm_residual, top_k_logprobs, GpuElement,
+    copy_cols, embedding_gather, rms_norm_residual, top_k_logprobs, GpuElement, TopKScratch,
 };
 
 /// The shape of a graph-captured draft forward.
@@ -40,6 +40,8 @@ pub(crate) struct DraftBuffers<T> {
     cat: CudaSlice<T>,
     top_idx: CudaSlice<i32>,
     top_lp: CudaSlice<f32>,
+    /// The split top-k's chunks (maxima, sums, candidates).
+    top_scratch: TopKScratch,
 }
 
 /// Every buffer one draft forward shape uses.
@@ -66,6 +68,7 @@ where
             cat: s.alloc_zeros(rows * 2 * h)?,
             top_idx: s.alloc_zeros(nl * k.max(1))?,
             top_lp: s.alloc_zeros(nl * k.max(1))?,
+            top_scratch: TopKScratch::new(gpu, nl, self.config.draft_vocab_size, k)?,
         };
         let dv = self.config.draft_vocab_size;
         Step::new(gpu, batch, ScratchSizes::of_block(&self.block, h), dv, own)
@@ -120,9 +123,8 @@ where
                 &mut own.top_idx,
                 &mut own.top_lp,
                 &st.logits,
-                nl,
-                dv,
-                k,
+                (nl, dv, k),
+                &mut own.top_scratch,
             )?;
         }
         Ok(())

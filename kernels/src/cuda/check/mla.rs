@@ -3,7 +3,7 @@
 //! the CPU engine's decompressed form (keys and values expanded by
 //! `kv_b_proj`, ordinary attention), and its batch invariance bit for bit.
 
-use super::mla_forms::{check_forms, AbsorbedCase};
+use super::mla_forms::{batch_rule, check_forms, AbsorbedCase};
 use super::{download, normwise_error, random, row_recorder, upload, CheckRow};
 use crate::cpu;
 use crate::cuda::{mla_prep, Gpu, GpuElement, GpuError, MlaPrepInputs, MlaRope, MlaShape};
@@ -306,6 +306,7 @@ fn check_shape<T: GpuElement>(
         bases: &bases,
         sh,
         scale,
+        rule: batch_rule(gpu, &queries, &bases)?,
     };
     check_forms(gpu, rng, rows_out, &case, &want)
 }

@@ -31,6 +31,33 @@ pub(super) struct AbsorbedCase<'a, T> {
     pub(super) bases: &'a [usize],
     pub(super) sh: MlaShape,
     pub(super) scale: f32,
+    /// The tensor-core split rule of the case's whole batch ([`batch_rule`]).
+    pub(super) rule: MlaSplits,
+}
+
+/// The tensor-core split rule of a forward over `queries` (a forward with
+/// tree rows takes its own): a row alone, whose lists may read as a
+/// prefill's, is compared in its batch's kind of forward, as the engine's
+/// decode and verify forwards share theirs (mla-splits call 4: 650 values
+/// differed under the `128` rule, a lone row of 1100 keys taking the
+/// prefill's 18 splits).
+pub(super) fn batch_rule(
+    gpu: &Gpu,
+    queries: &[QueryRow],
+    bases: &[usize],
+) -> Result<MlaSplits, GpuError> {
+    Ok(mla_mma_rule(&KeyLists::upload(
+        gpu,
+        &key_lists(queries, bases),
+    )?))
+}
+
+/// Each row's (cache base, cached prefix, tree entries).
+fn key_lists(queries: &[QueryRow], bases: &[usize]) -> Vec<(usize, usize, Vec<usize>)> {
+    queries
+        .iter()
+        .map(|qr| (bases[qr.seq], qr.prefix, qr.extra.clone()))
+        .collect()
 }
 
 /// Checks each form of `case` against `want` (the decompressed form's
@@ -343,23 +370,8 @@ pub(super) fn run_rows<T: GpuElement>(
         },
         1,
     )?;
-    let lists_of = |queries: &[QueryRow]| -> Vec<(usize, usize, Vec<usize>)> {
-        queries
-            .iter()
-            .map(|qr| (bases[qr.seq], qr.prefix, qr.extra.clone()))
-            .collect()
-    };
-    let keys = KeyLists::upload(gpu, &lists_of(queries))?;
-    // The tensor-core split rule of the case's whole batch (a forward with
-    // tree rows takes its own): a row alone, whose lists may read as a
-    // prefill's, is compared in the batch's kind of forward, as the engine's
-    // decode and verify forwards share theirs (mla-splits call 4: 650
-    // values differed under the `128` rule, a lone row of 1100 keys taking
-    // the prefill's 18 splits).
-    let rule = match rule {
-        Some(rule) => rule,
-        None => mla_mma_rule(&KeyLists::upload(gpu, &lists_of(case.queries))?),
-    };
+    let keys = KeyLists::upload(gpu, &key_lists(queries, bases))?;
+    let rule = rule.unwrap_or(case.rule);
     let mut scratch = MlaScratch::with_rule::<T>(gpu, &keys, sh, scratch_bytes, Some(rule))?;
     scratch.set_heads_per_block(heads_per_block)?;
     scratch.set_mma_from(mma_from);

@@ -4,7 +4,9 @@
 # forward's last kernel and 130-340 us after each verify's before the GPU worked again; the
 # host marks (each span's begin and end, each step's finish) now place the host in that
 # timeline. The draft's top-k log-probabilities split over chunks (SPECULA_TOPK=split, the
-# default) against one block a row (block), interleaved. Kernel checks (the new
+# default) against one block a row (block), interleaved. A 128-token run's stamps (batch 1 and
+# 8): call 1's 32-token runs met each new draft-extend row count (an eager run, then a capture)
+# inside the measured steps. Kernel checks (the new
 # top_k_logprobs rows, split), gpu agree on the tiny V2.
 #
 #   run: timeout 400 bash results/h200/state-2026-12-07/call2/run.sh; cd $OUT && [ -d r ] && tar czf r.tgz r && rm -rf r
@@ -17,6 +19,7 @@ L8="--config bench/configs/llama-3.1-8b.json --repeats 1 --max-new-tokens 32"
 SPECULA_STAMPS=1 bench v2-stamps 40 $V2 --batch-sizes 1
 SPECULA_STAMPS=1 SPECULA_TOPK=block bench v2-stamps-block 40 $V2 --batch-sizes 1
 SPECULA_STAMPS=1 bench l8-stamps 40 $L8 --batch-sizes 1
+SPECULA_STAMPS=1 bench v2-stamps-128 60 --config bench/configs/deepseek-v2-lite.json --repeats 1 --max-new-tokens 128 --batch-sizes 1,8
 for f in $R/*stamps_spec*.csv.gz; do echo "== $f"; python3 tools/gpu/stamps_host.py $f 2>&1 | head -40; done
 kernel_checks 110 "top_k"
 for round in 1 2; do

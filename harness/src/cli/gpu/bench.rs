@@ -9,7 +9,7 @@
 //! against the ideal speedup computed from the measured span costs. Rows are
 //! marked synthetic. scaling.csv holds one row per (batch, prompt length).
 
-use super::bench_case::{first_token, run_case, CaseContext};
+use super::bench_case::{first_token, run_case, warm_prompt_len, CaseContext};
 use super::bench_memory::{
     check_prompt_lens, fitting_beside, out_of_memory, ModelSizes, ModelSource,
 };
@@ -30,6 +30,7 @@ use specula_engine::config::{DraftConfig, TargetConfig};
 use specula_engine::generate::GenerateParams;
 use specula_engine::speculative::{SpeculativeConfig, SyntheticAcceptance};
 use specula_kernels::cuda::check::measure_ceilings;
+use specula_kernels::cuda::mla_long_from;
 use std::path::PathBuf;
 
 /// Arguments of `specula gpu bench`.
@@ -70,7 +71,9 @@ pub struct BenchArgs {
         default_value = "128"
     )]
     prompt_lens: Vec<usize>,
-    /// Tokens generated per sequence.
+    /// Tokens generated per sequence (each case's unrecorded warm-up runs
+    /// as many, on prompts cut to 128 tokens or to a latent-attention
+    /// target's long-row cut, so the measured runs capture no graph).
     #[arg(long, default_value_t = 128)]
     pub(super) max_new_tokens: usize,
     /// Draft depth of the synthetic run.
@@ -268,6 +271,10 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
                 * target.num_hidden_layers,
             copy_gb_s: ceil.copy_gb_s,
             launch_us: measured.launch_us,
+            warm_len: warm_prompt_len(
+                prompt_len,
+                target.mla.as_ref().and_then(|_| mla_long_from()),
+            ),
         };
         for &batch in &fit {
             let prompts: Vec<Vec<u32>> = (0..batch)

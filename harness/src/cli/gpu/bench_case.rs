@@ -89,6 +89,19 @@ pub(super) struct CaseContext {
     pub(super) copy_gb_s: f64,
     /// A dependent launch with no work in it, microseconds (same run).
     pub(super) launch_us: f64,
+    /// Prompt tokens of the warm-up runs ([`warm_prompt_len`]).
+    pub(super) warm_len: usize,
+}
+
+/// Prompt tokens of a case's warm-up runs: 128 (at most the case's own), or
+/// for a latent-attention target up to the long-row cut (`SPECULA_MLA_LONG`,
+/// 512 by default), past which its decode and verify graphs take the
+/// tensor-core form's launches: a graph's shape, so a warm-up on shorter
+/// prompts would leave those graphs to be captured inside the measured run.
+/// Every other graph is keyed by rows, not context (a short warm-up meets
+/// them without a long prefill).
+pub(super) fn warm_prompt_len(prompt_len: usize, long_cut: Option<usize>) -> usize {
+    prompt_len.min(long_cut.unwrap_or(0).max(128))
 }
 
 /// A case's repeats, and the span logs of its last repeat per mode.
@@ -113,24 +126,20 @@ pub(super) fn run_case(
     (base_params, spec_params): (&GenerateParams, &GenerateParams),
 ) -> Result<CaseRepeats, CliError> {
     let batch = prompts.len();
-    // Warm-up: NVRTC modules, cuBLAS heuristics, allocator pools and the
-    // decode graphs (keyed by rows, not context: short prompts warm them
-    // without paying a long prefill twice more).
+    // Warm-up: NVRTC modules, cuBLAS heuristics, allocator pools and every
+    // graph the measured runs replay: as many tokens as they generate, with
+    // the same seeds, so that a synthetic run's draft extends meet the same
+    // row counts (each count its own graph: 32-token runs met new ones, an
+    // eager run and then a capture, inside the measured steps after an
+    // 8-token warm-up, results/h200/state-2026-12-07 call 1), on prompts cut
+    // to `ctx.warm_len` (no long prefill twice more).
     let short: Vec<Vec<u32>> = prompts
         .iter()
-        .map(|p| p[..p.len().min(128)].to_vec())
+        .map(|p| p[..p.len().min(ctx.warm_len)].to_vec())
         .collect();
-    let warm = GenerateParams {
-        max_new_tokens: 8,
-        ..base_params.clone()
-    };
-    measure(models, gpu, &short, &warm)?;
+    measure(models, gpu, &short, base_params)?;
     if ctx.synthetic {
-        let warm = GenerateParams {
-            max_new_tokens: 8,
-            ..spec_params.clone()
-        };
-        measure(models, gpu, &short, &warm)?;
+        measure(models, gpu, &short, spec_params)?;
     }
     let mut out = CaseRepeats {
         rows: Vec::new(),
@@ -374,4 +383,24 @@ fn write_stamps(
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::warm_prompt_len;
+
+    #[test]
+    fn warm_up_prompts_reach_the_long_row_cut_of_a_latent_attention_target() {
+        // Dense targets' graphs are keyed by rows: 128 tokens meet them all.
+        assert_eq!(warm_prompt_len(8192, None), 128);
+        assert_eq!(warm_prompt_len(64, None), 64);
+        // Latent attention: at the cut the first decode row has cut + 1
+        // keys, so the warm-up captures the long-row graphs the case replays.
+        assert_eq!(warm_prompt_len(8192, Some(512)), 512);
+        assert_eq!(warm_prompt_len(8192, Some(4096)), 4096);
+        assert_eq!(warm_prompt_len(8192, Some(64)), 128);
+        // A case shorter than the cut warms on its own prompts (it crosses
+        // the cut, if at all, at the same step as the measured run).
+        assert_eq!(warm_prompt_len(300, Some(512)), 300);
+    }
 }

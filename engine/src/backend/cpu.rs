@@ -121,4 +121,8 @@ impl DraftBackend for DraftModel {
     fn rollback(&self, cache: &mut KvCache) {
         cache.rollback();
     }
+
+    fn truncate(&self, cache: &mut KvCache, len: usize) {
+        cache.truncate(len);
+    }
 }

@@ -170,6 +170,20 @@ pub trait DraftBackend {
     /// Drops every scratch entry.
     fn rollback(&self, cache: &mut Self::Cache);
 
+    /// Drops the scratch entries past the first `len` (never the committed
+    /// prefix).
+    fn truncate(&self, cache: &mut Self::Cache, len: usize);
+
+    /// Up to how many rows a decode step's extend should run as `steps + 1`
+    /// rows a sequence, each sequence's pending pairs followed by dummy rows
+    /// whose cache entries are dropped after it (see `EagleDrafter`); `None`
+    /// (the default): never. A backend that replays a graph per row count
+    /// then keeps one a batch size, not one per count of accepted drafts;
+    /// the real rows' outputs are the same on a batch-invariant backend.
+    fn extend_pad_rows(&self) -> Option<usize> {
+        None
+    }
+
     /// The sequence is finished: its cache's memory may be reused.
     fn release(&self, cache: Self::Cache) {
         drop(cache);

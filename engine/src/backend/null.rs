@@ -209,6 +209,10 @@ impl DraftBackend for NullDraft {
     fn rollback(&self, cache: &mut NullCache) {
         cache.len = cache.committed;
     }
+
+    fn truncate(&self, cache: &mut NullCache, len: usize) {
+        cache.len = len.clamp(cache.committed, cache.len);
+    }
 }
 
 #[cfg(test)]

@@ -164,6 +164,89 @@ impl<D: DraftBackend> EagleDrafter<D> {
     }
 }
 
+impl<D: DraftBackend> EagleDrafter<D> {
+    /// [`Self::extend`] as one forward of `pad` rows a sequence (for a
+    /// backend that [pads extends](DraftBackend::extend_pad_rows)): each
+    /// sequence's pending pairs, then copies of its last pair at the
+    /// positions after it, which no real row sees (they come later in the
+    /// causal order) and whose cache entries are dropped after the forward.
+    /// Every request must have 1..=pad pending pairs.
+    fn extend_padded(
+        &mut self,
+        requests: &[DraftRequest<'_>],
+        caches: &mut [D::Cache],
+        pad: usize,
+        top_k: Option<usize>,
+        rec: &mut dyn SpanRecorder,
+    ) -> Result<(Vec<DraftScores>, Vec<Vec<f32>>)> {
+        let model = &self.model;
+        let (h, vocab) = (model.config().hidden_size, model.config().draft_vocab_size);
+        let on_device = requests.iter().any(|q| !q.pending_rows.is_empty());
+        let mut batch = ForwardBatch::default();
+        let (mut ids, mut states) = (Vec::new(), Vec::new());
+        let mut real = Vec::with_capacity(requests.len());
+        for (r, q) in requests.iter().enumerate() {
+            let len = caches[r].len();
+            if len != q.pending_start {
+                return Err(EngineError::setting(
+                    "draft state",
+                    format!(
+                        "sequence {} draft cache holds {len} entries, pending aux starts at {}",
+                        q.slot, q.pending_start
+                    ),
+                ));
+            }
+            let tokens = &q.tokens[q.pending_start + 1..];
+            let n = tokens.len();
+            let dummies = pad - n;
+            batch.push_causal(r, len, tokens, q.pending_start, true);
+            batch.push_causal(
+                r,
+                len + n,
+                &vec![tokens[n - 1]; dummies],
+                q.pending_start + n,
+                false,
+            );
+            if on_device {
+                ids.extend_from_slice(q.pending_rows);
+                ids.extend(std::iter::repeat_n(q.pending_rows[n - 1], dummies));
+            } else {
+                let rows = q.pending_aux.rows();
+                let last = &rows[rows.len() / n * (n - 1)..];
+                states.extend_from_slice(rows);
+                (0..dummies).for_each(|_| states.extend_from_slice(last));
+            }
+            real.push(len + n);
+        }
+        let hidden = if on_device {
+            HiddenInput::AuxRows(&ids)
+        } else {
+            HiddenInput::Aux(&states)
+        };
+        let out = timed(rec, Span::Draft, || {
+            model.forward(&batch, hidden, caches, top_k)
+        })?;
+        for (c, &len) in caches.iter_mut().zip(&real) {
+            model.truncate(c, len);
+            model.commit_all(c);
+        }
+        let first = scores_of(&out, vocab);
+        let last_hidden: Vec<Vec<f32>> = out.hidden.chunks_exact(h).map(<[f32]>::to_vec).collect();
+        if first.len() != requests.len() || last_hidden.len() != requests.len() {
+            return Err(EngineError::setting(
+                "draft state",
+                format!(
+                    "the draft's padded extend gave {} scores and {} hidden states for {} sequences",
+                    first.len(),
+                    last_hidden.len(),
+                    requests.len()
+                ),
+            ));
+        }
+        Ok((first, last_hidden))
+    }
+}
+
 impl<D: DraftBackend> Drafter for EagleDrafter<D> {
     fn capture_points(&self) -> Vec<usize> {
         self.capture.points.clone()
@@ -184,8 +267,21 @@ impl<D: DraftBackend> Drafter for EagleDrafter<D> {
             .collect::<Result<_>>()?;
         let topk = step.cfg.topk;
         let top_k = needs_only_top_k(topk, step.temperature).then_some(topk);
-        let (first, last_hidden) =
-            self.extend(requests, &mut caches, step.max_rows, top_k, step.rec)?;
+        // A decode step's pending pairs (the accepted drafts and the root)
+        // number at most steps + 1 a sequence; the prompt's catch-up more.
+        let pad = step.cfg.steps + 1;
+        let padded = self
+            .model
+            .extend_pad_rows()
+            .is_some_and(|most| pad * requests.len() <= most.min(step.max_rows))
+            && requests
+                .iter()
+                .all(|q| (1..=pad).contains(&(q.tokens.len() - 1 - q.pending_start)));
+        let (first, last_hidden) = if padded {
+            self.extend_padded(requests, &mut caches, pad, top_k, step.rec)?
+        } else {
+            self.extend(requests, &mut caches, step.max_rows, top_k, step.rec)?
+        };
         let model = &self.model;
         let vocab = model.config().draft_vocab_size;
         // Per sequence and candidate: the cache entry of its expansion and the hidden state it produced.

@@ -13,6 +13,7 @@ mod golden;
 mod lossless;
 mod lossless_sparse;
 mod moe_golden;
+mod padded_extend;
 mod pytorch_checkpoints;
 mod sampling;
 mod sparse_config;

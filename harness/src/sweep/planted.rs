@@ -315,6 +315,14 @@ impl DraftBackend for PlantedDraft {
     fn rollback(&self, cache: &mut KvCache) {
         cache.rollback();
     }
+
+    fn truncate(&self, cache: &mut KvCache, len: usize) {
+        cache.truncate(len);
+    }
+
+    fn extend_pad_rows(&self) -> Option<usize> {
+        DraftBackend::extend_pad_rows(&self.model)
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use super::device_rows::SharedRows;
 use super::draft_forward::{DraftBuffers, DraftStepKey};
-use super::graph::Replays;
+use super::graph::{Replays, GRAPH_EXTRA_PER_ROW};
 use super::kv_pool::KvPool;
 use super::weights::{upload, DeviceBlock, DeviceLinear, DeviceNorm, Seeds};
 use super::GpuOptions;
@@ -162,11 +162,13 @@ where
         let c = &config;
         let rope = Rope::new(c.head_dim, c.rope_theta, c.rope_scaling);
         let inv_freq = gpu.stream.clone_htod(rope.inv_freq())?;
+        // Room past the target's capacity for a padded extend's dummy rows
+        // (at most steps + 1 past a sequence's last entry; `extend_pad_rows`).
         let pool = KvPool::new(
             &gpu,
             1,
             opts.slots,
-            opts.capacity,
+            opts.capacity + GRAPH_EXTRA_PER_ROW,
             c.num_key_value_heads * c.head_dim,
             false,
         )?;

@@ -18,7 +18,19 @@ use cudarc::cublas::{CudaBlas, Gemm};
 use cudarc::driver::CudaSlice;
 use specula_kernels::cuda::{
     copy_cols, embedding_gather, rms_norm_residual, top_k_logprobs, GpuElement, TopKScratch,
+    INVARIANT_MAX_ROWS,
 };
+use specula_kernels::switch::Switch;
+
+/// Whether the GPU draft asks for padded extends of up to the rows a graph
+/// replays (`SPECULA_DRAFT_PAD`: on, the default, with CUDA graphs: one
+/// extend graph a batch size; off: one
+/// per row count, each run eagerly at its first use and captured at its
+/// second, as before results/h200/state-2026-12-07); read once.
+fn draft_extend_padded() -> bool {
+    static PAD: Switch<bool> = Switch::on_off("SPECULA_DRAFT_PAD", true);
+    PAD.get()
+}
 
 /// The shape of a graph-captured draft forward.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -280,6 +292,14 @@ where
 
     fn rollback(&self, cache: &mut GpuCache) {
         cache.len = cache.committed;
+    }
+
+    fn truncate(&self, cache: &mut GpuCache, len: usize) {
+        cache.len = len.clamp(cache.committed, cache.len);
+    }
+
+    fn extend_pad_rows(&self) -> Option<usize> {
+        (self.replays.graphs() && draft_extend_padded()).then_some(INVARIANT_MAX_ROWS)
     }
 
     fn release(&self, cache: GpuCache) {

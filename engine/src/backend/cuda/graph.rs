@@ -93,6 +93,11 @@ impl<K: Eq + Hash, T, B> Replays<K, T, B> {
         }
     }
 
+    /// Whether forwards may be replayed at all.
+    pub(crate) fn graphs(&self) -> bool {
+        self.graphs
+    }
+
     /// Whether a forward of `host`'s shape may be replayed as a graph: graphs
     /// on, batch-invariant rows only, a tree that fits the key-list buffer,
     /// and no per-operation profiling (which needs eager launches).

@@ -88,17 +88,9 @@ impl<D: DraftBackend> EagleDrafter<D> {
             aux.reserve(pending.iter().map(|p| p.end - p.start).sum());
         }
         for (r, q) in requests.iter().enumerate() {
-            if caches[r].len() != q.pending_start {
+            if let Err(e) = check_pending(q, caches[r].len()) {
                 self.aux = aux;
-                return Err(EngineError::setting(
-                    "draft state",
-                    format!(
-                        "sequence {} draft cache holds {} entries, pending aux starts at {}",
-                        q.slot,
-                        caches[r].len(),
-                        q.pending_start
-                    ),
-                ));
+                return Err(e);
             }
             if joined.is_none() && !on_device {
                 aux.extend_from_slice(q.pending_aux.rows());
@@ -148,19 +140,7 @@ impl<D: DraftBackend> EagleDrafter<D> {
         let out = run();
         self.aux = aux;
         let (first, last_hidden) = out?;
-        // One logit row per sequence: its last pending pair's.
-        if first.len() != requests.len() || last_hidden.len() != requests.len() {
-            return Err(EngineError::setting(
-                "draft state",
-                format!(
-                    "the draft's extend gave {} scores and {} hidden states for {} sequences",
-                    first.len(),
-                    last_hidden.len(),
-                    requests.len()
-                ),
-            ));
-        }
-        Ok((first, last_hidden))
+        extended(first, last_hidden, requests.len())
     }
 }
 
@@ -187,15 +167,7 @@ impl<D: DraftBackend> EagleDrafter<D> {
         let mut real = Vec::with_capacity(requests.len());
         for (r, q) in requests.iter().enumerate() {
             let len = caches[r].len();
-            if len != q.pending_start {
-                return Err(EngineError::setting(
-                    "draft state",
-                    format!(
-                        "sequence {} draft cache holds {len} entries, pending aux starts at {}",
-                        q.slot, q.pending_start
-                    ),
-                ));
-            }
+            check_pending(q, len)?;
             let tokens = &q.tokens[q.pending_start + 1..];
             let n = tokens.len();
             let dummies = pad - n;
@@ -230,20 +202,8 @@ impl<D: DraftBackend> EagleDrafter<D> {
             model.truncate(c, len);
             model.commit_all(c);
         }
-        let first = scores_of(&out, vocab);
-        let last_hidden: Vec<Vec<f32>> = out.hidden.chunks_exact(h).map(<[f32]>::to_vec).collect();
-        if first.len() != requests.len() || last_hidden.len() != requests.len() {
-            return Err(EngineError::setting(
-                "draft state",
-                format!(
-                    "the draft's padded extend gave {} scores and {} hidden states for {} sequences",
-                    first.len(),
-                    last_hidden.len(),
-                    requests.len()
-                ),
-            ));
-        }
-        Ok((first, last_hidden))
+        let hidden = out.hidden.chunks_exact(h).map(<[f32]>::to_vec).collect();
+        extended(scores_of(&out, vocab), hidden, requests.len())
     }
 }
 
@@ -345,6 +305,41 @@ impl<D: DraftBackend> Drafter for EagleDrafter<D> {
             self.model.release(c);
         }
     }
+}
+
+/// `Ok` when `q`'s draft cache holds `len` entries, as many as its pending
+/// aux states start at.
+fn check_pending(q: &DraftRequest<'_>, len: usize) -> Result<()> {
+    if len == q.pending_start {
+        return Ok(());
+    }
+    Err(EngineError::setting(
+        "draft state",
+        format!(
+            "sequence {} draft cache holds {len} entries, pending aux starts at {}",
+            q.slot, q.pending_start
+        ),
+    ))
+}
+
+/// An extend's scores and hidden states, one of each a sequence (its last
+/// pending pair's logit row), or an error naming the counts.
+fn extended(
+    first: Vec<DraftScores>,
+    last_hidden: Vec<Vec<f32>>,
+    sequences: usize,
+) -> Result<(Vec<DraftScores>, Vec<Vec<f32>>)> {
+    if first.len() != sequences || last_hidden.len() != sequences {
+        return Err(EngineError::setting(
+            "draft state",
+            format!(
+                "the draft's extend gave {} scores and {} hidden states for {sequences} sequences",
+                first.len(),
+                last_hidden.len(),
+            ),
+        ));
+    }
+    Ok((first, last_hidden))
 }
 
 /// One [`DraftScores`] per logit row of a draft forward.

@@ -63,9 +63,7 @@ impl GpuRecorder {
             }
         }
     }
-}
 
-impl GpuRecorder {
     /// Leaves a host mark (`code`: 2 x the span's place in [`Span::ALL`],
     /// + 1 at its end; 100 a step's finish) in the stamps.
     fn mark(&mut self, code: u32, label: &str) {

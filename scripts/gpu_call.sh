@@ -8,7 +8,7 @@
 #   bench NAME TIMEOUT ARGS...   one `specula gpu bench` (SPECULA_BIN, else devrun/bin/specula;
 #            random weights, steps 5,
 #            topk 1, synthetic 0.8, plus ARGS) into $R/NAME.log and its CSVs as
-#            $R/<csv>_NAME.csv (and its meta.json, with the SPECULA_* switches it ran with,
+#            $R/<csv>_NAME.csv (decode_bandwidth, synthetic_speedup, scaling, spans; and its meta.json, with the SPECULA_* switches it ran with,
 #            as $R/meta_NAME.json; with SPECULA_STAMPS=1 its stamps as
 #            $R/NAME_stamps_b*_p*.csv.gz and its kernel shares as $R/NAME_kernel_shares_b*_p*.csv); skipped once the call has run CALL_BUDGET_S seconds
 #   kernel_checks TIMEOUT PATTERN   `specula-gpu-check --checks-only` into $R/check.log and
@@ -40,7 +40,7 @@ bench() {
         --synthetic 0.8 "$@" --out "$R/$n" >"$R/$n.log" 2>&1
     echo "rc $? at $(el) s"
     grep -E "baseline step|kernels a step|synthetic|warning|rror" "$R/$n.log" | cut -c1-220
-    for f in decode_bandwidth synthetic_speedup scaling; do
+    for f in decode_bandwidth synthetic_speedup scaling spans; do
         [ -f "$R/$n/$f.csv" ] && cp "$R/$n/$f.csv" "$R/${f}_$n.csv"
     done
     [ -f "$R/$n/meta.json" ] && cp "$R/$n/meta.json" "$R/meta_$n.json"

@@ -22,16 +22,16 @@ for pad in on off; do
         --draft models/tiny-deepseek-v3/eagle3-embed --out "$R/trained-pad-$pad" > "$R/trained-pad-$pad.log" 2>&1
     echo "trained pair, pad $pad: rc $? at $(el) s"; grep -E "tau" "$R/trained-pad-$pad.log" | head -12 | cut -c1-160
 done
-SPECULA_STAMPS=1 bench v2-stamps 40 $V2 --batch-sizes 1
-SPECULA_STAMPS=1 bench l8-stamps 40 $L8 --batch-sizes 1
-SPECULA_STAMPS=1 bench v2-stamps-128 60 --config bench/configs/deepseek-v2-lite.json --repeats 1 --max-new-tokens 128 --batch-sizes 1,8
+SPECULA_STAMPS=1 bench v2-stamps 60 $V2 --batch-sizes 1
+SPECULA_STAMPS=1 bench l8-stamps 60 $L8 --batch-sizes 1
+SPECULA_STAMPS=1 bench v2-stamps-128 90 --config bench/configs/deepseek-v2-lite.json --repeats 1 --max-new-tokens 128 --batch-sizes 1,8
 for f in $R/*stamps_spec*.csv.gz; do echo "== $f"; python3 tools/gpu/stamps_host.py $f 2>&1 | head -40; done
 kernel_checks 110 "top_k"
 for round in 1 2; do
     for form in "split on" "block on" "split off"; do
         set -- $form
-        SPECULA_TOPK=$1 SPECULA_DRAFT_PAD=$2 bench v2-$1-$2-$round 40 $V2 --batch-sizes 1,8
-        SPECULA_TOPK=$1 SPECULA_DRAFT_PAD=$2 bench l8-$1-$2-$round 30 $L8 --batch-sizes 1
+        SPECULA_TOPK=$1 SPECULA_DRAFT_PAD=$2 bench v2-$1-$2-$round 60 $V2 --batch-sizes 1,8
+        SPECULA_TOPK=$1 SPECULA_DRAFT_PAD=$2 bench l8-$1-$2-$round 45 $L8 --batch-sizes 1
     done
 done
 for f in $R/scaling_*-[12].csv; do echo "$(basename $f) $(tail -n +2 $f | cut -d, -f1,4,15,17,18,19 | tr '\n' ' ')"; done

@@ -4,28 +4,28 @@
 // chunks of a row), top-k, and top-k log-probabilities. Ties go to the lower
 // index throughout.
 
-// (value, index) argmax across the block: larger value wins, the lower index on a tie.
-__device__ void block_argmax(float& v, int& i) {
-    __shared__ float sv[32];
-    __shared__ int si[32];
+// (value, index) argmax across the warp (a fixed xor tree): larger value
+// wins, the lower index on a tie.
+__device__ __forceinline__ void warp_argmax(float& v, int& i) {
     for (int o = 16; o > 0; o >>= 1) {
         float ov = __shfl_xor_sync(0xffffffffu, v, o);
         int oi = __shfl_xor_sync(0xffffffffu, i, o);
         if (ov > v || (ov == v && oi < i)) { v = ov; i = oi; }
     }
+}
+
+// (value, index) argmax across the block: larger value wins, the lower index on a tie.
+__device__ void block_argmax(float& v, int& i) {
+    __shared__ float sv[32];
+    __shared__ int si[32];
+    warp_argmax(v, i);
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     __syncthreads();
     if (lane == 0) { sv[warp] = v; si[warp] = i; }
     __syncthreads();
     int nw = blockDim.x >> 5;
     if (threadIdx.x < nw) { v = sv[threadIdx.x]; i = si[threadIdx.x]; } else { v = -INFINITY; i = 0x7fffffff; }
-    if (warp == 0) {
-        for (int o = 16; o > 0; o >>= 1) {
-            float ov = __shfl_xor_sync(0xffffffffu, v, o);
-            int oi = __shfl_xor_sync(0xffffffffu, i, o);
-            if (ov > v || (ov == v && oi < i)) { v = ov; i = oi; }
-        }
-    }
+    if (warp == 0) warp_argmax(v, i);
     if (threadIdx.x == 0) { sv[0] = v; si[0] = i; }
     __syncthreads();
     v = sv[0];
@@ -107,12 +107,20 @@ extern "C" __global__ void argmax_final(int* out, const float* vals, const int* 
         int i = idxs[blockIdx.x * splits + s];
         if (v > bv || (v == bv && i < bi)) { bv = v; bi = i; }
     }
-    for (int o = 16; o > 0; o >>= 1) {
-        float ov = __shfl_xor_sync(0xffffffffu, bv, o);
-        int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-        if (ov > bv || (ov == bv && oi < bi)) { bv = ov; bi = oi; }
-    }
+    warp_argmax(bv, bi);
     if (threadIdx.x == 0) out[blockIdx.x] = bi;
+}
+
+// The largest of v[:n] and the sum of exp(v[i] - that), across the block
+// (each thread's strided terms, then the block's reductions).
+template <typename T>
+__device__ __forceinline__ void block_max_sum_exp(const T* v, int n, float& mx, float& sum) {
+    mx = -INFINITY;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) mx = fmaxf(mx, ld(&v[i]));
+    mx = block_max(mx);
+    sum = 0.f;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) sum += expf(ld(&v[i]) - mx);
+    sum = block_sum(sum);
 }
 
 // The k <= 32 largest log-probabilities of each row of logits x[r, :n]
@@ -121,12 +129,9 @@ extern "C" __global__ void argmax_final(int* out, const float* vals, const int* 
 template <typename T>
 __device__ void top_k_logprobs(int* out_idx, float* out_logp, const T* x, int n, int k) {
     const T* row = x + (size_t)blockIdx.x * n;
-    float mx = -INFINITY;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) mx = fmaxf(mx, ld(&row[i]));
-    mx = block_max(mx);
-    float sum = 0.f;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) sum += expf(ld(&row[i]) - mx);
-    float log_sum = logf(block_sum(sum));
+    float mx, sum;
+    block_max_sum_exp(row, n, mx, sum);
+    float log_sum = logf(sum);
     top_k_pick(out_idx + blockIdx.x * k, out_logp + blockIdx.x * k, row, n, k, 0,
                [=](float v) { return v - mx - log_sum; });
 }
@@ -140,12 +145,8 @@ __device__ void top_k_logprobs_partial(float* cand_val, int* cand_idx, float* st
                                        int chunk, int k) {
     const int start = blockIdx.y * chunk, len = min(n, start + chunk) - start;
     const T* part = x + (size_t)blockIdx.x * n + start;
-    float mx = -INFINITY;
-    for (int i = threadIdx.x; i < len; i += blockDim.x) mx = fmaxf(mx, ld(&part[i]));
-    mx = block_max(mx);
-    float sum = 0.f;
-    for (int i = threadIdx.x; i < len; i += blockDim.x) sum += expf(ld(&part[i]) - mx);
-    sum = block_sum(sum);
+    float mx, sum;
+    block_max_sum_exp(part, len, mx, sum);
     const int slot = blockIdx.x * gridDim.y + blockIdx.y;
     if (threadIdx.x == 0) {
         stats[2 * slot] = mx;
@@ -185,11 +186,7 @@ extern "C" __global__ void top_k_logprobs_final(int* out_idx, float* out_logp, c
             const float v = cv[c];
             if (!taken && i != 0x7fffffff && (v > bv || (v == bv && i < bi))) { bv = v; bi = i; }
         }
-        for (int o = 16; o > 0; o >>= 1) {
-            const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
-            const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-            if (ov > bv || (ov == bv && oi < bi)) { bv = ov; bi = oi; }
-        }
+        warp_argmax(bv, bi);
         if (threadIdx.x == 0) {
             picked[round] = bi;
             out_idx[blockIdx.x * k + round] = bi;

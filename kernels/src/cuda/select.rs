@@ -171,11 +171,7 @@ pub fn top_k_logprobs<T: GpuElement>(
         return top_k(gpu, "top_k_logprobs", idx, logp, x, (rows, n, k));
     }
     need(
-        (1..=32).contains(&k)
-            && k <= n
-            && x.len() >= rows * n
-            && idx.len() >= rows * k
-            && logp.len() >= rows * k
+        top_k_fits(idx, logp, x, (rows, n, k))
             && rows <= scratch.rows
             && n == scratch.n
             && k <= scratch.k,
@@ -226,14 +222,9 @@ fn top_k<T: GpuElement>(
     x: &CudaSlice<T>,
     (rows, n, k): (usize, usize, usize),
 ) -> Result<(), GpuError> {
-    need(
-        (1..=32).contains(&k)
-            && k <= n
-            && x.len() >= rows * n
-            && idx.len() >= rows * k
-            && val.len() >= rows * k,
-        || format!("{kernel}: k = {k} must be in 1..=32 and fit the outputs"),
-    )?;
+    need(top_k_fits(idx, val, x, (rows, n, k)), || {
+        format!("{kernel}: k = {k} must be in 1..=32 and fit the outputs")
+    })?;
     let args = [
         RawArg::slice(gpu, idx),
         RawArg::slice(gpu, val),
@@ -250,4 +241,19 @@ fn top_k<T: GpuElement>(
             &args,
         )
     }
+}
+
+/// Whether `k` picks of each of `rows` rows of `n` in `x` are a top-k the
+/// kernels make (`1..=32`, at most `n`) and fit `idx` and `val`.
+fn top_k_fits<T>(
+    idx: &CudaSlice<i32>,
+    val: &CudaSlice<f32>,
+    x: &CudaSlice<T>,
+    (rows, n, k): (usize, usize, usize),
+) -> bool {
+    (1..=32).contains(&k)
+        && k <= n
+        && x.len() >= rows * n
+        && idx.len() >= rows * k
+        && val.len() >= rows * k
 }

@@ -38,6 +38,14 @@ pub struct PendingAux<'a> {
     pub end: usize,
 }
 
+impl DraftRequest<'_> {
+    /// Pending (aux state, next token) pairs: positions `pending_start` to
+    /// the root's, exclusive.
+    pub fn pending_pairs(&self) -> usize {
+        self.tokens.len() - 1 - self.pending_start
+    }
+}
+
 impl<'a> PendingAux<'a> {
     /// The whole of `rows`.
     pub fn of(rows: &'a [f32]) -> PendingAux<'a> {

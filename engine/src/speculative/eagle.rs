@@ -97,10 +97,7 @@ impl<D: DraftBackend> EagleDrafter<D> {
             }
         }
         // Pending pairs per sequence: tokens pending_start + 1 ..= root.
-        let lens: Vec<usize> = requests
-            .iter()
-            .map(|q| q.tokens.len() - 1 - q.pending_start)
-            .collect();
+        let lens: Vec<usize> = requests.iter().map(DraftRequest::pending_pairs).collect();
         let states: &[f32] = joined.unwrap_or(&aux);
         let width = states.len() / lens.iter().sum::<usize>().max(1);
         let model = &self.model;
@@ -142,9 +139,7 @@ impl<D: DraftBackend> EagleDrafter<D> {
         let (first, last_hidden) = out?;
         extended(first, last_hidden, requests.len())
     }
-}
 
-impl<D: DraftBackend> EagleDrafter<D> {
     /// [`Self::extend`] as one forward of `pad` rows a sequence (for a
     /// backend that [pads extends](DraftBackend::extend_pad_rows)): each
     /// sequence's pending pairs, then copies of its last pair at the
@@ -236,7 +231,7 @@ impl<D: DraftBackend> Drafter for EagleDrafter<D> {
             .is_some_and(|most| pad * requests.len() <= most.min(step.max_rows))
             && requests
                 .iter()
-                .all(|q| (1..=pad).contains(&(q.tokens.len() - 1 - q.pending_start)));
+                .all(|q| (1..=pad).contains(&q.pending_pairs()));
         let (first, last_hidden) = if padded {
             self.extend_padded(requests, &mut caches, pad, top_k, step.rec)?
         } else {

@@ -10,9 +10,9 @@
 # rows); the trained tiny DeepSeek-V3 pair on the GPU with the padded extend on and off (the
 # same tau: a padded extend proposes what the plain one does); gpu agree on the tiny V2.
 #
-#   run: timeout 360 bash results/h200/state-2026-12-07/call2/run.sh; cd $OUT && [ -d r ] && tar czf r.tgz r && rm -rf r
+#   run: timeout 590 bash results/h200/state-2026-12-07/call2/run.sh; cd $OUT && [ -d r ] && tar czf r.tgz r && rm -rf r
 set -u
-CALL_BUDGET_S=300
+CALL_BUDGET_S=480
 . scripts/gpu_call.sh
 cat devrun/bin/PACKED.txt
 V2="--config bench/configs/deepseek-v2-lite.json --repeats 1 --max-new-tokens 32"
@@ -24,10 +24,10 @@ for pad in on off; do
 done
 SPECULA_STAMPS=1 bench v2-stamps 60 $V2 --batch-sizes 1
 SPECULA_STAMPS=1 bench l8-stamps 60 $L8 --batch-sizes 1
-# SPECULA_STAMPS=1 bench v2-stamps-128 90 --config bench/configs/deepseek-v2-lite.json --repeats 1 --max-new-tokens 128 --batch-sizes 1,8
+SPECULA_STAMPS=1 bench v2-stamps-128 90 --config bench/configs/deepseek-v2-lite.json --repeats 1 --max-new-tokens 128 --batch-sizes 1,8
 for f in $R/*stamps_spec*.csv.gz; do echo "== $f"; python3 tools/gpu/stamps_host.py $f 2>&1 | head -40; done
 kernel_checks 110 "top_k"
-for round in 1; do
+for round in 1 2; do
     for form in "split on" "block on" "split off"; do
         set -- $form
         SPECULA_TOPK=$1 SPECULA_DRAFT_PAD=$2 bench v2-$1-$2-$round 60 $V2 --batch-sizes 1,8

@@ -8,8 +8,11 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Span {
-    /// Target forward over the prompts (and the draft's first extend).
+    /// Target forward over the prompts.
     Prefill,
+    /// One draft forward of the drafter's catch-up over the prompts, after
+    /// the target's prefill ([`crate::speculative::Drafter::prefill`]).
+    DraftPrefill,
     /// One draft forward (extend or tree expansion).
     Draft,
     /// Choosing the draft tree's nodes and building its mask.
@@ -26,8 +29,9 @@ pub enum Span {
 
 impl Span {
     /// Every span, in step order.
-    pub const ALL: [Span; 7] = [
+    pub const ALL: [Span; 8] = [
         Span::Prefill,
+        Span::DraftPrefill,
         Span::Draft,
         Span::TreeBuild,
         Span::Verify,
@@ -40,6 +44,7 @@ impl Span {
     pub fn name(self) -> &'static str {
         match self {
             Span::Prefill => "prefill",
+            Span::DraftPrefill => "draft_prefill",
             Span::Draft => "draft",
             Span::TreeBuild => "tree_build",
             Span::Verify => "verify",
@@ -47,6 +52,12 @@ impl Span {
             Span::KvCommit => "kv_commit",
             Span::Sample => "sample",
         }
+    }
+
+    /// Whether the span runs once a call, over the prompts, rather than in
+    /// every decode step (a step's share leaves it out).
+    pub fn per_call(self) -> bool {
+        matches!(self, Span::Prefill | Span::DraftPrefill)
     }
 }
 

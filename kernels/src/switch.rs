@@ -24,13 +24,13 @@ pub fn switch<T: Copy>(name: &str, choices: &[(&str, T)], default: T, default_is
     }
 }
 
-/// An on/off switch: `0` off, `1` on (see [`switch`]).
+/// An on/off switch: `0` or `off` off, `1` or `on` on (see [`switch`]).
 pub fn on_off(name: &str, default: bool) -> bool {
     switch(name, &ON_OFF, default, on_off_default_is(default))
 }
 
 /// The values of an on/off switch.
-const ON_OFF: [(&str, bool); 2] = [("0", false), ("1", true)];
+const ON_OFF: [(&str, bool); 4] = [("0", false), ("1", true), ("off", false), ("on", true)];
 
 /// How the warning names an on/off switch's default.
 const fn on_off_default_is(default: bool) -> &'static str {
@@ -100,7 +100,7 @@ fn pick<'v, T: Copy>(value: Option<&'v str>, choices: &[(&str, T)]) -> Result<Op
 
 #[cfg(test)]
 mod tests {
-    use super::{pick, Switch};
+    use super::{pick, Switch, ON_OFF};
 
     const CHOICES: [(&str, u8); 2] = [("0", 0), ("late", 2)];
 
@@ -121,6 +121,17 @@ mod tests {
         assert_eq!(pick(Some("Late"), &CHOICES), Err("Late"));
         assert_eq!(pick(Some("off"), &CHOICES), Err("off"));
         assert_eq!(pick(Some(" 0"), &CHOICES), Err(" 0"));
+    }
+
+    #[test]
+    fn draft_pad_off_was_not_read_an_on_off_switch_takes_on_and_off_as_words() {
+        // `SPECULA_DRAFT_PAD=off` once ran padded with only a warning: the
+        // docs spell on/off switches with words as often as with digits.
+        assert_eq!(pick(Some("off"), &ON_OFF), Ok(Some(false)));
+        assert_eq!(pick(Some("on"), &ON_OFF), Ok(Some(true)));
+        assert_eq!(pick(Some("0"), &ON_OFF), Ok(Some(false)));
+        assert_eq!(pick(Some("1"), &ON_OFF), Ok(Some(true)));
+        assert_eq!(pick(Some("Off"), &ON_OFF), Err("Off"));
     }
 
     #[test]

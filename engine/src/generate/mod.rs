@@ -8,7 +8,6 @@ use crate::generation::{FinishReason, Generation, SequenceResult};
 use crate::model::ForwardBatch;
 use crate::speculative::{
     verify_greedy, verify_sampling, Acceptance, DraftRequest, DraftStep, DraftTree, Drafter,
-    PendingAux,
 };
 use crate::timing::{timed, Span, SpanRecorder};
 use choice::{choose, Choices};
@@ -111,10 +110,9 @@ pub fn generate_until<B: TargetBackend + ?Sized>(
         rec,
     )?;
     let choices = out.choices;
-    let prefill_s = t0.elapsed().as_secs_f64();
     let prompt_aux = out.aux;
     let mut row = 0;
-    for (i, (s, c)) in seqs.iter_mut().zip(caches).enumerate() {
+    for (s, c) in seqs.iter_mut().zip(caches) {
         s.cache = Some(c);
         let n = s.tokens.len();
         match out.aux_rows {
@@ -125,6 +123,12 @@ pub fn generate_until<B: TargetBackend + ?Sized>(
             None => s.pending_prompt = Some(row * aux_width..(row + n) * aux_width),
         }
         row += n;
+    }
+    if let (Some(d), true) = (&mut drafter, speculative) {
+        draft_prefill(&mut **d, &mut seqs, &prompt_aux, aux_width, params, rec)?;
+    }
+    let prefill_s = t0.elapsed().as_secs_f64();
+    for (i, s) in seqs.iter_mut().enumerate() {
         let first = match &choices {
             Choices::Greedy(ids) => ids[i],
             Choices::Probs(p) => {
@@ -155,20 +159,7 @@ pub fn generate_until<B: TargetBackend + ?Sized>(
             (Some(d), true) => {
                 let requests: Vec<DraftRequest<'_>> = active
                     .iter()
-                    .map(|&i| DraftRequest {
-                        slot: i,
-                        tokens: &seqs[i].tokens,
-                        pending_start: seqs[i].pending_start,
-                        pending_aux: match &seqs[i].pending_prompt {
-                            Some(range) => PendingAux {
-                                buffer: &prompt_aux,
-                                start: range.start,
-                                end: range.end,
-                            },
-                            None => PendingAux::of(&seqs[i].pending_aux),
-                        },
-                        pending_rows: &seqs[i].pending_rows,
-                    })
+                    .map(|&i| seqs[i].draft_request(i, &prompt_aux))
                     .collect();
                 let mut rngs: Vec<ChaCha8Rng> =
                     active.iter().map(|&i| seqs[i].rng.clone()).collect();
@@ -329,4 +320,42 @@ pub fn generate_until<B: TargetBackend + ?Sized>(
         batch_steps: steps,
         speculative: params.speculative,
     })
+}
+
+/// The drafter's catch-up over the prompts (its [`Drafter::prefill`]):
+/// each sequence's prompt pairs but the last, whose scores the first decode
+/// step computes from its root; what the drafter took leaves the pending
+/// states.
+fn draft_prefill<C>(
+    drafter: &mut dyn Drafter,
+    seqs: &mut [Sequence<C>],
+    prompt_aux: &[f32],
+    aux_width: usize,
+    params: &GenerateParams,
+    rec: &mut dyn SpanRecorder,
+) -> Result<()> {
+    // Before the first output token is chosen, a prompt of n tokens has n
+    // states but n - 1 pairs: its last state waits for that token.
+    let requests: Vec<DraftRequest<'_>> = seqs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut q = s.draft_request(i, prompt_aux);
+            let pairs = q.pending_pairs();
+            if s.pending_prompt.is_some() {
+                q.pending_aux.end = q.pending_aux.start + pairs * aux_width;
+            }
+            q.pending_rows = &q.pending_rows[..pairs.min(q.pending_rows.len())];
+            q
+        })
+        .collect();
+    let taken = drafter.prefill(&requests, params.prefill_chunk_tokens, rec)?;
+    for (s, &n) in seqs.iter_mut().zip(&taken) {
+        s.pending_start += n;
+        if let Some(range) = &mut s.pending_prompt {
+            range.start += n * aux_width;
+        }
+        s.pending_rows.drain(..n.min(s.pending_rows.len()));
+    }
+    Ok(())
 }

@@ -5,7 +5,7 @@
 use super::GenerateParams;
 use crate::backend::TargetBackend;
 use crate::generation::{FinishReason, SequenceResult};
-use crate::speculative::Drafter;
+use crate::speculative::{DraftRequest, Drafter, PendingAux};
 use rand_chacha::ChaCha8Rng;
 
 /// A sequence under generation.
@@ -58,6 +58,30 @@ impl<C> Sequence<C> {
             self.finish(FinishReason::Length, now);
         }
         kept
+    }
+
+    /// What the drafter gets for this sequence (`slot` `i`): its tokens and
+    /// pending states, read in place from `prompt_aux` until its first
+    /// draft step.
+    pub(super) fn draft_request<'a>(
+        &'a self,
+        slot: usize,
+        prompt_aux: &'a [f32],
+    ) -> DraftRequest<'a> {
+        DraftRequest {
+            slot,
+            tokens: &self.tokens,
+            pending_start: self.pending_start,
+            pending_aux: match &self.pending_prompt {
+                Some(range) => PendingAux {
+                    buffer: prompt_aux,
+                    start: range.start,
+                    end: range.end,
+                },
+                None => PendingAux::of(&self.pending_aux),
+            },
+            pending_rows: &self.pending_rows,
+        }
     }
 
     pub(super) fn finish(&mut self, reason: FinishReason, now: f64) {

@@ -8,6 +8,7 @@ use crate::timing::{timed, Span, SpanRecorder};
 use rand_chacha::ChaCha8Rng;
 
 /// What a drafter gets for one sequence at one decode step.
+#[derive(Debug, Clone, Copy)]
 pub struct DraftRequest<'a> {
     /// Stable id of the sequence for the drafter's per-sequence state.
     pub slot: usize,
@@ -136,6 +137,22 @@ pub trait Drafter {
         requests: &[DraftRequest<'_>],
         step: DraftStep<'_, '_>,
     ) -> Result<Vec<DraftTree>>;
+
+    /// Right after the target's prefill, extends the drafter's per-sequence
+    /// state over every pending pair of each request (its prompt's pairs up
+    /// to the one before the root, recorded as `draft_prefill` spans), so
+    /// that the catch-up over a prompt is part of the prefill, as in the
+    /// serving engines, and the first decode step extends as few pairs as a
+    /// later one. Returns the pairs taken per request; the default, for a
+    /// drafter that keeps no per-sequence state, takes none.
+    fn prefill(
+        &mut self,
+        requests: &[DraftRequest<'_>],
+        _max_rows: usize,
+        _rec: &mut dyn SpanRecorder,
+    ) -> Result<Vec<usize>> {
+        Ok(vec![0; requests.len()])
+    }
 
     /// The sequence in `slot` is finished: drop its state.
     fn release(&mut self, slot: usize);

@@ -60,13 +60,15 @@ impl<D: DraftBackend> EagleDrafter<D> {
     /// Extends each request's draft cache with its pending (aux_i, x_{i+1})
     /// pairs, in causal forwards of at most `max_rows` rows (a prompt's
     /// catch-up after the prefill spans several, as the prefill did), and
-    /// returns each sequence's scores and hidden state at its last pair.
+    /// returns each sequence's scores and hidden state at its last pair;
+    /// each forward is recorded as a `span`.
     fn extend(
         &mut self,
         requests: &[DraftRequest<'_>],
         caches: &mut [D::Cache],
         max_rows: usize,
         top_k: Option<usize>,
+        span: Span,
         rec: &mut dyn SpanRecorder,
     ) -> Result<(Vec<DraftScores>, Vec<Vec<f32>>)> {
         let h = self.model.config().hidden_size;
@@ -124,9 +126,7 @@ impl<D: DraftBackend> EagleDrafter<D> {
                 } else {
                     HiddenInput::Aux(&states[rows.start * width..rows.end * width])
                 };
-                let out = timed(rec, Span::Draft, || {
-                    model.forward(&batch, hidden, caches, top_k)
-                })?;
+                let out = timed(rec, span, || model.forward(&batch, hidden, caches, top_k))?;
                 caches.iter_mut().for_each(|c| model.commit_all(c));
                 first.extend(scores_of(&out, vocab));
                 last_hidden.extend(out.hidden.chunks_exact(h).map(<[f32]>::to_vec));
@@ -235,7 +235,8 @@ impl<D: DraftBackend> Drafter for EagleDrafter<D> {
         let (first, last_hidden) = if padded {
             self.extend_padded(requests, &mut caches, pad, top_k, step.rec)?
         } else {
-            self.extend(requests, &mut caches, step.max_rows, top_k, step.rec)?
+            let (max_rows, rec) = (step.max_rows, &mut *step.rec);
+            self.extend(requests, &mut caches, max_rows, top_k, Span::Draft, rec)?
         };
         let model = &self.model;
         let vocab = model.config().draft_vocab_size;
@@ -293,6 +294,44 @@ impl<D: DraftBackend> Drafter for EagleDrafter<D> {
             self.caches.insert(q.slot, c);
         }
         Ok(trees)
+    }
+
+    fn prefill(
+        &mut self,
+        requests: &[DraftRequest<'_>],
+        max_rows: usize,
+        rec: &mut dyn SpanRecorder,
+    ) -> Result<Vec<usize>> {
+        let taken: Vec<usize> = requests.iter().map(DraftRequest::pending_pairs).collect();
+        let ahead: Vec<DraftRequest<'_>> = requests
+            .iter()
+            .filter(|q| q.pending_pairs() > 0)
+            .copied()
+            .collect();
+        if ahead.is_empty() {
+            return Ok(taken);
+        }
+        let mut caches: Vec<D::Cache> = ahead
+            .iter()
+            .map(|q| match self.caches.remove(&q.slot) {
+                Some(c) => Ok(c),
+                None => self.model.new_cache(),
+            })
+            .collect::<Result<_>>()?;
+        // Only the caches matter: the scores at each prompt's last pair are
+        // the first decode step's to compute (from one more pair).
+        let out = self.extend(
+            &ahead,
+            &mut caches,
+            max_rows,
+            Some(1),
+            Span::DraftPrefill,
+            rec,
+        );
+        for (q, c) in ahead.iter().zip(caches) {
+            self.caches.insert(q.slot, c);
+        }
+        out.map(|_| taken)
     }
 
     fn release(&mut self, slot: usize) {

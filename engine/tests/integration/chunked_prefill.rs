@@ -56,25 +56,38 @@ fn chunked_prefill_decodes_exactly_as_one_forward_over_every_prompt() {
             (
                 outputs,
                 rec.log.count(Span::Prefill),
+                rec.log.count(Span::DraftPrefill),
                 rec.log.count(Span::Draft),
             )
         };
-        let (whole, forwards, drafts) = run(usize::MAX);
+        let (whole, forwards, draft_prefills, drafts) = run(usize::MAX);
         assert_eq!(forwards, 1);
         let tokens: usize = prompts.iter().map(Vec::len).sum();
+        if !speculative.is_baseline() {
+            assert_eq!(draft_prefills, 1, "the draft's catch-up: one forward");
+        }
         for chunk in [1, 7, 16, 40] {
-            let (chunked, forwards, chunked_drafts) = run(chunk);
+            let (chunked, forwards, chunked_prefills, chunked_drafts) = run(chunk);
             assert_eq!(forwards, tokens.div_ceil(chunk), "chunks of {chunk} tokens");
             // Tokens and every step's acceptance: the draft saw the same states.
             assert_eq!(chunked, whole, "{speculative}: chunks of {chunk} tokens");
             if !speculative.is_baseline() {
-                // The first step's catch-up over the prompts' tokens is one
-                // draft forward per chunk instead of one (later catch-ups of
-                // more than `chunk` pairs are cut too).
+                // The draft's catch-up over the prompts (every pair but each
+                // prompt's last, which waits for the first output token) is
+                // one draft forward per chunk of its pairs; a decode step's
+                // extend of more than `chunk` pairs is cut too.
+                let pairs = tokens - prompts.len();
+                assert_eq!(
+                    chunked_prefills,
+                    pairs.div_ceil(chunk),
+                    "chunks of {chunk}: the catch-up's forwards"
+                );
                 assert!(
-                    chunked_drafts >= drafts - 1 + tokens.div_ceil(chunk),
+                    chunked_drafts >= drafts,
                     "chunks of {chunk}: {chunked_drafts} draft forwards against {drafts} unchunked"
                 );
+            } else {
+                assert_eq!((chunked_prefills, chunked_drafts), (0, 0));
             }
         }
     }

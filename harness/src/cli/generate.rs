@@ -70,7 +70,7 @@ pub fn run(a: GenerateArgs) -> Result<(), CliError> {
     let text = pair.tokenizer.decode(&seq.output)?;
     let step_ns: u64 = Span::ALL
         .iter()
-        .filter(|s| **s != Span::Prefill)
+        .filter(|s| !s.per_call())
         .map(|s| rec.log.total(*s).as_nanos() as u64)
         .sum();
     let spans: serde_json::Map<String, serde_json::Value> = Span::ALL
@@ -79,7 +79,7 @@ pub fn run(a: GenerateArgs) -> Result<(), CliError> {
         .map(|&s| {
             let total = rec.log.total(s);
             let count = rec.log.count(s);
-            let share = if s == Span::Prefill || step_ns == 0 { None } else { Some(total.as_nanos() as f64 / step_ns as f64) };
+            let share = if s.per_call() || step_ns == 0 { None } else { Some(total.as_nanos() as f64 / step_ns as f64) };
             (s.name().to_string(), json!({"count": count, "total_ms": total.as_secs_f64() * 1e3, "mean_us": total.as_secs_f64() * 1e6 / count as f64, "share_of_step": share}))
         })
         .collect();

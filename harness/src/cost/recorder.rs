@@ -1,6 +1,6 @@
 //! The span recorder of a cost probe (a sweep run under callgrind by
 //! `specula cost`): instead of stamping a clock it asks callgrind to dump its
-//! counters at every boundary of a prefill, draft or verify span and at the
+//! counters at every boundary of a prefill, draft prefill, draft or verify span and at the
 //! end of every decode step. Each dump is one segment of one step of one
 //! `generate` call, labelled `specula|ROW_KEY|CALL|STEP|SEGMENT` (CALL: the
 //! call's number in the process; SEGMENT: a span's name, or `gap` for the
@@ -35,7 +35,10 @@ pub fn probing() -> bool {
 
 /// Spans counted on their own; the rest is counted in the step's gaps.
 fn own_segment(span: Span) -> bool {
-    matches!(span, Span::Prefill | Span::Draft | Span::Verify)
+    matches!(
+        span,
+        Span::Prefill | Span::DraftPrefill | Span::Draft | Span::Verify
+    )
 }
 
 /// Counts one `generate` call's spans and steps through callgrind dumps.

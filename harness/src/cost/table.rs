@@ -21,7 +21,14 @@ pub const COSTS_CSV: &str = "costs.csv";
 pub const COLUMNS: [&str; 5] = ["row", "measure", "calls", "instructions", "per_call"];
 
 /// The measures, in the file's order.
-pub const MEASURES: [&str; 5] = ["prefill", "draft", "verify", "step", "token"];
+pub const MEASURES: [&str; 6] = [
+    "prefill",
+    "draft_prefill",
+    "draft",
+    "verify",
+    "step",
+    "token",
+];
 
 /// One line of costs.csv.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,7 +66,10 @@ pub fn aggregate(segments: &[Segment], probe: &Run) -> Result<Vec<CostRow>, Cost
             if s.step > 0 && s.kind != "tail" {
                 *steps.entry((s.call, s.step)).or_default() += s.instructions;
             }
-            if matches!(s.kind.as_str(), "prefill" | "draft" | "verify") {
+            if matches!(
+                s.kind.as_str(),
+                "prefill" | "draft_prefill" | "draft" | "verify"
+            ) {
                 let e = sums.entry(s.kind.as_str()).or_default();
                 e.0 += 1;
                 e.1 += s.instructions;

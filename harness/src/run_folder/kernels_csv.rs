@@ -65,7 +65,7 @@ pub fn records(row: &Row) -> Vec<Vec<String>> {
         .collect();
     let step_ns: u128 = all
         .iter()
-        .filter(|(s, _)| *s != Span::Prefill)
+        .filter(|(s, _)| !s.per_call())
         .flat_map(|(_, v)| v)
         .map(|&x| x as u128)
         .sum();
@@ -73,7 +73,7 @@ pub fn records(row: &Row) -> Vec<Vec<String>> {
         .iter()
         .map(|(span, v)| {
             let total: u128 = v.iter().map(|&x| x as u128).sum();
-            let share = if *span == Span::Prefill || step_ns == 0 {
+            let share = if span.per_call() || step_ns == 0 {
                 String::new()
             } else {
                 format!("{:.4}", total as f64 / step_ns as f64)

@@ -1,8 +1,9 @@
 //! CPU time of the decode phase. On cores shared with other jobs a row's
 //! wall time swings with their load, but the CPU time the process itself
 //! spends on the same work hardly moves; the gate's timed measure
-//! (`cpu_speedup`) is built on it. Prefill is taken out through a recorder
-//! that reads the process CPU clock at the prefill span's boundaries only.
+//! (`cpu_speedup`) is built on it. Prefill (the target's and the drafter's)
+//! is taken out through a recorder that reads the process CPU clock at the
+//! boundaries of those spans only.
 
 use specula_engine::timing::{Span, SpanRecorder};
 
@@ -20,7 +21,8 @@ pub fn process_cpu_s() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
-/// Passes every span boundary on to `inner`, adding up the CPU time spent inside `prefill` spans.
+/// Passes every span boundary on to `inner`, adding up the CPU time spent
+/// inside `prefill` and `draft_prefill` spans ([`Span::per_call`]).
 pub struct PrefillCpu<'a> {
     inner: &'a mut dyn SpanRecorder,
     started: Option<f64>,
@@ -41,7 +43,7 @@ impl<'a> PrefillCpu<'a> {
 
 impl SpanRecorder for PrefillCpu<'_> {
     fn begin(&mut self, span: Span) {
-        if span == Span::Prefill {
+        if span.per_call() {
             self.started = Some(process_cpu_s());
         }
         self.inner.begin(span);
@@ -49,8 +51,10 @@ impl SpanRecorder for PrefillCpu<'_> {
 
     fn end(&mut self, span: Span) {
         self.inner.end(span);
-        if let (Span::Prefill, Some(t0)) = (span, self.started.take()) {
-            self.prefill_cpu_s += process_cpu_s() - t0;
+        if span.per_call() {
+            if let Some(t0) = self.started.take() {
+                self.prefill_cpu_s += process_cpu_s() - t0;
+            }
         }
     }
 

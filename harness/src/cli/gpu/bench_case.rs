@@ -32,7 +32,10 @@ pub(super) struct Measured {
     pub(super) decode_tokens: usize,
     /// Verify steps per sequence, mean over the batch.
     pub(super) sequence_steps: f64,
+    /// The target's prefill and the draft's extend over the prompts.
     pub(super) prefill_ms: f64,
+    /// The draft's extend over the prompts alone.
+    pub(super) draft_prefill_ms: f64,
     pub(super) log: SpanLog,
 }
 
@@ -65,7 +68,10 @@ pub(super) fn measure(
         draft_verify_us: draft_total + verify_total,
         decode_tokens: g.emitted_in_decode(),
         sequence_steps: g.verify_steps() as f64 / g.sequences.len().max(1) as f64,
-        prefill_ms: rec.log.total(Span::Prefill).as_secs_f64() * 1e3,
+        prefill_ms: (rec.log.total(Span::Prefill) + rec.log.total(Span::DraftPrefill))
+            .as_secs_f64()
+            * 1e3,
+        draft_prefill_ms: rec.log.total(Span::DraftPrefill).as_secs_f64() * 1e3,
         log: rec.log,
     })
 }
@@ -233,6 +239,7 @@ pub(super) fn run_case(
                     m.uniform_experts(batch * spec_params.speculative.num_draft_tokens)
                 }),
                 prefill_ms: syn.prefill_ms,
+                draft_prefill_ms: syn.draft_prefill_ms,
                 steps: syn.steps,
             };
             eprintln!(

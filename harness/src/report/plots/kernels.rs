@@ -10,10 +10,13 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use specula_engine::timing::Span;
 
 /// The spans stacked, bottom to top: every span of a decode step, in step
-/// order (all but the prefill).
+/// order (all but the target's and the drafter's prefill).
 pub const SPANS: [Span; 6] = {
-    let [prefill, draft, tree_build, verify, accept, kv_commit, sample] = Span::ALL;
-    assert!(matches!(prefill, Span::Prefill), "the prefill comes first");
+    let [prefill, draft_prefill, draft, tree_build, verify, accept, kv_commit, sample] = Span::ALL;
+    assert!(
+        matches!(prefill, Span::Prefill) && matches!(draft_prefill, Span::DraftPrefill),
+        "the prefills come first"
+    );
     [draft, tree_build, verify, accept, kv_commit, sample]
 };
 

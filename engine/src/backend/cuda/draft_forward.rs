@@ -15,9 +15,9 @@ use crate::config::DraftConfig;
 use crate::error::{EngineError, Result};
 use crate::model::{DraftOutput, ForwardBatch, HiddenInput};
 use cudarc::cublas::{CudaBlas, Gemm};
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, PinnedHostSlice};
 use specula_kernels::cuda::{
-    copy_cols, embedding_gather, rms_norm_residual, top_k_logprobs, GpuElement, TopKScratch,
+    copy_cols, embedding_gather, rms_norm_residual, top_k_logprobs, Gpu, GpuElement, TopKScratch,
     INVARIANT_MAX_ROWS,
 };
 use specula_kernels::switch::Switch;
@@ -54,6 +54,34 @@ pub(crate) struct DraftBuffers<T> {
     top_lp: CudaSlice<f32>,
     /// The split top-k's chunks (maxima, sums, candidates).
     top_scratch: TopKScratch,
+    /// Page-locked copies of the outputs for a replayed shape (None for an
+    /// eager forward, run once: pinning costs more than it saves there).
+    host: Option<DraftHostCopies<T>>,
+}
+
+/// Page-locked host buffers a replayed draft forward's outputs are copied
+/// into: a read queues every copy, then waits once (a pageable copy waits
+/// for the stream each time: three round trips a forward).
+pub(crate) struct DraftHostCopies<T> {
+    hidden: PinnedHostSlice<T>,
+    top_idx: PinnedHostSlice<i32>,
+    top_lp: PinnedHostSlice<f32>,
+}
+
+impl<T: GpuElement> DraftHostCopies<T> {
+    /// Buffers as long as `own`'s device outputs.
+    fn new(gpu: &Gpu, own: &DraftBuffers<T>) -> Result<DraftHostCopies<T>> {
+        // Flags 0: cached host memory (the default write-combined memory is
+        // slow for the host to read).
+        // SAFETY: every buffer is written by a copy before it is read.
+        unsafe {
+            Ok(DraftHostCopies {
+                hidden: gpu.ctx.alloc_pinned_with_flags(own.hidden_out.len(), 0)?,
+                top_idx: gpu.ctx.alloc_pinned_with_flags(own.top_idx.len(), 0)?,
+                top_lp: gpu.ctx.alloc_pinned_with_flags(own.top_lp.len(), 0)?,
+            })
+        }
+    }
 }
 
 /// Every buffer one draft forward shape uses.
@@ -63,7 +91,15 @@ impl<T: GpuElement> GpuDraft<T>
 where
     CudaBlas: Gemm<T>,
 {
-    fn new_step(&self, batch: BatchOnDevice, from_aux: bool, k: usize) -> Result<DraftStep<T>> {
+    /// The buffers of a forward shape; `pinned`: with page-locked host
+    /// copies of its outputs (a shape that replays).
+    fn new_step(
+        &self,
+        batch: BatchOnDevice,
+        from_aux: bool,
+        k: usize,
+        pinned: bool,
+    ) -> Result<DraftStep<T>> {
         let gpu = &*self.gpu;
         let s = &gpu.stream;
         let h = self.config.hidden_size;
@@ -81,6 +117,13 @@ where
             top_idx: s.alloc_zeros(nl * k.max(1))?,
             top_lp: s.alloc_zeros(nl * k.max(1))?,
             top_scratch: TopKScratch::new(gpu, nl, self.config.draft_vocab_size, k)?,
+            host: None,
+        };
+        let own = DraftBuffers {
+            host: pinned
+                .then(|| DraftHostCopies::new(gpu, &own))
+                .transpose()?,
+            ..own
         };
         let dv = self.config.draft_vocab_size;
         Step::new(gpu, batch, ScratchSizes::of_block(&self.block, h), dv, own)
@@ -143,31 +186,39 @@ where
     }
 
     /// Copies the hidden states and the scores back (waits for the GPU).
-    fn read(&self, st: &DraftStep<T>, top_k: Option<usize>) -> Result<DraftOutput> {
+    fn read(&self, st: &mut DraftStep<T>, top_k: Option<usize>) -> Result<DraftOutput> {
         let gpu = &*self.gpu;
         let s = &gpu.stream;
         let nl = st.batch.n_logits;
-        let mut hidden = download(gpu, &st.own.hidden_out)?;
-        hidden.truncate(nl * self.config.hidden_size);
-        match top_k {
-            Some(k) => {
-                let (idx, lp) = (
-                    s.clone_dtoh(&st.own.top_idx)?,
-                    s.clone_dtoh(&st.own.top_lp)?,
-                );
-                let top = (0..nl)
-                    .map(|r| {
-                        (r * k..(r + 1) * k)
-                            .map(|j| (idx[j] as usize, lp[j]))
-                            .collect()
-                    })
-                    .collect();
-                Ok(DraftOutput {
-                    hidden,
-                    logits: Vec::new(),
-                    top,
-                })
+        let h = self.config.hidden_size;
+        let own = &mut st.own;
+        let (hidden, top) = match (&mut own.host, top_k) {
+            (Some(host), Some(k)) => {
+                s.memcpy_dtoh(&own.top_idx, &mut host.top_idx)?;
+                s.memcpy_dtoh(&own.top_lp, &mut host.top_lp)?;
+                s.memcpy_dtoh(&own.hidden_out, &mut host.hidden)?;
+                let (idx, lp) = (host.top_idx.as_slice()?, host.top_lp.as_slice()?);
+                let hidden = host.hidden.as_slice()?[..nl * h].iter().map(|v| v.to_f32());
+                (hidden.collect(), Some(top_pairs(idx, lp, nl, k)))
             }
+            (_, Some(k)) => {
+                let mut hidden = download(gpu, &own.hidden_out)?;
+                hidden.truncate(nl * h);
+                let (idx, lp) = (s.clone_dtoh(&own.top_idx)?, s.clone_dtoh(&own.top_lp)?);
+                (hidden, Some(top_pairs(&idx, &lp, nl, k)))
+            }
+            (_, None) => {
+                let mut hidden = download(gpu, &own.hidden_out)?;
+                hidden.truncate(nl * h);
+                (hidden, None)
+            }
+        };
+        match top {
+            Some(top) => Ok(DraftOutput {
+                hidden,
+                logits: Vec::new(),
+                top,
+            }),
             None => {
                 let mut logits = download(gpu, &st.logits)?;
                 logits.truncate(nl * self.config.draft_vocab_size);
@@ -179,6 +230,17 @@ where
             }
         }
     }
+}
+
+/// Each of `rows` logit rows' `k` (id, log-probability) pairs, best first.
+fn top_pairs(idx: &[i32], lp: &[f32], rows: usize, k: usize) -> Vec<Vec<(usize, f32)>> {
+    (0..rows)
+        .map(|r| {
+            (r * k..(r + 1) * k)
+                .map(|j| (idx[j] as usize, lp[j]))
+                .collect()
+        })
+        .collect()
 }
 
 impl<T: GpuElement> DraftBackend for GpuDraft<T>
@@ -262,11 +324,11 @@ where
         };
         if !self.replays.graphable(&host) {
             let b = BatchOnDevice::exact(gpu, &host)?;
-            let mut st = self.new_step(b, from_aux, top_k.unwrap_or(1))?;
+            let mut st = self.new_step(b, from_aux, top_k.unwrap_or(1), false)?;
             st.batch.write(gpu, &host)?;
             fill(&mut st.own.hidden_in)?;
             self.enqueue(&mut st, &mut pool, from_aux, top_k)?;
-            return self.read(&st, top_k);
+            return self.read(&mut st, top_k);
         }
         let key = DraftStepKey {
             rows: host.rows,
@@ -279,7 +341,7 @@ where
             gpu,
             &host,
             key,
-            |b| self.new_step(b, from_aux, top_k.unwrap_or(1)),
+            |b| self.new_step(b, from_aux, top_k.unwrap_or(1), true),
             |st| fill(&mut st.own.hidden_in),
             |st| self.enqueue(st, &mut pool, from_aux, top_k),
             |st| self.read(st, top_k),

@@ -132,7 +132,7 @@ impl<K: Eq + Hash, T, B> Replays<K, T, B> {
         make: impl FnOnce(BatchOnDevice) -> Result<Step<T, B>>,
         inputs: impl FnOnce(&mut Step<T, B>) -> Result<()>,
         enqueue: impl FnMut(&mut Step<T, B>) -> Result<()>,
-        read: impl FnOnce(&Step<T, B>) -> Result<R>,
+        read: impl FnOnce(&mut Step<T, B>) -> Result<R>,
     ) -> Result<R> {
         let mut steps = self.steps.borrow_mut();
         let step = match steps.entry(key) {

@@ -87,8 +87,9 @@ fn equal_counts_pass_and_every_measure_of_every_row_is_checked() {
     );
     let v = json(&o);
     let checks = count_checks(&v);
-    // 3 rows: the baseline (prefill, verify, step, token) and two drafts (+ draft).
-    assert_eq!(checks.len(), 4 + 5 + 5, "{checks:#?}");
+    // 3 rows: the baseline (prefill, verify, step, token) and two drafts
+    // (+ draft_prefill, draft).
+    assert_eq!(checks.len(), 4 + 6 + 6, "{checks:#?}");
     assert!(checks.iter().all(|c| c["status"] == "pass"));
 }
 

@@ -10,9 +10,9 @@
 # waited for once (bin) against three pageable copies (old), interleaved; the 8B at prompt 128,
 # batch 1-64.
 #
-#   run: timeout 590 bash results/h200/draft-prefill-2026-12-07/call1/run.sh; cd $OUT && [ -d r ] && tar czf r.tgz r && rm -rf r
+#   run: timeout 470 bash results/h200/draft-prefill-2026-12-07/call1/run.sh; cd $OUT && [ -d r ] && tar czf r.tgz r && rm -rf r
 set -u
-CALL_BUDGET_S=500
+CALL_BUDGET_S=380
 . scripts/gpu_call.sh
 chmod +x devrun/old/*
 cat devrun/bin/PACKED.txt devrun/old/PACKED.txt

@@ -197,6 +197,12 @@ where
                 s.memcpy_dtoh(&own.top_idx, &mut host.top_idx)?;
                 s.memcpy_dtoh(&own.top_lp, &mut host.top_lp)?;
                 s.memcpy_dtoh(&own.hidden_out, &mut host.hidden)?;
+                // The context does not track events (device.rs), so the
+                // pinned slices' own events are never recorded and their
+                // reads would not wait: one wait for the stream here. (Without
+                // it the host read the previous forward's outputs: the trained
+                // pair's tau fell from 3.4 to 1.06, draft-prefill-2026-12-07.)
+                s.synchronize()?;
                 let (idx, lp) = (host.top_idx.as_slice()?, host.top_lp.as_slice()?);
                 let hidden = host.hidden.as_slice()?[..nl * h].iter().map(|v| v.to_f32());
                 (hidden.collect(), Some(top_pairs(idx, lp, nl, k)))

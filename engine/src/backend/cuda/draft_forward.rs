@@ -32,6 +32,15 @@ fn draft_extend_padded() -> bool {
     PAD.get()
 }
 
+/// Whether a replayed draft forward's outputs go through page-locked
+/// copies waited for once (`SPECULA_DRAFT_PINNED`: off, the default, until
+/// a GPU run shows the same proposals and a shorter step; on: the pinned
+/// form) rather than three pageable copies; read once.
+fn draft_outputs_pinned() -> bool {
+    static PINNED: Switch<bool> = Switch::on_off("SPECULA_DRAFT_PINNED", false);
+    PINNED.get()
+}
+
 /// The shape of a graph-captured draft forward.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct DraftStepKey {
@@ -347,7 +356,7 @@ where
             gpu,
             &host,
             key,
-            |b| self.new_step(b, from_aux, top_k.unwrap_or(1), true),
+            |b| self.new_step(b, from_aux, top_k.unwrap_or(1), draft_outputs_pinned()),
             |st| fill(&mut st.own.hidden_in),
             |st| self.enqueue(st, &mut pool, from_aux, top_k),
             |st| self.read(st, top_k),

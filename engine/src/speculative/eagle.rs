@@ -57,6 +57,18 @@ impl<D: DraftBackend> EagleDrafter<D> {
 }
 
 impl<D: DraftBackend> EagleDrafter<D> {
+    /// Each request's draft cache, taken out of the drafter (a new one for a
+    /// sequence it has not seen).
+    fn take_caches(&mut self, requests: &[DraftRequest<'_>]) -> Result<Vec<D::Cache>> {
+        requests
+            .iter()
+            .map(|q| match self.caches.remove(&q.slot) {
+                Some(c) => Ok(c),
+                None => self.model.new_cache(),
+            })
+            .collect()
+    }
+
     /// Extends each request's draft cache with its pending (aux_i, x_{i+1})
     /// pairs, in causal forwards of at most `max_rows` rows (a prompt's
     /// catch-up after the prefill spans several, as the prefill did), and
@@ -213,13 +225,7 @@ impl<D: DraftBackend> Drafter for EagleDrafter<D> {
         step: DraftStep<'_, '_>,
     ) -> Result<Vec<DraftTree>> {
         let h = self.model.config().hidden_size;
-        let mut caches: Vec<D::Cache> = requests
-            .iter()
-            .map(|q| match self.caches.remove(&q.slot) {
-                Some(c) => Ok(c),
-                None => self.model.new_cache(),
-            })
-            .collect::<Result<_>>()?;
+        let mut caches = self.take_caches(requests)?;
         let topk = step.cfg.topk;
         let top_k = needs_only_top_k(topk, step.temperature).then_some(topk);
         // A decode step's pending pairs (the accepted drafts and the root)
@@ -311,13 +317,7 @@ impl<D: DraftBackend> Drafter for EagleDrafter<D> {
         if ahead.is_empty() {
             return Ok(taken);
         }
-        let mut caches: Vec<D::Cache> = ahead
-            .iter()
-            .map(|q| match self.caches.remove(&q.slot) {
-                Some(c) => Ok(c),
-                None => self.model.new_cache(),
-            })
-            .collect::<Result<_>>()?;
+        let mut caches = self.take_caches(&ahead)?;
         // Only the caches matter: the scores at each prompt's last pair are
         // the first decode step's to compute (from one more pair).
         let out = self.extend(
